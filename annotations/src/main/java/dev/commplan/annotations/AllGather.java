@@ -1,0 +1,28 @@
+package dev.commplan.annotations;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Every rank receives the concatenation, in rank order, of all ranks' send buffers
+ * ({@code ncclAllGather}).
+ *
+ * <p>With {@link #into()} the receive buffer's count must be {@code ranks} times this field's. Without it
+ * the gather happens in place: this field holds the whole gathered result and its rank-th slice is this
+ * rank's contribution, so its count must be divisible by {@code ranks}.
+ *
+ * <p>The field must be a buffer type of {@code dev.commplan.runtime} and carry {@link Shape}.
+ */
+@Documented
+@Retention(RetentionPolicy.CLASS)
+@Target(ElementType.FIELD)
+public @interface AllGather {
+  /** Name of the receive-buffer field of the same class; empty means in place. */
+  String into() default "";
+
+  /** Collectives of the same step are issued in one NCCL group; steps run in ascending order. */
+  int step() default 0;
+}

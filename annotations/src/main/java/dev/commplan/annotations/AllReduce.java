@@ -1,0 +1,29 @@
+package dev.commplan.annotations;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Every rank receives the element-wise reduction of all ranks' send buffers ({@code ncclAllReduce}).
+ *
+ * <p>With {@link #into()} the receive buffer must have the same element count as this field; without it
+ * the reduction happens in place.
+ *
+ * <p>The field must be a buffer type of {@code dev.commplan.runtime} and carry {@link Shape}.
+ */
+@Documented
+@Retention(RetentionPolicy.CLASS)
+@Target(ElementType.FIELD)
+public @interface AllReduce {
+  /** The reduction; NCCL's meaning. */
+  ReduceOp op() default ReduceOp.SUM;
+
+  /** Name of the receive-buffer field of the same class; empty means in place. */
+  String into() default "";
+
+  /** Collectives of the same step are issued in one NCCL group; steps run in ascending order. */
+  int step() default 0;
+}

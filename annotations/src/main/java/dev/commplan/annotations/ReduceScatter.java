@@ -1,0 +1,31 @@
+package dev.commplan.annotations;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Each rank receives one reduced slice: rank r gets the reduction of slice r of every
+ * rank's send buffer ({@code ncclReduceScatter}).
+ *
+ * <p>With {@link #into()} this field's count must be {@code ranks} times the receive buffer's. Without it
+ * the reduction happens in place: this field holds the whole input and the result lands in its rank-th
+ * slice, so its count must be divisible by {@code ranks}.
+ *
+ * <p>The field must be a buffer type of {@code dev.commplan.runtime} and carry {@link Shape}.
+ */
+@Documented
+@Retention(RetentionPolicy.CLASS)
+@Target(ElementType.FIELD)
+public @interface ReduceScatter {
+  /** The reduction; NCCL's meaning. */
+  ReduceOp op() default ReduceOp.SUM;
+
+  /** Name of the receive-buffer field of the same class; empty means in place. */
+  String into() default "";
+
+  /** Collectives of the same step are issued in one NCCL group; steps run in ascending order. */
+  int step() default 0;
+}

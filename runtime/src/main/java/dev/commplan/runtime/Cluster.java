@@ -1,0 +1,33 @@
+package dev.commplan.runtime;
+
+import java.util.List;
+
+/**
+ * A group of ranks driven from this process, one thread per rank: N threads of one JVM on the local
+ * backend, N GPUs on the NCCL backend ({@code ncclCommInitAll}).
+ *
+ * <p>{@link #run} and {@link #call} start the task on every rank's thread and wait for all of them. The
+ * first failure is rethrown; the other ranks are aborted rather than left waiting for it, so a failing
+ * rank never makes the call hang.
+ */
+public interface Cluster extends AutoCloseable {
+  /** The number of ranks. */
+  int size();
+
+  /** The backend: {@code "local"} or {@code "nccl"}. */
+  String backendName();
+
+  /**
+   * Runs {@code task} on every rank, each on its own thread with its own communicator, and waits.
+   *
+   * @throws CommPlanException wrapping the first rank's failure (others suppressed)
+   */
+  void run(RankTask task);
+
+  /** Like {@link #run}, returning each rank's result, indexed by rank. */
+  <T> List<T> call(RankFunction<T> function);
+
+  /** Closes every rank's communicator; idempotent. */
+  @Override
+  void close();
+}

@@ -1,0 +1,13 @@
+package dev.commplan.runtime;
+
+/**
+ * A plan could not be built: a dimension unset or not positive, the communicator's size differs from
+ * {@code @CommPlan(ranks)}, a count not divisible by the number of ranks, a root out of range.
+ */
+public class PlanBuildException extends CommPlanException {
+  private static final long serialVersionUID = 1L;
+
+  public PlanBuildException(String message) {
+    super(message);
+  }
+}

@@ -1,0 +1,13 @@
+package dev.commplan.runtime;
+
+/**
+ * This rank's work was abandoned because another rank failed or the group was aborted; the cause, where
+ * known, is the other rank's failure.
+ */
+public class RankAbortedException extends CommPlanException {
+  private static final long serialVersionUID = 1L;
+
+  public RankAbortedException(String message, Throwable cause) {
+    super(message, cause);
+  }
+}
