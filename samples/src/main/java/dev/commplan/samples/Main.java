@@ -1,0 +1,105 @@
+package dev.commplan.samples;
+
+import dev.commplan.runtime.CommPlanException;
+import java.io.PrintStream;
+import java.util.Locale;
+
+/**
+ * The samples' command line: {@code java -jar commplan-samples.jar <sample> [--ranks N] [--backend
+ * local|nccl]}.
+ */
+public final class Main {
+  private static final String USAGE =
+      """
+      usage: java -jar commplan-samples.jar <sample> [--ranks N] [--backend local|nccl]
+        samples:
+          seed   the four collectives (all-reduce, all-gather, reduce-scatter, broadcast) on N ranks
+        options:
+          --ranks N            number of ranks (default 4)
+          --backend local|nccl local: ranks as threads of this JVM (default); nccl: one GPU per rank
+      """;
+
+  private Main() {}
+
+  public static void main(String[] args) {
+    System.exit(run(args, System.out, System.err));
+  }
+
+  /** Runs the command line; returns the process exit status (0 ok, 1 failure, 2 usage). */
+  static int run(String[] args, PrintStream out, PrintStream err) {
+    Options options;
+    try {
+      options = Options.parse(args);
+    } catch (IllegalArgumentException e) {
+      err.println("error: " + e.getMessage());
+      err.print(USAGE);
+      return 2;
+    }
+    try {
+      switch (options.sample()) {
+        case "seed" -> SeedSample.run(options.backend(), options.ranks(), out);
+        case "help" -> out.print(USAGE);
+        default -> {
+          err.println("error: unknown sample '" + options.sample() + "'");
+          err.print(USAGE);
+          return 2;
+        }
+      }
+      return 0;
+    } catch (CommPlanException e) {
+      err.println("error: " + e.getMessage());
+      return 1;
+    }
+  }
+
+  record Options(String sample, int ranks, String backend) {
+    static Options parse(String[] args) {
+      String sample = null;
+      int ranks = 4;
+      String backend = "local";
+      for (int i = 0; i < args.length; i++) {
+        String arg = args[i];
+        switch (arg) {
+          case "--ranks" -> {
+            String value = valueOf(args, ++i, arg);
+            try {
+              ranks = Integer.parseInt(value);
+            } catch (NumberFormatException e) {
+              throw new IllegalArgumentException("--ranks takes a whole number, not '" + value + "'");
+            }
+            if (ranks < 1) {
+              throw new IllegalArgumentException("--ranks must be at least 1, was " + ranks);
+            }
+          }
+          case "--backend" -> {
+            backend = valueOf(args, ++i, arg).toLowerCase(Locale.ROOT);
+            if (!backend.equals("local") && !backend.equals("nccl")) {
+              throw new IllegalArgumentException("--backend is local or nccl, not '" + backend + "'");
+            }
+          }
+          case "-h", "--help" -> sample = "help";
+          default -> {
+            if (arg.startsWith("-")) {
+              throw new IllegalArgumentException("unknown option " + arg);
+            }
+            if (sample != null) {
+              throw new IllegalArgumentException("one sample at a time: '" + sample + "' and '" + arg + "'");
+            }
+            sample = arg;
+          }
+        }
+      }
+      if (sample == null) {
+        throw new IllegalArgumentException("name a sample");
+      }
+      return new Options(sample, ranks, backend);
+    }
+
+    private static String valueOf(String[] args, int i, String option) {
+      if (i >= args.length) {
+        throw new IllegalArgumentException(option + " needs a value");
+      }
+      return args[i];
+    }
+  }
+}
