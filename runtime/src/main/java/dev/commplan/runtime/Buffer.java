@@ -1,6 +1,7 @@
 package dev.commplan.runtime;
 
 import dev.commplan.runtime.spi.DeviceMemory;
+import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 
 /**
@@ -13,6 +14,12 @@ import java.util.Objects;
  *
  * <p>A buffer made by {@code allocate} owns its memory and frees it on {@link #close()}; a buffer handed
  * out by a plan is a view into the plan's memory and is freed with the plan.
+ *
+ * <p>Host access checks its arguments: an element index outside {@code [0, length())} throws {@link
+ * IndexOutOfBoundsException} naming the index and the length; a whole-array {@code copyFrom}/{@code
+ * copyTo} needs an array of exactly {@code length()} elements (the offset/count overloads copy part of
+ * one); any access to a buffer whose memory was freed throws {@link IllegalStateException} naming the
+ * buffer.
  */
 public abstract sealed class Buffer implements AutoCloseable
     permits F16Buffer, BF16Buffer, F32Buffer, F64Buffer, I8Buffer, U8Buffer, I32Buffer, U32Buffer,
@@ -113,6 +120,100 @@ public abstract sealed class Buffer implements AutoCloseable
     if (ownsMemory) {
       memory.close();
     }
+  }
+
+  // ---- Host-access helpers shared by the typed subclasses (package-private on purpose: the typed API is
+  // ---- the public one; these keep the ten subclasses free of copy-pasted bounds and offset logic).
+
+  /** Throws {@link IllegalStateException} naming this buffer if its memory has been freed. */
+  final void checkOpen() {
+    if (memory.isClosed()) {
+      throw new IllegalStateException(this + " is closed: its memory was freed");
+    }
+  }
+
+  /**
+   * For single-element access: the buffer must be open ({@link IllegalStateException}) and the index in
+   * range ({@link IndexOutOfBoundsException} naming the index and the length).
+   */
+  final void checkElement(long index) {
+    checkOpen();
+    if (index < 0 || index >= length) {
+      throw new IndexOutOfBoundsException(
+          "index " + index + " is out of range for " + getClass().getSimpleName() + " of length " + length);
+    }
+  }
+
+  /** For whole-array copies: the array must have exactly {@link #length()} elements. */
+  final void checkWholeArray(String method, int arrayLength) {
+    checkOpen();
+    if (arrayLength != length) {
+      throw new IllegalArgumentException(
+          method + ": the array has " + arrayLength + " elements but " + getClass().getSimpleName()
+              + " has " + length + "; they must match (use the overload taking an index, an array offset"
+              + " and a count to copy part of either)");
+    }
+  }
+
+  /**
+   * For partial copies: {@code count} elements from buffer index {@code index} and array index {@code
+   * arrayOffset} must lie within both.
+   */
+  final void checkRange(String method, long index, int arrayLength, int arrayOffset, int count) {
+    checkOpen();
+    if (count < 0) {
+      throw new IllegalArgumentException(method + ": count must be >= 0, was " + count);
+    }
+    if (arrayOffset < 0 || arrayOffset > arrayLength - count) {
+      throw new IndexOutOfBoundsException(
+          method + ": array range [" + arrayOffset + ", " + ((long) arrayOffset + count)
+              + ") is out of bounds for an array of " + arrayLength + " elements");
+    }
+    if (index < 0 || index > length - count) {
+      throw new IndexOutOfBoundsException(
+          method + ": buffer range [" + index + ", " + (index + count) + ") is out of bounds for "
+              + getClass().getSimpleName() + " of length " + length);
+    }
+  }
+
+  /** {@link #length()} as a Java array size, for {@code toArray}. */
+  final int lengthAsArraySize() {
+    checkOpen();
+    if (length > Integer.MAX_VALUE - 8) {
+      throw new IllegalStateException(
+          this + " has " + length + " elements, too many for one Java array; copy it in parts with copyTo");
+    }
+    return (int) length;
+  }
+
+  /** Copies {@code count} elements from {@code host} (starting at element {@code hostIndex}) to element {@code index}. */
+  final void writeElements(long index, MemorySegment host, long hostIndex, long count) {
+    checkOpen();
+    int size = dataType().byteSize();
+    memory.copyFromHost(host, hostIndex * size, byteOffset + index * size, count * size);
+  }
+
+  /** Copies {@code count} elements from element {@code index} into {@code host} at element {@code hostIndex}. */
+  final void readElements(long index, MemorySegment host, long hostIndex, long count) {
+    checkOpen();
+    int size = dataType().byteSize();
+    memory.copyToHost(byteOffset + index * size, host, hostIndex * size, count * size);
+  }
+
+  /**
+   * Fills the whole buffer with copies of {@code pattern}, a host segment holding {@code patternElements}
+   * elements that all have the fill value (copied repeatedly, so a large buffer needs no large array).
+   */
+  final void fillWith(MemorySegment pattern, int patternElements) {
+    checkOpen();
+    for (long index = 0; index < length; index += patternElements) {
+      writeElements(index, pattern, 0, Math.min(patternElements, length - index));
+    }
+  }
+
+  /** Elements in the host-side pattern {@code fill} copies: enough to be fast, small enough to be cheap. */
+  static int fillPatternElements(long length) {
+    return (int) Math.min(length, 1 << 14);
   }
 
   @Override

@@ -1,0 +1,44 @@
+package dev.commplan.runtime;
+
+import dev.commplan.runtime.local.LocalCluster;
+import dev.commplan.runtime.nccl.NcclBackend;
+import java.util.List;
+
+/** Picks a backend by name: {@code "local"} (ranks as threads of this JVM) or {@code "nccl"} (one GPU per rank). */
+public final class Backends {
+  /** The names {@link #cluster} accepts. */
+  public static final List<String> NAMES = List.of("local", "nccl");
+
+  private Backends() {}
+
+  /**
+   * A cluster of {@code ranks} ranks on the named backend.
+   *
+   * @throws IllegalArgumentException for an unknown name (the message lists the known ones) or {@code ranks < 1}
+   * @throws BackendUnavailableException if the backend cannot run here (no GPU, no NCCL library, ...)
+   */
+  public static Cluster cluster(String backend, int ranks) {
+    if (backend == null) {
+      throw new IllegalArgumentException("name a backend: one of " + NAMES);
+    }
+    checkRanks(ranks);
+    return switch (backend) {
+      case "local" -> new LocalCluster(ranks);
+      case "nccl" -> NcclBackend.cluster(ranks);
+      default -> throw new IllegalArgumentException(
+          "unknown backend '" + backend + "': the known backends are " + NAMES);
+    };
+  }
+
+  /** A cluster of {@code ranks} threads of this JVM, no GPU needed (the default rendezvous timeout). */
+  public static Cluster local(int ranks) {
+    checkRanks(ranks);
+    return new LocalCluster(ranks);
+  }
+
+  private static void checkRanks(int ranks) {
+    if (ranks < 1) {
+      throw new IllegalArgumentException("a cluster needs at least 1 rank, not " + ranks);
+    }
+  }
+}

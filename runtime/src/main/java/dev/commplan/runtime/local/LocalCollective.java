@@ -1,0 +1,73 @@
+package dev.commplan.runtime.local;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.CommPlanException;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.plan.Collective;
+import java.util.Objects;
+
+/**
+ * One rank's side of one collective, resolved to memory blocks and byte offsets (NCCL's arguments, with
+ * in-place offsets already applied). It is the work item the stream runs; compiled schedules make them
+ * once and enqueue the same objects on every execute.
+ */
+final class LocalCollective implements LocalStream.Work {
+  final LocalCommunicator comm;
+  final Collective collective;
+  final DataType type;
+  final ReduceOp op;
+  final int root;
+  final long count;
+  final LocalMemory send;
+  final long sendOffset;
+  final LocalMemory recv;
+  final long recvOffset;
+
+  LocalCollective(LocalCommunicator comm, Collective collective, DataType type, ReduceOp op, int root, long count,
+      LocalMemory send, long sendOffset, LocalMemory recv, long recvOffset) {
+    this.comm = comm;
+    this.collective = Objects.requireNonNull(collective);
+    this.type = Objects.requireNonNull(type);
+    this.op = op;
+    this.root = root;
+    this.count = count;
+    this.send = send;
+    this.sendOffset = sendOffset;
+    this.recv = recv;
+    this.recvOffset = recvOffset;
+  }
+
+  @Override
+  public void run(LocalStream stream) {
+    long sequence = comm.takeSequenceNumber();
+    if (send.isClosed() || recv.isClosed()) {
+      throw new CommPlanException(
+          "rank " + comm.rank() + ": " + describe() + " (#" + sequence + ") cannot run: its "
+              + (send.isClosed() ? "send" : "receive") + " buffer was freed after the call was enqueued");
+    }
+    comm.cluster().rendezvous().perform(comm.rank(), sequence, this, stream.scratch);
+  }
+
+  /** Whether every rank must agree on the same values: the collective, type, count, op and root. */
+  boolean matches(LocalCollective other) {
+    return collective == other.collective && type == other.type && count == other.count && op == other.op
+        && root == other.root;
+  }
+
+  /** For messages: {@code all-reduce F32 SUM, count 16}. */
+  String describe() {
+    StringBuilder s = new StringBuilder(collective.label()).append(' ').append(type);
+    if (op != null) {
+      s.append(' ').append(op);
+    }
+    if (collective == Collective.BROADCAST) {
+      s.append(" root ").append(root);
+    }
+    return s.append(", count ").append(count).toString();
+  }
+
+  @Override
+  public String toString() {
+    return "LocalCollective[rank " + comm.rank() + ": " + describe() + "]";
+  }
+}

@@ -1,0 +1,190 @@
+package dev.commplan.runtime.local;
+
+import dev.commplan.runtime.CommPlanException;
+import dev.commplan.runtime.RankAbortedException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Where the ranks' stream workers meet for each collective. Every communicator numbers its collectives
+ * 0, 1, 2, ...; the n calls with the same number form one meeting. A meeting has two barriers:
+ *
+ * <ol>
+ *   <li>arrival: once all n calls are there they are compared (collective, data type, count, op, root);
+ *       a mismatch fails every rank with one message naming both sides, before anything is written;
+ *   <li>completion: each rank runs its slice of the element work ({@link LocalKernels}), then waits for
+ *       all the others, so that nobody's receive buffer is still being written when its rank moves on.
+ * </ol>
+ *
+ * <p>Nothing waits forever: an abort (a rank failed) wakes every waiter with {@link
+ * RankAbortedException}, and a wait longer than the rendezvous timeout fails with a message naming the
+ * collective, its number and which ranks got there.
+ */
+final class LocalRendezvous {
+  private final int ranks;
+  private final Duration timeout;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition changed = lock.newCondition();
+  private final Map<Long, Meeting> meetings = new HashMap<>();
+  private Throwable abortCause;
+  private int abortingRank = -1;
+
+  private static final class Meeting {
+    final long sequence;
+    final LocalCollective[] calls;
+    final boolean[] hasFinished;
+    int arrived;
+    int finished;
+    int left;
+    String mismatch;
+
+    Meeting(long sequence, int ranks) {
+      this.sequence = sequence;
+      this.calls = new LocalCollective[ranks];
+      this.hasFinished = new boolean[ranks];
+    }
+  }
+
+  LocalRendezvous(int ranks, Duration timeout) {
+    this.ranks = ranks;
+    this.timeout = timeout;
+  }
+
+  /** Meets the other ranks for collective number {@code sequence}, runs this rank's share, meets them again. */
+  void perform(int rank, long sequence, LocalCollective call, KernelScratch scratch) {
+    Meeting meeting = arrive(rank, sequence, call);
+    LocalKernels.run(meeting.calls, rank, scratch);
+    finish(rank, meeting, call);
+  }
+
+  /** Wakes every waiter with {@link RankAbortedException} caused by {@code cause}, now and from now on. */
+  void abort(int rank, Throwable cause) {
+    lock.lock();
+    try {
+      if (abortCause == null) {
+        abortCause = cause;
+        abortingRank = rank;
+      }
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private Meeting arrive(int rank, long sequence, LocalCollective call) {
+    lock.lock();
+    try {
+      checkNotAborted(rank, sequence, call);
+      Meeting meeting = meetings.computeIfAbsent(sequence, s -> new Meeting(s, ranks));
+      meeting.calls[rank] = call;
+      meeting.arrived++;
+      if (meeting.arrived == ranks) {
+        meeting.mismatch = mismatch(meeting);
+        changed.signalAll();
+      }
+      long deadline = System.nanoTime() + timeout.toNanos();
+      while (meeting.arrived < ranks) {
+        await(rank, sequence, call, deadline, meeting, "arrive");
+      }
+      if (meeting.mismatch != null) {
+        leave(meeting);
+        throw new CommPlanException(meeting.mismatch);
+      }
+      return meeting;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void finish(int rank, Meeting meeting, LocalCollective call) {
+    lock.lock();
+    try {
+      meeting.finished++;
+      meeting.hasFinished[rank] = true;
+      if (meeting.finished == ranks) {
+        meetings.remove(meeting.sequence);
+        changed.signalAll();
+      }
+      long deadline = System.nanoTime() + timeout.toNanos();
+      while (meeting.finished < ranks) {
+        await(rank, meeting.sequence, call, deadline, meeting, "finish its share");
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** After a mismatch nobody runs the meeting; the last rank to see it removes it. */
+  private void leave(Meeting meeting) {
+    meeting.left++;
+    if (meeting.left == ranks) {
+      meetings.remove(meeting.sequence);
+    }
+  }
+
+  private void await(int rank, long sequence, LocalCollective call, long deadline, Meeting meeting, String phase) {
+    checkNotAborted(rank, sequence, call);
+    long left = deadline - System.nanoTime();
+    if (left <= 0) {
+      throw timedOut(rank, sequence, call, meeting, phase);
+    }
+    try {
+      changed.awaitNanos(left);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      checkNotAborted(rank, sequence, call);
+      throw new CommPlanException(
+          "rank " + rank + ": interrupted while waiting for the other ranks at " + call.describe() + " (#" + sequence
+              + ")", e);
+    }
+    checkNotAborted(rank, sequence, call);
+  }
+
+  private void checkNotAborted(int rank, long sequence, LocalCollective call) {
+    if (abortCause != null) {
+      throw new RankAbortedException(
+          "rank " + rank + ": " + call.describe() + " (#" + sequence + ") abandoned because "
+              + (abortingRank == rank ? "this rank failed" : abortingRank < 0 ? "the cluster was stopped"
+                  : "rank " + abortingRank + " failed") + ": " + abortCause.getMessage(),
+          abortCause);
+    }
+  }
+
+  private CommPlanException timedOut(int rank, long sequence, LocalCollective call, Meeting meeting, String phase) {
+    List<Integer> there = new ArrayList<>();
+    List<Integer> missing = new ArrayList<>();
+    boolean arriving = phase.equals("arrive");
+    for (int r = 0; r < ranks; r++) {
+      boolean done = arriving ? meeting.calls[r] != null : meeting.hasFinished[r];
+      (done ? there : missing).add(r);
+    }
+    String whoIsThere = "ranks " + there + (arriving ? " arrived" : " finished") + ", ranks " + missing + " did not";
+    return new CommPlanException(
+        "local backend: " + call.describe() + " (collective #" + sequence + ") timed out on rank " + rank + " after "
+            + timeout + " waiting for every rank to " + phase + ": " + whoIsThere
+            + " (a rank that skips a collective, or issues its collectives in another order, leaves the others"
+            + " waiting; the timeout is LocalCluster's rendezvousTimeout)");
+  }
+
+  /** Null if every rank called the same thing; else a message naming rank 0's call and each differing one. */
+  private static String mismatch(Meeting meeting) {
+    LocalCollective reference = meeting.calls[0];
+    StringBuilder differing = new StringBuilder();
+    for (int r = 1; r < meeting.calls.length; r++) {
+      if (!reference.matches(meeting.calls[r])) {
+        differing.append(", rank ").append(r).append(" called ").append(meeting.calls[r].describe());
+      }
+    }
+    if (differing.isEmpty()) {
+      return null;
+    }
+    return "local backend: collective #" + meeting.sequence + " does not match across ranks: rank 0 called "
+        + reference.describe() + differing + "; every rank must issue the same collectives, with the same data"
+        + " type, count, op and root, in the same order";
+  }
+}

@@ -1,0 +1,164 @@
+package dev.commplan.runtime.plan;
+
+import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.spi.CompiledSchedule;
+import dev.commplan.runtime.spi.DeviceMemory;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A built plan: its buffers, its {@link Schedule} and the schedule compiled for the communicator's
+ * backend. Made by {@link PlanBuilder#build()}; generated plan classes wrap one.
+ *
+ * <p>{@link #execute} enqueues the whole schedule on a stream and returns without waiting. Closing frees
+ * the plan-owned buffers (user-bound ones stay the user's).
+ */
+public final class Plan implements AutoCloseable {
+  private final String name;
+  private final Communicator comm;
+  private final Schedule schedule;
+  private final CompiledSchedule compiled;
+  private final Buffer[] buffers;
+  private final List<String> fields;
+  private final boolean[] bound;
+  private final DeviceMemory ownedMemory;
+  private final String description;
+  private volatile boolean closed;
+
+  Plan(String name, Communicator comm, Schedule schedule, CompiledSchedule compiled, Buffer[] buffers,
+      List<String> fields, boolean[] bound, DeviceMemory ownedMemory, String description) {
+    this.name = name;
+    this.comm = comm;
+    this.schedule = schedule;
+    this.compiled = compiled;
+    this.buffers = buffers;
+    this.fields = fields;
+    this.bound = bound;
+    this.ownedMemory = ownedMemory;
+    this.description = description;
+  }
+
+  /** The buffer of a handle {@link PlanBuilder#buffer} returned: a plan-owned view or the bound buffer. */
+  public Buffer buffer(int handle) {
+    if (handle < 0 || handle >= buffers.length) {
+      throw new IndexOutOfBoundsException(
+          "plan " + name + " has buffer handles 0.." + (buffers.length - 1) + ", not " + handle);
+    }
+    return buffers[handle];
+  }
+
+  /**
+   * Enqueues every step, in ascending order, each inside one group, on {@code stream}, and returns
+   * without waiting; read the results after {@code stream.synchronize()}. Allocates nothing.
+   *
+   * @throws IllegalStateException if the plan, or a buffer bound to it, is closed
+   * @throws IllegalArgumentException if {@code stream} belongs to another communicator
+   */
+  public void execute(Stream stream) {
+    Objects.requireNonNull(stream, "stream");
+    if (closed) {
+      throw new IllegalStateException("plan " + name + " is closed");
+    }
+    if (stream.communicator() != comm) {
+      throw new IllegalArgumentException(
+          "plan " + name + " was built for rank " + comm.rank() + "'s communicator; execute it on that"
+              + " communicator's stream, not rank " + stream.communicator().rank() + "'s");
+    }
+    for (int handle = 0; handle < buffers.length; handle++) {
+      if (bound[handle] && buffers[handle].isClosed()) {
+        throw new IllegalStateException(
+            "plan " + name + ": the buffer bound to field '" + fields.get(handle) + "' has been closed");
+      }
+    }
+    compiled.enqueue(stream);
+  }
+
+  /** What the plan issues: steps, calls, counts and fields. */
+  public Schedule schedule() {
+    return schedule;
+  }
+
+  /**
+   * A readable multi-line account of the plan: its name, ranks, backend, and per step every NCCL call
+   * (collective, data type, op or root, count, bytes, fields, in place or not).
+   */
+  public String describe() {
+    return description;
+  }
+
+  /** The communicator the plan was built for. */
+  public Communicator communicator() {
+    return comm;
+  }
+
+  /** Whether {@link #close()} has been called. */
+  public boolean isClosed() {
+    return closed;
+  }
+
+  /** Frees the plan-owned buffers; idempotent. Bound buffers stay open (the user owns them). */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    if (ownedMemory != null) {
+      ownedMemory.close();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "Plan[" + name + ", rank " + comm.rank() + " of " + comm.size() + (closed ? ", closed" : "") + "]";
+  }
+
+  /** Renders {@link #describe()}; computed once at build. */
+  static String describe(Schedule schedule, Communicator comm, List<String> fields, boolean[] bound,
+      Buffer[] views, Map<String, String> intoByFieldAndStep, long ownedBytes) {
+    int ranks = schedule.ranks();
+    int callCount = schedule.steps().stream().mapToInt(s -> s.calls().size()).sum();
+    StringBuilder out = new StringBuilder();
+    out.append("plan ").append(schedule.planName()).append(": ").append(ranks).append(ranks == 1 ? " rank" : " ranks")
+        .append(", ").append(comm.backendName()).append(" backend, ").append(schedule.steps().size())
+        .append(schedule.steps().size() == 1 ? " step, " : " steps, ").append(callCount)
+        .append(callCount == 1 ? " call\n" : " calls\n");
+    out.append("  buffers:");
+    for (int handle = 0; handle < views.length; handle++) {
+      out.append(handle == 0 ? " " : ", ").append(fields.get(handle)).append(' ').append(views[handle].dataType())
+          .append('[').append(views[handle].length()).append(']').append(bound[handle] ? " (bound)" : "");
+    }
+    out.append("\n  plan-owned memory: ").append(ownedBytes).append(" bytes\n");
+    for (Step step : schedule.steps()) {
+      out.append("  step ").append(step.number()).append(": ").append(step.calls().size())
+          .append(step.calls().size() == 1 ? " call" : " calls").append(" in one group\n");
+      for (CollectiveCall call : step.calls()) {
+        out.append("    ").append(call.collective().label()).append(' ').append(call.dataType());
+        if (call.op() != null) {
+          out.append(' ').append(call.op());
+        }
+        if (call.collective() == Collective.BROADCAST) {
+          out.append(" root ").append(call.root());
+        }
+        out.append(", count ").append(call.count());
+        long sent = call.sendBytes(ranks);
+        long received = call.recvBytes(ranks);
+        out.append(sent == received ? " (" + sent + " bytes)" : " (" + sent + " bytes sent, " + received + " received)");
+        out.append(call.inPlace() ? ", in place: " : ", out of place: ");
+        for (int i = 0; i < call.fields().size(); i++) {
+          String field = call.fields().get(i);
+          String into = intoByFieldAndStep.get(field + "@" + step.number());
+          out.append(i == 0 ? "" : ", ").append(field).append(into == null ? "" : " -> " + into);
+        }
+        if (call.fields().size() > 1) {
+          out.append(" (").append(call.fields().size()).append(" fields coalesced)");
+        }
+        out.append('\n');
+      }
+    }
+    return out.toString();
+  }
+}

@@ -1,0 +1,30 @@
+package dev.commplan.runtime;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+class BackendsTest {
+  @Test
+  void localByNameAndDirectly() {
+    try (Cluster byName = Backends.cluster("local", 3); Cluster direct = Backends.local(2)) {
+      assertEquals(3, byName.size());
+      assertEquals("local", byName.backendName());
+      assertEquals(2, direct.size());
+    }
+  }
+
+  @Test
+  void anUnknownNameListsTheKnownOnes() {
+    String message = assertThrows(IllegalArgumentException.class, () -> Backends.cluster("mpi", 2)).getMessage();
+    assertTrue(message.contains("'mpi'") && message.contains("local") && message.contains("nccl"), message);
+  }
+
+  @Test
+  void aClusterNeedsARank() {
+    assertThrows(IllegalArgumentException.class, () -> Backends.cluster("local", 0));
+    assertThrows(IllegalArgumentException.class, () -> Backends.local(-1));
+  }
+}

@@ -1,0 +1,448 @@
+package dev.commplan.runtime;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.plan.Collective;
+import dev.commplan.runtime.plan.Plan;
+import dev.commplan.runtime.plan.PlanBuilder;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.DynamicContainer;
+import org.junit.jupiter.api.DynamicNode;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The collectives' correctness, for any backend: subclass it with {@link #cluster} and {@link
+ * #worldSizes} (the local backend's is {@code LocalCollectiveCorrectnessTest}; a GPU backend subclasses it
+ * the same way, returning the world sizes it has GPUs for).
+ *
+ * <p>The matrix: each collective × every data type × every op (AllReduce, ReduceScatter) or root 0 and
+ * the last rank (Broadcast) × in place and out of place × every world size × the element counts of
+ * {@link #counts()} (odd, so that slices of the work do not divide evenly). Every case uses fresh random
+ * data seeded by the case, fills what should be overwritten with a poison that differs from the expected
+ * result, computes the expected result independently ({@link CollectiveReference}), and checks every
+ * rank against it, and every rank's result bitwise against rank 0's where they must be equal.
+ *
+ * <p>It also runs built plans (coalesced calls, in-place slices, steps that read earlier steps) through
+ * {@code Communicator.compile}, which is backend code too.
+ *
+ * <p>One cluster per world size is reused across the cases and closed after all of them.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+public abstract class CollectiveCorrectnessSuite {
+  private final Map<Integer, Cluster> clusters = new HashMap<>();
+
+  /** A fresh cluster of {@code ranks} ranks on the backend under test. */
+  protected abstract Cluster cluster(int ranks);
+
+  /** The world sizes to test. */
+  protected abstract int[] worldSizes();
+
+  /** Per-rank element counts to test (NCCL's count); odd so that slicing bugs show. */
+  protected long[] counts() {
+    return new long[] {1, 7, 1003};
+  }
+
+  /**
+   * The unit roundoff of the precision the backend accumulates floating-point reductions in, which
+   * sets the tolerance ({@link CollectiveReference#tolerance}). The default is the local backend's:
+   * float for F16, BF16 and F32, double for F64 ({@link CollectiveReference#floatAccumulation}). A
+   * backend whose partial results travel between devices in the buffer's own type (NCCL) returns
+   * {@link CollectiveReference#typeAccumulation} instead.
+   */
+  protected double accumulationRoundoff(DataType type) {
+    return CollectiveReference.floatAccumulation(type);
+  }
+
+  @AfterAll
+  void closeClusters() {
+    clusters.values().forEach(Cluster::close);
+    clusters.clear();
+  }
+
+  private Cluster clusterOf(int ranks) {
+    return clusters.computeIfAbsent(ranks, this::cluster);
+  }
+
+  /** One collective as a test case: what to call, on how many ranks. */
+  record Case(Collective collective, DataType type, ReduceOp op, int root, boolean inPlace, int ranks) {
+    @Override
+    public String toString() {
+      return collective.label() + " " + type + (op != null ? " " + op : "")
+          + (collective == Collective.BROADCAST ? " root " + root : "") + (inPlace ? " in place" : " out of place")
+          + " on " + ranks + " ranks";
+    }
+
+    long seed(long count, int rank) {
+      return ((((long) collective.ordinal() * 31 + type.ordinal()) * 31 + (op == null ? 7 : op.ordinal())) * 31
+          + root) * 1_000_003L + (inPlace ? 17 : 0) + ranks * 7919L + count * 104_729L + rank;
+    }
+  }
+
+  @TestFactory
+  Stream<DynamicNode> allReduce() {
+    return matrix(Collective.ALL_REDUCE);
+  }
+
+  @TestFactory
+  Stream<DynamicNode> reduceScatter() {
+    return matrix(Collective.REDUCE_SCATTER);
+  }
+
+  @TestFactory
+  Stream<DynamicNode> allGather() {
+    return matrix(Collective.ALL_GATHER);
+  }
+
+  @TestFactory
+  Stream<DynamicNode> broadcast() {
+    return matrix(Collective.BROADCAST);
+  }
+
+  private Stream<DynamicNode> matrix(Collective collective) {
+    return Arrays.stream(worldSizes()).mapToObj(ranks -> DynamicContainer.dynamicContainer(
+        ranks + " ranks",
+        Arrays.stream(DataType.values()).map(type -> DynamicContainer.dynamicContainer(
+            type.toString(), cases(collective, type, ranks).stream().map(c -> DynamicTest.dynamicTest(
+                c.toString(), () -> runCase(c)))))));
+  }
+
+  private static List<Case> cases(Collective collective, DataType type, int ranks) {
+    List<Case> cases = new ArrayList<>();
+    for (boolean inPlace : new boolean[] {false, true}) {
+      switch (collective) {
+        case ALL_REDUCE, REDUCE_SCATTER -> {
+          for (ReduceOp op : ReduceOp.values()) {
+            cases.add(new Case(collective, type, op, -1, inPlace, ranks));
+          }
+        }
+        case BROADCAST -> {
+          cases.add(new Case(collective, type, null, 0, inPlace, ranks));
+          if (ranks > 1) {
+            cases.add(new Case(collective, type, null, ranks - 1, inPlace, ranks));
+          }
+        }
+        case ALL_GATHER -> cases.add(new Case(collective, type, null, -1, inPlace, ranks));
+      }
+    }
+    return cases;
+  }
+
+  // ---- One case ---------------------------------------------------------------------------------
+
+  private void runCase(Case c) {
+    for (long count : counts()) {
+      int n = c.ranks();
+      long[][] inputs = new long[n][];
+      for (int r = 0; r < n; r++) {
+        inputs[r] = randomInputs(c, count, r);
+      }
+      Expected expected = expected(c, count, inputs, accumulationRoundoff(c.type()));
+      List<long[]> results = clusterOf(n).call(comm -> runOnRank(comm, c, count, inputs[comm.rank()], expected));
+      check(c, count, expected, results);
+    }
+  }
+
+  private static long[] runOnRank(Communicator comm, Case c, long count, long[] input, Expected expected) {
+    int rank = comm.rank();
+    int n = comm.size();
+    DataType type = c.type();
+    long size = type.byteSize();
+    List<Buffer> owned = new ArrayList<>();
+    try {
+      Buffer send;
+      Buffer recv;
+      switch (c.collective()) {
+        case ALL_REDUCE, BROADCAST -> {
+          send = allocate(owned, type, comm, count);
+          TypedBits.write(send, input);
+          recv = c.inPlace() ? send : allocate(owned, type, comm, count);
+        }
+        case ALL_GATHER -> {
+          recv = allocate(owned, type, comm, n * count);
+          send = c.inPlace()
+              ? Buffer.view(type, recv.memory(), recv.byteOffset() + rank * count * size, count)
+              : allocate(owned, type, comm, count);
+        }
+        case REDUCE_SCATTER -> {
+          send = allocate(owned, type, comm, n * count);
+          TypedBits.write(send, input);
+          recv = c.inPlace()
+              ? Buffer.view(type, send.memory(), send.byteOffset() + rank * count * size, count)
+              : allocate(owned, type, comm, count);
+        }
+        default -> throw new AssertionError(c);
+      }
+      if (!c.inPlace() || c.collective() == Collective.ALL_GATHER) {
+        // Everything the collective must write starts out wrong, so an element it skips shows.
+        TypedBits.write(recv, expected.poison(rank, type));
+      }
+      if (c.collective() == Collective.ALL_GATHER) {
+        TypedBits.write(send, input); // in place, this is the rank-th slice of the poisoned recv
+      }
+      switch (c.collective()) {
+        case ALL_REDUCE -> comm.allReduce(send, recv, c.op(), comm.stream());
+        case BROADCAST -> comm.broadcast(send, recv, c.root(), comm.stream());
+        case ALL_GATHER -> comm.allGather(send, recv, comm.stream());
+        case REDUCE_SCATTER -> comm.reduceScatter(send, recv, c.op(), comm.stream());
+      }
+      comm.stream().synchronize();
+      return TypedBits.read(recv);
+    } finally {
+      owned.forEach(Buffer::close);
+    }
+  }
+
+  private static Buffer allocate(List<Buffer> owned, DataType type, Communicator comm, long length) {
+    Buffer buffer = Buffer.allocate(type, comm, length);
+    owned.add(buffer);
+    return buffer;
+  }
+
+  // ---- Inputs -----------------------------------------------------------------------------------
+
+  /** Random inputs (send side: count elements, or ranks × count for ReduceScatter), never all zero. */
+  private static long[] randomInputs(Case c, long count, int rank) {
+    int length = Math.toIntExact(c.collective() == Collective.REDUCE_SCATTER ? c.ranks() * count : count);
+    SplittableRandom random = new SplittableRandom(c.seed(count, rank));
+    long[] bits = new long[length];
+    DataType type = c.type();
+    for (int i = 0; i < length; i++) {
+      bits[i] = type.isFloatingPoint() ? randomFloat(type, c.op(), random) : randomInteger(type, c.op(), random);
+    }
+    return bits;
+  }
+
+  private static long randomFloat(DataType type, ReduceOp op, SplittableRandom random) {
+    double value;
+    if (op == ReduceOp.PROD) {
+      // Magnitudes in [0.5, 2): a product over 8 ranks stays within [2^-8, 2^8], far from over- and underflow.
+      value = random.nextDouble(0.5, 2.0) * (random.nextBoolean() ? 1 : -1);
+    } else if (op == ReduceOp.SUM || op == ReduceOp.AVG) {
+      value = random.nextDouble(-8, 8);
+    } else {
+      value = random.nextDouble(-1000, 1000);
+    }
+    return TypedBits.fromDouble(type, value);
+  }
+
+  private static long randomInteger(DataType type, ReduceOp op, SplittableRandom random) {
+    if (op == ReduceOp.PROD) {
+      // Small non-zero factors: products over several ranks still wrap in 8 bits, and do not collapse to 0.
+      long factor = random.nextLong(1, 8);
+      return (type.isUnsigned() || random.nextBoolean() ? factor : -factor) & TypedBits.mask(type);
+    }
+    // Full range: exercises wrapping (SUM, AVG) and signed versus unsigned comparison (MAX, MIN).
+    return random.nextLong() & TypedBits.mask(type);
+  }
+
+  // ---- Expected results -------------------------------------------------------------------------
+
+  /**
+   * Per rank: either the exact bits ({@code exactBits}) or, for floating-point SUM, PROD and AVG, the
+   * exact value and the tolerance.
+   */
+  record Expected(long[][] exactBits, double[][] values, double[][] tolerances) {
+    long[] poison(int rank, DataType type) {
+      int length = exactBits != null ? exactBits[rank].length : values[rank].length;
+      long[] poison = new long[length];
+      for (int i = 0; i < length; i++) {
+        // Integers: the expected bits with the low byte flipped (different for certain). Floating point: a value
+        // far outside every case's range of results (12345.6), finite, so that it fails the tolerance check.
+        poison[i] = type.isFloatingPoint()
+            ? TypedBits.fromDouble(type, 12345.6)
+            : exactBits[rank][i] ^ 0x5A;
+      }
+      return poison;
+    }
+  }
+
+  private static Expected expected(Case c, long count, long[][] inputs, double roundoff) {
+    int n = c.ranks();
+    int perRank = Math.toIntExact(count);
+    DataType type = c.type();
+    switch (c.collective()) {
+      case BROADCAST -> {
+        long[][] bits = new long[n][];
+        Arrays.fill(bits, inputs[c.root()]);
+        return new Expected(bits, null, null);
+      }
+      case ALL_GATHER -> {
+        long[] gathered = new long[n * perRank];
+        for (int r = 0; r < n; r++) {
+          System.arraycopy(inputs[r], 0, gathered, r * perRank, perRank);
+        }
+        long[][] bits = new long[n][];
+        Arrays.fill(bits, gathered);
+        return new Expected(bits, null, null);
+      }
+      default -> {}
+    }
+    // ALL_REDUCE: every rank gets the reduction of element i; REDUCE_SCATTER: rank k gets element k·count + i.
+    boolean scatter = c.collective() == Collective.REDUCE_SCATTER;
+    boolean exact = !type.isFloatingPoint() || c.op() == ReduceOp.MAX || c.op() == ReduceOp.MIN;
+    long[][] bits = new long[n][perRank];
+    double[][] values = new double[n][perRank];
+    double[][] tolerances = new double[n][perRank];
+    long[] column = new long[n];
+    double[] floats = new double[n];
+    for (int target = 0; target < n; target++) {
+      for (int i = 0; i < perRank; i++) {
+        int at = scatter ? target * perRank + i : i;
+        for (int r = 0; r < n; r++) {
+          column[r] = inputs[r][at];
+        }
+        if (!type.isFloatingPoint()) {
+          bits[target][i] = CollectiveReference.reduceIntegers(type, c.op(), column);
+        } else {
+          for (int r = 0; r < n; r++) {
+            floats[r] = TypedBits.toDouble(type, column[r]);
+          }
+          double value = CollectiveReference.exactFloat(c.op(), floats);
+          bits[target][i] = TypedBits.fromDouble(type, value); // exact for MAX and MIN
+          values[target][i] = value;
+          tolerances[target][i] = CollectiveReference.tolerance(type, c.op(), floats, value, roundoff);
+        }
+      }
+    }
+    return exact ? new Expected(bits, null, null) : new Expected(null, values, tolerances);
+  }
+
+  private static void check(Case c, long count, Expected expected, List<long[]> results) {
+    for (int rank = 0; rank < c.ranks(); rank++) {
+      long[] got = results.get(rank);
+      String where = c + ", count " + count + ", rank " + rank;
+      if (expected.exactBits() != null) {
+        long[] want = expected.exactBits()[rank];
+        for (int i = 0; i < want.length; i++) {
+          if (got[i] != want[i]) {
+            fail(where + ": element " + i + " is 0x" + Long.toHexString(got[i]) + " (" + show(c.type(), got[i])
+                + "), expected 0x" + Long.toHexString(want[i]) + " (" + show(c.type(), want[i]) + ")");
+          }
+        }
+        assertEquals(want.length, got.length, where + ": result length");
+      } else {
+        double[] want = expected.values()[rank];
+        assertEquals(want.length, got.length, where + ": result length");
+        for (int i = 0; i < want.length; i++) {
+          double value = TypedBits.toDouble(c.type(), got[i]);
+          double tolerance = expected.tolerances()[rank][i];
+          if (!(Math.abs(value - want[i]) <= tolerance)) {
+            fail(where + ": element " + i + " is " + value + ", expected " + want[i] + " ± " + tolerance);
+          }
+        }
+      }
+      if (c.collective() != Collective.REDUCE_SCATTER) {
+        assertArrayEquals(results.get(0), got, where + ": not bitwise equal to rank 0's result");
+      }
+    }
+  }
+
+  private static String show(DataType type, long bits) {
+    return type.isFloatingPoint()
+        ? Double.toString(TypedBits.toDouble(type, bits))
+        : CollectiveReference.integerValue(type, bits).toString();
+  }
+
+  // ---- Plans through the backend's compiled schedules -------------------------------------------
+
+  @TestFactory
+  Stream<DynamicNode> plans() {
+    return Arrays.stream(worldSizes()).mapToObj(ranks -> DynamicTest.dynamicTest(
+        "a plan of coalesced, in-place and multi-step collectives on " + ranks + " ranks",
+        () -> runPlan(ranks)));
+  }
+
+  /**
+   * Step 0: three AllReduce SUM fields (coalesced into one call), an in-place AllGather, an
+   * out-of-place ReduceScatter MAX; step 1: a Broadcast of what step 0's AllReduce wrote.
+   */
+  private void runPlan(int ranks) {
+    List<String> failures = clusterOf(ranks).call(comm -> {
+      int n = comm.size();
+      int r = comm.rank();
+      PlanBuilder b = new PlanBuilder("suite.Mixed", comm, 0);
+      int a = b.buffer("a", DataType.F64, 3, "{\"3\"}", null);
+      int bb = b.buffer("b", DataType.F64, 5, "{\"5\"}", null);
+      int cc = b.buffer("c", DataType.F64, 1, "{\"1\"}", null);
+      int gathered = b.buffer("gathered", DataType.I32, 2L * n, "{\"ranks\", \"2\"}", null);
+      int parts = b.buffer("parts", DataType.U8, 3L * n, "{\"ranks\", \"3\"}", null);
+      int slice = b.buffer("slice", DataType.U8, 3, "{\"3\"}", null);
+      int copy = b.buffer("copy", DataType.F64, 5, "{\"5\"}", null);
+      b.allReduce(0, a, a, ReduceOp.SUM);
+      b.allReduce(0, bb, bb, ReduceOp.SUM);
+      b.allReduce(0, cc, cc, ReduceOp.SUM);
+      b.allGather(0, gathered, gathered);
+      b.reduceScatter(0, parts, slice, ReduceOp.MAX);
+      b.broadcast(1, bb, copy, n - 1);
+      try (Plan plan = b.build()) {
+        F64Buffer pa = (F64Buffer) plan.buffer(a);
+        F64Buffer pb = (F64Buffer) plan.buffer(bb);
+        F64Buffer pc = (F64Buffer) plan.buffer(cc);
+        I32Buffer pg = (I32Buffer) plan.buffer(gathered);
+        U8Buffer pp = (U8Buffer) plan.buffer(parts);
+        pa.copyFrom(new double[] {r, 2 * r, 3 * r});
+        pb.copyFrom(new double[] {1, 2, 3, 4, r});
+        pc.set(0, 10 + r);
+        pg.fill(-1);
+        pg.set(2L * r, 100 * r);
+        pg.set(2L * r + 1, 100 * r + 1);
+        for (int i = 0; i < 3 * n; i++) {
+          pp.setUnsigned(i, (i * 37 + r * 101) % 256);
+        }
+        ((F64Buffer) plan.buffer(copy)).fill(-7);
+        plan.execute(comm.stream());
+        plan.execute(comm.stream()); // a plan runs any number of times; the second run reduces the first's output
+        comm.stream().synchronize();
+        List<String> wrong = new ArrayList<>();
+        double sumR = n * (n - 1) / 2.0;
+        // a = sum over ranks, twice: n · (sum over ranks of r·k)
+        expect(wrong, "a", pa.toArray(), new double[] {n * sumR, 2 * n * sumR, 3 * n * sumR});
+        double[] b2 = {n * n, 2 * n * n, 3 * n * n, 4 * n * n, n * sumR};
+        expect(wrong, "b", pb.toArray(), b2);
+        expect(wrong, "c", pc.toArray(), new double[] {n * (10 * n + sumR)});
+        expect(wrong, "copy", ((F64Buffer) plan.buffer(copy)).toArray(), b2);
+        int[] wantGathered = new int[2 * n];
+        for (int k = 0; k < n; k++) {
+          wantGathered[2 * k] = 100 * k;
+          wantGathered[2 * k + 1] = 100 * k + 1;
+        }
+        if (!Arrays.equals(pg.toArray(), wantGathered)) {
+          wrong.add("gathered " + Arrays.toString(pg.toArray()) + " != " + Arrays.toString(wantGathered));
+        }
+        // slice: max over ranks of parts[r·3 + i], as unsigned; the second run sees the same parts (not written).
+        U8Buffer ps = (U8Buffer) plan.buffer(slice);
+        for (int i = 0; i < 3; i++) {
+          int max = 0;
+          for (int k = 0; k < n; k++) {
+            max = Math.max(max, ((r * 3 + i) * 37 + k * 101) % 256);
+          }
+          if (ps.getUnsigned(i) != max) {
+            wrong.add("slice[" + i + "] = " + ps.getUnsigned(i) + ", expected " + max);
+          }
+        }
+        return wrong.isEmpty() ? "" : "rank " + r + ": " + wrong;
+      }
+    });
+    for (String failure : failures) {
+      assertEquals("", failure);
+    }
+  }
+
+  private static void expect(List<String> wrong, String field, double[] got, double[] want) {
+    if (!Arrays.equals(got, want)) {
+      wrong.add(field + " " + Arrays.toString(got) + " != " + Arrays.toString(want));
+    }
+  }
+}
