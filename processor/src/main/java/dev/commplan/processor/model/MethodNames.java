@@ -1,0 +1,93 @@
+package dev.commplan.processor.model;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The public method names of a generated plan, chosen deterministically so that any valid plan compiles
+ * (the rule is documented in docs/dsl.md, "Method names"):
+ *
+ * <ul>
+ *   <li>an accessor is the field's name unless that is one of the plan's own methods or one of {@code
+ *       Object}'s ({@link #PLAN_METHODS}); then {@code Buffer} is appended until it is unique;
+ *   <li>a bind method is {@code bind} + the field's name capitalized, {@code Buffer} appended while two
+ *       fields would get the same one ({@code w} and {@code W});
+ *   <li>a dim setter is the dim's name unless that is a Builder method ({@link #BUILDER_METHODS}) or a
+ *       bind method; then {@code Dim} is appended until it is unique.
+ * </ul>
+ *
+ * Names that need no change are kept first, so a field keeps its own name whenever it can.
+ */
+public final class MethodNames {
+  /** The generated plan class's own methods and {@code Object}'s. */
+  public static final Set<String> PLAN_METHODS = Set.of(
+      "execute", "close", "describe", "schedule", "communicator", "builder",
+      "toString", "hashCode", "equals", "getClass", "wait", "notify", "notifyAll", "clone", "finalize");
+
+  /** The Builder's own methods and {@code Object}'s. */
+  public static final Set<String> BUILDER_METHODS = Set.of(
+      "build", "toString", "hashCode", "equals", "getClass", "wait", "notify", "notifyAll", "clone", "finalize");
+
+  private MethodNames() {}
+
+  /** Accessor names for {@code fields}, in the same order. */
+  public static List<String> accessors(List<String> fields) {
+    return allocate(fields, PLAN_METHODS, "Buffer");
+  }
+
+  /** Bind method names for {@code fields}, in the same order. */
+  public static List<String> bindMethods(List<String> fields) {
+    List<String> wanted = new ArrayList<>();
+    for (String f : fields) {
+      wanted.add("bind" + capitalize(f));
+    }
+    return allocate(wanted, BUILDER_METHODS, "Buffer");
+  }
+
+  /** Setter names for {@code dims}, in the same order, given the Builder's bind method names. */
+  public static List<String> dimSetters(List<String> dims, List<String> bindMethods) {
+    Set<String> reserved = new HashSet<>(BUILDER_METHODS);
+    reserved.addAll(bindMethods);
+    return allocate(dims, reserved, "Dim");
+  }
+
+  /**
+   * Each wanted name, or, where it is reserved or already taken, the name with {@code suffix} appended
+   * until it is neither. First every name that is free as it is, then the others in order.
+   */
+  static List<String> allocate(List<String> wanted, Set<String> reserved, String suffix) {
+    Map<Integer, String> chosen = new LinkedHashMap<>();
+    Set<String> taken = new HashSet<>(reserved);
+    for (int i = 0; i < wanted.size(); i++) {
+      String w = wanted.get(i);
+      if (!reserved.contains(w) && taken.add(w)) {
+        chosen.put(i, w);
+      }
+    }
+    for (int i = 0; i < wanted.size(); i++) {
+      if (!chosen.containsKey(i)) {
+        String name = wanted.get(i) + suffix;
+        while (!taken.add(name)) {
+          name += suffix;
+        }
+        chosen.put(i, name);
+      }
+    }
+    List<String> out = new ArrayList<>();
+    for (int i = 0; i < wanted.size(); i++) {
+      out.add(chosen.get(i));
+    }
+    return out;
+  }
+
+  /** The name with its first character in upper case: {@code w} -> {@code W}. */
+  static String capitalize(String s) {
+    int first = s.codePointAt(0);
+    return new StringBuilder().appendCodePoint(Character.toUpperCase(first)).append(s, Character.charCount(first), s.length())
+        .toString();
+  }
+}

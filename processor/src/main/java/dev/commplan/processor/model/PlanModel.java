@@ -1,0 +1,44 @@
+package dev.commplan.processor.model;
+
+import java.util.List;
+
+/**
+ * A valid plan, everything the generator needs and nothing from {@code javax.lang.model}: the generator
+ * never sees an {@code Element}.
+ *
+ * @param planName the annotated class's qualified name, such as {@code p.Outer.Grads}
+ * @param packageName the package of the annotated and the generated class ({@code ""} for none)
+ * @param className the generated class's simple name, such as {@code Outer_GradsPlan}
+ * @param fixedRanks {@code @CommPlan(ranks)}: 0 for any world size
+ * @param dims the dims in declaration order
+ * @param buffers the plan's buffers in field declaration order
+ * @param collectives the collectives by ascending step, in declaration order within a step
+ */
+public record PlanModel(
+    String planName,
+    String packageName,
+    String className,
+    int fixedRanks,
+    List<Dim> dims,
+    List<BufferSpec> buffers,
+    List<CollectiveSpec> collectives) {
+
+  public PlanModel {
+    dims = List.copyOf(dims);
+    buffers = List.copyOf(buffers);
+    collectives = List.copyOf(collectives);
+  }
+
+  /** The generated class's qualified name. */
+  public String qualifiedClassName() {
+    return packageName.isEmpty() ? className : packageName + "." + className;
+  }
+
+  /**
+   * A dim of {@code @CommPlan(dims)}.
+   *
+   * @param name the name as declared, used in {@code @Shape}
+   * @param setter the Builder's setter for it: the name, unless that clashes (see docs/dsl.md)
+   */
+  public record Dim(String name, String setter) {}
+}

@@ -1,0 +1,57 @@
+package dev.commplan.processor.model;
+
+import dev.commplan.processor.parse.ParsedCollective;
+import dev.commplan.processor.parse.ParsedField;
+import dev.commplan.processor.parse.ParsedPlan;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
+/** A validated {@link ParsedPlan} to its {@link PlanModel}: counts, names, and the collectives in order. */
+public final class PlanModelFactory {
+  private PlanModelFactory() {}
+
+  /** Builds the model of {@code plan}, whose validation report is clean. */
+  public static PlanModel create(ParsedPlan plan) {
+    List<ParsedField> bufferFields = plan.fields().stream().filter(f -> f.shape() != null).toList();
+    List<String> names = bufferFields.stream().map(ParsedField::name).toList();
+    List<String> accessors = MethodNames.accessors(names);
+    List<String> binds = MethodNames.bindMethods(names);
+    List<BufferSpec> buffers = new ArrayList<>();
+    for (int i = 0; i < bufferFields.size(); i++) {
+      ParsedField f = bufferFields.get(i);
+      buffers.add(new BufferSpec(
+          f.name(), f.bufferType(), f.shape().count(), f.shape().texts(), accessors.get(i), binds.get(i)));
+    }
+
+    List<String> dimNames = plan.dimNames();
+    List<String> setters = MethodNames.dimSetters(dimNames, binds);
+    List<PlanModel.Dim> dims = new ArrayList<>();
+    for (int i = 0; i < dimNames.size(); i++) {
+      dims.add(new PlanModel.Dim(dimNames.get(i), setters.get(i)));
+    }
+
+    List<CollectiveSpec> collectives = new ArrayList<>();
+    for (ParsedField f : plan.fields()) {
+      for (ParsedCollective c : f.collectives()) {
+        collectives.add(new CollectiveSpec(
+            c.kind(),
+            c.step().value(),
+            f.name(),
+            c.recv(),
+            c.op() == null ? null : c.op().value(),
+            c.root() == null ? -1 : c.root().value()));
+      }
+    }
+    collectives.sort(Comparator.comparingInt(CollectiveSpec::step)); // stable: declaration order within a step
+
+    return new PlanModel(
+        plan.qualifiedName(),
+        plan.packageName(),
+        plan.generatedName(),
+        plan.ranks().value(),
+        dims,
+        buffers,
+        collectives);
+  }
+}

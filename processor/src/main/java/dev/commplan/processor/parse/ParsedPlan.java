@@ -1,0 +1,70 @@
+package dev.commplan.processor.parse;
+
+import java.util.List;
+import java.util.Optional;
+import javax.lang.model.element.AnnotationMirror;
+import javax.lang.model.element.AnnotationValue;
+import javax.lang.model.element.ElementKind;
+import javax.lang.model.element.NestingKind;
+import javax.lang.model.element.TypeElement;
+
+/**
+ * A {@code @CommPlan} class as written: the parse layer, which keeps the elements, mirrors and values
+ * that diagnostics point at. Nothing is checked yet.
+ *
+ * @param element the annotated type
+ * @param mirror its {@code @CommPlan}
+ * @param qualifiedName such as {@code p.Outer.Grads}
+ * @param packageName such as {@code p}; {@code ""} for the unnamed package
+ * @param simpleNames the enclosing types' simple names and its own, outermost first
+ * @param kind class, interface, enum, record or annotation type
+ * @param nesting top level, member, local or anonymous
+ * @param isPrivate whether it is declared private
+ * @param isStatic whether it is static (implicitly so inside interfaces)
+ * @param name {@code @CommPlan(name)}
+ * @param ranks {@code @CommPlan(ranks)}
+ * @param dims {@code @CommPlan(dims)}, one attribute per entry
+ * @param fields every field declared in the class, in declaration order
+ */
+public record ParsedPlan(
+    TypeElement element,
+    AnnotationMirror mirror,
+    String qualifiedName,
+    String packageName,
+    List<String> simpleNames,
+    ElementKind kind,
+    NestingKind nesting,
+    boolean isPrivate,
+    boolean isStatic,
+    Attr<String> name,
+    Attr<Integer> ranks,
+    List<Attr<String>> dims,
+    AnnotationValue dimsSource,
+    List<ParsedField> fields) {
+
+  public ParsedPlan {
+    simpleNames = List.copyOf(simpleNames);
+    dims = List.copyOf(dims);
+    fields = List.copyOf(fields);
+  }
+
+  /** The class's simple name. */
+  public String simpleName() {
+    return simpleNames.getLast();
+  }
+
+  /** The generated class's simple name: {@code name}, or the type's names joined by {@code _} and {@code Plan}. */
+  public String generatedName() {
+    return name.value().isEmpty() ? String.join("_", simpleNames) + "Plan" : name.value();
+  }
+
+  /** The declared field of this name. */
+  public Optional<ParsedField> field(String name) {
+    return fields.stream().filter(f -> f.name().equals(name)).findFirst();
+  }
+
+  /** The dims' names, in declaration order. */
+  public List<String> dimNames() {
+    return dims.stream().map(Attr::value).toList();
+  }
+}

@@ -1,0 +1,70 @@
+package dev.commplan.processor.validation;
+
+import java.util.Collection;
+import javax.lang.model.SourceVersion;
+
+/** Small helpers about Java names and near-misses, for checks and "did you mean" hints. */
+public final class JavaNames {
+  private JavaNames() {}
+
+  /** Whether {@code s} is an identifier and not a keyword (or {@code _}) in the latest Java version. */
+  public static boolean isIdentifier(String s) {
+    return SourceVersion.isIdentifier(s) && !SourceVersion.isKeyword(s, SourceVersion.latestSupported());
+  }
+
+  /** A valid identifier resembling {@code s}: invalid characters dropped, words joined in camel case. */
+  public static String sanitize(String s) {
+    StringBuilder sb = new StringBuilder();
+    boolean upper = false;
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (Character.isJavaIdentifierPart(c) && c != '$') {
+        sb.append(sb.isEmpty() ? c : upper ? Character.toUpperCase(c) : c);
+        upper = false;
+      } else {
+        upper = !sb.isEmpty();
+      }
+    }
+    String out = sb.toString();
+    if (out.isEmpty()) {
+      return "dim";
+    }
+    if (!Character.isJavaIdentifierStart(out.charAt(0))) {
+      out = "d" + out;
+    }
+    return isIdentifier(out) ? out : out + "Dim";
+  }
+
+  /** The candidate closest to {@code name} if it is a plausible typo (edit distance at most 2), else null. */
+  public static String closest(String name, Collection<String> candidates) {
+    String best = null;
+    int bestDistance = Integer.MAX_VALUE;
+    for (String c : candidates) {
+      int d = c.equalsIgnoreCase(name) ? 0 : distance(name, c);
+      if (d < bestDistance) {
+        best = c;
+        bestDistance = d;
+      }
+    }
+    return bestDistance <= Math.min(2, Math.max(1, name.length() / 2)) ? best : null;
+  }
+
+  private static int distance(String a, String b) {
+    int[] prev = new int[b.length() + 1];
+    int[] cur = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      prev[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      cur[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+        cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
+      }
+      int[] t = prev;
+      prev = cur;
+      cur = t;
+    }
+    return prev[b.length()];
+  }
+}

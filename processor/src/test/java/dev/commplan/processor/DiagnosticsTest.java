@@ -1,0 +1,600 @@
+package dev.commplan.processor;
+
+import static com.google.testing.compile.CompilationSubject.assertThat;
+import static dev.commplan.processor.Plans.compile;
+import static dev.commplan.processor.Plans.source;
+
+import com.google.testing.compile.Compilation;
+import javax.tools.JavaFileObject;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * One negative test per diagnostic of the contract's "must reject" list (and the processor's own): each
+ * checks the stable id, the key parts of the message (fields, sizes as written and as required, the fix),
+ * the line it points at, and that it is the only error.
+ */
+class DiagnosticsTest {
+
+  /** Compiles {@code f}, expects exactly {@code count} errors, each part on the line containing {@code line}. */
+  private static Compilation assertErrors(int count, JavaFileObject f, String line, String... parts) {
+    Compilation c = compile(f);
+    assertThat(c).failed();
+    assertThat(c).hadErrorCount(count);
+    for (String part : parts) {
+      assertThat(c).hadErrorContaining(part).inFile(f).onLineContaining(line);
+    }
+    return c;
+  }
+
+  private static Compilation assertError(JavaFileObject f, String line, String... parts) {
+    return assertErrors(1, f, line, parts);
+  }
+
+  @Nested
+  class Rule1GatherSize {
+    @Test
+    void intoTooSmall() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = \"hidden\")",
+          "class Grads {",
+          "  @AllGather(into = \"all\") @Shape(\"hidden\") F32Buffer part;",
+          "  @Shape({\"hidden\"}) F32Buffer all;",
+          "}");
+      assertError(f, "into = \"all\"",
+          "[CommPlan/GatherSize] @AllGather on 'part' gathers into 'all': count(all) must be ranks × count(part)"
+              + " = ranks*hidden, but 'all' has @Shape({\"hidden\"}) = hidden."
+              + " Fix: declare 'all' as @Shape({\"ranks\", \"hidden\"}).");
+    }
+
+    @Test
+    void intoTooLargeSuggestsBothSides() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = {\"n\"})",
+          "class Grads {",
+          "  @AllGather(into = \"all\") @Shape(\"n\") F32Buffer part;",
+          "  @Shape({\"ranks\", \"ranks\", \"n\"}) F32Buffer all;",
+          "}");
+      assertError(f, "into = \"all\"",
+          "[CommPlan/GatherSize]",
+          "count(all) must be ranks × count(part) = ranks*n, but 'all' has @Shape({\"ranks\", \"ranks\", \"n\"})"
+              + " = ranks*ranks*n",
+          "Fix: declare 'all' as @Shape({\"ranks\", \"n\"}), or 'part' as @Shape({\"ranks\", \"n\"}).");
+    }
+
+    @Test
+    void fixedRanksComparesWithN() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = \"n\", ranks = 4)",
+          "class Grads {",
+          "  @AllGather(into = \"all\") @Shape(\"n\") F32Buffer part;",
+          "  @Shape(\"2*n\") F32Buffer all;",
+          "}");
+      assertError(f, "into = \"all\"",
+          "[CommPlan/GatherSize]",
+          "count(all) must be ranks × count(part) = 4*n with @CommPlan(ranks = 4), but 'all' has @Shape({\"2*n\"}) = 2*n");
+    }
+  }
+
+  @Test
+  void rule2ScatterSize() {
+    JavaFileObject f = source("p.Grads",
+        "@CommPlan(dims = \"n\")",
+        "class Grads {",
+        "  @ReduceScatter(into = \"slice\") @Shape(\"n\") F32Buffer whole;",
+        "  @Shape(\"n\") F32Buffer slice;",
+        "}");
+    assertError(f, "into = \"slice\"",
+        "[CommPlan/ScatterSize] @ReduceScatter on 'whole' scatters into 'slice': count(whole) must be"
+            + " ranks × count(slice) = ranks*n, but 'whole' has @Shape({\"n\"}) = n."
+            + " Fix: declare 'whole' as @Shape({\"ranks\", \"n\"}).");
+  }
+
+  @Test
+  void rule2ScatterSizeSuggestsSliceWhenDivisible() {
+    JavaFileObject f = source("p.Grads",
+        "@CommPlan(dims = \"n\")",
+        "class Grads {",
+        "  @ReduceScatter(into = \"slice\") @Shape({\"ranks\", \"n\"}) F32Buffer whole;",
+        "  @Shape(\"4\") F32Buffer slice;",
+        "}");
+    assertError(f, "into = \"slice\"",
+        "[CommPlan/ScatterSize]",
+        "= 4*ranks, but 'whole' has @Shape({\"ranks\", \"n\"}) = ranks*n",
+        "Fix: declare 'whole' as @Shape({\"ranks\", \"4\"}), or 'slice' as @Shape({\"n\"}).");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"AllReduce", "Broadcast"})
+  void rule3CountMismatch(String collective) {
+    JavaFileObject f = source("p.Grads",
+        "@CommPlan(dims = \"hidden\")",
+        "class Grads {",
+        "  @" + collective + "(into = \"out\") @Shape({\"4\", \"hidden\"}) F32Buffer g;",
+        "  @Shape(\"hidden\") F32Buffer out;",
+        "}");
+    assertError(f, "into = \"out\"",
+        "[CommPlan/CountMismatch] @" + collective + " on 'g'",
+        "'out': count(out) must equal count(g) = 4*hidden (@Shape({\"4\", \"hidden\"})), but 'out' has"
+            + " @Shape({\"hidden\"}) = hidden. Fix: declare 'out' as @Shape({\"4\", \"hidden\"}).");
+  }
+
+  @Nested
+  class Rule4Into {
+    @Test
+    void unknownInto() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @AllGather(into = \"al\") @Shape(\"1\") F32Buffer part;",
+          "  @Shape(\"ranks\") F32Buffer all;",
+          "}");
+      assertError(f, "into = \"al\"",
+          "[CommPlan/UnknownInto] @AllGather on 'part' has into = \"al\", but class 'Grads' has no field 'al'"
+              + " (did you mean 'all'?). Fix: name one of its buffer fields ('all'), or leave into empty for in place.");
+    }
+
+    @Test
+    void intoNotABuffer() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @AllReduce(into = \"sum\") @Shape(\"1\") F64Buffer part;",
+          "  double[] sum;",
+          "}");
+      assertError(f, "into = \"sum\"",
+          "[CommPlan/IntoNotBuffer] @AllReduce on 'part' has into = \"sum\", but 'sum' is a double[], not a buffer."
+              + " Fix: declare 'sum' as F64Buffer (dev.commplan.runtime) with a @Shape.");
+    }
+
+    @Test
+    void intoSelf() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @AllReduce(into = \"x\") @Shape(\"1\") F32Buffer x;",
+          "}");
+      assertError(f, "into = \"x\"",
+          "[CommPlan/IntoSelf] @AllReduce on 'x' has into = \"x\", the field itself",
+          "Fix: leave into empty for in place.");
+    }
+  }
+
+  @Test
+  void rule5TypeMismatch() {
+    JavaFileObject f = source("p.Grads",
+        "@CommPlan",
+        "class Grads {",
+        "  @AllGather(into = \"all\") @Shape(\"1\") F32Buffer part;",
+        "  @Shape(\"ranks\") F64Buffer all;",
+        "}");
+    assertError(f, "into = \"all\"",
+        "[CommPlan/TypeMismatch] @AllGather on 'part' (F32Buffer) gathers into 'all' (F64Buffer): send and receive"
+            + " buffers must have the same data type. Fix: declare 'all' as F32Buffer, or 'part' as F64Buffer.");
+  }
+
+  @Nested
+  class Rule6NotABuffer {
+    @Test
+    void collectiveOnPrimitiveArray() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @AllReduce @Shape(\"1\") float[] g;",
+          "}");
+      assertError(f, "float[] g",
+          "[CommPlan/NotABuffer] 'g' carries @AllReduce but has type float[], which is not a buffer type."
+              + " Fix: declare 'g' as one of F16Buffer, BF16Buffer, F32Buffer, F64Buffer, I8Buffer, U8Buffer,"
+              + " I32Buffer, U32Buffer, I64Buffer, U64Buffer (package dev.commplan.runtime).");
+    }
+
+    @Test
+    void shapeOnAbstractBuffer() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @Shape(\"1\") Buffer g;",
+          "}");
+      assertError(f, "Buffer g", "[CommPlan/NotABuffer] 'g' carries @Shape but has type dev.commplan.runtime.Buffer");
+    }
+  }
+
+  @Nested
+  class Rule7MissingShape {
+    @Test
+    void onTheSendSide() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = \"n\")",
+          "class Grads {",
+          "  @AllGather(into = \"all\") F32Buffer part;",
+          "  @Shape({\"ranks\", \"n\"}) F32Buffer all;",
+          "}");
+      assertError(f, "@AllGather",
+          "[CommPlan/MissingShape] 'part', the send buffer of @AllGather, has no @Shape",
+          "Fix: add @Shape({\"n\"}) to 'part'.");
+    }
+
+    @Test
+    void onTheReceiveSide() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = \"n\")",
+          "class Grads {",
+          "  @AllGather(into = \"all\") @Shape(\"n\") F32Buffer part;",
+          "  F32Buffer all;",
+          "}");
+      assertError(f, "F32Buffer all;",
+          "[CommPlan/MissingShape] 'all', the receive buffer of @AllGather on 'part', has no @Shape",
+          "Fix: add @Shape({\"ranks\", \"n\"}) to 'all'.");
+    }
+  }
+
+  @Nested
+  class Rule8Shapes {
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+      "''                | the entry is empty",
+      "'  '              | the entry is empty",
+      "0                 | the literal '0' is 0, and every entry must be > 0",
+      "-4                | unexpected '-' at position 1: sizes are positive",
+      "4*                | a factor is missing after the last '*'",
+      "*4                | a factor is missing before the '*' at position 1",
+      "hidden+1          | unexpected '+' at position 7: only '*' joins factors",
+      "4hidden           | unexpected 'h' after the number at position 2",
+      "hidden n          | unexpected 'n' at position 8: factors are joined by '*'",
+      "4.5               | unexpected '.' at position 2",
+    })
+    void badShape(String entry, String reason) {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = {\"hidden\", \"n\"})",
+          "class Grads {",
+          "  @AllReduce",
+          "  @Shape({\"2\", \"" + entry + "\"})",
+          "  F32Buffer g;",
+          "}");
+      assertError(f, "@Shape",
+          "[CommPlan/BadShape] @Shape entry \"" + entry + "\" of 'g' does not parse: " + reason,
+          "An entry is an integer > 0, a dim, ranks, or a product of those joined by '*'");
+    }
+
+    @Test
+    void emptyShape() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @AllReduce @Shape({}) F32Buffer g;",
+          "}");
+      assertError(f, "@Shape({})", "[CommPlan/BadShape] @Shape of 'g' has no entries");
+    }
+
+    @Test
+    void unknownDimListsTheDeclaredOnes() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = {\"hidden\", \"batch\"})",
+          "class Grads {",
+          "  @AllReduce",
+          "  @Shape({\"4\", \"hiden * batch\"})",
+          "  F32Buffer g;",
+          "}");
+      assertError(f, "hiden * batch",
+          "[CommPlan/UnknownDim] @Shape entry \"hiden * batch\" of 'g' names 'hiden', which is not a dim of this plan"
+              + " (declared: \"hidden\", \"batch\") (did you mean \"hidden\"?). Fix: add \"hiden\" to @CommPlan(dims),"
+              + " or use a declared dim or ranks.");
+    }
+
+    @Test
+    void unknownDimWithoutDims() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @AllReduce @Shape(\"hidden\") F32Buffer g;",
+          "}");
+      assertError(f, "@Shape", "[CommPlan/UnknownDim]", "(declared: none)");
+    }
+
+    @Test
+    void countOverflow() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @AllReduce @Shape({\"4294967296\", \"4294967296\"}) F32Buffer g;",
+          "}");
+      assertError(f, "@Shape",
+          "[CommPlan/CountOverflow] @Shape({\"4294967296\", \"4294967296\"}) of 'g' has the constant factor"
+              + " 18446744073709551616, more than the largest long");
+    }
+
+    @Test
+    void literalBeyondLong() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @AllReduce @Shape(\"99999999999999999999999\") F32Buffer g;",
+          "}");
+      assertError(f, "@Shape", "[CommPlan/CountOverflow]", "99999999999999999999999");
+    }
+  }
+
+  @Nested
+  class Rule9BadRoot {
+    @Test
+    void negative() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @Broadcast(root = -1) @Shape(\"8\") F32Buffer params;",
+          "}");
+      assertError(f, "root = -1",
+          "[CommPlan/BadRoot] @Broadcast on 'params' has root = -1, but a root is a rank, 0 or more.");
+    }
+
+    @Test
+    void notBelowFixedRanks() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(ranks = 4)",
+          "class Grads {",
+          "  @Broadcast(root = 4) @Shape(\"8\") F32Buffer params;",
+          "}");
+      assertError(f, "root = 4",
+          "[CommPlan/BadRoot] @Broadcast on 'params' has root = 4, but the plan fixes @CommPlan(ranks = 4), so ranks"
+              + " are 0 to 3. Fix: set root to a rank in [0, 4).");
+    }
+  }
+
+  @Nested
+  class Rule10NotDivisible {
+    @Test
+    void inPlaceAllGather() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(ranks = 4)",
+          "class Grads {",
+          "  @AllGather @Shape({\"2\", \"3\"}) F32Buffer all;",
+          "}");
+      assertError(f, "@AllGather",
+          "[CommPlan/NotDivisible] in-place @AllGather on 'all': 'all' holds the whole gathered result, one slice per"
+              + " rank, so count(all) must be divisible by ranks = 4, but count(all) = 6 (@Shape({\"2\", \"3\"})) is not."
+              + " Fix: declare 'all' as @Shape({\"ranks\", \"2\"}) (2 elements per rank), or give it an into buffer.");
+    }
+
+    @Test
+    void inPlaceReduceScatter() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(ranks = 3)",
+          "class Grads {",
+          "  @ReduceScatter(op = ReduceOp.MAX) @Shape(\"10\") I32Buffer whole;",
+          "}");
+      assertError(f, "@ReduceScatter",
+          "[CommPlan/NotDivisible] in-place @ReduceScatter on 'whole': 'whole' holds the whole input",
+          "divisible by ranks = 3, but count(whole) = 10");
+    }
+  }
+
+  @Nested
+  class Rule11StepRace {
+    @Test
+    void readsWhatAnotherWrites() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @AllGather(into = \"x\") @Shape(\"1\") F32Buffer a;",
+          "  @AllReduce(into = \"y\") @Shape(\"ranks\") F32Buffer x;",
+          "  @Shape(\"ranks\") F32Buffer y;",
+          "}");
+      assertError(f, "into = \"y\"",
+          "[CommPlan/StepRace] @AllReduce on 'x' reads 'x', which @AllGather on 'a' writes, in the same step 0:"
+              + " collectives of one step are issued in one NCCL group and run in no defined order."
+              + " Fix: move one of them to another step, such as step = 1 on @AllReduce on 'x'.");
+    }
+
+    @Test
+    void bothWriteOneBuffer() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @AllReduce(into = \"out\", step = 2) @Shape(\"8\") F32Buffer a;",
+          "  @Broadcast(into = \"out\", step = 2) @Shape(\"8\") F32Buffer b;",
+          "  @Shape(\"8\") F32Buffer out;",
+          "}");
+      assertError(f, "@Broadcast",
+          "[CommPlan/StepRace] @Broadcast on 'b' writes 'out', which @AllReduce on 'a' also writes, in the same step 2",
+          "such as step = 3 on @Broadcast on 'b'");
+    }
+
+    @Test
+    void writesWhatAnotherReadsInPlace() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @Broadcast(into = \"copy\") @Shape(\"8\") F32Buffer src;",
+          "  @AllReduce @Shape(\"8\") F32Buffer copy;",
+          "}");
+      assertError(f, "@AllReduce",
+          "[CommPlan/StepRace] @AllReduce on 'copy' writes 'copy', which @Broadcast on 'src' also writes");
+    }
+
+    @Test
+    void writesWhatAnEarlierOneReads() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @Broadcast(into = \"copy\") @Shape(\"8\") F32Buffer src;",
+          "  @AllReduce(into = \"src\") @Shape(\"8\") F32Buffer other;",
+          "  @Shape(\"8\") F32Buffer copy;",
+          "}");
+      assertError(f, "into = \"src\"",
+          "[CommPlan/StepRace] @AllReduce on 'other' writes 'src', which @Broadcast on 'src' reads, in the same step 0");
+    }
+  }
+
+  @Test
+  void rule12DuplicateCollective() {
+    JavaFileObject f = source("p.Grads",
+        "@CommPlan",
+        "class Grads {",
+        "  @AllReduce",
+        "  @Broadcast(root = 1)",
+        "  @Shape(\"8\") F32Buffer g;",
+        "}");
+    assertError(f, "@Broadcast",
+        "[CommPlan/DuplicateCollective] 'g' has @AllReduce and @Broadcast both in step 0; a field takes part in one"
+            + " collective per step. Fix: give @Broadcast another step, such as step = 1.");
+  }
+
+  @Nested
+  class Rule13Targets {
+    @Test
+    void privateField() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @AllReduce @Shape(\"8\") private F32Buffer g;",
+          "}");
+      assertError(f, "private F32Buffer g",
+          "[CommPlan/PrivateField] 'g' carries @AllReduce but is private; plan fields must not be private."
+              + " Fix: remove 'private' from 'g'.");
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+      "interface Grads {}                 | an interface",
+      "enum Grads { A }                   | an enum",
+      "record Grads(int x) {}             | a record",
+      "@interface Grads {}                | an annotation type",
+    })
+    void notAClass(String declaration, String what) {
+      JavaFileObject f = source("p.Grads", "@CommPlan", declaration);
+      assertError(f, "@CommPlan",
+          "[CommPlan/BadTarget] @CommPlan goes on a class, but 'Grads' is " + what
+              + ". Fix: declare 'Grads' as a class (top-level or static nested).");
+    }
+
+    @Test
+    void privateNested() {
+      JavaFileObject f = source("p.Outer",
+          "class Outer {",
+          "  @CommPlan private static class Grads {}",
+          "}");
+      assertError(f, "@CommPlan", "[CommPlan/BadTarget] @CommPlan class 'Grads' is private.");
+    }
+
+    @Test
+    void inner() {
+      JavaFileObject f = source("p.Outer",
+          "class Outer {",
+          "  @CommPlan class Grads {}",
+          "}");
+      assertError(f, "@CommPlan",
+          "[CommPlan/BadTarget] @CommPlan class 'Grads' is an inner (non-static) class. Fix: declare 'Grads' static.");
+    }
+
+    // A local class is not a root element: javac never shows it to annotation processors (docs/dsl.md).
+  }
+
+  @Nested
+  class Rule14Dims {
+    @Test
+    void reserved() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = {\"n\", \"ranks\"})",
+          "class Grads {}");
+      assertError(f, "@CommPlan",
+          "[CommPlan/BadDim] dims entry \"ranks\" is reserved: ranks always means the communicator's size.");
+    }
+
+    @Test
+    void duplicated() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = {\"n\", \"n\"})",
+          "class Grads {}");
+      assertError(f, "@CommPlan", "[CommPlan/BadDim] dims lists \"n\" twice. Fix: remove the second \"n\".");
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+      "hidden-size | hiddenSize",
+      "2d          | d2d",
+      "class       | classDim",
+      "''          | dim",
+    })
+    void notAnIdentifier(String dim, String suggestion) {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = {\"" + dim + "\"})",
+          "class Grads {}");
+      assertError(f, "@CommPlan",
+          "[CommPlan/BadDim] dims entry \"" + dim + "\" is not a Java identifier (each dim becomes a Builder setter)."
+              + " Fix: rename it, such as \"" + suggestion + "\".");
+    }
+
+    @Test
+    void negativeRanks() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(ranks = -2)",
+          "class Grads {}");
+      assertError(f, "@CommPlan",
+          "[CommPlan/BadRanks] @CommPlan(ranks = -2) is negative. Fix: use 0 for any world size, or N > 0 to fix it");
+    }
+  }
+
+  @Nested
+  class Names {
+    @Test
+    void invalidName() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(name = \"my.Plan\")",
+          "class Grads {}");
+      assertError(f, "@CommPlan",
+          "[CommPlan/BadName] @CommPlan(name = \"my.Plan\") is not a valid Java class name."
+              + " Fix: use a simple name such as \"GradsPlan\".");
+    }
+
+    @Test
+    void nameOfTheNestedBuilder() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(name = \"Builder\")",
+          "class Grads {}");
+      assertError(f, "@CommPlan",
+          "[CommPlan/BadName] @CommPlan(name = \"Builder\") would clash with the generated class's nested Builder.");
+    }
+
+    @Test
+    void nameOfTheClassItself() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(name = \"Grads\")",
+          "class Grads {}");
+      assertError(f, "@CommPlan", "[CommPlan/BadName] @CommPlan(name = \"Grads\") would generate p.Grads");
+    }
+  }
+
+  @Test
+  void annotationsOutsideAPlan() {
+    JavaFileObject f = source("p.Grads",
+        "class Grads {",
+        "  @AllReduce @Shape(\"8\") F32Buffer g;",
+        "}");
+    Compilation c = compile(f);
+    assertThat(c).hadErrorCount(2);
+    assertThat(c).hadErrorContaining(
+            "[CommPlan/NotInPlan] 'g' carries @AllReduce, but its class 'Grads' is not annotated @CommPlan,"
+                + " so nothing reads it. Fix: annotate 'Grads' with @CommPlan, or remove @AllReduce.")
+        .inFile(f).onLineContaining("F32Buffer g");
+    assertThat(c).hadErrorContaining("[CommPlan/NotInPlan] 'g' carries @Shape").inFile(f).onLineContaining("F32Buffer g");
+  }
+
+  @Test
+  void everyProblemOfAPlanIsReportedAtOnce() {
+    JavaFileObject f = source("p.Grads",
+        "@CommPlan(dims = \"n\")",
+        "class Grads {",
+        "  @AllGather(into = \"all\") @Shape(\"n\") F32Buffer part;",
+        "  @Shape(\"n\") F32Buffer all;",
+        "  @Broadcast(root = -3) @Shape(\"m\") F32Buffer params;",
+        "}");
+    Compilation c = compile(f);
+    assertThat(c).hadErrorCount(3);
+    assertThat(c).hadErrorContaining("[CommPlan/GatherSize]").inFile(f).onLineContaining("into = \"all\"");
+    assertThat(c).hadErrorContaining("[CommPlan/BadRoot]").inFile(f).onLineContaining("root = -3");
+    assertThat(c).hadErrorContaining("[CommPlan/UnknownDim]").inFile(f).onLineContaining("root = -3");
+  }
+}

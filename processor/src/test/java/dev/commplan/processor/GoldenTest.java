@@ -1,0 +1,227 @@
+package dev.commplan.processor;
+
+import static com.google.common.truth.Truth.assertWithMessage;
+import static com.google.testing.compile.CompilationSubject.assertThat;
+import static dev.commplan.processor.Plans.compile;
+import static dev.commplan.processor.Plans.source;
+
+import com.google.testing.compile.Compilation;
+import com.google.testing.compile.JavaFileObjects;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.stream.Stream;
+import javax.tools.JavaFileObject;
+import javax.tools.StandardLocation;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Valid plans compile without warnings ({@code -Xlint:all}, less "processing") and generate exactly the
+ * golden sources in {@code src/test/resources/golden/}, both source-equivalent and byte for byte.
+ *
+ * <p>After an intended change to the generated code, rewrite the golden files instead of comparing, then
+ * review the diff:
+ *
+ * <pre>
+ * COMMPLAN_GOLDEN_UPDATE=1 mvn -pl annotations,runtime,processor -am test -Dtest='dev.commplan.processor.GoldenTest' \
+ *     -Dsurefire.failIfNoSpecifiedTests=false
+ * </pre>
+ *
+ * (run from the repository root; the files are written relative to the processor module's directory).
+ */
+class GoldenTest {
+  private static final boolean UPDATE = "1".equals(System.getenv("COMMPLAN_GOLDEN_UPDATE"));
+
+  static Stream<Arguments> plans() {
+    return Stream.of(
+        // docs/architecture.md's example: dims, ranks, AVG, in place and a gather into another field.
+        plan("p.GradsPlan",
+            source("p.Grads",
+                "@CommPlan(dims = {\"hidden\"})",
+                "class Grads {",
+                "  @AllReduce(op = ReduceOp.AVG) @Shape({\"4\", \"hidden\"}) F32Buffer w;",
+                "  @AllGather(into = \"all\", step = 1) @Shape(\"hidden\") F32Buffer part;",
+                "  @Shape({\"ranks\", \"hidden\"}) F32Buffer all;",
+                "}"),
+            // The generated API, used as users do.
+            source("p.UseGrads",
+                "import dev.commplan.runtime.plan.Schedule;",
+                "final class UseGrads {",
+                "  private UseGrads() {}",
+                "  static String use(Communicator comm, F32Buffer w) {",
+                "    try (GradsPlan plan = GradsPlan.builder().hidden(1024).bindW(w).build(comm)) {",
+                "      F32Buffer all = plan.all();",
+                "      plan.execute(comm.stream());",
+                "      Schedule schedule = plan.schedule();",
+                "      Communicator c = plan.communicator();",
+                "      return plan.describe() + all + schedule + c + plan.w() + plan.part();",
+                "    }",
+                "  }",
+                "}")),
+        // Every data type, every op.
+        plan("p.DataTypesPlan",
+            source("p.DataTypes",
+                "@CommPlan(dims = \"n\")",
+                "class DataTypes {",
+                "  @AllReduce(op = ReduceOp.SUM) @Shape(\"n\") F16Buffer f16;",
+                "  @AllReduce(op = ReduceOp.PROD) @Shape(\"n\") BF16Buffer bf16;",
+                "  @AllReduce(op = ReduceOp.MAX) @Shape(\"n\") F32Buffer f32;",
+                "  @AllReduce(op = ReduceOp.MIN) @Shape(\"n\") F64Buffer f64;",
+                "  @AllReduce(op = ReduceOp.AVG) @Shape(\"n\") I8Buffer i8;",
+                "  @AllReduce @Shape(\"n\") U8Buffer u8;",
+                "  @AllReduce @Shape(\"n\") I32Buffer i32;",
+                "  @AllReduce @Shape(\"n\") U32Buffer u32;",
+                "  @AllReduce @Shape(\"n\") I64Buffer i64;",
+                "  @AllReduce @Shape(\"n\") U64Buffer u64;",
+                "}")),
+        // Every collective, in place and out of place; a field reduced in one step and broadcast in another.
+        plan("p.CollectivesPlan",
+            source("p.Collectives",
+                "@CommPlan(dims = {\"n\", \"m\"})",
+                "class Collectives {",
+                "  @AllReduce @Broadcast(root = 2, step = 4) @Shape({\"n\", \"m\"}) F32Buffer ar;",
+                "  @AllReduce(op = ReduceOp.MAX, into = \"arOut\") @Shape(\"n * m\") F64Buffer arIn;",
+                "  @Shape({\"m\", \"n\"}) F64Buffer arOut;",
+                "  @Broadcast(root = 1, step = 1) @Shape(\"16\") I32Buffer bc;",
+                "  @Broadcast(into = \"bcOut\", step = 1) @Shape(\"16\") I32Buffer bcIn;",
+                "  @Shape({\"4\", \"4\"}) I32Buffer bcOut;",
+                "  @AllGather(step = 2) @Shape({\"ranks\", \"n\"}) BF16Buffer agAll;",
+                "  @AllGather(into = \"agOut\", step = 2) @Shape(\"n\") BF16Buffer agIn;",
+                "  @Shape(\"n*ranks\") BF16Buffer agOut;",
+                "  @ReduceScatter(op = ReduceOp.AVG, step = 3) @Shape(\"ranks*n\") F16Buffer rsAll;",
+                "  @ReduceScatter(op = ReduceOp.PROD, into = \"rsOut\", step = 3) @Shape({\"ranks\", \"n\"}) F16Buffer rsIn;",
+                "  @Shape(\"n\") F16Buffer rsOut;",
+                "  @AllReduce(step = -1) @Shape(\"1\") I64Buffer early;",
+                "  @Shape(\"3\") U8Buffer scratch;",
+                "}")),
+        // Fixed ranks: 4*n equals ranks*n, roots and in-place counts checked against 4.
+        plan("p.FixedPlan",
+            source("p.Fixed",
+                "@CommPlan(dims = \"n\", ranks = 4)",
+                "class Fixed {",
+                "  @AllGather(into = \"all\") @Shape(\"n\") F32Buffer part;",
+                "  @Shape(\"4*n\") F32Buffer all;",
+                "  @ReduceScatter(into = \"slice\") @Shape({\"2\", \"2 * n\"}) F32Buffer whole;",
+                "  @Shape(\"n\") F32Buffer slice;",
+                "  @AllGather @Shape(\"8\") F32Buffer gathered;",
+                "  @ReduceScatter(step = 1) @Shape({\"ranks\", \"n\"}) F32Buffer scattered;",
+                "  @Broadcast(root = 3) @Shape(\"ranks\") I32Buffer params;",
+                "  @AllReduce(into = \"y\") @Shape(\"ranks\") I32Buffer x;",
+                "  @Shape(\"4\") I32Buffer y;",
+                "  @AllGather(step = 2) @Shape(\"3 * n\") F64Buffer maybe;",
+                "}")),
+        // A nested class: enclosing names joined by '_'.
+        plan("p.Outer_GradsPlan",
+            source("p.Outer",
+                "class Outer {",
+                "  @CommPlan(dims = \"n\")",
+                "  static class Grads {",
+                "    @AllReduce @Shape(\"n\") F32Buffer g;",
+                "  }",
+                "  interface Holder {",
+                "    @CommPlan class Inside { @AllReduce @Shape(\"1\") F32Buffer g; }",
+                "  }",
+                "}")),
+        plan("p.Outer_Holder_InsidePlan",
+            source("p.Outer",
+                "class Outer {",
+                "  interface Holder {",
+                "    @CommPlan class Inside { @AllReduce @Shape(\"1\") F32Buffer g; }",
+                "  }",
+                "}")),
+        // name; and a name that is also a runtime type's.
+        plan("p.Custom",
+            source("p.Grads",
+                "@CommPlan(name = \"Custom\")",
+                "class Grads {",
+                "  @Broadcast @Shape(\"2\") F32Buffer g;",
+                "}")),
+        plan("p.Plan",
+            source("p.Grads",
+                "@CommPlan(name = \"Plan\")",
+                "class Grads {",
+                "  @Broadcast @Shape(\"2\") F32Buffer g;",
+                "}")),
+        // Names that clash with the generated class's members, Object's, the builder's, and its locals.
+        plan("p.ClashesPlan",
+            source("p.Clashes",
+                "@CommPlan(dims = {\"wait\", \"build\", \"hidden\", \"bindW\", \"Math\", \"b\", \"comm\", \"hiddenSet\"})",
+                "class Clashes {",
+                "  @AllReduce @Shape(\"wait\") F32Buffer close;",
+                "  @AllReduce @Shape(\"build\") F32Buffer builder;",
+                "  @AllReduce @Shape(\"hidden\") F32Buffer plan;",
+                "  @AllReduce @Shape(\"b\") F32Buffer w;",
+                "  @AllReduce @Shape(\"comm\") F32Buffer W;",
+                "  @AllReduce @Shape(\"Math\") F32Buffer hidden;",
+                "  @AllReduce @Shape(\"ranks\") F32Buffer Math;",
+                "  @AllReduce @Shape(\"bindW\") F32Buffer closeBuffer;",
+                "  @AllReduce @Shape(\"hiddenSet\") F32Buffer toString;",
+                "  @AllReduce @Shape(\"1\") F32Buffer getClass;",
+                "  @AllReduce @Shape(\"2\") F32Buffer DataType;",
+                "  @AllReduce @Shape(\"3\") F32Buffer Objects;",
+                "  @AllReduce @Shape(\"4\") F32Buffer ranks;",
+                "  @AllReduce @Shape(\"5\") F32Buffer execute;",
+                "}"),
+            source("p.UseClashes",
+                "final class UseClashes {",
+                "  private UseClashes() {}",
+                "  static F32Buffer use(Communicator comm, F32Buffer mine) {",
+                "    ClashesPlan plan = ClashesPlan.builder().waitDim(1).buildDim(2).hidden(3).bindWDim(4).Math(5).b(6)",
+                "        .comm(7).hiddenSet(8).bindW(mine).bindWBuffer(mine).bindClose(mine).build(comm);",
+                "    plan.close();",
+                "    return plan.closeBufferBuffer() != null ? plan.builderBuffer() : plan.executeBuffer();",
+                "  }",
+                "}")),
+        // The unnamed package, and a plan with no buffers at all.
+        plan("TopPlan",
+            source("Top",
+                "@CommPlan",
+                "class Top {",
+                "  @AllReduce @Shape(\"1\") U64Buffer count;",
+                "}")),
+        plan("p.EmptyPlan", source("p.Empty", "@CommPlan", "class Empty {}")));
+  }
+
+  private static Arguments plan(String generated, JavaFileObject... sources) {
+    return Arguments.of(generated, sources);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("plans")
+  void generatesTheGoldenSource(String generated, JavaFileObject[] sources) throws IOException {
+    Compilation c = compile(sources);
+    assertThat(c).succeededWithoutWarnings();
+
+    String simpleName = generated.substring(generated.lastIndexOf('.') + 1);
+    String golden = "golden/" + simpleName + ".java";
+    Optional<JavaFileObject> file = c.generatedFile(
+        StandardLocation.SOURCE_OUTPUT, generated.replace('.', '/') + ".java");
+    assertWithMessage("generated %s", generated).that(file.isPresent()).isTrue();
+    String actual = file.get().getCharContent(false).toString();
+
+    if (UPDATE) {
+      Path path = Path.of("src/test/resources", golden);
+      Files.createDirectories(path.getParent());
+      Files.writeString(path, actual, StandardCharsets.UTF_8);
+      return;
+    }
+    assertThat(c).generatedSourceFile(generated).hasSourceEquivalentTo(JavaFileObjects.forResource(golden));
+    assertWithMessage("%s, byte for byte (COMMPLAN_GOLDEN_UPDATE=1 rewrites it)", golden)
+        .that(actual)
+        .isEqualTo(resource(golden));
+  }
+
+  private static String resource(String name) throws IOException {
+    try (InputStream in = GoldenTest.class.getClassLoader().getResourceAsStream(name)) {
+      if (in == null) {
+        throw new AssertionError("no golden file " + name + "; run with COMMPLAN_GOLDEN_UPDATE=1 to write it");
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+  }
+}

@@ -1,0 +1,205 @@
+package dev.commplan.processor;
+
+import static com.google.common.truth.Truth.assertThat;
+import static com.google.testing.compile.CompilationSubject.assertThat;
+import static dev.commplan.processor.Plans.compile;
+import static dev.commplan.processor.Plans.source;
+
+import com.google.testing.compile.Compilation;
+import com.google.testing.compile.Compiler;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.Writer;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+import javax.annotation.processing.AbstractProcessor;
+import javax.annotation.processing.RoundEnvironment;
+import javax.lang.model.SourceVersion;
+import javax.lang.model.element.TypeElement;
+import javax.tools.JavaFileObject;
+import org.junit.jupiter.api.Test;
+
+/** How the processor behaves as a whole: isolation of failures, rounds, registration, reproducibility. */
+class ProcessorTest {
+
+  @Test
+  void aPlanWithMoreFieldsThanAConstructorHasParameterSlotsCompiles() {
+    // 300 out-of-place all-reduces: 600 buffers, past the JVM's 255 parameter slots per method.
+    List<String> body = new ArrayList<>();
+    body.add("@CommPlan class Wide {");
+    for (int i = 0; i < 300; i++) {
+      body.add("  @AllReduce(into = \"out" + i + "\") @Shape(\"256\") F32Buffer in" + i + ";");
+      body.add("  @Shape(\"256\") F32Buffer out" + i + ";");
+    }
+    body.add("}");
+    Compilation c = Plans.compile(source("p.Wide", body.toArray(String[]::new)));
+    assertThat(c).succeededWithoutWarnings();
+    assertThat(c).generatedSourceFile("p.WidePlan").contentsAsUtf8String().contains("F32Buffer out299()");
+  }
+
+  @Test
+  void anInternalErrorInOnePlanDoesNotStopTheOthers() {
+    CommPlanProcessor processor = new CommPlanProcessor(name -> {
+      if (name.equals("p.Boom")) {
+        throw new IllegalStateException("injected failure");
+      }
+    });
+    JavaFileObject boom = source("p.Boom", "@CommPlan class Boom {", "  @AllReduce @Shape(\"1\") F32Buffer g;", "}");
+    JavaFileObject good = source("p.Good", "@CommPlan class Good {", "  @AllReduce @Shape(\"1\") F32Buffer g;", "}");
+    // Compiles only if GoodPlan was generated.
+    JavaFileObject user = source("p.User",
+        "final class User {",
+        "  private User() {}",
+        "  static GoodPlan.Builder builder() { return GoodPlan.builder(); }",
+        "}");
+    Compilation c = compile(processor, boom, good, user);
+    assertThat(c).hadErrorCount(1);
+    assertThat(c)
+        .hadErrorContaining("[CommPlan/InternalError] the CommPlan processor failed on 'p.Boom':"
+            + " java.lang.IllegalStateException: injected failure (at ")
+        .inFile(boom)
+        .onLineContaining("class Boom");
+    assertThat(c).hadErrorContaining("This is a bug in CommPlan; please report it");
+  }
+
+  @Test
+  void aPlanWaitsForAnAttributeThatAnotherProcessorGenerates() {
+    JavaFileObject plan = source("p.Sized",
+        "@CommPlan",
+        "class Sized {",
+        "  @AllReduce @Shape(Sizes.SIZE) F32Buffer g;",
+        "}");
+    Compilation c = Compiler.javac()
+        .withProcessors(new CommPlanProcessor(), new Generating("Sizes", "public static final String SIZE = \"8\";"))
+        .withOptions(Plans.OPTIONS)
+        .compile(plan);
+    assertThat(c).succeededWithoutWarnings();
+    assertThat(c).generatedSourceFile("p.SizedPlan").contentsAsUtf8String().contains("8L");
+  }
+
+  @Test
+  void aPlanWaitsForAFieldTypeThatAnotherProcessorGenerates() {
+    JavaFileObject plan = source("p.Typed",
+        "@CommPlan",
+        "class Typed {",
+        "  @AllReduce @Shape(\"8\") Later g;",
+        "}");
+    Compilation c = Compiler.javac()
+        .withProcessors(new CommPlanProcessor(), new Generating("Later", ""))
+        .withOptions(Plans.OPTIONS)
+        .compile(plan);
+    // Validated once, in the round where the type is known: the message names the resolved type.
+    assertThat(c).hadErrorCount(1);
+    assertThat(c).hadErrorContaining("[CommPlan/NotABuffer] 'g' carries @AllReduce but has type p.Later,")
+        .inFile(plan).onLineContaining("Later g");
+  }
+
+  @Test
+  void aTypeThatNeverResolvesIsReportedInTheLastRound() {
+    JavaFileObject plan = source("p.Missing",
+        "@CommPlan",
+        "class Missing {",
+        "  @AllReduce @Shape(\"8\") Nope g;",
+        "}");
+    Compilation c = compile(plan);
+    assertThat(c).hadErrorCount(2);
+    assertThat(c).hadErrorContaining("cannot find symbol").inFile(plan).onLineContaining("Nope g");
+    assertThat(c)
+        .hadErrorContaining("[CommPlan/Unresolved] could not process @CommPlan class 'p.Missing' because the type Nope"
+            + " of field 'g' could not be resolved.")
+        .inFile(plan)
+        .onLineContaining("@CommPlan");
+  }
+
+  @Test
+  void twoPlansForOneGeneratedName() {
+    JavaFileObject a = source("p.A", "@CommPlan(name = \"Same\") class A {}");
+    JavaFileObject b = source("p.B", "@CommPlan(name = \"Same\") class B {}");
+    Compilation c = compile(a, b);
+    assertThat(c).failed();
+    assertThat(c).hadErrorContaining("[CommPlan/WriteFailed] could not write the generated class p.Same for 'p.B'")
+        .inFile(b).onLineContaining("class B");
+  }
+
+  @Test
+  void generatedSourcesAreReproducible() throws IOException {
+    JavaFileObject plan = source("p.Grads",
+        "@CommPlan(dims = \"n\")",
+        "class Grads { @AllReduce @Shape(\"n\") F32Buffer g; }");
+    String first = compile(plan).generatedSourceFiles().getFirst().getCharContent(false).toString();
+    String second = compile(plan).generatedSourceFiles().getFirst().getCharContent(false).toString();
+    assertThat(second).isEqualTo(first);
+    assertThat(first).contains("@Generated(\"dev.commplan.processor.CommPlanProcessor\")\npublic final class GradsPlan");
+    assertThat(first).doesNotContain("date");
+  }
+
+  @Test
+  void supportsTheSixAnnotationsAndTheLatestSourceVersion() {
+    CommPlanProcessor p = new CommPlanProcessor();
+    assertThat(p.getSupportedAnnotationTypes()).containsExactly(
+        "dev.commplan.annotations.CommPlan",
+        "dev.commplan.annotations.AllReduce",
+        "dev.commplan.annotations.Broadcast",
+        "dev.commplan.annotations.AllGather",
+        "dev.commplan.annotations.ReduceScatter",
+        "dev.commplan.annotations.Shape");
+    assertThat(p.getSupportedSourceVersion()).isEqualTo(SourceVersion.latestSupported());
+  }
+
+  @Test
+  void isRegisteredForJavacAndAsAnIsolatingGradleProcessor() throws IOException {
+    assertThat(resources("META-INF/services/javax.annotation.processing.Processor"))
+        .contains("dev.commplan.processor.CommPlanProcessor");
+    assertThat(resources("META-INF/gradle/incremental.annotation.processors"))
+        .contains("dev.commplan.processor.CommPlanProcessor,isolating");
+  }
+
+  private static String resources(String name) throws IOException {
+    StringBuilder all = new StringBuilder();
+    for (URL url : Collections.list(ProcessorTest.class.getClassLoader().getResources(name))) {
+      try (InputStream in = url.openStream()) {
+        all.append(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+      }
+    }
+    return all.toString();
+  }
+
+  /** Generates {@code p.<name>} with {@code body} in the first round, as another processor would. */
+  private static final class Generating extends AbstractProcessor {
+    private final String name;
+    private final String body;
+    private final List<String> done = new ArrayList<>();
+
+    Generating(String name, String body) {
+      this.name = name;
+      this.body = body;
+    }
+
+    @Override
+    public Set<String> getSupportedAnnotationTypes() {
+      return Set.of("*");
+    }
+
+    @Override
+    public SourceVersion getSupportedSourceVersion() {
+      return SourceVersion.latestSupported();
+    }
+
+    @Override
+    public boolean process(Set<? extends TypeElement> annotations, RoundEnvironment round) {
+      if (done.isEmpty()) {
+        done.add(name);
+        try (Writer w = processingEnv.getFiler().createSourceFile("p." + name).openWriter()) {
+          w.write("package p;\npublic final class " + name + " {\n  private " + name + "() {}\n  " + body + "\n}\n");
+        } catch (IOException e) {
+          throw new java.io.UncheckedIOException(e);
+        }
+      }
+      return false;
+    }
+  }
+}
