@@ -2,6 +2,7 @@ package dev.commplan.samples;
 
 import dev.commplan.runtime.CommPlanException;
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.util.Locale;
 
 /**
@@ -11,12 +12,16 @@ import java.util.Locale;
 public final class Main {
   private static final String USAGE =
       """
-      usage: java -jar commplan-samples.jar <sample> [--ranks N] [--backend local|nccl]
+      usage: java -jar commplan-samples.jar <sample> [--ranks N] [--backend local|nccl] [--out FILE]
         samples:
           seed   the four collectives (all-reduce, all-gather, reduce-scatter, broadcast) on N ranks
+          ddp    data-parallel training of a small MLP: N ranks match 1 rank; draws the loss curve (SVG)
+          zero   the same training with ZeRO-1: 1/N of the optimizer state per rank, the same loss
+          syncbn batch-norm statistics of uneven per-rank batches, gathered: the whole batch's mean and variance
         options:
           --ranks N            number of ranks (default 4)
           --backend local|nccl local: ranks as threads of this JVM (default); nccl: one GPU per rank
+          --out FILE           where ddp writes its loss curve (default ddp-loss.svg)
       """;
 
   private Main() {}
@@ -38,6 +43,10 @@ public final class Main {
     try {
       switch (options.sample()) {
         case "seed" -> SeedSample.run(options.backend(), options.ranks(), out);
+        case "ddp" -> DdpSample.run(
+            options.backend(), options.ranks(), options.out() != null ? options.out() : DdpSample.DEFAULT_OUT, out);
+        case "zero" -> ZeroSample.run(options.backend(), options.ranks(), out);
+        case "syncbn" -> SyncBnSample.run(options.backend(), options.ranks(), out);
         case "help" -> out.print(USAGE);
         default -> {
           err.println("error: unknown sample '" + options.sample() + "'");
@@ -52,11 +61,12 @@ public final class Main {
     }
   }
 
-  record Options(String sample, int ranks, String backend) {
+  record Options(String sample, int ranks, String backend, Path out) {
     static Options parse(String[] args) {
       String sample = null;
       int ranks = 4;
       String backend = "local";
+      Path out = null;
       for (int i = 0; i < args.length; i++) {
         String arg = args[i];
         switch (arg) {
@@ -77,6 +87,7 @@ public final class Main {
               throw new IllegalArgumentException("--backend is local or nccl, not '" + backend + "'");
             }
           }
+          case "--out" -> out = Path.of(valueOf(args, ++i, arg));
           case "-h", "--help" -> sample = "help";
           default -> {
             if (arg.startsWith("-")) {
@@ -92,7 +103,7 @@ public final class Main {
       if (sample == null) {
         throw new IllegalArgumentException("name a sample");
       }
-      return new Options(sample, ranks, backend);
+      return new Options(sample, ranks, backend, out);
     }
 
     private static String valueOf(String[] args, int i, String option) {
