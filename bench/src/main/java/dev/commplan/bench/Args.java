@@ -1,0 +1,164 @@
+package dev.commplan.bench;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.DataType;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The command line after the subcommand: {@code --name value} options and {@code --flag} switches. Each
+ * getter consumes its option, so that {@link #finish()} can reject options nobody asked for.
+ */
+final class Args {
+  private final Map<String, String> values = new LinkedHashMap<>();
+  private final Set<String> used = new HashSet<>();
+
+  private Args() {}
+
+  /** Parses {@code args}; {@code switches} are the options that take no value. */
+  static Args parse(List<String> args, Set<String> switches) {
+    Args parsed = new Args();
+    for (int i = 0; i < args.size(); i++) {
+      String arg = args.get(i);
+      if (!arg.startsWith("--")) {
+        throw new UsageException("unexpected argument '" + arg + "'");
+      }
+      String name = arg.substring(2);
+      String value;
+      int eq = name.indexOf('=');
+      if (eq >= 0) {
+        value = name.substring(eq + 1);
+        name = name.substring(0, eq);
+      } else if (switches.contains(name)) {
+        value = "true";
+      } else if (i + 1 < args.size()) {
+        value = args.get(++i);
+      } else {
+        throw new UsageException(arg + " needs a value");
+      }
+      if (parsed.values.put(name, value) != null) {
+        throw new UsageException("--" + name + " given twice");
+      }
+    }
+    return parsed;
+  }
+
+  String string(String name, String fallback) {
+    used.add(name);
+    return values.getOrDefault(name, fallback);
+  }
+
+  boolean flag(String name) {
+    return Boolean.parseBoolean(string(name, "false"));
+  }
+
+  int integer(String name, int fallback, int min) {
+    String value = string(name, null);
+    if (value == null) {
+      return fallback;
+    }
+    int parsed;
+    try {
+      parsed = Integer.parseInt(value);
+    } catch (NumberFormatException e) {
+      throw new UsageException("--" + name + " takes a whole number, not '" + value + "'");
+    }
+    if (parsed < min) {
+      throw new UsageException("--" + name + " must be at least " + min + ", was " + parsed);
+    }
+    return parsed;
+  }
+
+  /** A comma-separated list of whole numbers, each at least {@code min}. */
+  List<Integer> integers(String name, String fallback, int min) {
+    List<Integer> out = new ArrayList<>();
+    for (String part : string(name, fallback).split(",")) {
+      try {
+        int v = Integer.parseInt(part.trim());
+        if (v < min) {
+          throw new UsageException("--" + name + " values must be at least " + min + ", was " + v);
+        }
+        out.add(v);
+      } catch (NumberFormatException e) {
+        throw new UsageException("--" + name + " takes whole numbers separated by commas, not '" + part + "'");
+      }
+    }
+    return out;
+  }
+
+  /** A size in bytes: {@code 8}, {@code 64K}, {@code 64M}, {@code 1G} (powers of 1024, as nccl-tests). */
+  long size(String name, String fallback) {
+    String value = string(name, fallback);
+    return parseSize("--" + name, value);
+  }
+
+  static long parseSize(String what, String value) {
+    String v = value.trim().toUpperCase(Locale.ROOT);
+    if (v.endsWith("B")) {
+      v = v.substring(0, v.length() - 1);
+    }
+    if (v.endsWith("I")) { // 64MiB
+      v = v.substring(0, v.length() - 1);
+    }
+    long unit = 1;
+    if (!v.isEmpty()) {
+      switch (v.charAt(v.length() - 1)) {
+        case 'K' -> unit = 1L << 10;
+        case 'M' -> unit = 1L << 20;
+        case 'G' -> unit = 1L << 30;
+        default -> {}
+      }
+    }
+    if (unit != 1) {
+      v = v.substring(0, v.length() - 1);
+    }
+    try {
+      long n = Long.parseLong(v);
+      if (n <= 0) {
+        throw new UsageException(what + " must be positive, was " + value);
+      }
+      return Math.multiplyExact(n, unit);
+    } catch (NumberFormatException e) {
+      throw new UsageException(what + " is a size such as 8, 64K, 64M or 1G, not '" + value + "'");
+    }
+  }
+
+  String backend() {
+    String backend = string("backend", "local").toLowerCase(Locale.ROOT);
+    if (!backend.equals("local") && !backend.equals("nccl")) {
+      throw new UsageException("--backend is local or nccl, not '" + backend + "'");
+    }
+    return backend;
+  }
+
+  DataType dataType(String fallback) {
+    return Names.dataType(string("type", fallback));
+  }
+
+  ReduceOp op(String fallback) {
+    return Names.op(string("op", fallback));
+  }
+
+  /** Rejects every option that no getter asked for (typos, options of another subcommand). */
+  void finish() {
+    for (String name : values.keySet()) {
+      if (!used.contains(name)) {
+        throw new UsageException("unknown option --" + name);
+      }
+    }
+  }
+
+  /** A mistake on the command line: printed with the usage, exit status 2. */
+  static final class UsageException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    UsageException(String message) {
+      super(message);
+    }
+  }
+}

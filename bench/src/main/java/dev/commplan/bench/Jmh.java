@@ -1,0 +1,61 @@
+package dev.commplan.bench;
+
+import dev.commplan.bench.jmh.NcclExecuteBench;
+import dev.commplan.runtime.Backends;
+import dev.commplan.runtime.Cluster;
+import dev.commplan.runtime.CommPlanException;
+import java.io.PrintStream;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.CommandLineOptionException;
+import org.openjdk.jmh.runner.options.CommandLineOptions;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+
+/**
+ * {@code commplan-bench jmh [JMH options]}: JMH's own command line, except that the NCCL benchmark is
+ * left out, with the reason printed, where NCCL cannot run here (no GPU, no library, native access off).
+ */
+final class Jmh {
+  private Jmh() {}
+
+  static int run(String[] args, PrintStream out, PrintStream err) {
+    CommandLineOptions cli;
+    try {
+      cli = new CommandLineOptions(args);
+    } catch (CommandLineOptionException e) {
+      err.println("error: " + e.getMessage());
+      return 2;
+    }
+    if (cli.shouldHelp()) {
+      try {
+        cli.showHelp();
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+      return 0;
+    }
+    ChainedOptionsBuilder options = new OptionsBuilder().parent(cli);
+    String unavailable = ncclUnavailable();
+    if (unavailable != null) {
+      err.println("# skipping " + NcclExecuteBench.class.getSimpleName() + ": " + unavailable);
+      options.exclude(NcclExecuteBench.class.getSimpleName());
+    }
+    try {
+      new Runner(options.build()).run();
+      return 0;
+    } catch (RunnerException e) {
+      err.println("error: " + e.getMessage());
+      return 1;
+    }
+  }
+
+  /** Why the NCCL backend cannot run here, or null where it can (one rank is brought up and closed). */
+  static String ncclUnavailable() {
+    try (Cluster cluster = Backends.cluster("nccl", 1)) {
+      return null;
+    } catch (CommPlanException | IllegalCallerException | LinkageError e) {
+      return e.getMessage();
+    }
+  }
+}

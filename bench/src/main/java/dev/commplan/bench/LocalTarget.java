@@ -1,0 +1,68 @@
+package dev.commplan.bench;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.DataType;
+import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The local backend's target: AllReduce busbw at one size (64 MiB) on 2 and 4 ranks, set against the
+ * memory copy bandwidth of this machine measured in the same run ({@code MemorySegment.copy} of the same
+ * size between two native segments, median), which bounds what ranks-as-threads can move.
+ */
+final class LocalTarget {
+  record Line(int ranks, Sweep.Row row) {}
+
+  private LocalTarget() {}
+
+  static void run(long bytes, List<Integer> ranksList, DataType type, int iters, int warmup, PrintStream out,
+      PrintStream progress) {
+    double copySeconds = memcpySeconds(bytes, iters, warmup);
+    double copyGBs = bytes / 1e9 / copySeconds;
+    List<Line> lines = new ArrayList<>();
+    for (int ranks : ranksList) {
+      Sweep.Config config = new Sweep.Config("local", ranks, List.of(Coll.ALL_REDUCE), type, ReduceOp.SUM, 0, bytes,
+          bytes, 2, iters, warmup, 1, true);
+      List<Sweep.Row> rows = Sweep.run(config, out, progress, null);
+      lines.add(new Line(ranks, rows.get(0)));
+    }
+    out.printf(Locale.ROOT, "# local backend target: AllReduce of %s %s (sum), busbw against a memory copy of the same size%n",
+        Names.bytes(bytes), Names.of(type));
+    out.printf(Locale.ROOT, "# memcpy %s (MemorySegment.copy, median of %d): %.1f us = %.2f GB/s copied (%.2f GB/s read+write)%n",
+        Names.bytes(bytes), iters, copySeconds * 1e6, copyGBs, 2 * copyGBs);
+    out.printf("# %5s  %10s  %10s  %12s  %11s  %6s%n", "ranks", "oop busbw", "ip busbw", "oop/memcpy", "ip/memcpy", "#wrong");
+    for (Line l : lines) {
+      Sweep.Result o = l.row().outOfPlace();
+      Sweep.Result i = l.row().inPlace();
+      out.printf(Locale.ROOT, "  %5d  %10.2f  %10.2f  %12.2f  %11.2f  %6d%n", l.ranks(), o.busbw(), i.busbw(),
+          o.busbw() / copyGBs, i.busbw() / copyGBs, o.wrong() + i.wrong());
+    }
+    out.flush();
+  }
+
+  /** Median seconds of one {@code MemorySegment.copy} of {@code bytes} between two native segments. */
+  static double memcpySeconds(long bytes, int iters, int warmup) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment src = arena.allocate(bytes, 64);
+      MemorySegment dst = arena.allocate(bytes, 64);
+      src.fill((byte) 1); // touch every page before timing
+      dst.fill((byte) 0);
+      for (int i = 0; i < warmup; i++) {
+        MemorySegment.copy(src, 0, dst, 0, bytes);
+      }
+      double[] s = new double[Math.max(1, iters)];
+      for (int i = 0; i < s.length; i++) {
+        long t0 = System.nanoTime();
+        MemorySegment.copy(src, 0, dst, 0, bytes);
+        s[i] = (System.nanoTime() - t0) / 1e9;
+      }
+      Arrays.sort(s);
+      return ManyBuffers.median(s);
+    }
+  }
+}

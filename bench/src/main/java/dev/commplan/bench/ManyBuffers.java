@@ -1,0 +1,363 @@
+package dev.commplan.bench;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.bench.plans.Gpt2GradsPlan;
+import dev.commplan.bench.plans.Many200OutPlan;
+import dev.commplan.bench.plans.Many200Plan;
+import dev.commplan.runtime.Backends;
+import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.Cluster;
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.plan.Collective;
+import dev.commplan.runtime.plan.CollectiveCall;
+import dev.commplan.runtime.plan.Plan;
+import dev.commplan.runtime.plan.PlanBuilder;
+import dev.commplan.runtime.plan.Schedule;
+import dev.commplan.runtime.plan.Step;
+import dev.commplan.runtime.spi.DeviceMemory;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Consumer;
+
+/**
+ * The many-buffers case: a step that all-reduces K buffers (K x s elements, or a real model's gradient
+ * set), issued four ways and timed per step (issue, then {@code stream.synchronize()}; median of
+ * {@code iters}, averaged over ranks):
+ *
+ * <ul>
+ *   <li>{@code separate}: K direct calls, one per buffer, each buffer allocated on its own;
+ *   <li>{@code group}: the same K calls inside one {@code groupStart()}/{@code groupEnd()};
+ *   <li>{@code plan}: one {@code execute} of a plan that holds the K buffers (the processor's generated
+ *       plan where one exists for the case, else the same plan built with {@link PlanBuilder});
+ *   <li>{@code flat}: the ideal, one call over one buffer of the same total size.
+ * </ul>
+ *
+ * <p>After timing, each way runs once more on fresh inputs and is checked element by element (#wrong).
+ */
+final class ManyBuffers {
+  /** Where the plan comes from. */
+  enum PlanSource {
+    /**
+     * The generated plan where the case has one (200 x n floats in or out of place, or GPT-2 in place; float,
+     * sum), else the builder.
+     */
+    AUTO,
+    GENERATED,
+    BUILDER
+  }
+
+  /** The buffers of a step: their names and element counts. */
+  record Case(String name, List<String> fields, long[] counts) {
+    long total() {
+      return Arrays.stream(counts).sum();
+    }
+
+    static Case uniform(int k, long count) {
+      List<String> fields = new ArrayList<>();
+      for (int i = 0; i < k; i++) {
+        fields.add(String.format(Locale.ROOT, "g%03d", i));
+      }
+      long[] counts = new long[k];
+      Arrays.fill(counts, count);
+      return new Case(k + "x" + count, fields, counts);
+    }
+
+    static Case gpt2() {
+      return new Case("gpt2", Gpt2.TENSORS.stream().map(t -> PlanSources.fieldName(t.name())).toList(),
+          Gpt2.TENSORS.stream().mapToLong(Gpt2.Tensor::count).toArray());
+    }
+
+    boolean isGpt2() {
+      return name.equals("gpt2");
+    }
+  }
+
+  record Config(String backend, int ranks, Case theCase, DataType type, ReduceOp op, boolean inPlace,
+      int iters, int warmup, PlanSource planSource) {}
+
+  /** One way's result: NCCL calls per step, median and minimum time per step (µs), #wrong. */
+  record Result(String mode, int calls, double medianUs, double minUs, long wrong) {}
+
+  static final String CSV_HEADER =
+      "backend,ranks,case,buffers,elements,type,redop,placement,mode,calls,median_us,min_us,wrong";
+
+  static final List<String> MODES = List.of("separate", "group", "plan", "flat");
+
+  private final Config config;
+  private volatile String planDescription = "";
+
+  private ManyBuffers(Config config) {
+    this.config = config;
+  }
+
+  static List<Result> run(Config config, PrintStream out, Csv csv) {
+    ManyBuffers m = new ManyBuffers(config);
+    RankSync sync = new RankSync(config.ranks());
+    List<List<Result>> perRank;
+    try (Cluster cluster = Backends.cluster(config.backend(), config.ranks())) {
+      perRank = cluster.call(comm -> {
+        try {
+          return m.runRank(comm, sync);
+        } catch (Throwable t) {
+          sync.fail();
+          throw t;
+        }
+      });
+    }
+    List<Result> results = perRank.get(0); // every rank holds the rank-averaged results
+    m.print(results, out);
+    if (csv != null) {
+      csv.header(CSV_HEADER);
+      Case c = config.theCase();
+      for (Result r : results) {
+        csv.row(List.of(config.backend(), config.ranks(), c.name(), c.counts().length, c.total(),
+            Names.of(config.type()), Names.of(config.op()), config.inPlace() ? "in" : "out", r.mode(), r.calls(),
+            r.medianUs(), r.minUs(), r.wrong()));
+      }
+    }
+    return results;
+  }
+
+  private List<Result> runRank(Communicator comm, RankSync sync) {
+    List<Result> results = new ArrayList<>();
+    long maxPiece = config.theCase().total() * config.type().byteSize();
+    try (HostStage stage = new HostStage(maxPiece)) {
+      for (String mode : MODES) {
+        try (Way way = prepare(mode, comm)) {
+          results.add(measure(way, comm, sync, stage));
+        }
+      }
+    }
+    return results;
+  }
+
+  private Result measure(Way way, Communicator comm, RankSync sync, HostStage stage) {
+    Stream stream = comm.stream();
+    int rank = comm.rank();
+    for (int i = 0; i < config.warmup(); i++) {
+      way.issue.accept(stream);
+      stream.synchronize();
+    }
+    double[] us = new double[config.iters()];
+    for (int i = 0; i < us.length; i++) {
+      sync.await();
+      long t0 = System.nanoTime();
+      way.issue.accept(stream);
+      stream.synchronize();
+      us[i] = (System.nanoTime() - t0) / 1e3;
+    }
+    Arrays.sort(us);
+    double median = sync.average(rank, median(us));
+    double min = sync.average(rank, us[0]);
+
+    // The checked run, on fresh inputs (the timed runs summed in place over and over).
+    for (Piece p : way.pieces) {
+      if (!config.inPlace()) {
+        stage.host.asSlice(0, p.bytes(config.type())).fill((byte) 0);
+        stage.upload(p.recvMemory(), p.recvOffset(), p.bytes(config.type()));
+      }
+      Pattern.fill(stage.host, config.type(), p.count(), config.op(), rank, 0);
+      stage.upload(p.sendMemory(), p.sendOffset(), p.bytes(config.type()));
+    }
+    way.issue.accept(stream);
+    stream.synchronize();
+    long wrong = 0;
+    int n = comm.size();
+    for (Piece p : way.pieces) {
+      stage.download(p.recvMemory(), p.recvOffset(), p.bytes(config.type()));
+      wrong += Pattern.countWrong(stage.host, config.type(), p.count(),
+          i -> Pattern.expectedReduction(config.type(), config.op(), n, i));
+    }
+    wrong = (long) sync.sum(rank, wrong);
+    return new Result(way.mode, way.calls, median, min, wrong);
+  }
+
+  static double median(double[] sorted) {
+    int n = sorted.length;
+    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  }
+
+  /** A contiguous range all-reduced by one call: what to fill and what to check. */
+  record Piece(DeviceMemory sendMemory, long sendOffset, DeviceMemory recvMemory, long recvOffset, long count) {
+    long bytes(DataType type) {
+      return count * type.byteSize();
+    }
+
+    static Piece of(Buffer send, Buffer recv) {
+      return new Piece(send.memory(), send.byteOffset(), recv.memory(), recv.byteOffset(), send.length());
+    }
+  }
+
+  /** One way of issuing the step, with what it allocated. */
+  private record Way(String mode, int calls, Consumer<Stream> issue, List<Piece> pieces, AutoCloseable resources)
+      implements AutoCloseable {
+    @Override
+    public void close() {
+      try {
+        resources.close();
+      } catch (Exception e) {
+        throw new IllegalStateException("closing the " + mode + " buffers", e);
+      }
+    }
+  }
+
+  private Way prepare(String mode, Communicator comm) {
+    Case c = config.theCase();
+    DataType type = config.type();
+    ReduceOp op = config.op();
+    return switch (mode) {
+      case "separate", "group" -> {
+        int k = c.counts().length;
+        Buffer[] send = new Buffer[k];
+        Buffer[] recv = new Buffer[k];
+        List<Piece> pieces = new ArrayList<>(k);
+        for (int i = 0; i < k; i++) {
+          send[i] = Buffer.allocate(type, comm, c.counts()[i]);
+          recv[i] = config.inPlace() ? send[i] : Buffer.allocate(type, comm, c.counts()[i]);
+          pieces.add(Piece.of(send[i], recv[i]));
+        }
+        boolean group = mode.equals("group");
+        Consumer<Stream> issue = s -> {
+          if (group) {
+            comm.groupStart();
+          }
+          for (int i = 0; i < send.length; i++) {
+            comm.allReduce(send[i], recv[i], op, s);
+          }
+          if (group) {
+            comm.groupEnd();
+          }
+        };
+        AutoCloseable free = () -> {
+          for (int i = 0; i < k; i++) {
+            send[i].close();
+            recv[i].close();
+          }
+        };
+        yield new Way(mode, k, issue, pieces, free);
+      }
+      case "flat" -> {
+        Buffer send = Buffer.allocate(type, comm, c.total());
+        Buffer recv = config.inPlace() ? send : Buffer.allocate(type, comm, c.total());
+        AutoCloseable free = () -> {
+          send.close();
+          recv.close();
+        };
+        yield new Way(mode, 1, s -> comm.allReduce(send, recv, op, s), List.of(Piece.of(send, recv)), free);
+      }
+      case "plan" -> planWay(comm);
+      default -> throw new IllegalArgumentException(mode);
+    };
+  }
+
+  /** The plan, from the processor where the case has a generated class, else from {@link PlanBuilder}. */
+  private Way planWay(Communicator comm) {
+    Case c = config.theCase();
+    boolean generatedFits = config.type() == DataType.F32 && config.op() == ReduceOp.SUM
+        && (c.isGpt2() ? config.inPlace() : isUniform(c, PlanSources.K));
+    if (config.planSource() == PlanSource.GENERATED && !generatedFits) {
+      throw new Args.UsageException("no generated plan for " + c.name() + " " + Names.of(config.type()) + " "
+          + Names.of(config.op()) + (config.inPlace() ? " in place" : " out of place")
+          + ": generated plans are 200 x n floats (in or out of place) and GPT-2 (in place), all float and sum");
+    }
+    Consumer<Stream> execute;
+    Schedule schedule;
+    AutoCloseable close;
+    String source;
+    if (generatedFits && config.planSource() != PlanSource.BUILDER) {
+      if (c.isGpt2()) {
+        Gpt2GradsPlan p = Gpt2GradsPlan.builder().build(comm);
+        execute = p::execute;
+        schedule = p.schedule();
+        close = p;
+        source = "generated Gpt2GradsPlan";
+      } else if (config.inPlace()) {
+        Many200Plan p = Many200Plan.builder().n(c.counts()[0]).build(comm);
+        execute = p::execute;
+        schedule = p.schedule();
+        close = p;
+        source = "generated Many200Plan";
+      } else {
+        Many200OutPlan p = Many200OutPlan.builder().n(c.counts()[0]).build(comm);
+        execute = p::execute;
+        schedule = p.schedule();
+        close = p;
+        source = "generated Many200OutPlan";
+      }
+    } else {
+      Plan p = buildPlan(comm);
+      execute = p::execute;
+      schedule = p.schedule();
+      close = p;
+      source = "PlanBuilder";
+    }
+    List<Piece> pieces = new ArrayList<>();
+    int steps = schedule.steps().size();
+    for (Step step : schedule.steps()) {
+      for (CollectiveCall call : step.calls()) {
+        if (call.collective() != Collective.ALL_REDUCE) {
+          throw new IllegalStateException("the many-buffers plan issued a " + call.collective().label());
+        }
+        pieces.add(new Piece(call.sendMemory(), call.sendByteOffset(), call.recvMemory(), call.recvByteOffset(),
+            call.count()));
+      }
+    }
+    if (comm.rank() == 0) {
+      planDescription = source + ", " + steps + (steps == 1 ? " step, " : " steps, ") + pieces.size()
+          + (pieces.size() == 1 ? " call" : " calls");
+    }
+    return new Way("plan", pieces.size(), execute, pieces, close);
+  }
+
+  /** The same plan a generated class would build: one buffer per field, every all-reduce in step 0. */
+  private Plan buildPlan(Communicator comm) {
+    Case c = config.theCase();
+    PlanBuilder b = new PlanBuilder("dev.commplan.bench.ManyBuffers[" + c.name() + "]", comm, 0);
+    int k = c.counts().length;
+    int[] send = new int[k];
+    int[] recv = new int[k];
+    for (int i = 0; i < k; i++) {
+      String shape = "{\"" + c.counts()[i] + "\"}";
+      send[i] = b.buffer(c.fields().get(i), config.type(), c.counts()[i], shape, null);
+      recv[i] = config.inPlace() ? send[i] : b.buffer(c.fields().get(i) + "_out", config.type(), c.counts()[i], shape, null);
+    }
+    for (int i = 0; i < k; i++) {
+      b.allReduce(0, send[i], recv[i], config.op());
+    }
+    return b.build();
+  }
+
+  private static boolean isUniform(Case c, int k) {
+    return c.counts().length == k && Arrays.stream(c.counts()).allMatch(x -> x == c.counts()[0]);
+  }
+
+  private void print(List<Result> results, PrintStream out) {
+    Case c = config.theCase();
+    DataType t = config.type();
+    out.printf(Locale.ROOT, "# many buffers: %s, %d buffers, %d elements (%s), %s all-reduce %s, %s%n",
+        c.isGpt2() ? "GPT-2 small gradients" : c.counts().length + " x " + c.counts()[0] + " " + Names.of(t),
+        c.counts().length, c.total(), Names.bytes(c.total() * t.byteSize()), Names.of(t), Names.of(config.op()),
+        config.inPlace() ? "in place" : "out of place");
+    out.printf(Locale.ROOT, "# backend %s  ranks %d  iters %d (time per step: median, min)  warm-up %d%n",
+        config.backend(), config.ranks(), config.iters(), config.warmup());
+    out.printf("# plan: %s%n", planDescription);
+    out.printf("# %8s  %6s  %12s  %12s  %6s%n", "mode", "calls", "median (us)", "min (us)", "#wrong");
+    for (Result r : results) {
+      out.printf(Locale.ROOT, "  %8s  %6d  %12.1f  %12.1f  %6d%n", r.mode(), r.calls(), r.medianUs(), r.minUs(), r.wrong());
+    }
+    double plan = find(results, "plan").medianUs();
+    out.printf(Locale.ROOT, "# separate/plan %.2fx   group/plan %.2fx   plan/flat %.2fx%n",
+        find(results, "separate").medianUs() / plan, find(results, "group").medianUs() / plan,
+        plan / find(results, "flat").medianUs());
+    out.flush();
+  }
+
+  static Result find(List<Result> results, String mode) {
+    return results.stream().filter(r -> r.mode().equals(mode)).findFirst().orElseThrow();
+  }
+}

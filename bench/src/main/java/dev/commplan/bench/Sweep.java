@@ -1,0 +1,348 @@
+package dev.commplan.bench;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.Backends;
+import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.Cluster;
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.Stream;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * nccl-tests' sweep ({@code all_reduce_perf -b 8 -e 1G -f 2}), on our direct collectives: for each size,
+ * out of place and then in place, one untimed run, {@code iters} runs back to back timed by the wall
+ * clock up to the stream's synchronize, that time divided by {@code iters} and averaged over ranks; then
+ * {@code check} runs on fresh inputs, each compared element by element with the expected result
+ * (#wrong, summed over ranks). As nccl-tests' {@code TimeTest}, {@code warmup} untimed runs at the
+ * largest and at the smallest size come first.
+ */
+final class Sweep {
+  /** What to sweep. {@code factor} is nccl-tests' {@code -f}. */
+  record Config(
+      String backend,
+      int ranks,
+      List<Coll> colls,
+      DataType type,
+      ReduceOp op,
+      int root,
+      long minBytes,
+      long maxBytes,
+      int factor,
+      int iters,
+      int warmup,
+      int check,
+      boolean quiet) {}
+
+  /** One placement's columns: time (µs), algbw and busbw (GB/s), #wrong (-1 when not checked). */
+  record Result(double timeUs, double algbw, double busbw, long wrong) {}
+
+  /** One line of the table. {@code op} is null for AllGather and Broadcast; {@code root} is -1 but for Broadcast. */
+  record Row(
+      Coll coll,
+      String backend,
+      int ranks,
+      long sizeBytes,
+      long count,
+      DataType type,
+      ReduceOp op,
+      int root,
+      Result outOfPlace,
+      Result inPlace) {}
+
+  static final String CSV_HEADER =
+      "collective,backend,ranks,size_bytes,count,type,redop,root,"
+          + "oop_time_us,oop_algbw_gbs,oop_busbw_gbs,oop_wrong,ip_time_us,ip_algbw_gbs,ip_busbw_gbs,ip_wrong";
+
+  private final Config config;
+  private final PrintStream out;
+  private final PrintStream progress;
+  private final Csv csv;
+  private final List<Row> rows = Collections.synchronizedList(new ArrayList<>());
+
+  private Sweep(Config config, PrintStream out, PrintStream progress, Csv csv) {
+    this.config = config;
+    this.out = out;
+    this.progress = progress;
+    this.csv = csv;
+  }
+
+  /** Runs the sweep, printing the table to {@code out} as it goes and the rows to {@code csv} (may be null). */
+  static List<Row> run(Config config, PrintStream out, PrintStream progress, Csv csv) {
+    Sweep sweep = new Sweep(config, out, progress, csv);
+    if (csv != null) {
+      csv.header(CSV_HEADER);
+    }
+    RankSync sync = new RankSync(config.ranks());
+    try (Cluster cluster = Backends.cluster(config.backend(), config.ranks())) {
+      cluster.run(comm -> {
+        try {
+          sweep.runRank(comm, sync);
+        } catch (Throwable t) {
+          sync.fail();
+          throw t;
+        }
+      });
+    }
+    return List.copyOf(sweep.rows);
+  }
+
+  /** The sizes of the sweep, nccl-tests' loop: {@code min, min*f, ...} up to {@code max}. */
+  static List<Long> sizes(long min, long max, int factor) {
+    List<Long> sizes = new ArrayList<>();
+    for (long s = min; s <= max; s = s * factor) {
+      sizes.add(s);
+      if (s > Long.MAX_VALUE / factor) {
+        break;
+      }
+    }
+    return sizes;
+  }
+
+  private void runRank(Communicator comm, RankSync sync) {
+    int rank = comm.rank();
+    int n = comm.size();
+    DataType type = config.type();
+    int w = type.byteSize();
+    long maxCount = config.maxBytes() / w;
+    List<Long> sizes = sizes(config.minBytes(), config.maxBytes(), config.factor());
+    long started = System.nanoTime();
+    int done = 0;
+    int total = sizes.size() * config.colls().size();
+    try (Buffer sendAll = Buffer.allocate(type, comm, maxCount);
+        Buffer recvAll = Buffer.allocate(type, comm, maxCount);
+        HostStage stage = new HostStage(maxCount * w)) {
+      Rank r = new Rank(comm, sync, sendAll, recvAll, stage);
+      for (Coll coll : config.colls()) {
+        if (rank == 0) {
+          printHeader(coll, n);
+        }
+        double busbwSum = 0;
+        int busbwCount = 0;
+        // TimeTest: warm-up at the largest size, then at the smallest.
+        for (long size : new long[] {config.maxBytes(), config.minBytes()}) {
+          long p = coll.paramCount(size / w, n);
+          if (p > 0) {
+            Call call = r.call(coll, p, false);
+            for (int i = 0; i < config.warmup(); i++) {
+              call.issue();
+            }
+            comm.stream().synchronize();
+          }
+        }
+        for (long size : sizes) {
+          long p = coll.paramCount(size / w, n);
+          done++;
+          if (p == 0) {
+            continue; // fewer elements than ranks: nothing to send (nccl-tests prints a row of zeros)
+          }
+          Result oop = r.bench(coll, p, false);
+          Result ip = r.bench(coll, p, true);
+          if (rank == 0) {
+            long sizeBytes = Math.max(coll.sendCount(p, n), coll.recvCount(p, n)) * w;
+            Row row = new Row(coll, config.backend(), n, sizeBytes, p, type, coll.reduces() ? config.op() : null,
+                coll == Coll.BROADCAST ? config.root() : -1, oop, ip);
+            rows.add(row);
+            printRow(row);
+            if (csv != null) {
+              csv.row(csvRow(row));
+            }
+            busbwSum += oop.busbw() + ip.busbw();
+            busbwCount += 2;
+            double elapsed = (System.nanoTime() - started) / 1e9;
+            if (!config.quiet() && elapsed > 2) {
+              progress.printf(Locale.ROOT, "# progress: %s %s done (%d/%d), %.1f s%n",
+                  coll.label, Names.bytes(size), done, total, elapsed);
+            }
+          }
+        }
+        if (rank == 0) {
+          out.printf(Locale.ROOT, "# Avg bus bandwidth    : %g%n#%n", busbwCount == 0 ? 0 : busbwSum / busbwCount);
+          out.flush();
+        }
+      }
+    }
+  }
+
+  /** One rank's buffers, for all sizes: the send and receive blocks of the largest size, and its staging. */
+  private final class Rank {
+    final Communicator comm;
+    final RankSync sync;
+    final Buffer sendAll;
+    final Buffer recvAll;
+    final HostStage stage;
+
+    Rank(Communicator comm, RankSync sync, Buffer sendAll, Buffer recvAll, HostStage stage) {
+      this.comm = comm;
+      this.sync = sync;
+      this.sendAll = sendAll;
+      this.recvAll = recvAll;
+      this.stage = stage;
+    }
+
+    /**
+     * The buffers of one call with NCCL's count {@code p}. In place follows NCCL: AllReduce and
+     * Broadcast use one buffer; AllGather's input is the rank-th slice of its output; ReduceScatter's
+     * output is the rank-th slice of its input.
+     */
+    Call call(Coll coll, long p, boolean inPlace) {
+      int n = comm.size();
+      long sendCount = coll.sendCount(p, n);
+      long recvCount = coll.recvCount(p, n);
+      DataType t = config.type();
+      Buffer send;
+      Buffer recv;
+      if (!inPlace) {
+        send = view(sendAll, 0, sendCount);
+        recv = view(recvAll, 0, recvCount);
+      } else {
+        long slice = comm.rank() * p * t.byteSize();
+        switch (coll) {
+          case ALL_REDUCE, BROADCAST -> {
+            send = view(recvAll, 0, p);
+            recv = send;
+          }
+          case ALL_GATHER -> {
+            recv = view(recvAll, 0, recvCount);
+            send = view(recvAll, slice, p);
+          }
+          case REDUCE_SCATTER -> {
+            send = view(recvAll, 0, sendCount);
+            recv = view(recvAll, slice, p);
+          }
+          default -> throw new AssertionError(coll);
+        }
+      }
+      return new Call(comm, coll, send, recv, config.op(), config.root());
+    }
+
+    Result bench(Coll coll, long p, boolean inPlace) {
+      int n = comm.size();
+      Stream stream = comm.stream();
+      Call call = call(coll, p, inPlace);
+      if (config.check() > 0) {
+        init(call, inPlace);
+      }
+      call.issue(); // nccl-tests' "Sync" run
+      stream.synchronize();
+      sync.await();
+      long t0 = System.nanoTime();
+      for (int i = 0; i < config.iters(); i++) {
+        call.issue();
+      }
+      stream.synchronize();
+      long t1 = System.nanoTime();
+      double seconds = sync.average(comm.rank(), (t1 - t0) / 1e9 / config.iters());
+      long wrong = -1;
+      if (config.check() > 0) {
+        wrong = 0;
+        for (int c = 0; c < config.check() && wrong == 0; c++) {
+          init(call, inPlace);
+          call.issue();
+          stream.synchronize();
+          wrong = (long) sync.sum(comm.rank(), check(call));
+        }
+      }
+      double algbw = coll.algbw(p, config.type().byteSize(), n, seconds);
+      return new Result(seconds * 1e6, algbw, algbw * coll.busFactor(n), wrong);
+    }
+
+    /** Fresh inputs (see {@link Pattern}) and a zeroed output, as nccl-tests' {@code InitData}. */
+    private void init(Call call, boolean inPlace) {
+      DataType t = config.type();
+      int rank = comm.rank();
+      ReduceOp op = call.coll.reduces() ? config.op() : null;
+      if (!inPlace || call.coll == Coll.ALL_GATHER) {
+        stage.zero(call.recv); // in-place AllGather: zero the whole output, then write this rank's slice
+      }
+      Pattern.fill(stage.host, t, call.send.length(), op, rank, 0);
+      stage.upload(call.send);
+    }
+
+    /** This rank's #wrong: elements of the output that differ from the expected result. */
+    private long check(Call call) {
+      DataType t = config.type();
+      int n = comm.size();
+      int rank = comm.rank();
+      ReduceOp op = config.op();
+      stage.download(call.recv);
+      long p = call.coll == Coll.ALL_GATHER ? call.send.length() : call.recv.length();
+      Pattern.Expected expected = switch (call.coll) {
+        case ALL_REDUCE -> i -> Pattern.expectedReduction(t, op, n, i);
+        case REDUCE_SCATTER -> i -> Pattern.expectedReduction(t, op, n, rank * p + i);
+        case BROADCAST -> i -> Pattern.input(null, config.root(), i);
+        case ALL_GATHER -> i -> Pattern.input(null, (int) (i / p), i % p);
+      };
+      return Pattern.countWrong(stage.host, t, call.recv.length(), expected);
+    }
+
+    private Buffer view(Buffer block, long byteOffset, long length) {
+      return Buffer.view(config.type(), block.memory(), block.byteOffset() + byteOffset, length);
+    }
+  }
+
+  /** One collective call with its buffers, ready to be issued again and again. */
+  record Call(Communicator comm, Coll coll, Buffer send, Buffer recv, ReduceOp op, int root) {
+    void issue() {
+      Stream s = comm.stream();
+      switch (coll) {
+        case ALL_REDUCE -> comm.allReduce(send, recv, op, s);
+        case ALL_GATHER -> comm.allGather(send, recv, s);
+        case REDUCE_SCATTER -> comm.reduceScatter(send, recv, op, s);
+        case BROADCAST -> comm.broadcast(send, recv, root, s);
+      }
+    }
+  }
+
+  private void printHeader(Coll coll, int n) {
+    out.printf(Locale.ROOT, "# %s  backend %s  ranks %d  type %s  %siters %d  warm-up %d  check %d%n",
+        coll.ncclName, config.backend(), n, Names.of(config.type()),
+        coll.reduces() ? "op " + Names.of(config.op()) + "  " : coll == Coll.BROADCAST ? "root " + config.root() + "  " : "",
+        config.iters(), config.warmup(), config.check());
+    out.printf("#%51s%s%s%n", "", center("out-of-place", 33), center("in-place", 33).stripTrailing());
+    out.printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s%n",
+        "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+    out.println(String.format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s",
+        "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)").stripTrailing());
+    out.flush();
+  }
+
+  private void printRow(Row row) {
+    out.printf(Locale.ROOT, "%12d  %12d  %8s  %6s  %6d%s%s%n", row.sizeBytes(), row.count(), Names.of(row.type()),
+        row.op() == null ? "none" : Names.of(row.op()), row.root(), cells(row.outOfPlace()), cells(row.inPlace()));
+    out.flush();
+  }
+
+  private static String center(String s, int width) {
+    int left = (width - s.length()) / 2;
+    return " ".repeat(left) + s + " ".repeat(width - left - s.length());
+  }
+
+  /** nccl-tests' cells: time with 0, 1 or 2 decimals by magnitude, bandwidths with 2. */
+  private static String cells(Result r) {
+    return String.format(Locale.ROOT, "  %7s  %6.2f  %6.2f  %6s", time(r.timeUs()), r.algbw(), r.busbw(),
+        r.wrong() < 0 ? "N/A" : Long.toString(r.wrong()));
+  }
+
+  static String time(double us) {
+    if (us >= 10000.0) {
+      return String.format(Locale.ROOT, "%7.0f", us);
+    }
+    if (us >= 100.0) {
+      return String.format(Locale.ROOT, "%7.1f", us);
+    }
+    return String.format(Locale.ROOT, "%7.2f", us);
+  }
+
+  private static List<Object> csvRow(Row row) {
+    Result o = row.outOfPlace();
+    Result i = row.inPlace();
+    return List.of(row.coll().label, row.backend(), row.ranks(), row.sizeBytes(), row.count(), Names.of(row.type()),
+        row.op() == null ? "none" : Names.of(row.op()), row.root(),
+        o.timeUs(), o.algbw(), o.busbw(), o.wrong(), i.timeUs(), i.algbw(), i.busbw(), i.wrong());
+  }
+}

@@ -1,0 +1,72 @@
+package dev.commplan.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.DataType;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The numbers the tool prints are nccl-tests' numbers, and its generated sources are up to date. */
+class FormulasTest {
+  @Test
+  void busbwFactorsAreNcclTests() {
+    assertEquals(1.5, Coll.ALL_REDUCE.busFactor(4));
+    assertEquals(0.75, Coll.ALL_GATHER.busFactor(4));
+    assertEquals(0.75, Coll.REDUCE_SCATTER.busFactor(4));
+    assertEquals(1.0, Coll.BROADCAST.busFactor(4));
+  }
+
+  @Test
+  void allGatherAndReduceScatterCountTheWholeArray() {
+    // nccl-tests all_gather_perf -b 1M on 4 ranks, float: count 65536 per rank, algbw over 1 MiB.
+    long p = Coll.ALL_GATHER.paramCount((1 << 20) / 4, 4);
+    assertEquals(65536, p);
+    assertEquals(1 << 20, Coll.ALL_GATHER.algBytes(p, 4, 4));
+    assertEquals(1 << 20, Coll.ALL_GATHER.recvCount(p, 4) * 4);
+    assertEquals(1 << 20, Coll.REDUCE_SCATTER.sendCount(p, 4) * 4);
+    assertEquals(1 << 20, Coll.ALL_REDUCE.algBytes(Coll.ALL_REDUCE.paramCount((1 << 20) / 4, 4), 4, 4));
+    assertEquals(1.048576, Coll.ALL_GATHER.algbw(p, 4, 4, 1e-3), 1e-12); // GB/s are 10^9 bytes a second
+  }
+
+  @Test
+  void sizesDoubleFromMinToMax() {
+    assertEquals(List.of(8L, 16L, 32L, 64L), Sweep.sizes(8, 64, 2));
+    assertEquals(28, Sweep.sizes(8, 1L << 30, 2).size());
+  }
+
+  @Test
+  void gpt2SmallHas148TensorsAnd124MParameters() {
+    assertEquals(148, Gpt2.TENSORS.size());
+    assertEquals(124_439_808L, Gpt2.PARAMETERS);
+  }
+
+  @Test
+  void checkCountsWrongElements() {
+    try (Arena arena = Arena.ofConfined()) {
+      for (DataType t : DataType.values()) {
+        MemorySegment host = arena.allocate(16L * t.byteSize());
+        for (int i = 0; i < 16; i++) {
+          Pattern.write(host, t, i, (long) Pattern.expectedReduction(t, ReduceOp.SUM, 3, i));
+        }
+        Pattern.Expected want = i -> Pattern.expectedReduction(t, ReduceOp.SUM, 3, i);
+        assertEquals(0, Pattern.countWrong(host, t, 16, want), t.name());
+        Pattern.write(host, t, 5, 99);
+        assertEquals(1, Pattern.countWrong(host, t, 16, want), t.name());
+      }
+    }
+  }
+
+  @Test
+  void committedPlanSourcesAreWhatTheGeneratorWrites() throws Exception {
+    Path dir = Path.of("src/main/java", PlanSources.PACKAGE.replace('.', '/'));
+    for (var e : PlanSources.sources().entrySet()) {
+      assertEquals(e.getValue(), Files.readString(dir.resolve(e.getKey() + ".java")),
+          e.getKey() + ".java is stale: run java bench/src/main/java/dev/commplan/bench/PlanSources.java bench/src/main/java");
+    }
+  }
+}
