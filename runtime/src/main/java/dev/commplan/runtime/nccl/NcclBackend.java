@@ -2,13 +2,112 @@ package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.Cluster;
+import dev.commplan.runtime.nccl.internal.Nccl;
+import dev.commplan.runtime.nccl.internal.NativeLibrary;
+import java.util.Objects;
 
-/** The NCCL backend's entry point. */
+/**
+ * The NCCL backend's entry points. The backend binds {@code libnccl.so.2} and {@code libcudart.so.13}
+ * through {@code java.lang.foreign}: found by soname through the dynamic loader, or where the system
+ * properties {@value NativeLibrary#NCCL_PROPERTY} and {@value NativeLibrary#CUDART_PROPERTY} say (a path
+ * or a library name). It needs native access: {@code --enable-native-access=ALL-UNNAMED} on the class
+ * path. Whatever is missing, the {@link BackendUnavailableException} says what was tried and what to do.
+ */
 public final class NcclBackend {
   private NcclBackend() {}
 
-  /** A cluster of {@code ranks} GPUs driven from this process ({@code ncclCommInitAll}). */
+  /**
+   * A cluster of {@code ranks} GPUs driven from this process: {@code ncclCommInitAll} over CUDA devices
+   * {@code 0..ranks-1}, one thread per rank.
+   *
+   * @throws BackendUnavailableException if native access is off, a library is missing, there is no CUDA
+   *     device, or there are fewer devices than ranks (the message says how many were found)
+   */
   public static Cluster cluster(int ranks) {
-    throw new BackendUnavailableException("the NCCL backend is being written (issue 3)");
+    return NcclCluster.create(ranks);
+  }
+
+  /**
+   * One rank of a communicator spread over processes ({@code ncclCommInitRank}): every rank calls this
+   * with the same {@code size} and {@code uniqueId} (made once by {@link #uniqueId()} and passed to the
+   * others by any means), and its own {@code rank} and CUDA {@code device}. Blocks until all ranks have
+   * joined. The caller owns the communicator and closes it.
+   */
+  public static NcclCommunicator initRank(int rank, int size, byte[] uniqueId, int device) {
+    Objects.requireNonNull(uniqueId, "uniqueId");
+    if (size < 1 || rank < 0 || rank >= size) {
+      throw new IllegalArgumentException("rank " + rank + " is not in [0, " + size + ")");
+    }
+    if (uniqueId.length != Nccl.UNIQUE_ID_BYTES) {
+      throw new IllegalArgumentException("an NCCL unique id has " + Nccl.UNIQUE_ID_BYTES + " bytes, not "
+          + uniqueId.length + " (make it with NcclBackend.uniqueId())");
+    }
+    int devices = NcclEnvironment.requireDevices(1);
+    if (device < 0 || device >= devices) {
+      throw new IllegalArgumentException("device " + device + " is not one of the " + devices
+          + " CUDA devices here (0.." + (devices - 1) + ")");
+    }
+    NcclVersion version = NcclEnvironment.requireNccl();
+    Checked.cudaSetDevice(device);
+    long comm = Checked.ncclCommInitRank(size, uniqueId, rank);
+    try {
+      return new NcclCommunicator(comm, version);
+    } catch (RuntimeException e) {
+      Nccl.ncclCommAbort(comm);
+      throw e;
+    }
+  }
+
+  /** A new NCCL unique id ({@code ncclGetUniqueId}), 128 bytes, for {@link #initRank}. */
+  public static byte[] uniqueId() {
+    NcclEnvironment.requireNccl();
+    return Checked.ncclGetUniqueId();
+  }
+
+  /** The loaded NCCL's version ({@code ncclGetVersion}). */
+  public static NcclVersion version() {
+    return NcclEnvironment.requireNccl();
+  }
+
+  /** The number of CUDA devices; throws {@link BackendUnavailableException} saying why when there is none. */
+  public static int deviceCount() {
+    return NcclEnvironment.requireDevices(1);
+  }
+
+  /**
+   * Why {@link #cluster} of {@code ranks} cannot run here ("no CUDA device: cudaGetDeviceCount returned
+   * cudaErrorNoDevice (100): ..."; "libnccl.so.2 not found (tried ...)"), or null when it can. Checks
+   * without creating a communicator.
+   */
+  public static String unavailableReason(int ranks) {
+    return NcclEnvironment.unavailableReason(ranks);
+  }
+
+  /**
+   * A line about this machine for logs: NCCL and CUDA versions and where the libraries came from;
+   * names what is missing instead where something is.
+   */
+  public static String describeEnvironment() {
+    StringBuilder sb = new StringBuilder();
+    try {
+      NcclEnvironment.requireCudart();
+      int driver = Checked.cudaDriverGetVersion();
+      sb.append("CUDA runtime ").append(Checked.cudaVersionString(Checked.cudaRuntimeGetVersion()))
+          .append(" (").append(NativeLibrary.cudart().loadedAs()).append("), ")
+          .append(driver == 0 ? "no NVIDIA driver" : "driver supports CUDA " + Checked.cudaVersionString(driver));
+      long raw = Checked.cudaGetDeviceCountRaw();
+      int rc = (int) (raw >>> 32);
+      sb.append(", ").append(rc == 0 ? (int) raw + " CUDA device(s)" : NcclEnvironment.noDeviceMessage(rc));
+    } catch (BackendUnavailableException e) {
+      sb.append(e.getMessage());
+    }
+    sb.append("; ");
+    try {
+      NcclVersion v = NcclEnvironment.requireNccl();
+      sb.append("NCCL ").append(v).append(" (").append(NativeLibrary.nccl().loadedAs()).append(')');
+    } catch (BackendUnavailableException e) {
+      sb.append(e.getMessage());
+    }
+    return sb.toString();
   }
 }

@@ -1,0 +1,254 @@
+package dev.commplan.runtime.nccl;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import dev.commplan.runtime.nccl.internal.Cuda;
+import dev.commplan.runtime.nccl.internal.NativeAccess;
+import dev.commplan.runtime.nccl.internal.Nccl;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The checked layer over {@code internal.Nccl} and {@code internal.Cuda}: every code other than success
+ * becomes an {@link NcclException} or {@link CudaException} with the function's name and the library's
+ * own text; out-parameters live in a confined arena per call. The hot path (collective enqueue) calls
+ * the raw layer directly and comes here only to build the exception.
+ */
+final class Checked {
+  private Checked() {}
+
+  // ---------------------------------------------------------------- exceptions
+
+  /** The exception for {@code code} returned by NCCL's {@code function}; {@code comm} may be 0. */
+  static NcclException ncclError(String function, int code, long comm) {
+    String text = null;
+    String last = null;
+    try {
+      text = NativeAccess.cString(Nccl.ncclGetErrorString(code));
+      last = NativeAccess.cString(Nccl.ncclGetLastError(comm));
+    } catch (RuntimeException | LinkageError e) {
+      // the error text is a courtesy: never hide the real error behind a failure to describe it
+    }
+    return new NcclException(function, code, text, last);
+  }
+
+  /** The exception for {@code code} returned by the CUDA runtime's {@code function}. */
+  static CudaException cudaError(String function, int code) {
+    String name = null;
+    String text = null;
+    try {
+      name = NativeAccess.cString(Cuda.cudaGetErrorName(code));
+      text = NativeAccess.cString(Cuda.cudaGetErrorString(code));
+      Cuda.cudaGetLastError(); // clear this thread's last error, so the next call starts clean
+    } catch (RuntimeException | LinkageError e) {
+      // as above
+    }
+    return new CudaException(function, code, name, text);
+  }
+
+  static void nccl(String function, int code, long comm) {
+    if (code != 0) {
+      throw ncclError(function, code, comm);
+    }
+  }
+
+  static void cuda(String function, int code) {
+    if (code != 0) {
+      throw cudaError(function, code);
+    }
+  }
+
+  // ---------------------------------------------------------------- NCCL
+
+  static int ncclGetVersion() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment v = arena.allocate(JAVA_INT);
+      nccl("ncclGetVersion", Nccl.ncclGetVersion(v), 0);
+      return v.get(JAVA_INT, 0);
+    }
+  }
+
+  static byte[] ncclGetUniqueId() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment id = arena.allocate(Nccl.UNIQUE_ID);
+      nccl("ncclGetUniqueId", Nccl.ncclGetUniqueId(id), 0);
+      return id.toArray(JAVA_BYTE);
+    }
+  }
+
+  static long ncclCommInitRank(int nranks, byte[] uniqueId, int rank) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment comm = arena.allocate(ADDRESS);
+      MemorySegment id = arena.allocate(Nccl.UNIQUE_ID);
+      id.copyFrom(MemorySegment.ofArray(uniqueId));
+      nccl("ncclCommInitRank", Nccl.ncclCommInitRank(comm, nranks, id, rank), 0);
+      return comm.get(JAVA_LONG, 0);
+    }
+  }
+
+  /** {@code ncclCommInitAll} over devices {@code 0..ndev-1} (devlist NULL). */
+  static long[] ncclCommInitAll(int ndev) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment comms = arena.allocate(ADDRESS, ndev);
+      nccl("ncclCommInitAll", Nccl.ncclCommInitAll(comms, ndev, MemorySegment.NULL), 0);
+      return comms.toArray(JAVA_LONG);
+    }
+  }
+
+  static int ncclCommCount(long comm) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(JAVA_INT);
+      nccl("ncclCommCount", Nccl.ncclCommCount(comm, out), comm);
+      return out.get(JAVA_INT, 0);
+    }
+  }
+
+  static int ncclCommUserRank(long comm) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(JAVA_INT);
+      nccl("ncclCommUserRank", Nccl.ncclCommUserRank(comm, out), comm);
+      return out.get(JAVA_INT, 0);
+    }
+  }
+
+  static int ncclCommCuDevice(long comm) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(JAVA_INT);
+      nccl("ncclCommCuDevice", Nccl.ncclCommCuDevice(comm, out), comm);
+      return out.get(JAVA_INT, 0);
+    }
+  }
+
+  /** The communicator's asynchronous error ({@code ncclSuccess} when none). */
+  static int ncclCommGetAsyncError(long comm, MemorySegment scratch) {
+    nccl("ncclCommGetAsyncError", Nccl.ncclCommGetAsyncError(comm, scratch), comm);
+    return scratch.get(JAVA_INT, 0);
+  }
+
+  // ---------------------------------------------------------------- CUDA
+
+  /**
+   * {@code cudaGetDeviceCount}, returned as the raw code and count: callers turn "no device" into a
+   * message of their own.
+   */
+  static long cudaGetDeviceCountRaw() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(JAVA_INT);
+      int rc = Cuda.cudaGetDeviceCount(out);
+      if (rc != 0) {
+        Cuda.cudaGetLastError();
+        return ((long) rc << 32);
+      }
+      return out.get(JAVA_INT, 0) & 0xffffffffL;
+    }
+  }
+
+  static void cudaSetDevice(int device) {
+    cuda("cudaSetDevice", Cuda.cudaSetDevice(device));
+  }
+
+  static int cudaGetDevice() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(JAVA_INT);
+      cuda("cudaGetDevice", Cuda.cudaGetDevice(out));
+      return out.get(JAVA_INT, 0);
+    }
+  }
+
+  static long cudaMalloc(long bytes) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(ADDRESS);
+      cuda("cudaMalloc", Cuda.cudaMalloc(out, bytes));
+      return out.get(JAVA_LONG, 0);
+    }
+  }
+
+  static void cudaFree(long pointer) {
+    cuda("cudaFree", Cuda.cudaFree(pointer));
+  }
+
+  static void cudaMemset(long pointer, int value, long bytes) {
+    cuda("cudaMemset", Cuda.cudaMemset(pointer, value, bytes));
+  }
+
+  static long cudaStreamCreateNonBlocking() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(ADDRESS);
+      cuda("cudaStreamCreateWithFlags", Cuda.cudaStreamCreateWithFlags(out, Cuda.STREAM_NON_BLOCKING));
+      return out.get(JAVA_LONG, 0);
+    }
+  }
+
+  static void cudaStreamSynchronize(long stream) {
+    cuda("cudaStreamSynchronize", Cuda.cudaStreamSynchronize(stream));
+  }
+
+  static void cudaStreamDestroy(long stream) {
+    cuda("cudaStreamDestroy", Cuda.cudaStreamDestroy(stream));
+  }
+
+  /** {@code cudaStreamQuery}: true when all work is done, false while pending, else throws. */
+  static boolean cudaStreamQuery(long stream) {
+    int rc = Cuda.cudaStreamQuery(stream);
+    if (rc == 0) {
+      return true;
+    }
+    if (rc == Cuda.ERROR_NOT_READY) {
+      return false;
+    }
+    throw cudaError("cudaStreamQuery", rc);
+  }
+
+  static long cudaEventCreate() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(ADDRESS);
+      cuda("cudaEventCreate", Cuda.cudaEventCreate(out));
+      return out.get(JAVA_LONG, 0);
+    }
+  }
+
+  static void cudaEventRecord(long event, long stream) {
+    cuda("cudaEventRecord", Cuda.cudaEventRecord(event, stream));
+  }
+
+  static void cudaEventSynchronize(long event) {
+    cuda("cudaEventSynchronize", Cuda.cudaEventSynchronize(event));
+  }
+
+  static float cudaEventElapsedTime(long start, long end) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(JAVA_FLOAT);
+      cuda("cudaEventElapsedTime", Cuda.cudaEventElapsedTime(out, start, end));
+      return out.get(JAVA_FLOAT, 0);
+    }
+  }
+
+  static void cudaEventDestroy(long event) {
+    cuda("cudaEventDestroy", Cuda.cudaEventDestroy(event));
+  }
+
+  static int cudaDriverGetVersion() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(JAVA_INT);
+      cuda("cudaDriverGetVersion", Cuda.cudaDriverGetVersion(out));
+      return out.get(JAVA_INT, 0);
+    }
+  }
+
+  static int cudaRuntimeGetVersion() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(JAVA_INT);
+      cuda("cudaRuntimeGetVersion", Cuda.cudaRuntimeGetVersion(out));
+      return out.get(JAVA_INT, 0);
+    }
+  }
+
+  /** "13.0" from CUDA's 13000. */
+  static String cudaVersionString(int code) {
+    return code / 1000 + "." + (code % 1000) / 10;
+  }
+}

@@ -1,0 +1,36 @@
+package dev.commplan.runtime.nccl;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.DataType;
+
+/** NCCL's enum values for CommPlan's data types and reductions. */
+final class NcclArgs {
+  private NcclArgs() {}
+
+  /** {@code ncclDataType_t} for {@code type} (values from nccl.h). */
+  static int dataType(DataType type) {
+    return switch (type) {
+      case I8 -> 0; // ncclInt8
+      case U8 -> 1; // ncclUint8
+      case I32 -> 2; // ncclInt32
+      case U32 -> 3; // ncclUint32
+      case I64 -> 4; // ncclInt64
+      case U64 -> 5; // ncclUint64
+      case F16 -> 6; // ncclFloat16
+      case F32 -> 7; // ncclFloat32
+      case F64 -> 8; // ncclFloat64
+      case BF16 -> 9; // ncclBfloat16
+    };
+  }
+
+  /** {@code ncclRedOp_t} for {@code op} (values from nccl.h). */
+  static int op(ReduceOp op) {
+    return switch (op) {
+      case SUM -> 0; // ncclSum
+      case PROD -> 1; // ncclProd
+      case MAX -> 2; // ncclMax
+      case MIN -> 3; // ncclMin
+      case AVG -> 4; // ncclAvg
+    };
+  }
+}

@@ -1,0 +1,168 @@
+package dev.commplan.runtime.nccl;
+
+import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.nccl.internal.Nccl;
+import dev.commplan.runtime.plan.CollectiveCall;
+import dev.commplan.runtime.plan.Schedule;
+import dev.commplan.runtime.plan.Step;
+import dev.commplan.runtime.spi.CompiledSchedule;
+import dev.commplan.runtime.spi.DeviceMemory;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A schedule resolved once to NCCL's arguments: device pointers (block address plus byte offset, so
+ * in-place calls get NCCL's in-place pointers), counts, {@code ncclDataType_t}, {@code ncclRedOp_t},
+ * roots, in flat primitive arrays. {@link #enqueue} walks them and issues, per step, {@code
+ * ncclGroupStart}, the calls, {@code ncclGroupEnd}; it allocates nothing on the Java heap (the only
+ * objects it makes are exceptions). Inside the group the calls use the {@code critical} downcalls, since
+ * NCCL only records them there.
+ */
+final class NcclCompiledSchedule implements CompiledSchedule {
+  private static final int ALL_REDUCE = 0;
+  private static final int BROADCAST = 1;
+  private static final int ALL_GATHER = 2;
+  private static final int REDUCE_SCATTER = 3;
+
+  private final NcclCommunicator comm;
+  private final String planName;
+  private final int[] stepStart; // calls of step i are [stepStart[i], stepStart[i + 1])
+  private final int[] stepNumber;
+  private final int[] kind;
+  private final long[] send;
+  private final long[] recv;
+  private final long[] count;
+  private final int[] dataType;
+  private final int[] opOrRoot;
+  private final NcclMemory[] memories; // distinct blocks, checked open before each enqueue
+
+  NcclCompiledSchedule(NcclCommunicator comm, Schedule schedule) {
+    this.comm = comm;
+    this.planName = schedule.planName(); // checked by CollectiveChecks.checkSchedule in compile
+    int calls = 0;
+    for (Step step : schedule.steps()) {
+      calls += step.calls().size();
+    }
+    List<Step> steps = schedule.steps();
+    stepStart = new int[steps.size() + 1];
+    stepNumber = new int[steps.size()];
+    kind = new int[calls];
+    send = new long[calls];
+    recv = new long[calls];
+    count = new long[calls];
+    dataType = new int[calls];
+    opOrRoot = new int[calls];
+    Map<DeviceMemory, NcclMemory> distinct = new IdentityHashMap<>();
+    int i = 0;
+    for (int s = 0; s < steps.size(); s++) {
+      Step step = steps.get(s);
+      stepStart[s] = i;
+      stepNumber[s] = step.number();
+      for (CollectiveCall call : step.calls()) {
+        String where = planName + ", step " + step.number() + ", " + call.collective().label() + " of "
+            + call.fields();
+        NcclMemory sm = memory(call.sendMemory(), where, "send");
+        NcclMemory rm = memory(call.recvMemory(), where, "recv");
+        distinct.put(sm, sm);
+        distinct.put(rm, rm);
+        comm.requireSupported(call.dataType(), call.op());
+        kind[i] = switch (call.collective()) {
+          case ALL_REDUCE -> ALL_REDUCE;
+          case BROADCAST -> BROADCAST;
+          case ALL_GATHER -> ALL_GATHER;
+          case REDUCE_SCATTER -> REDUCE_SCATTER;
+        };
+        send[i] = sm.rawAddress() + call.sendByteOffset();
+        recv[i] = rm.rawAddress() + call.recvByteOffset();
+        count[i] = call.count();
+        dataType[i] = NcclArgs.dataType(call.dataType());
+        opOrRoot[i] = switch (call.collective()) {
+          case BROADCAST -> call.root();
+          case ALL_GATHER -> 0;
+          case ALL_REDUCE, REDUCE_SCATTER -> NcclArgs.op(call.op());
+        };
+        i++;
+      }
+    }
+    stepStart[steps.size()] = i;
+    memories = new ArrayList<>(distinct.values()).toArray(new NcclMemory[0]);
+  }
+
+  private NcclMemory memory(DeviceMemory memory, String where, String role) {
+    if (!(memory instanceof NcclMemory nm) || memory.owner() != comm) {
+      throw new IllegalArgumentException(where + ": the " + role + " memory " + memory + " is not memory of "
+          + comm);
+    }
+    if (nm.isClosed()) {
+      throw new IllegalStateException(where + ": the " + role + " memory " + memory + " is closed");
+    }
+    return nm;
+  }
+
+  @Override
+  public void enqueue(Stream stream) {
+    comm.ensureUsable();
+    long s = comm.streamHandle(stream);
+    for (NcclMemory m : memories) {
+      if (m.isClosed()) {
+        throw new IllegalStateException(planName + ": " + m + " was freed after the schedule was compiled");
+      }
+    }
+    long c = comm.handle();
+    for (int step = 0; step < stepNumber.length; step++) {
+      int rc = Nccl.ncclGroupStart();
+      if (rc != 0) {
+        throw Checked.ncclError("ncclGroupStart", rc, c);
+      }
+      int failed = -1;
+      int failedRc = 0;
+      for (int i = stepStart[step], end = stepStart[step + 1]; i < end; i++) {
+        rc = switch (kind[i]) {
+          case ALL_REDUCE -> Nccl.ncclAllReduceCritical(send[i], recv[i], count[i], dataType[i], opOrRoot[i], c, s);
+          case BROADCAST -> Nccl.ncclBroadcastCritical(send[i], recv[i], count[i], dataType[i], opOrRoot[i], c, s);
+          case ALL_GATHER -> Nccl.ncclAllGatherCritical(send[i], recv[i], count[i], dataType[i], c, s);
+          default -> Nccl.ncclReduceScatterCritical(send[i], recv[i], count[i], dataType[i], opOrRoot[i], c, s);
+        };
+        if (rc != 0) {
+          failed = i;
+          failedRc = rc;
+          break;
+        }
+      }
+      int endRc = Nccl.ncclGroupEnd(); // always close the group, also after a failed call
+      if (failed >= 0) {
+        NcclException e = Checked.ncclError(function(kind[failed]) + " (" + planName + ", step "
+            + stepNumber[step] + ")", failedRc, c);
+        if (endRc != 0) {
+          e.addSuppressed(Checked.ncclError("ncclGroupEnd", endRc, c));
+        }
+        throw e;
+      }
+      if (endRc != 0) {
+        throw Checked.ncclError("ncclGroupEnd (" + planName + ", step " + stepNumber[step] + ")", endRc, c);
+      }
+    }
+  }
+
+  private static String function(int kind) {
+    return switch (kind) {
+      case ALL_REDUCE -> "ncclAllReduce";
+      case BROADCAST -> "ncclBroadcast";
+      case ALL_GATHER -> "ncclAllGather";
+      default -> "ncclReduceScatter";
+    };
+  }
+
+  /** The number of NCCL calls one enqueue issues. */
+  int callCount() {
+    return kind.length;
+  }
+
+  @Override
+  public String toString() {
+    return "NcclCompiledSchedule[" + planName + ", " + stepNumber.length + " steps, " + kind.length
+        + " calls, " + comm + "]";
+  }
+}

@@ -1,0 +1,112 @@
+package dev.commplan.runtime.nccl;
+
+import dev.commplan.runtime.BackendUnavailableException;
+import dev.commplan.runtime.nccl.internal.Cuda;
+import dev.commplan.runtime.nccl.internal.NativeAccess;
+import dev.commplan.runtime.nccl.internal.NativeLibrary;
+
+/**
+ * What the NCCL backend needs from this JVM and machine, checked in order, each with a message that
+ * says what to do: native access enabled, the CUDA runtime loadable, a CUDA device, NCCL loadable.
+ */
+final class NcclEnvironment {
+  private NcclEnvironment() {}
+
+  private static volatile NcclVersion version;
+
+  /** Native access must be enabled for the runtime's module before any library is opened. */
+  static void requireNativeAccess() {
+    Module module = NcclEnvironment.class.getModule();
+    if (!module.isNativeAccessEnabled()) {
+      throw new BackendUnavailableException(NativeAccessMessage.forModule(module));
+    }
+  }
+
+  /** Native access, then the CUDA runtime. */
+  static void requireCudart() {
+    requireNativeAccess();
+    NativeLibrary cudart = NativeLibrary.cudart();
+    if (!cudart.isLoaded()) {
+      throw new BackendUnavailableException(cudart.problem());
+    }
+  }
+
+  /** Native access, then NCCL; reads NCCL's version once. */
+  static NcclVersion requireNccl() {
+    requireNativeAccess();
+    NativeLibrary nccl = NativeLibrary.nccl();
+    if (!nccl.isLoaded()) {
+      throw new BackendUnavailableException(nccl.problem());
+    }
+    NcclVersion v = version;
+    if (v == null) {
+      v = NcclVersion.decode(Checked.ncclGetVersion());
+      if (v.major() < 2) {
+        throw new BackendUnavailableException(nccl.loadedAs() + " is NCCL " + v + "; CommPlan needs NCCL 2");
+      }
+      version = v;
+    }
+    return v;
+  }
+
+  /** The number of CUDA devices; throws, saying why, when there is none. */
+  static int requireDevices(int needed) {
+    requireCudart();
+    long raw = Checked.cudaGetDeviceCountRaw();
+    int rc = (int) (raw >>> 32);
+    if (rc != 0) {
+      throw new BackendUnavailableException(noDeviceMessage(rc));
+    }
+    int count = (int) raw;
+    if (count == 0) {
+      throw new BackendUnavailableException("no CUDA device: cudaGetDeviceCount found 0 devices");
+    }
+    if (count < needed) {
+      throw new BackendUnavailableException(
+          "an NCCL cluster of " + needed + " ranks needs " + needed + " CUDA devices, one per rank (NCCL "
+              + "refuses two ranks on one GPU), but cudaGetDeviceCount found " + count
+              + (count == 1 ? " device" : " devices") + "; ask for at most " + count + " ranks here");
+    }
+    return count;
+  }
+
+  /** "no CUDA device: cudaGetDeviceCount returned cudaErrorNoDevice (100): no CUDA-capable device..." */
+  static String noDeviceMessage(int rc) {
+    String name = NativeAccess.cString(Cuda.cudaGetErrorName(rc));
+    String text = NativeAccess.cString(Cuda.cudaGetErrorString(rc));
+    Cuda.cudaGetLastError();
+    String returned = "cudaGetDeviceCount returned " + name + " (" + rc + "): " + text;
+    if (rc == Cuda.ERROR_NO_DEVICE) {
+      return "no CUDA device: " + returned;
+    }
+    int driver = driverVersionOrZero();
+    if (driver == 0) {
+      return "no CUDA device: no NVIDIA driver is installed (cudaDriverGetVersion reports none); "
+          + returned;
+    }
+    return "no usable CUDA device: " + returned + " (driver supports CUDA "
+        + Checked.cudaVersionString(driver) + ")";
+  }
+
+  private static int driverVersionOrZero() {
+    try {
+      return Checked.cudaDriverGetVersion();
+    } catch (RuntimeException e) {
+      return 0;
+    }
+  }
+
+  /**
+   * Why the NCCL backend cannot run {@code ranks} ranks here, or null when it can: the same checks and
+   * messages as {@link NcclBackend#cluster}, without throwing.
+   */
+  static String unavailableReason(int ranks) {
+    try {
+      requireDevices(ranks);
+      requireNccl();
+      return null;
+    } catch (BackendUnavailableException e) {
+      return e.getMessage();
+    }
+  }
+}

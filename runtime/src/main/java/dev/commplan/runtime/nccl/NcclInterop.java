@@ -1,0 +1,70 @@
+package dev.commplan.runtime.nccl;
+
+import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.spi.DeviceMemory;
+import java.util.Objects;
+
+/**
+ * The one place where raw CUDA handles cross CommPlan's API, for working with memory and streams made
+ * by other CUDA code (a framework's tensors, its streams). Nothing here owns what it wraps: closing the
+ * wrapper never frees the pointer or destroys the stream, and the caller keeps them alive for as long as
+ * the wrapper is used.
+ */
+public final class NcclInterop {
+  private NcclInterop() {}
+
+  /**
+   * A view of {@code bytes} of device memory at {@code address} on {@code comm}'s device (a {@code void*}
+   * from {@code cudaMalloc} or a framework's allocator). Not owned: {@code close()} only marks it closed.
+   */
+  public static DeviceMemory wrapDevicePointer(Communicator comm, long address, long bytes) {
+    NcclCommunicator nc = nccl(comm);
+    if (address == 0 && bytes != 0) {
+      throw new IllegalArgumentException("a NULL device pointer cannot hold " + bytes + " bytes");
+    }
+    if (bytes < 0) {
+      throw new IllegalArgumentException("bytes must be >= 0, was " + bytes);
+    }
+    return nc.wrap(address, bytes);
+  }
+
+  /** A typed buffer view of {@code length} elements of {@code type} at device {@code address}; not owned. */
+  public static Buffer wrapBuffer(Communicator comm, DataType type, long address, long length) {
+    Objects.requireNonNull(type, "type");
+    DeviceMemory memory = wrapDevicePointer(comm, address, Math.multiplyExact(length, (long) type.byteSize()));
+    return Buffer.view(type, memory, 0, length);
+  }
+
+  /**
+   * A stream of {@code comm} over an external {@code cudaStream_t} of its device (0 is CUDA's legacy
+   * default stream). Collectives enqueued on it run in that stream's order; never destroyed here.
+   */
+  public static Stream wrapStream(Communicator comm, long cudaStream) {
+    return nccl(comm).wrapStream(cudaStream);
+  }
+
+  /** The device address of {@code buffer}'s first element, for handing to other CUDA code. */
+  public static long devicePointer(Buffer buffer) {
+    Objects.requireNonNull(buffer, "buffer");
+    nccl(buffer.communicator());
+    return NcclCommunicator.pointer(buffer);
+  }
+
+  /** The {@code cudaStream_t} of an NCCL backend stream. */
+  public static long cudaStream(Stream stream) {
+    Objects.requireNonNull(stream, "stream");
+    return nccl(stream.communicator()).streamHandle(stream);
+  }
+
+  private static NcclCommunicator nccl(Communicator comm) {
+    Objects.requireNonNull(comm, "comm");
+    if (comm instanceof NcclCommunicator nc) {
+      return nc;
+    }
+    throw new IllegalArgumentException(comm + " is a communicator of the '" + comm.backendName()
+        + "' backend; NcclInterop works with the NCCL backend's communicators only");
+  }
+}

@@ -1,0 +1,49 @@
+package dev.commplan.runtime.nccl;
+
+/**
+ * NCCL's {@code ncclResult_t}, with the values of {@code nccl.h} (NCCL 2.28: {@code src/nccl.h.in} of
+ * NVIDIA/nccl). A code this enum does not know maps to {@link #UNKNOWN}; {@link NcclException#rawCode()}
+ * keeps it.
+ */
+public enum NcclResult {
+  SUCCESS(0, "ncclSuccess"),
+  UNHANDLED_CUDA_ERROR(1, "ncclUnhandledCudaError"),
+  SYSTEM_ERROR(2, "ncclSystemError"),
+  INTERNAL_ERROR(3, "ncclInternalError"),
+  INVALID_ARGUMENT(4, "ncclInvalidArgument"),
+  INVALID_USAGE(5, "ncclInvalidUsage"),
+  REMOTE_ERROR(6, "ncclRemoteError"),
+  IN_PROGRESS(7, "ncclInProgress"),
+  /** {@code ncclTimeout = 8}, in the newest nccl.h; older NCCL never returns it. */
+  TIMEOUT(8, "ncclTimeout"),
+  /** A code this version of CommPlan does not know. */
+  UNKNOWN(-1, "unknown ncclResult_t");
+
+  private static final NcclResult[] BY_CODE = {
+    SUCCESS, UNHANDLED_CUDA_ERROR, SYSTEM_ERROR, INTERNAL_ERROR, INVALID_ARGUMENT, INVALID_USAGE,
+    REMOTE_ERROR, IN_PROGRESS, TIMEOUT
+  };
+
+  private final int code;
+  private final String cName;
+
+  NcclResult(int code, String cName) {
+    this.code = code;
+    this.cName = cName;
+  }
+
+  /** The C value; -1 for {@link #UNKNOWN}. */
+  public int code() {
+    return code;
+  }
+
+  /** The C name: {@code ncclInvalidArgument}. */
+  public String cName() {
+    return cName;
+  }
+
+  /** The constant for a C value, {@link #UNKNOWN} when there is none. */
+  public static NcclResult of(int code) {
+    return code >= 0 && code < BY_CODE.length ? BY_CODE[code] : UNKNOWN;
+  }
+}

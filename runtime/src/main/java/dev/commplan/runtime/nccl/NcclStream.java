@@ -1,0 +1,66 @@
+package dev.commplan.runtime.nccl;
+
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.Stream;
+
+/**
+ * A CUDA stream of one communicator's device: its own ({@code cudaStreamCreateWithFlags} with {@code
+ * cudaStreamNonBlocking}, destroyed with the communicator) or an external {@code cudaStream_t} wrapped by
+ * {@link NcclInterop#wrapStream} (never destroyed here).
+ */
+final class NcclStream implements Stream {
+  private final NcclCommunicator owner;
+  private final long handle;
+  private final boolean owned;
+  private volatile boolean destroyed;
+
+  NcclStream(NcclCommunicator owner, long handle, boolean owned) {
+    this.owner = owner;
+    this.handle = handle;
+    this.owned = owned;
+  }
+
+  /** The {@code cudaStream_t}. */
+  long handle() {
+    return handle;
+  }
+
+  boolean isDestroyed() {
+    return destroyed;
+  }
+
+  /**
+   * Waits for the work enqueued so far; throws {@link CudaException} if it failed, {@link NcclException}
+   * if the communicator reports an asynchronous error, and gives up with {@code RankAbortedException}
+   * when another rank of the cluster failed (see {@link NcclCommunicator#synchronize}).
+   */
+  @Override
+  public void synchronize() {
+    if (destroyed) {
+      throw new IllegalStateException(this + " was destroyed with its communicator");
+    }
+    owner.synchronize(this);
+  }
+
+  @Override
+  public Communicator communicator() {
+    return owner;
+  }
+
+  /** Destroys an owned stream; idempotent. */
+  void destroy() {
+    if (destroyed) {
+      return;
+    }
+    destroyed = true;
+    if (owned) {
+      Checked.cudaStreamDestroy(handle);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return (owned ? "NcclStream" : "NcclStream(wrapped)") + "[0x" + Long.toHexString(handle) + ", rank "
+        + owner.rank() + ", device " + owner.device() + "]";
+  }
+}

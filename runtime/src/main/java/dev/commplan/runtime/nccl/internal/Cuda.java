@@ -1,0 +1,363 @@
+package dev.commplan.runtime.nccl.internal;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.util.List;
+
+/**
+ * The functions of the CUDA runtime ({@code cuda_runtime_api.h}, CUDA 13.0) that CommPlan calls, one
+ * Java method per C function, each a {@code static final MethodHandle} in its own holder class called
+ * with {@code invokeExact}. Each returns the {@code cudaError_t} as an int, unchecked.
+ *
+ * <p>Device pointers, {@code cudaStream_t} and {@code cudaEvent_t} are passed as {@code long} (same
+ * register on the 64-bit Linux ABIs); out-parameters are {@code MemorySegment}s. {@link #cudaMemcpy} is
+ * linked with {@link Linker.Option#critical(boolean) critical(true)} so that it accepts heap segments
+ * (Java arrays) directly: see {@code NcclMemory} for why.
+ *
+ * <p>Internal: not part of CommPlan's API.
+ */
+public final class Cuda {
+  private Cuda() {}
+
+  /** {@code cudaStreamNonBlocking}: the stream does not synchronize with the legacy NULL stream. */
+  public static final int STREAM_NON_BLOCKING = 0x01;
+  /** {@code cudaMemcpyHostToDevice}. */
+  public static final int MEMCPY_HOST_TO_DEVICE = 1;
+  /** {@code cudaMemcpyDeviceToHost}. */
+  public static final int MEMCPY_DEVICE_TO_HOST = 2;
+  /** {@code cudaMemcpyDeviceToDevice}. */
+  public static final int MEMCPY_DEVICE_TO_DEVICE = 3;
+  /** {@code cudaErrorNotReady}: what {@code cudaStreamQuery} returns while work is pending. */
+  public static final int ERROR_NOT_READY = 600;
+  /** {@code cudaErrorNoDevice}. */
+  public static final int ERROR_NO_DEVICE = 100;
+
+  static final List<String> FUNCTIONS = List.of(
+      "cudaGetDeviceCount", "cudaSetDevice", "cudaGetDevice", "cudaMalloc", "cudaFree", "cudaMemcpy",
+      "cudaMemcpyAsync", "cudaMemset", "cudaStreamCreateWithFlags", "cudaStreamSynchronize",
+      "cudaStreamDestroy", "cudaStreamQuery", "cudaEventCreate", "cudaEventRecord", "cudaEventSynchronize",
+      "cudaEventElapsedTime", "cudaEventDestroy", "cudaGetErrorString", "cudaGetErrorName",
+      "cudaDriverGetVersion", "cudaRuntimeGetVersion", "cudaGetLastError");
+
+  static MethodHandle handle(String name, FunctionDescriptor descriptor, Linker.Option... options) {
+    return NativeLibrary.cudart().downcall(name, descriptor, options);
+  }
+
+  private static final FunctionDescriptor INT_OUT = FunctionDescriptor.of(JAVA_INT, ADDRESS);
+  private static final FunctionDescriptor HANDLE_IN = FunctionDescriptor.of(JAVA_INT, JAVA_LONG);
+
+  // ---------------------------------------------------------------- devices
+
+  private static final class cudaGetDeviceCount {
+    static final MethodHandle H = handle("cudaGetDeviceCount", INT_OUT);
+  }
+
+  /** {@code cudaError_t cudaGetDeviceCount(int *count)} */
+  public static int cudaGetDeviceCount(MemorySegment count) {
+    try {
+      return (int) cudaGetDeviceCount.H.invokeExact(count);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  private static final class cudaSetDevice {
+    static final MethodHandle H = handle("cudaSetDevice", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+  }
+
+  /** {@code cudaError_t cudaSetDevice(int device)} */
+  public static int cudaSetDevice(int device) {
+    try {
+      return (int) cudaSetDevice.H.invokeExact(device);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  private static final class cudaGetDevice {
+    static final MethodHandle H = handle("cudaGetDevice", INT_OUT);
+  }
+
+  /** {@code cudaError_t cudaGetDevice(int *device)} */
+  public static int cudaGetDevice(MemorySegment device) {
+    try {
+      return (int) cudaGetDevice.H.invokeExact(device);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  // ---------------------------------------------------------------- memory
+
+  private static final class cudaMalloc {
+    static final MethodHandle H = handle("cudaMalloc", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+  }
+
+  /** {@code cudaError_t cudaMalloc(void **devPtr, size_t size)} */
+  public static int cudaMalloc(MemorySegment devPtr, long size) {
+    try {
+      return (int) cudaMalloc.H.invokeExact(devPtr, size);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  private static final class cudaFree {
+    static final MethodHandle H = handle("cudaFree", HANDLE_IN);
+  }
+
+  /** {@code cudaError_t cudaFree(void *devPtr)} */
+  public static int cudaFree(long devPtr) {
+    try {
+      return (int) cudaFree.H.invokeExact(devPtr);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  private static final class cudaMemcpy {
+    static final MethodHandle H = handle("cudaMemcpy",
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT), Linker.Option.critical(true));
+  }
+
+  /**
+   * {@code cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)}.
+   * Linked critical with heap access: {@code dst} or {@code src} may be a heap segment. The garbage
+   * collector waits while it runs, so callers keep each call short (bounded chunks).
+   */
+  public static int cudaMemcpy(MemorySegment dst, MemorySegment src, long count, int kind) {
+    try {
+      return (int) cudaMemcpy.H.invokeExact(dst, src, count, kind);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  private static final class cudaMemcpyAsync {
+    static final MethodHandle H = handle("cudaMemcpyAsync",
+        FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_LONG));
+  }
+
+  /**
+   * {@code cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+   * cudaStream_t stream)}, for device-to-device copies (both pointers device addresses).
+   */
+  public static int cudaMemcpyAsync(long dst, long src, long count, int kind, long stream) {
+    try {
+      return (int) cudaMemcpyAsync.H.invokeExact(dst, src, count, kind, stream);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  private static final class cudaMemset {
+    static final MethodHandle H =
+        handle("cudaMemset", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_LONG));
+  }
+
+  /** {@code cudaError_t cudaMemset(void *devPtr, int value, size_t count)} */
+  public static int cudaMemset(long devPtr, int value, long count) {
+    try {
+      return (int) cudaMemset.H.invokeExact(devPtr, value, count);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  // ---------------------------------------------------------------- streams
+
+  private static final class cudaStreamCreateWithFlags {
+    static final MethodHandle H =
+        handle("cudaStreamCreateWithFlags", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+  }
+
+  /** {@code cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)} */
+  public static int cudaStreamCreateWithFlags(MemorySegment pStream, int flags) {
+    try {
+      return (int) cudaStreamCreateWithFlags.H.invokeExact(pStream, flags);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  private static final class cudaStreamSynchronize {
+    static final MethodHandle H = handle("cudaStreamSynchronize", HANDLE_IN);
+  }
+
+  /** {@code cudaError_t cudaStreamSynchronize(cudaStream_t stream)} */
+  public static int cudaStreamSynchronize(long stream) {
+    try {
+      return (int) cudaStreamSynchronize.H.invokeExact(stream);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  private static final class cudaStreamDestroy {
+    static final MethodHandle H = handle("cudaStreamDestroy", HANDLE_IN);
+  }
+
+  /** {@code cudaError_t cudaStreamDestroy(cudaStream_t stream)} */
+  public static int cudaStreamDestroy(long stream) {
+    try {
+      return (int) cudaStreamDestroy.H.invokeExact(stream);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  private static final class cudaStreamQuery {
+    static final MethodHandle H = handle("cudaStreamQuery", HANDLE_IN);
+  }
+
+  /** {@code cudaError_t cudaStreamQuery(cudaStream_t stream)}: 0 when done, 600 while work is pending. */
+  public static int cudaStreamQuery(long stream) {
+    try {
+      return (int) cudaStreamQuery.H.invokeExact(stream);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  // ---------------------------------------------------------------- events
+
+  private static final class cudaEventCreate {
+    static final MethodHandle H = handle("cudaEventCreate", INT_OUT);
+  }
+
+  /** {@code cudaError_t cudaEventCreate(cudaEvent_t *event)} */
+  public static int cudaEventCreate(MemorySegment event) {
+    try {
+      return (int) cudaEventCreate.H.invokeExact(event);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  private static final class cudaEventRecord {
+    static final MethodHandle H =
+        handle("cudaEventRecord", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG));
+  }
+
+  /** {@code cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)} */
+  public static int cudaEventRecord(long event, long stream) {
+    try {
+      return (int) cudaEventRecord.H.invokeExact(event, stream);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  private static final class cudaEventSynchronize {
+    static final MethodHandle H = handle("cudaEventSynchronize", HANDLE_IN);
+  }
+
+  /** {@code cudaError_t cudaEventSynchronize(cudaEvent_t event)} */
+  public static int cudaEventSynchronize(long event) {
+    try {
+      return (int) cudaEventSynchronize.H.invokeExact(event);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  private static final class cudaEventElapsedTime {
+    static final MethodHandle H =
+        handle("cudaEventElapsedTime", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG));
+  }
+
+  /** {@code cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)} */
+  public static int cudaEventElapsedTime(MemorySegment ms, long start, long end) {
+    try {
+      return (int) cudaEventElapsedTime.H.invokeExact(ms, start, end);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  private static final class cudaEventDestroy {
+    static final MethodHandle H = handle("cudaEventDestroy", HANDLE_IN);
+  }
+
+  /** {@code cudaError_t cudaEventDestroy(cudaEvent_t event)} */
+  public static int cudaEventDestroy(long event) {
+    try {
+      return (int) cudaEventDestroy.H.invokeExact(event);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  // ---------------------------------------------------------------- errors, versions
+
+  private static final class cudaGetErrorString {
+    static final MethodHandle H = handle("cudaGetErrorString", FunctionDescriptor.of(ADDRESS, JAVA_INT));
+  }
+
+  /** {@code const char* cudaGetErrorString(cudaError_t error)} */
+  public static MemorySegment cudaGetErrorString(int error) {
+    try {
+      return (MemorySegment) cudaGetErrorString.H.invokeExact(error);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  private static final class cudaGetErrorName {
+    static final MethodHandle H = handle("cudaGetErrorName", FunctionDescriptor.of(ADDRESS, JAVA_INT));
+  }
+
+  /** {@code const char* cudaGetErrorName(cudaError_t error)} */
+  public static MemorySegment cudaGetErrorName(int error) {
+    try {
+      return (MemorySegment) cudaGetErrorName.H.invokeExact(error);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  private static final class cudaDriverGetVersion {
+    static final MethodHandle H = handle("cudaDriverGetVersion", INT_OUT);
+  }
+
+  /** {@code cudaError_t cudaDriverGetVersion(int *driverVersion)}: 0 when no driver is installed. */
+  public static int cudaDriverGetVersion(MemorySegment driverVersion) {
+    try {
+      return (int) cudaDriverGetVersion.H.invokeExact(driverVersion);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  private static final class cudaRuntimeGetVersion {
+    static final MethodHandle H = handle("cudaRuntimeGetVersion", INT_OUT);
+  }
+
+  /** {@code cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)} */
+  public static int cudaRuntimeGetVersion(MemorySegment runtimeVersion) {
+    try {
+      return (int) cudaRuntimeGetVersion.H.invokeExact(runtimeVersion);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  private static final class cudaGetLastError {
+    static final MethodHandle H = handle("cudaGetLastError", FunctionDescriptor.of(JAVA_INT));
+  }
+
+  /** {@code cudaError_t cudaGetLastError(void)}: returns and clears the last error of this thread. */
+  public static int cudaGetLastError() {
+    try {
+      return (int) cudaGetLastError.H.invokeExact();
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+}

@@ -1,0 +1,29 @@
+package dev.commplan.runtime.nccl;
+
+import dev.commplan.runtime.Cluster;
+import dev.commplan.runtime.CollectiveCorrectnessSuite;
+import dev.commplan.runtime.CollectiveReference;
+import dev.commplan.runtime.DataType;
+
+/**
+ * The correctness suite on the NCCL backend, at the one world size this machine has GPUs for (one rank
+ * per GPU: NCCL refuses two ranks on one GPU). Skips, saying why, where there is no GPU.
+ */
+@NcclGpuTest
+class NcclCollectiveCorrectnessTest extends CollectiveCorrectnessSuite {
+  @Override
+  protected Cluster cluster(int ranks) {
+    return NcclBackend.cluster(ranks);
+  }
+
+  @Override
+  protected int[] worldSizes() {
+    return new int[] {NcclBackend.deviceCount()};
+  }
+
+  /** NCCL passes partial sums between GPUs in the buffer's own type, so F16/BF16 sums round per hop. */
+  @Override
+  protected double accumulationRoundoff(DataType type) {
+    return CollectiveReference.typeAccumulation(type);
+  }
+}

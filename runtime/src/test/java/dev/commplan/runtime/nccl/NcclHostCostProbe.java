@@ -1,0 +1,219 @@
+package dev.commplan.runtime.nccl;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.Cluster;
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.F32Buffer;
+import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.nccl.internal.Cuda;
+import dev.commplan.runtime.nccl.internal.Nccl;
+import dev.commplan.runtime.plan.Collective;
+import dev.commplan.runtime.plan.CollectiveCall;
+import dev.commplan.runtime.plan.Plan;
+import dev.commplan.runtime.plan.PlanBuilder;
+import dev.commplan.runtime.plan.Schedule;
+import dev.commplan.runtime.plan.Step;
+import dev.commplan.runtime.spi.CompiledSchedule;
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Host cost of issuing collectives through the NCCL backend, on one GPU (1 rank: NCCL does an
+ * out-of-place all-reduce as one device copy, so this measures call overhead, grouping and coalescing,
+ * not bandwidth). 200 all-reduces of 256 float32 each, out of place, as
+ *
+ * <ol>
+ *   <li>(a) 200 separate direct calls ({@code Communicator.allReduce});
+ *   <li>(b) the same 200 inside one {@code groupStart/groupEnd};
+ *   <li>(c) a compiled {@link Schedule} of 200 calls in one step ({@code CompiledSchedule.enqueue});
+ *   <li>(d) one call over all 51,200 floats;
+ * </ol>
+ *
+ * plus, for reference, the raw binding (plain and {@code critical} downcalls, {@code
+ * cudaStreamSynchronize} instead of the backend's polling wait) and a 200-field Plan (which the
+ * PlanBuilder coalesces). Each figure is wall time from the first call to the end of the stream wait,
+ * median (and min, p90) of 50 after 20 warm-ups; heap bytes per enqueue come from {@code
+ * com.sun.management.ThreadMXBean.getThreadAllocatedBytes} over 200 enqueues without waiting.
+ *
+ * <p>Run: {@code .device/run dev.commplan.runtime.nccl.NcclHostCostProbe [reps] [warmups]}.
+ */
+public final class NcclHostCostProbe {
+  private static final int CALLS = 200;
+  private static final int COUNT = 256;
+
+  private NcclHostCostProbe() {}
+
+  interface Body {
+    void run() throws Exception;
+  }
+
+  public static void main(String[] args) throws Exception {
+    int reps = args.length > 0 ? Integer.parseInt(args[0]) : 50;
+    int warm = args.length > 1 ? Integer.parseInt(args[1]) : 20;
+    System.out.println("# NcclHostCostProbe: " + CALLS + " all-reduces of " + COUNT + " float32, out of place, 1 rank;"
+        + " median of " + reps + " after " + warm + " warm-ups; wall time to the end of the stream wait;"
+        + " enqueue_us: the calls alone; heap_B/run: Java heap bytes allocated by one run of the variant (its 200"
+        + " calls, or its one call), without the wait");
+    System.out.println("# " + NcclBackend.describeEnvironment());
+    System.out.println("# java " + System.getProperty("java.vm.version") + " on " + System.getProperty("os.arch")
+        + ", " + Runtime.getRuntime().availableProcessors() + " cpus");
+    try (Cluster cluster = NcclBackend.cluster(1)) {
+      cluster.run(c -> measure((NcclCommunicator) c, reps, warm));
+    }
+  }
+
+  private static void measure(NcclCommunicator c, int reps, int warm) throws Exception {
+    Stream s = c.stream();
+    F32Buffer send = F32Buffer.allocate(c, (long) CALLS * COUNT);
+    F32Buffer recv = F32Buffer.allocate(c, (long) CALLS * COUNT);
+    send.fill(1f);
+    Buffer[] sv = new Buffer[CALLS];
+    Buffer[] rv = new Buffer[CALLS];
+    List<CollectiveCall> calls = new ArrayList<>();
+    for (int i = 0; i < CALLS; i++) {
+      long off = (long) i * COUNT * 4;
+      sv[i] = Buffer.view(DataType.F32, send.memory(), off, COUNT);
+      rv[i] = Buffer.view(DataType.F32, recv.memory(), off, COUNT);
+      calls.add(new CollectiveCall(Collective.ALL_REDUCE, DataType.F32, ReduceOp.SUM, -1, send.memory(), off,
+          recv.memory(), off, COUNT, List.of("f" + i), false));
+    }
+    CompiledSchedule compiled = c.compile(new Schedule("probe.TwoHundred", 1, List.of(new Step(0, calls))));
+    Plan plan = twoHundredFieldPlan(c);
+
+    long comm = c.handle();
+    long stream = NcclInterop.cudaStream(s);
+    long sp = NcclInterop.devicePointer(send);
+    long rp = NcclInterop.devicePointer(recv);
+    int f32 = NcclArgs.dataType(DataType.F32);
+
+    Body direct = () -> {
+      for (int i = 0; i < CALLS; i++) {
+        c.allReduce(sv[i], rv[i], ReduceOp.SUM, s);
+      }
+    };
+    Body group = () -> {
+      c.groupStart();
+      for (int i = 0; i < CALLS; i++) {
+        c.allReduce(sv[i], rv[i], ReduceOp.SUM, s);
+      }
+      c.groupEnd();
+    };
+    Body schedule = () -> compiled.enqueue(s);
+    Body one = () -> c.allReduce(send, recv, ReduceOp.SUM, s);
+    Body planExecute = () -> plan.execute(s);
+    Body rawPlain = () -> {
+      for (int i = 0; i < CALLS; i++) {
+        long off = (long) i * COUNT * 4;
+        check(Nccl.ncclAllReduce(sp + off, rp + off, COUNT, f32, 0, comm, stream));
+      }
+    };
+    Body rawGroupPlain = () -> {
+      check(Nccl.ncclGroupStart());
+      for (int i = 0; i < CALLS; i++) {
+        long off = (long) i * COUNT * 4;
+        check(Nccl.ncclAllReduce(sp + off, rp + off, COUNT, f32, 0, comm, stream));
+      }
+      check(Nccl.ncclGroupEnd());
+    };
+    Body rawGroupCritical = () -> {
+      check(Nccl.ncclGroupStart());
+      for (int i = 0; i < CALLS; i++) {
+        long off = (long) i * COUNT * 4;
+        check(Nccl.ncclAllReduceCritical(sp + off, rp + off, COUNT, f32, 0, comm, stream));
+      }
+      check(Nccl.ncclGroupEnd());
+    };
+    Body rawOne = () -> check(Nccl.ncclAllReduce(sp, rp, (long) CALLS * COUNT, f32, 0, comm, stream));
+
+    Runnable backendWait = s::synchronize;
+    Runnable cudaWait = () -> check(Cuda.cudaStreamSynchronize(stream));
+
+    System.out.println(String.format(Locale.ROOT, "%-58s %9s %9s %9s %10s %11s", "variant", "median_us",
+        "min_us", "p90_us", "enqueue_us", "heap_B/run"));
+    row("(a) 200 direct calls", direct, backendWait, reps, warm, s);
+    row("(b) 200 direct calls in one groupStart/groupEnd", group, backendWait, reps, warm, s);
+    row("(c) compiled Schedule of 200 calls (one step, one group)", schedule, backendWait, reps, warm, s);
+    row("(d) one direct call over 51,200 floats", one, backendWait, reps, warm, s);
+    row("Plan of 200 @AllReduce fields (coalesced: " + plan.schedule().steps().get(0).calls().size() + " call)",
+        planExecute, backendWait, reps, warm, s);
+    row("raw FFM: 200 ncclAllReduce, plain downcalls", rawPlain, cudaWait, reps, warm, s);
+    row("raw FFM: 200 in a group, plain downcalls", rawGroupPlain, cudaWait, reps, warm, s);
+    row("raw FFM: 200 in a group, critical downcalls", rawGroupCritical, cudaWait, reps, warm, s);
+    row("raw FFM: one call over 51,200 floats", rawOne, cudaWait, reps, warm, s);
+    row("(a) again, waiting with cudaStreamSynchronize", direct, cudaWait, reps, warm, s);
+    row("(c) again, waiting with cudaStreamSynchronize", schedule, cudaWait, reps, warm, s);
+    row("wait only (empty stream), backend polling wait", () -> {}, backendWait, reps, warm, s);
+    row("wait only (empty stream), cudaStreamSynchronize", () -> {}, cudaWait, reps, warm, s);
+
+    float[] check = recv.toArray();
+    for (float f : check) {
+      if (f != 1f) {
+        throw new AssertionError("wrong result " + f);
+      }
+    }
+    System.out.println("# results checked: every received element is 1.0");
+    plan.close();
+    send.close();
+    recv.close();
+  }
+
+  private static Plan twoHundredFieldPlan(Communicator c) {
+    PlanBuilder b = new PlanBuilder("probe.TwoHundredFields", c, 0);
+    int[] sends = new int[CALLS];
+    int[] recvs = new int[CALLS];
+    for (int i = 0; i < CALLS; i++) {
+      sends[i] = b.buffer("s" + i, DataType.F32, COUNT, "{\"256\"}", null);
+    }
+    for (int i = 0; i < CALLS; i++) {
+      recvs[i] = b.buffer("r" + i, DataType.F32, COUNT, "{\"256\"}", null);
+    }
+    for (int i = 0; i < CALLS; i++) {
+      b.allReduce(0, sends[i], recvs[i], ReduceOp.SUM);
+    }
+    return b.build();
+  }
+
+  private static void check(int rc) {
+    if (rc != 0) {
+      throw new IllegalStateException("native call returned " + rc);
+    }
+  }
+
+  private static void row(String name, Body body, Runnable wait, int reps, int warm, Stream s) throws Exception {
+    for (int i = 0; i < warm; i++) {
+      body.run();
+      wait.run();
+    }
+    long[] total = new long[reps];
+    long[] enqueue = new long[reps];
+    for (int i = 0; i < reps; i++) {
+      long t0 = System.nanoTime();
+      body.run();
+      long t1 = System.nanoTime();
+      wait.run();
+      long t2 = System.nanoTime();
+      total[i] = t2 - t0;
+      enqueue[i] = t1 - t0;
+    }
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    long id = Thread.currentThread().threadId();
+    int n = 200;
+    long before = threads.getThreadAllocatedBytes(id);
+    for (int i = 0; i < n; i++) {
+      body.run();
+    }
+    long after = threads.getThreadAllocatedBytes(id);
+    wait.run();
+    Arrays.sort(total);
+    Arrays.sort(enqueue);
+    System.out.println(String.format(Locale.ROOT, "%-58s %9.1f %9.1f %9.1f %10.1f %11.1f", name,
+        total[reps / 2] / 1e3, total[0] / 1e3, total[(int) (reps * 0.9)] / 1e3, enqueue[reps / 2] / 1e3,
+        (after - before) / (double) n));
+  }
+}
