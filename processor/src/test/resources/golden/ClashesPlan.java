@@ -217,6 +217,17 @@ public final class ClashesPlan implements AutoCloseable {
   }
 
   /**
+   * Enqueues only step {@code step} (the annotations' {@code step} value), inside one group, and
+   * returns without waiting: for host work between steps. Every rank must issue the same steps in
+   * the same order.
+   *
+   * @throws IllegalArgumentException if the plan has no such step
+   */
+  public void executeStep(int step, Stream stream) {
+    plan.executeStep(step, stream);
+  }
+
+  /**
    * Returns what {@link #execute} issues: the steps and their NCCL calls.
    */
   public Schedule schedule() {

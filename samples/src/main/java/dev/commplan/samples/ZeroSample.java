@@ -10,10 +10,11 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * The {@code ddp} model trained with ZeRO-1: the optimizer state is split across the ranks. Each step,
- * {@link ZeroGrads} reduce-scatters the gradient so that each rank gets the average of its own shard,
- * the rank takes the Adam step on that shard only (so it holds Adam state for 1/N of the parameters),
- * and {@link ZeroParams} all-gathers the updated shards into the whole parameter vector.
+ * The {@code ddp} model trained with ZeRO-1: the optimizer state is split across the ranks. Each
+ * training step runs the two steps of {@link ZeroStep}: step 0 reduce-scatters the gradient so that each
+ * rank gets the average of its own shard; the rank then takes the Adam step on that shard only (so it
+ * holds Adam state for 1/N of the parameters); step 1 all-gathers the updated shards into the whole
+ * parameter vector.
  */
 final class ZeroSample {
   private ZeroSample() {}
@@ -54,8 +55,7 @@ final class ZeroSample {
     int mine = rank * shard; // this rank's shard: elements [mine, mine + shard) of the padded vector
     Stream stream = comm.stream();
     try (DdpInitPlan init = DdpInitPlan.builder().params(Mlp.PARAMS).build(comm);
-        ZeroGradsPlan reduce = ZeroGradsPlan.builder().shard(shard).build(comm);
-        ZeroParamsPlan gather = ZeroParamsPlan.builder().shard(shard).build(comm)) {
+        ZeroStepPlan zero = ZeroStepPlan.builder().shard(shard).build(comm)) {
       init.weights().copyFrom(Mlp.init(DdpSample.INIT_SEED + rank));
       init.execute(stream);
       stream.synchronize();
@@ -69,19 +69,19 @@ final class ZeroSample {
       float[] losses = new float[steps];
       for (int step = 0; step < steps; step++) {
         float loss = Mlp.lossAndGradient(params, step * batch + rank * perRank, perRank, grad);
-        reduce.grads().copyFrom(grad);
-        reduce.loss().set(0, loss);
-        reduce.execute(stream);
+        zero.grads().copyFrom(grad);
+        zero.loss().set(0, loss);
+        zero.executeStep(0, stream); // reduce-scatter the gradient, average the loss
         stream.synchronize();
-        reduce.gradShard().copyTo(myGrad); // the global batch's gradient, this rank's shard of it
-        losses[step] = reduce.loss().get(0);
+        zero.gradShard().copyTo(myGrad); // the global batch's gradient, this rank's shard of it
+        losses[step] = zero.loss().get(0);
 
         adam.update(myParams, myGrad);
 
-        gather.paramShard().copyFrom(myParams);
-        gather.execute(stream);
+        zero.paramShard().copyFrom(myParams);
+        zero.executeStep(1, stream); // all-gather the updated shards
         stream.synchronize();
-        gather.params().copyTo(params);
+        zero.params().copyTo(params);
       }
       return new RankResult(losses, Arrays.copyOf(params, Mlp.PARAMS), adam.stateFloats());
     }

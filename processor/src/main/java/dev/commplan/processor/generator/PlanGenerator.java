@@ -133,6 +133,17 @@ public final class PlanGenerator {
           .addParameter(STREAM, "stream")
           .addStatement("$N.execute(stream)", planField)
           .build());
+      type.addMethod(MethodSpec.methodBuilder("executeStep")
+          .addJavadoc("Enqueues only step {@code step} (the annotations' {@code step} value), inside one group, and\n"
+              + "returns without waiting: for host work between steps. Every rank must issue the same steps in\n"
+              + "the same order.\n"
+              + "\n"
+              + "@throws IllegalArgumentException if the plan has no such step\n")
+          .addModifiers(Modifier.PUBLIC)
+          .addParameter(int.class, "step")
+          .addParameter(STREAM, "stream")
+          .addStatement("$N.executeStep(step, stream)", planField)
+          .build());
       type.addMethod(MethodSpec.methodBuilder("schedule")
           .addJavadoc("Returns what {@link #execute} issues: the steps and their NCCL calls.\n")
           .addModifiers(Modifier.PUBLIC)

@@ -25,7 +25,7 @@ import java.util.Set;
 public final class MethodNames {
   /** The generated plan class's own methods and {@code Object}'s. */
   public static final Set<String> PLAN_METHODS = Set.of(
-      "execute", "close", "describe", "schedule", "communicator", "builder",
+      "execute", "executeStep", "close", "describe", "schedule", "communicator", "builder",
       "toString", "hashCode", "equals", "getClass", "wait", "notify", "notifyAll", "clone", "finalize");
 
   /** The Builder's own methods and {@code Object}'s. */

@@ -82,17 +82,26 @@ public final class LocalCommunicator implements Communicator {
   public CompiledSchedule compile(Schedule schedule) {
     CollectiveChecks.checkSchedule(this, schedule);
     List<LocalCollective> work = new ArrayList<>();
+    int[] stepStart = new int[schedule.steps().size() + 1]; // step i's calls are [stepStart[i], stepStart[i + 1])
+    int index = 0;
     for (Step step : schedule.steps()) {
+      stepStart[index++] = work.size();
       for (CollectiveCall call : step.calls()) {
         work.add(new LocalCollective(this, call.collective(), call.dataType(), call.op(), call.root(), call.count(),
             local(call.sendMemory()), call.sendByteOffset(), local(call.recvMemory()), call.recvByteOffset()));
       }
     }
+    stepStart[index] = work.size();
     LocalCollective[] items = work.toArray(LocalCollective[]::new);
-    return target -> {
+    return (target, fromIndex, toIndex) -> {
       checkOwnStream(target);
-      for (LocalCollective item : items) {
-        stream.enqueue(item);
+      if (fromIndex < 0) {
+        throw new IndexOutOfBoundsException(schedule.planName() + ": step index " + fromIndex + " is negative");
+      }
+      int from = Math.min(fromIndex, stepStart.length - 1);
+      int to = Math.min(Math.max(toIndex, from), stepStart.length - 1);
+      for (int i = stepStart[from]; i < stepStart[to]; i++) {
+        stream.enqueue(items[i]);
       }
     };
   }

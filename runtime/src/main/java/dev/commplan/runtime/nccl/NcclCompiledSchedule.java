@@ -102,7 +102,11 @@ final class NcclCompiledSchedule implements CompiledSchedule {
   }
 
   @Override
-  public void enqueue(Stream stream) {
+  public void enqueueSteps(Stream stream, int fromIndex, int toIndex) {
+    if (fromIndex < 0) {
+      throw new IndexOutOfBoundsException(planName + ": step index " + fromIndex + " is negative");
+    }
+    int endStep = Math.min(toIndex, stepNumber.length);
     comm.ensureUsable();
     long s = comm.streamHandle(stream);
     for (NcclMemory m : memories) {
@@ -111,7 +115,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
       }
     }
     long c = comm.handle();
-    for (int step = 0; step < stepNumber.length; step++) {
+    for (int step = fromIndex; step < endStep; step++) {
       int rc = Nccl.ncclGroupStart();
       if (rc != 0) {
         throw Checked.ncclError("ncclGroupStart", rc, c);

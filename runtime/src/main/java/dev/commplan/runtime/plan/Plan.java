@@ -58,6 +58,32 @@ public final class Plan implements AutoCloseable {
    * @throws IllegalArgumentException if {@code stream} belongs to another communicator
    */
   public void execute(Stream stream) {
+    checkExecutable(stream);
+    compiled.enqueue(stream);
+  }
+
+  /**
+   * Enqueues only the step numbered {@code step} (the annotations' {@code step} value), inside one
+   * group, and returns without waiting. For plans whose steps need host work in between: ZeRO updates
+   * its shard between the ReduceScatter step and the AllGather step. The caller keeps the steps' order
+   * and makes every rank issue the same steps.
+   *
+   * @throws IllegalArgumentException if the plan has no such step (the message lists its steps)
+   */
+  public void executeStep(int step, Stream stream) {
+    checkExecutable(stream);
+    List<Step> steps = schedule.steps();
+    for (int i = 0; i < steps.size(); i++) {
+      if (steps.get(i).number() == step) {
+        compiled.enqueueSteps(stream, i, i + 1);
+        return;
+      }
+    }
+    throw new IllegalArgumentException("plan " + name + " has no step " + step + "; its steps are "
+        + steps.stream().map(s -> Integer.toString(s.number())).toList());
+  }
+
+  private void checkExecutable(Stream stream) {
     Objects.requireNonNull(stream, "stream");
     if (closed) {
       throw new IllegalStateException("plan " + name + " is closed");
@@ -73,7 +99,6 @@ public final class Plan implements AutoCloseable {
             "plan " + name + ": the buffer bound to field '" + fields.get(handle) + "' has been closed");
       }
     }
-    compiled.enqueue(stream);
   }
 
   /** What the plan issues: steps, calls, counts and fields. */
