@@ -129,6 +129,11 @@ public final class NcclHostCostProbe {
       check(Nccl.ncclGroupEnd());
     };
     Body rawOne = () -> check(Nccl.ncclAllReduce(sp, rp, (long) CALLS * COUNT, f32, 0, comm, stream));
+    Body rawOneInGroup = () -> {
+      check(Nccl.ncclGroupStart());
+      check(Nccl.ncclAllReduceCritical(sp, rp, (long) CALLS * COUNT, f32, 0, comm, stream));
+      check(Nccl.ncclGroupEnd());
+    };
 
     Runnable backendWait = s::synchronize;
     Runnable cudaWait = () -> check(Cuda.cudaStreamSynchronize(stream));
@@ -145,8 +150,10 @@ public final class NcclHostCostProbe {
     row("raw FFM: 200 in a group, plain downcalls", rawGroupPlain, cudaWait, reps, warm, s);
     row("raw FFM: 200 in a group, critical downcalls", rawGroupCritical, cudaWait, reps, warm, s);
     row("raw FFM: one call over 51,200 floats", rawOne, cudaWait, reps, warm, s);
+    row("raw FFM: one call over 51,200 floats inside a group", rawOneInGroup, cudaWait, reps, warm, s);
     row("(a) again, waiting with cudaStreamSynchronize", direct, cudaWait, reps, warm, s);
     row("(c) again, waiting with cudaStreamSynchronize", schedule, cudaWait, reps, warm, s);
+    row("Plan again, waiting with cudaStreamSynchronize", planExecute, cudaWait, reps, warm, s);
     row("wait only (empty stream), backend polling wait", () -> {}, backendWait, reps, warm, s);
     row("wait only (empty stream), cudaStreamSynchronize", () -> {}, cudaWait, reps, warm, s);
 
