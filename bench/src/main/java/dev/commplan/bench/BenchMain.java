@@ -48,9 +48,12 @@ public final class BenchMain {
         local-target   AllReduce busbw at 64 MiB on 2 and 4 local ranks against a memcpy of the same size
           --size SIZE --ranks LIST (default 64M, 2,4) --iters N --warmup N --type T
         plot           SVG plots from CSV files written by sweep and many
-          --sweep FILES          comma-separated sweep CSVs: busbw against size, one line per series
+          --sweep FILES          comma-separated sweep CSVs: bandwidth against size, one line per series
+          --metric busbw|algbw   which bandwidth (default busbw; one rank's busbw is 0, use algbw)
+          --placement out|in|both  which columns (default both)
+          --name FILE            the sweep plot's file name (default METRIC.svg)
           --many FILES           comma-separated many CSVs: the ratios separate/plan, group/plan, plan/flat
-          --out DIR              where to write busbw.svg and many-buffers.svg (default .)
+          --out DIR              where to write the plots, many-buffers.svg for --many (default .)
         jmh [JMH options]        the JMH benchmarks of execute()'s host cost (e.g. -prof gc); the NCCL one
                                  is skipped, with the reason, where NCCL cannot run
       """;
@@ -172,13 +175,21 @@ public final class BenchMain {
     String sweep = a.string("sweep", null);
     String many = a.string("many", null);
     Path dir = Path.of(a.string("out", "."));
+    String metric = a.string("metric", "busbw");
+    String placement = a.string("placement", "both");
+    String name = a.string("name", null);
     a.finish();
     if (sweep == null && many == null) {
       throw new UsageException("plot needs --sweep FILES, --many FILES or both");
     }
     if (sweep != null) {
-      Path file = dir.resolve("busbw.svg");
-      SvgPlot.busbw(paths(sweep), file);
+      Set<String> placements = switch (placement) {
+        case "both" -> Set.of("out", "in");
+        case "out", "in" -> Set.of(placement);
+        default -> throw new UsageException("--placement must be out, in or both, not " + placement);
+      };
+      Path file = dir.resolve(name != null ? name : metric + ".svg");
+      SvgPlot.bandwidth(paths(sweep), file, metric, placements);
       out.println("wrote " + file);
     }
     if (many != null) {

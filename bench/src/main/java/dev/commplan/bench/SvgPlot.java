@@ -10,16 +10,17 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 /** The two plots, as SVG written by hand: busbw against size, and the many-buffers ratios. */
 final class SvgPlot {
   private static final String[] COLORS = {
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"
   };
-  private static final int W = 820;
+  private static final int W = 960;
   private static final int H = 480;
   private static final int LEFT = 70;
-  private static final int RIGHT = 250;
+  private static final int RIGHT = 330;
   private static final int TOP = 40;
   private static final int BOTTOM = 60;
 
@@ -29,10 +30,15 @@ final class SvgPlot {
   private record Series(String label, boolean dashed, List<double[]> points) {}
 
   /**
-   * busbw (GB/s) against size (bytes, log2 axis): a colour per backend, ranks and collective; out of
-   * place solid, in place dashed.
+   * Bandwidth (GB/s, nccl-tests' {@code metric}: "busbw" or "algbw") against size (bytes, log2 axis): a
+   * colour per backend, ranks and collective; out of place solid, in place dashed ({@code placements}
+   * picks "out", "in" or both). Series that are zero everywhere (busbw of one rank) are left out, and the
+   * bandwidth axis is logarithmic, since small messages are orders of magnitude below large ones.
    */
-  static void busbw(List<Path> csvs, Path out) {
+  static void bandwidth(List<Path> csvs, Path out, String metric, Set<String> placements) {
+    if (!metric.equals("busbw") && !metric.equals("algbw")) {
+      throw new IllegalArgumentException("--metric must be busbw or algbw, not " + metric);
+    }
     Map<String, Series> series = new LinkedHashMap<>();
     for (Path csv : csvs) {
       List<List<String>> rows = Csv.read(csv);
@@ -40,29 +46,39 @@ final class SvgPlot {
       for (List<String> r : rows.subList(1, rows.size())) {
         String key = r.get(col.get("backend")) + ", " + r.get(col.get("ranks")) + " ranks, " + r.get(col.get("collective"));
         double size = Double.parseDouble(r.get(col.get("size_bytes")));
-        series.computeIfAbsent(key + " (out of place)", k -> new Series(k, false, new ArrayList<>()))
-            .points().add(new double[] {size, Double.parseDouble(r.get(col.get("oop_busbw_gbs")))});
-        series.computeIfAbsent(key + " (in place)", k -> new Series(k, true, new ArrayList<>()))
-            .points().add(new double[] {size, Double.parseDouble(r.get(col.get("ip_busbw_gbs")))});
+        if (placements.contains("out")) {
+          series.computeIfAbsent(key + " (out of place)", k -> new Series(k, false, new ArrayList<>()))
+              .points().add(new double[] {size, Double.parseDouble(r.get(col.get("oop_" + metric + "_gbs")))});
+        }
+        if (placements.contains("in")) {
+          series.computeIfAbsent(key + " (in place)", k -> new Series(k, true, new ArrayList<>()))
+              .points().add(new double[] {size, Double.parseDouble(r.get(col.get("ip_" + metric + "_gbs")))});
+        }
       }
+    }
+    series.values().removeIf(s -> s.points().stream().allMatch(p -> p[1] <= 0));
+    if (series.isEmpty()) {
+      throw new IllegalArgumentException("no non-zero " + metric + " in " + csvs);
     }
     double minX = Double.MAX_VALUE;
     double maxX = 0;
+    double minY = Double.MAX_VALUE;
     double maxY = 0;
     for (Series s : series.values()) {
       for (double[] p : s.points()) {
         minX = Math.min(minX, p[0]);
         maxX = Math.max(maxX, p[0]);
-        maxY = Math.max(maxY, p[1]);
+        if (p[1] > 0) {
+          minY = Math.min(minY, p[1]);
+          maxY = Math.max(maxY, p[1]);
+        }
       }
-    }
-    if (series.isEmpty()) {
-      throw new IllegalArgumentException("no rows in " + csvs);
     }
     double lx0 = Math.floor(log2(minX));
     double lx1 = Math.max(lx0 + 1, Math.ceil(log2(maxX)));
-    double yMax = niceCeil(maxY * 1.05);
-    StringBuilder svg = begin("Bus bandwidth against size (nccl-tests' busbw)");
+    double ly0 = Math.floor(Math.log10(minY));
+    double ly1 = Math.max(ly0 + 1, Math.ceil(Math.log10(maxY)));
+    StringBuilder svg = begin(metric + " against size (nccl-tests' " + metric + ")");
     int pw = W - LEFT - RIGHT;
     int ph = H - TOP - BOTTOM;
     // Axes and grid.
@@ -71,24 +87,33 @@ final class SvgPlot {
       line(svg, x, TOP, x, TOP + ph, "#e0e0e0");
       text(svg, x, TOP + ph + 16, "middle", sizeLabel(e));
     }
-    for (int i = 0; i <= 5; i++) {
-      double v = yMax * i / 5;
-      double y = TOP + ph - v / yMax * ph;
+    for (int e = (int) ly0; e <= ly1; e++) {
+      double y = TOP + ph - (e - ly0) / (ly1 - ly0) * ph;
       line(svg, LEFT, y, LEFT + pw, y, "#e0e0e0");
-      text(svg, LEFT - 6, y + 4, "end", fmt(v));
+      text(svg, LEFT - 6, y + 4, "end", fmt(Math.pow(10, e)));
     }
     rect(svg, LEFT, TOP, pw, ph);
     text(svg, LEFT + pw / 2.0, H - 18, "middle", "size (bytes, log scale)");
     svg.append(String.format(Locale.ROOT,
-        "<text x=\"16\" y=\"%d\" transform=\"rotate(-90 16 %d)\" text-anchor=\"middle\" font-size=\"12\">busbw (GB/s)</text>%n",
-        TOP + ph / 2, TOP + ph / 2));
+        "<text x=\"16\" y=\"%d\" transform=\"rotate(-90 16 %d)\" text-anchor=\"middle\" font-size=\"12\">%s (GB/s, log scale)</text>%n",
+        TOP + ph / 2, TOP + ph / 2, metric));
     int i = 0;
+    String previousKey = null;
+    int colour = -1;
     for (Series s : series.values()) {
-      String color = COLORS[(i / 2) % COLORS.length];
+      String seriesKey = s.label().substring(0, s.label().lastIndexOf(" ("));
+      if (!seriesKey.equals(previousKey)) {
+        colour++;
+        previousKey = seriesKey;
+      }
+      String color = COLORS[colour % COLORS.length];
       StringBuilder path = new StringBuilder();
       for (double[] p : s.points()) {
+        if (p[1] <= 0) {
+          continue; // no point on a log axis; the line skips it
+        }
         double x = LEFT + (log2(p[0]) - lx0) / (lx1 - lx0) * pw;
-        double y = TOP + ph - p[1] / yMax * ph;
+        double y = TOP + ph - (Math.log10(p[1]) - ly0) / (ly1 - ly0) * ph;
         path.append(path.isEmpty() ? "M" : " L").append(String.format(Locale.ROOT, "%.1f %.1f", x, y));
       }
       svg.append(String.format(Locale.ROOT,

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -37,7 +38,7 @@ class LocalRunTest {
       assertEquals(0, r.inPlace().wrong(), r.toString());
     }
     assertTrue(text.toString(StandardCharsets.UTF_8).contains("# Avg bus bandwidth"));
-    SvgPlot.busbw(List.of(csvFile), dir.resolve("busbw.svg"));
+    SvgPlot.bandwidth(List.of(csvFile), dir.resolve("busbw.svg"), "busbw", Set.of("out", "in"));
     assertTrue(Files.exists(dir.resolve("busbw.svg")));
   }
 
