@@ -86,6 +86,8 @@ public final class NcclCommunicator implements Communicator {
   /** When this rank's thread entered a host call that may block on its peers (ncclGroupEnd); 0 if none. */
   private volatile long blockedSince;
   private volatile OperationLabel blockedIn;
+  /** The stream of the last direct collective (for the event after a user's group); rank thread only. */
+  private long lastDirectStream;
 
   private volatile int state = OPEN;
   private boolean released;
@@ -227,7 +229,7 @@ public final class NcclCommunicator implements Communicator {
         ? Nccl.ncclAllReduceCritical(sp, rp, count, type, nop, comm, s)
         : Nccl.ncclAllReduce(sp, rp, count, type, nop, comm, s);
     leaveBlocking();
-    afterDirectCall(DIRECT_ALLREDUCE, rc, "ncclAllReduce");
+    afterDirectCall(DIRECT_ALLREDUCE, rc, "ncclAllReduce", s);
   }
 
   @Override
@@ -244,7 +246,7 @@ public final class NcclCommunicator implements Communicator {
         ? Nccl.ncclBroadcastCritical(sp, rp, count, type, root, comm, s)
         : Nccl.ncclBroadcast(sp, rp, count, type, root, comm, s);
     leaveBlocking();
-    afterDirectCall(DIRECT_BROADCAST, rc, "ncclBroadcast");
+    afterDirectCall(DIRECT_BROADCAST, rc, "ncclBroadcast", s);
   }
 
   @Override
@@ -261,7 +263,7 @@ public final class NcclCommunicator implements Communicator {
         ? Nccl.ncclAllGatherCritical(sp, rp, count, type, comm, s)
         : Nccl.ncclAllGather(sp, rp, count, type, comm, s);
     leaveBlocking();
-    afterDirectCall(DIRECT_ALLGATHER, rc, "ncclAllGather");
+    afterDirectCall(DIRECT_ALLGATHER, rc, "ncclAllGather", s);
   }
 
   @Override
@@ -279,7 +281,7 @@ public final class NcclCommunicator implements Communicator {
         ? Nccl.ncclReduceScatterCritical(sp, rp, count, type, nop, comm, s)
         : Nccl.ncclReduceScatter(sp, rp, count, type, nop, comm, s);
     leaveBlocking();
-    afterDirectCall(DIRECT_REDUCESCATTER, rc, "ncclReduceScatter");
+    afterDirectCall(DIRECT_REDUCESCATTER, rc, "ncclReduceScatter", s);
   }
 
   private static final OperationLabel DIRECT_ALLREDUCE = OperationLabel.direct("all-reduce");
@@ -288,11 +290,12 @@ public final class NcclCommunicator implements Communicator {
   private static final OperationLabel DIRECT_REDUCESCATTER = OperationLabel.direct("reduce-scatter");
 
   /** A direct collective returned {@code rc}: records it (with an event when not in a group) or fails. */
-  private void afterDirectCall(OperationLabel label, int rc, String function) {
+  private void afterDirectCall(OperationLabel label, int rc, String function, long cudaStream) {
     if (rc != 0) {
       throw failed(function, rc);
     }
-    record(label, groupDepth == 0 ? stream.handle() : 0);
+    lastDirectStream = cudaStream;
+    record(label, groupDepth == 0 ? cudaStream : 0);
   }
 
   @Override
@@ -319,7 +322,7 @@ public final class NcclCommunicator implements Communicator {
       throw failed("ncclGroupEnd", rc);
     }
     if (groupDepth == 0) {
-      markLastWithEvent(stream.handle()); // the group's calls are launched now: one event covers them
+      markLastWithEvent(lastDirectStream); // the group's calls are launched now: one event covers them
     }
   }
 
@@ -387,7 +390,7 @@ public final class NcclCommunicator implements Communicator {
   /** After a user's group: the last recorded operation gets the event (the group's calls finish together). */
   private void markLastWithEvent(long cudaStream) {
     long next = recorder.nextSequence();
-    if (next > 0) {
+    if (next > 0 && cudaStream != 0) {
       recordEvent(recorder.slot(next - 1), cudaStream);
     }
   }
@@ -603,6 +606,9 @@ public final class NcclCommunicator implements Communicator {
       if (abortCause != null) {
         giveUp();
       }
+      if (state != OPEN) {
+        throw notUsable(); // the cluster's watchdog aborted this communicator (it says why)
+      }
       if ((++polls & 0xff) == 0) {
         checkAsyncError();
       }
@@ -637,15 +643,23 @@ public final class NcclCommunicator implements Communicator {
   }
 
   private void checkAsyncError() {
-    int async = Checked.ncclCommGetAsyncError(comm, asyncErrorScratch);
-    if (async != 0 && async != NcclResult.IN_PROGRESS.code()) {
-      // An asynchronous error leaves the communicator broken: NCCL's documented answer is ncclCommAbort.
-      NcclException e = Checked.ncclError("ncclCommGetAsyncError (rank " + rank + ")", async, comm);
-      abortedBecause = e.getMessage();
-      recorder.failPending(System.nanoTime());
-      abortQuietly(e);
-      throw e;
+    NcclException e;
+    // Under the lifecycle lock, as in watch(): the cluster's watchdog may abort (free) the comm meanwhile.
+    synchronized (lifecycle) {
+      if (state != OPEN) {
+        throw notUsable();
+      }
+      int async = Checked.ncclCommGetAsyncError(comm, asyncErrorScratch);
+      if (async == 0 || async == NcclResult.IN_PROGRESS.code()) {
+        return;
+      }
+      e = Checked.ncclError("ncclCommGetAsyncError (rank " + rank + ")", async, comm);
     }
+    // An asynchronous error leaves the communicator broken: NCCL's documented answer is ncclCommAbort.
+    abortedBecause = e.getMessage();
+    recorder.failPending(System.nanoTime());
+    abortQuietly(e);
+    throw e;
   }
 
   private void abortQuietly(RuntimeException into) {
