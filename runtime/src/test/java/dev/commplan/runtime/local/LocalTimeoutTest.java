@@ -134,6 +134,7 @@ class LocalTimeoutTest {
         ? aborted.getCause().getCause() : aborted.getCause());
     assertTrue(aborted.getMessage().contains("rank 0 failed"), aborted.getMessage());
     assertTrue(aborted.getMessage().contains("flight record of rank 1"), aborted.getMessage());
+    System.out.println("[figures] a real abort, as rank 1 sees it:\n" + aborted.getMessage());
   }
 
   @Test
