@@ -11,7 +11,7 @@ import java.util.Objects;
  * Stream.synchronize()} on work that makes no progress) before it gives up: it throws {@link
  * CommTimeoutException} naming the plan, step, collective, fields and rank, the communicator (local: the
  * whole cluster) is aborted, and every other rank fails too instead of waiting forever. The default is
- * {@value #DEFAULT_TIMEOUT_TEXT} on every backend, unless the system property {@value #TIMEOUT_PROPERTY}
+ * 5 minutes ({@link #DEFAULT_TIMEOUT}) on every backend, unless the system property {@value #TIMEOUT_PROPERTY}
  * says otherwise (an ISO-8601 duration such as {@code PT30S}, or a number of seconds such as {@code 30}).
  *
  * <p>Why 5 minutes: long enough that no healthy collective comes near it (NCCL's first collective on a
@@ -30,8 +30,6 @@ public record CommOptions(Duration timeout) {
 
   /** The built-in default timeout: 5 minutes (see the class comment for why). */
   public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
-
-  static final String DEFAULT_TIMEOUT_TEXT = "5 minutes";
 
   public CommOptions {
     Objects.requireNonNull(timeout, "timeout");
