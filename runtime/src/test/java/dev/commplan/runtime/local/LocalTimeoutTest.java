@@ -207,6 +207,34 @@ class LocalTimeoutTest {
   }
 
   @Test
+  void executeAllocatesNothingWithTheFlightRecorderOn() {
+    try (LocalCluster cluster = new LocalCluster(1, CommOptions.timeout(Duration.ofSeconds(30)))) {
+      cluster.run(comm -> {
+        LocalStream stream = (LocalStream) comm.stream();
+        com.sun.management.ThreadMXBean threads =
+            (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        long id = Thread.currentThread().threadId();
+        try (Plan plan = twoSteps(comm)) {
+          long allocated = 0;
+          for (int round = 0; round < 3; round++) { // the first rounds grow the queue and warm up the JIT
+            CountDownLatch hold = new CountDownLatch(1);
+            stream.enqueueHostTask(hold::await); // the worker waits: enqueue never contends for the lock
+            long before = threads.getThreadAllocatedBytes(id);
+            for (int i = 0; i < 2000; i++) {
+              plan.execute(stream);
+            }
+            allocated = threads.getThreadAllocatedBytes(id) - before;
+            hold.countDown();
+            stream.synchronize();
+          }
+          long bytes = allocated;
+          assertTrue(bytes < 1024, () -> "2,000 executes allocated " + bytes + " bytes");
+        }
+      });
+    }
+  }
+
+  @Test
   void aHostTaskThatNeverEndsTimesOutInSynchronize() {
     try (LocalCluster cluster = new LocalCluster(1, CommOptions.timeout(Duration.ofMillis(400)))) {
       CountDownLatch never = new CountDownLatch(1);
