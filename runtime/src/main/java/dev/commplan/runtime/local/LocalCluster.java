@@ -1,7 +1,9 @@
 package dev.commplan.runtime.local;
 
 import dev.commplan.runtime.Cluster;
+import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.CommPlanException;
+import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.RankFunction;
 import dev.commplan.runtime.RankTask;
@@ -21,18 +23,30 @@ import java.util.Objects;
  * Every rank waiting at a collective wakes with {@link RankAbortedException} (caused by that failure),
  * every stream fails, the other rank threads are interrupted, and {@link #run} rethrows the first
  * failure wrapped in a {@link CommPlanException} that names its rank (the others' failures suppressed).
- * An aborted cluster stays aborted; make a new one. A rank that waits at a collective for longer than
- * the rendezvous timeout (default {@link #DEFAULT_RENDEZVOUS_TIMEOUT}) fails with a message naming the
- * collective, its sequence number and the ranks that arrived.
+ * An aborted cluster stays aborted; make a new one.
+ *
+ * <p>Timeouts ({@link CommOptions#timeout()}, default {@link CommOptions#DEFAULT_TIMEOUT}, 5 minutes, or
+ * the system property {@value CommOptions#TIMEOUT_PROPERTY}): a rank that waits at a collective for
+ * longer fails with {@link CommTimeoutException} naming the plan, step, collective, fields, the
+ * collective's sequence number and the ranks that did and did not arrive, with its flight record; the
+ * cluster is aborted, so every rank fails (those waiting at that collective with the timeout, the others
+ * with {@link RankAbortedException}). A rank that throws or stops (returns without issuing its
+ * collectives, or blocks) thus makes every other rank fail within the timeout. Each rank keeps a flight
+ * record of its last operations ({@link LocalCommunicator#flightRecorder()}), printed in these messages.
  *
  * <p>{@code run} and {@code call} may be called many times, one at a time; communicators, streams and
  * their memory live until {@link #close()}.
  */
 public final class LocalCluster implements Cluster {
-  /** How long a rank waits at a collective for the others unless told otherwise: 5 minutes. */
-  public static final Duration DEFAULT_RENDEZVOUS_TIMEOUT = Duration.ofMinutes(5);
+  /**
+   * How long a rank waits at a collective for the others unless told otherwise: 5 minutes, {@link
+   * CommOptions#DEFAULT_TIMEOUT} (the no-argument constructor also honours the system property {@value
+   * CommOptions#TIMEOUT_PROPERTY}).
+   */
+  public static final Duration DEFAULT_RENDEZVOUS_TIMEOUT = CommOptions.DEFAULT_TIMEOUT;
 
   private final int ranks;
+  private final CommOptions options;
   private final Duration rendezvousTimeout;
   private final LocalRendezvous rendezvous;
   private final LocalCommunicator[] communicators;
@@ -42,9 +56,12 @@ public final class LocalCluster implements Cluster {
   private int abortingRank = -1; // guarded by state
   private boolean closed; // guarded by state
 
-  /** A cluster of {@code ranks} threads with the default rendezvous timeout (5 minutes). */
+  /**
+   * A cluster of {@code ranks} threads with the default options ({@link CommOptions#defaults()}: a
+   * 5-minute timeout unless the system property {@value CommOptions#TIMEOUT_PROPERTY} says otherwise).
+   */
   public LocalCluster(int ranks) {
-    this(ranks, DEFAULT_RENDEZVOUS_TIMEOUT);
+    this(ranks, CommOptions.defaults());
   }
 
   /**
@@ -53,16 +70,19 @@ public final class LocalCluster implements Cluster {
    * @param rendezvousTimeout how long a rank waits at a collective for the other ranks before failing
    */
   public LocalCluster(int ranks, Duration rendezvousTimeout) {
+    this(ranks, checkedOptions(rendezvousTimeout));
+  }
+
+  /** A cluster of {@code ranks} threads with {@code options} (the timeout, see the class comment). */
+  public LocalCluster(int ranks, CommOptions options) {
     if (ranks < 1) {
       throw new IllegalArgumentException("a cluster needs at least 1 rank, not " + ranks);
     }
-    Objects.requireNonNull(rendezvousTimeout, "rendezvousTimeout");
-    if (rendezvousTimeout.isNegative() || rendezvousTimeout.isZero()) {
-      throw new IllegalArgumentException("the rendezvous timeout must be positive, was " + rendezvousTimeout);
-    }
+    Objects.requireNonNull(options, "options");
     this.ranks = ranks;
-    this.rendezvousTimeout = rendezvousTimeout;
-    this.rendezvous = new LocalRendezvous(ranks, rendezvousTimeout);
+    this.options = options;
+    this.rendezvousTimeout = options.timeout();
+    this.rendezvous = new LocalRendezvous(this, ranks, rendezvousTimeout);
     this.communicators = new LocalCommunicator[ranks];
     for (int rank = 0; rank < ranks; rank++) {
       communicators[rank] = new LocalCommunicator(this, rank);
@@ -79,9 +99,43 @@ public final class LocalCluster implements Cluster {
     return "local";
   }
 
-  /** How long a rank waits at a collective for the others. */
+  private static CommOptions checkedOptions(Duration rendezvousTimeout) {
+    Objects.requireNonNull(rendezvousTimeout, "rendezvousTimeout");
+    if (rendezvousTimeout.isNegative() || rendezvousTimeout.isZero()) {
+      throw new IllegalArgumentException("the rendezvous timeout must be positive, was " + rendezvousTimeout);
+    }
+    return new CommOptions(rendezvousTimeout);
+  }
+
+  /** How long a rank waits at a collective for the others; the same as {@link #timeout()}. */
   public Duration rendezvousTimeout() {
     return rendezvousTimeout;
+  }
+
+  /** The timeout ({@link CommOptions#timeout()}). */
+  public Duration timeout() {
+    return rendezvousTimeout;
+  }
+
+  /** The options the cluster was made with. */
+  public CommOptions options() {
+    return options;
+  }
+
+  /** Rank {@code rank}'s communicator (for its flight recorder, say); run tasks with {@link #run}. */
+  public LocalCommunicator communicator(int rank) {
+    Objects.checkIndex(rank, ranks);
+    return communicators[rank];
+  }
+
+  /** Every rank's flight record, rank 0 first: what each rank did last. For debugging. */
+  public String flightRecords() {
+    StringBuilder sb = new StringBuilder();
+    long now = System.nanoTime();
+    for (LocalCommunicator comm : communicators) {
+      sb.append(comm.flightRecorder().format(now)).append('\n');
+    }
+    return sb.toString();
   }
 
   /** Whether a failure has aborted this cluster (it then refuses to run anything more). */
@@ -225,12 +279,15 @@ public final class LocalCluster implements Cluster {
     }
     rendezvous.abort(rank, cause);
     String who = rank >= 0 ? "rank " + rank : "the caller of run";
+    String why = brief(cause);
+    long now = System.nanoTime();
     for (LocalCommunicator comm : communicators) {
-      comm.stream().fail(new RankAbortedException(
-          "rank " + comm.rank() + " aborted because " + who + " failed: " + cause, cause));
-      if (comm.rank() != rank) {
-        comm.stream().interruptWorker();
+      // Streams that already failed (the rank that failed; ranks given their own timeout) keep that failure.
+      if (!comm.stream().hasFailed()) {
+        comm.stream().fail(new RankAbortedException("rank " + comm.rank() + " aborted because " + who + " failed: "
+            + why + "\n" + comm.flightRecorder().format(now), cause));
       }
+      comm.stream().interruptWorker(); // also the failing rank's: after a stall it is what hangs
     }
     if (rankThreads != null) {
       for (int r = 0; r < rankThreads.length; r++) {
@@ -241,12 +298,17 @@ public final class LocalCluster implements Cluster {
     }
   }
 
+  /** A failure in one line for other ranks' messages: a timeout's summary (no flight record), else toString. */
+  static String brief(Throwable cause) {
+    return cause instanceof CommTimeoutException t ? t.summary() : String.valueOf(cause);
+  }
+
   /** {@code exception} itself, or, if the cluster has been aborted, a RankAbortedException caused by the abort. */
   RuntimeException abortedOr(RuntimeException exception) {
     Throwable cause = abortCauseOrNull();
     return cause == null
         ? exception
-        : new RankAbortedException(exception.getMessage() + " (the cluster was aborted: " + cause + ")", cause);
+        : new RankAbortedException(exception.getMessage() + " (the cluster was aborted: " + brief(cause) + ")", cause);
   }
 
   private Throwable abortCauseOrNull() {

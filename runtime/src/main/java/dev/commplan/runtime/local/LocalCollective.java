@@ -4,6 +4,7 @@ import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.plan.Collective;
+import dev.commplan.runtime.spi.OperationLabel;
 import java.util.Objects;
 
 /**
@@ -22,9 +23,21 @@ final class LocalCollective implements LocalStream.Work {
   final long sendOffset;
   final LocalMemory recv;
   final long recvOffset;
+  /** What this call is (plan, step, fields), made once: timeouts and the flight record name it. */
+  final OperationLabel label;
 
+  /** A collective called directly on the communicator. */
   LocalCollective(LocalCommunicator comm, Collective collective, DataType type, ReduceOp op, int root, long count,
       LocalMemory send, long sendOffset, LocalMemory recv, long recvOffset) {
+    this(comm, collective, type, op, root, count, send, sendOffset, recv, recvOffset, null);
+  }
+
+  /**
+   * A call of a compiled schedule; {@code label} names its plan, step and fields (null: called directly,
+   * labelled with its description).
+   */
+  LocalCollective(LocalCommunicator comm, Collective collective, DataType type, ReduceOp op, int root, long count,
+      LocalMemory send, long sendOffset, LocalMemory recv, long recvOffset, OperationLabel label) {
     this.comm = comm;
     this.collective = Objects.requireNonNull(collective);
     this.type = Objects.requireNonNull(type);
@@ -35,6 +48,12 @@ final class LocalCollective implements LocalStream.Work {
     this.sendOffset = sendOffset;
     this.recv = recv;
     this.recvOffset = recvOffset;
+    this.label = label != null ? label : OperationLabel.direct(describe());
+  }
+
+  @Override
+  public OperationLabel label() {
+    return label;
   }
 
   @Override

@@ -11,6 +11,8 @@ import dev.commplan.runtime.plan.Step;
 import dev.commplan.runtime.spi.CollectiveChecks;
 import dev.commplan.runtime.spi.CompiledSchedule;
 import dev.commplan.runtime.spi.DeviceMemory;
+import dev.commplan.runtime.spi.FlightRecorder;
+import dev.commplan.runtime.spi.OperationLabel;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -87,8 +89,14 @@ public final class LocalCommunicator implements Communicator {
     for (Step step : schedule.steps()) {
       stepStart[index++] = work.size();
       for (CollectiveCall call : step.calls()) {
+        LocalCollective unlabelled = new LocalCollective(this, call.collective(), call.dataType(), call.op(),
+            call.root(), call.count(), local(call.sendMemory()), call.sendByteOffset(), local(call.recvMemory()),
+            call.recvByteOffset());
+        // The label is made here, once: timeouts and the flight record name the call without building text.
+        OperationLabel label =
+            new OperationLabel(schedule.planName(), step.number(), unlabelled.describe(), call.fields());
         work.add(new LocalCollective(this, call.collective(), call.dataType(), call.op(), call.root(), call.count(),
-            local(call.sendMemory()), call.sendByteOffset(), local(call.recvMemory()), call.recvByteOffset()));
+            unlabelled.send, unlabelled.sendOffset, unlabelled.recv, unlabelled.recvOffset, label));
       }
     }
     stepStart[index] = work.size();
@@ -168,11 +176,19 @@ public final class LocalCommunicator implements Communicator {
       return;
     }
     closed = true;
-    stream.shutDown(cluster.rendezvousTimeout().toMillis());
+    stream.shutDown(cluster.timeout().toMillis());
     for (LocalMemory block : openBlocks) {
       block.closeForOwner();
     }
     openBlocks.clear();
+  }
+
+  /**
+   * This rank's flight recorder: its last {@value FlightRecorder#DEFAULT_CAPACITY} operations (collectives
+   * and host tasks), printed in timeout and abort messages; for debugging.
+   */
+  public FlightRecorder flightRecorder() {
+    return stream.recorder;
   }
 
   LocalCluster cluster() {

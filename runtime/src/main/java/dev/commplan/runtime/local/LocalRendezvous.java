@@ -1,6 +1,7 @@
 package dev.commplan.runtime.local;
 
 import dev.commplan.runtime.CommPlanException;
+import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.RankAbortedException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,10 +23,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * </ol>
  *
  * <p>Nothing waits forever: an abort (a rank failed) wakes every waiter with {@link
- * RankAbortedException}, and a wait longer than the rendezvous timeout fails with a message naming the
- * collective, its number and which ranks got there.
+ * RankAbortedException}, and a wait longer than the timeout fails with {@link CommTimeoutException}
+ * naming the plan, step, collective, fields, its number and which ranks got there. The first rank to
+ * time out at a meeting gives every rank waiting there its own timeout exception (their streams fail
+ * with it), then the cluster is aborted, so the ranks elsewhere fail with {@link RankAbortedException}.
  */
 final class LocalRendezvous {
+  private final LocalCluster cluster;
   private final int ranks;
   private final Duration timeout;
   private final ReentrantLock lock = new ReentrantLock();
@@ -42,6 +46,8 @@ final class LocalRendezvous {
     int finished;
     int left;
     String mismatch;
+    /** Set by the first rank to time out here: each waiting rank's own exception. */
+    CommTimeoutException[] timedOut;
 
     Meeting(long sequence, int ranks) {
       this.sequence = sequence;
@@ -50,7 +56,8 @@ final class LocalRendezvous {
     }
   }
 
-  LocalRendezvous(int ranks, Duration timeout) {
+  LocalRendezvous(LocalCluster cluster, int ranks, Duration timeout) {
+    this.cluster = cluster;
     this.ranks = ranks;
     this.timeout = timeout;
   }
@@ -128,6 +135,7 @@ final class LocalRendezvous {
   }
 
   private void await(int rank, long sequence, LocalCollective call, long deadline, Meeting meeting, String phase) {
+    checkTimedOut(rank, meeting);
     checkNotAborted(rank, sequence, call);
     long left = deadline - System.nanoTime();
     if (left <= 0) {
@@ -138,24 +146,38 @@ final class LocalRendezvous {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       checkNotAborted(rank, sequence, call);
+      checkTimedOut(rank, meeting);
       throw new CommPlanException(
-          "rank " + rank + ": interrupted while waiting for the other ranks at " + call.describe() + " (#" + sequence
+          "rank " + rank + ": interrupted while waiting for the other ranks at " + call.label + " (#" + sequence
               + ")", e);
     }
+    checkTimedOut(rank, meeting);
     checkNotAborted(rank, sequence, call);
+  }
+
+  /** Another rank timed out at this meeting: this one throws its own timeout (its stream already has it). */
+  private static void checkTimedOut(int rank, Meeting meeting) {
+    if (meeting.timedOut != null && meeting.timedOut[rank] != null) {
+      throw meeting.timedOut[rank];
+    }
   }
 
   private void checkNotAborted(int rank, long sequence, LocalCollective call) {
     if (abortCause != null) {
       throw new RankAbortedException(
-          "rank " + rank + ": " + call.describe() + " (#" + sequence + ") abandoned because "
+          "rank " + rank + ": " + call.label + " (collective #" + sequence + ") abandoned because "
               + (abortingRank == rank ? "this rank failed" : abortingRank < 0 ? "the cluster was stopped"
-                  : "rank " + abortingRank + " failed") + ": " + abortCause.getMessage(),
+                  : "rank " + abortingRank + " failed") + ": " + LocalCluster.brief(abortCause),
           abortCause);
     }
   }
 
-  private CommPlanException timedOut(int rank, long sequence, LocalCollective call, Meeting meeting, String phase) {
+  /**
+   * The first rank to time out at {@code meeting}: makes a timeout exception for every rank waiting there,
+   * fails their streams with it (before the abort, so that they report the timeout rather than the
+   * abort), wakes them, and returns this rank's. The caller's worker then aborts the cluster.
+   */
+  private CommTimeoutException timedOut(int rank, long sequence, LocalCollective call, Meeting meeting, String phase) {
     List<Integer> there = new ArrayList<>();
     List<Integer> missing = new ArrayList<>();
     boolean arriving = phase.equals("arrive");
@@ -164,11 +186,24 @@ final class LocalRendezvous {
       (done ? there : missing).add(r);
     }
     String whoIsThere = "ranks " + there + (arriving ? " arrived" : " finished") + ", ranks " + missing + " did not";
-    return new CommPlanException(
-        "local backend: " + call.describe() + " (collective #" + sequence + ") timed out on rank " + rank + " after "
-            + timeout + " waiting for every rank to " + phase + ": " + whoIsThere
-            + " (a rank that skips a collective, or issues its collectives in another order, leaves the others"
-            + " waiting; the timeout is LocalCluster's rendezvousTimeout)");
+    meeting.timedOut = new CommTimeoutException[ranks];
+    for (int r : there) {
+      LocalCollective waiting = meeting.calls[r];
+      String summary = "local backend: " + waiting.label + " (collective #" + sequence + ") timed out on rank " + r
+          + " after " + timeout + " waiting for every rank to " + phase + ": " + whoIsThere
+          + " (a rank that skips a collective, or issues its collectives in another order, or stops, leaves the"
+          + " others waiting; set the timeout with CommOptions.timeout, on LocalCluster's constructor);"
+          + " the cluster is aborted";
+      CommTimeoutException e = new CommTimeoutException(summary, waiting.label.planName(), waiting.label.step(),
+          waiting.label.collective(), waiting.label.fields(), r, timeout, missing,
+          cluster.communicator(r).flightRecorder().format(), null);
+      meeting.timedOut[r] = e;
+      if (r != rank) {
+        cluster.communicator(r).stream().fail(e);
+      }
+    }
+    changed.signalAll();
+    return meeting.timedOut[rank];
   }
 
   /** Null if every rank called the same thing; else a message naming rank 0's call and each differing one. */

@@ -1,9 +1,13 @@
 package dev.commplan.runtime.local;
 
 import dev.commplan.runtime.CommPlanException;
+import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.spi.FlightRecorder;
+import dev.commplan.runtime.spi.OperationLabel;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Objects;
 import java.util.concurrent.locks.Condition;
@@ -17,6 +21,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Errors are sticky, as on a GPU: once a piece of work fails, the work after it is discarded, every
  * later {@code synchronize()} throws that failure, and the cluster is aborted so that no other rank
  * waits for this one.
+ *
+ * <p>Nothing waits forever: a collective waits for the other ranks at most the cluster's timeout ({@link
+ * LocalCluster#timeout()}), and {@code synchronize()} gives up with {@link CommTimeoutException} when the
+ * stream has made no progress for the timeout plus a quarter (at most one second more), which catches a
+ * host task that hangs; the collective's own timeout, with the better message, normally comes first.
+ * Every enqueued piece of work is recorded in the rank's {@link FlightRecorder}.
  */
 public final class LocalStream implements Stream {
   /** A piece of host work run on the stream, in order with the collectives (like {@code cudaLaunchHostFunc}). */
@@ -29,7 +39,14 @@ public final class LocalStream implements Stream {
   @FunctionalInterface
   interface Work {
     void run(LocalStream stream) throws Exception;
+
+    /** What the flight record calls it. */
+    default OperationLabel label() {
+      return HOST_TASK;
+    }
   }
+
+  private static final OperationLabel HOST_TASK = OperationLabel.direct("host task");
 
   private final LocalCommunicator comm;
   private final Thread worker;
@@ -45,8 +62,12 @@ public final class LocalStream implements Stream {
   /** Scratch memory for the collectives' kernels; used only by the worker thread, allocated once. */
   final KernelScratch scratch = new KernelScratch();
 
+  /** The rank's last operations; see {@link LocalCommunicator#flightRecorder()}. */
+  final FlightRecorder recorder;
+
   LocalStream(LocalCommunicator comm) {
     this.comm = comm;
+    this.recorder = new FlightRecorder(comm.rank(), FlightRecorder.DEFAULT_CAPACITY);
     this.worker = Thread.ofPlatform()
         .name("commplan-local-stream-rank-" + comm.rank())
         .daemon(true)
@@ -72,6 +93,8 @@ public final class LocalStream implements Stream {
    * Blocks until everything enqueued so far has run.
    *
    * @throws RankAbortedException if the cluster was aborted (the cause is the failing rank's exception)
+   * @throws CommTimeoutException if a collective of this rank timed out, or the stream made no progress
+   *     for longer than the timeout (see the class comment); the cluster is aborted
    * @throws CommPlanException if enqueued work failed (the cause is that failure)
    * @throws IllegalStateException if called from a task running on this very stream (it would wait for itself)
    */
@@ -81,31 +104,73 @@ public final class LocalStream implements Stream {
       throw new IllegalStateException("synchronize() called from work running on rank " + comm.rank()
           + "'s own stream; it would wait for itself");
     }
+    CommTimeoutException stalled = null;
     lock.lock();
     try {
       long target = enqueued;
+      long stallLimit = stallLimitNanos(comm.cluster().timeout());
+      long seen = completed;
+      long lastProgress = System.nanoTime();
       while (completed < target && failure == null && !shutDown) {
+        long now = System.nanoTime();
+        if (completed != seen) {
+          seen = completed;
+          lastProgress = now;
+        }
+        long left = lastProgress + stallLimit - now;
+        if (left <= 0) {
+          stalled = stalled(now - lastProgress);
+          failure = stalled;
+          progress.signalAll();
+          break;
+        }
         try {
-          progress.await();
+          progress.awaitNanos(left);
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           throw comm.cluster().abortedOr(
               new CommPlanException("rank " + comm.rank() + ": interrupted while synchronizing its stream", e));
         }
       }
-      if (failure != null) {
-        throw rethrowable(failure);
-      }
-      if (completed < target) {
-        throw new IllegalStateException("rank " + comm.rank() + "'s stream was shut down (its cluster is closed)");
+      if (stalled == null) {
+        if (failure != null) {
+          throw rethrowable(failure);
+        }
+        if (completed < target) {
+          throw new IllegalStateException("rank " + comm.rank() + "'s stream was shut down (its cluster is closed)");
+        }
+        return;
       }
     } finally {
       lock.unlock();
     }
+    comm.cluster().abort(comm.rank(), stalled); // outside the lock: the abort fails every stream
+    throw new CommTimeoutException(stalled);
+  }
+
+  /** The timeout plus a quarter, at most one second more: the collectives' own timeout goes first. */
+  static long stallLimitNanos(Duration timeout) {
+    long t = timeout.toNanos();
+    return t + Math.min(t / 4, 1_000_000_000L);
+  }
+
+  private CommTimeoutException stalled(long waitedNanos) {
+    FlightRecorder.Entry pending = recorder.oldestPending();
+    OperationLabel what = pending != null ? pending.label() : HOST_TASK;
+    Duration timeout = comm.cluster().timeout();
+    String summary = "local backend: rank " + comm.rank() + " timed out after " + timeout + ": its stream made no"
+        + " progress for " + Duration.ofNanos(waitedNanos) + " while running " + what
+        + (pending != null ? " (operation #" + pending.sequence() + ")" : "")
+        + " (a host task that blocks, or work that waits for something that never comes); the cluster is aborted";
+    return new CommTimeoutException(summary, what.planName(), what.step(), what.collective(), what.fields(),
+        comm.rank(), timeout, java.util.List.of(), recorder.format(), null);
   }
 
   /** A fresh exception for this caller, so that each throw has the synchronizing thread's stack. */
   private RuntimeException rethrowable(Throwable cause) {
+    if (cause instanceof CommTimeoutException timeout) {
+      return new CommTimeoutException(timeout);
+    }
     String message = "rank " + comm.rank() + "'s stream failed: " + cause.getMessage();
     return cause instanceof RankAbortedException
         ? new RankAbortedException(message, cause)
@@ -119,6 +184,7 @@ public final class LocalStream implements Stream {
         throw new IllegalStateException("rank " + comm.rank() + "'s stream is shut down (its cluster is closed)");
       }
       queue.addLast(work);
+      recorder.enqueued(work.label(), System.nanoTime()); // its sequence number is `enqueued`, the work's index
       enqueued++;
       workAvailable.signal();
     } finally {
@@ -180,6 +246,7 @@ public final class LocalStream implements Stream {
   private void workLoop() {
     while (true) {
       Work work;
+      long seq;
       boolean skip;
       lock.lock();
       try {
@@ -190,17 +257,26 @@ public final class LocalStream implements Stream {
           return;
         }
         work = queue.pollFirst();
+        seq = completed;
         skip = failure != null;
       } finally {
         lock.unlock();
       }
       Throwable thrown = null;
       if (!skip) {
+        recorder.started(seq, System.nanoTime());
         try {
           work.run(this);
         } catch (Throwable t) {
           thrown = t;
         }
+        if (thrown == null) {
+          recorder.finished(seq, System.nanoTime());
+        } else {
+          recorder.failed(seq, System.nanoTime());
+        }
+      } else {
+        recorder.failed(seq, System.nanoTime()); // skipped: the stream had already failed
       }
       Thread.interrupted(); // an abort's interrupt is for the work it hit, not for the next one
       lock.lock();

@@ -211,6 +211,27 @@ final class Checked {
     }
   }
 
+  /** An event for ordering only ({@code cudaEventDisableTiming}). */
+  static long cudaEventCreateDisableTiming() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(ADDRESS);
+      cuda("cudaEventCreateWithFlags", Cuda.cudaEventCreateWithFlags(out, Cuda.EVENT_DISABLE_TIMING));
+      return out.get(JAVA_LONG, 0);
+    }
+  }
+
+  /** {@code cudaEventQuery}: true when the work before the event is done, false while pending, else throws. */
+  static boolean cudaEventQuery(long event) {
+    int rc = Cuda.cudaEventQuery(event);
+    if (rc == 0) {
+      return true;
+    }
+    if (rc == Cuda.ERROR_NOT_READY) {
+      return false;
+    }
+    throw cudaError("cudaEventQuery", rc);
+  }
+
   static void cudaEventRecord(long event, long stream) {
     cuda("cudaEventRecord", Cuda.cudaEventRecord(event, stream));
   }

@@ -2,6 +2,7 @@ package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.Cluster;
+import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.nccl.internal.Nccl;
 import dev.commplan.runtime.nccl.internal.NativeLibrary;
 import java.util.Objects;
@@ -28,13 +29,34 @@ public final class NcclBackend {
   }
 
   /**
+   * Like {@link #cluster(int)}, with {@code options}: the timeout after which a rank waiting for its peers
+   * fails with {@code CommTimeoutException} and its communicator is aborted (see {@link CommOptions}).
+   * The no-options overload uses {@link CommOptions#defaults()}: 5 minutes, or the system property
+   * {@value CommOptions#TIMEOUT_PROPERTY}.
+   */
+  public static Cluster cluster(int ranks, CommOptions options) {
+    return NcclCluster.create(ranks, options);
+  }
+
+  /**
    * One rank of a communicator spread over processes ({@code ncclCommInitRank}): every rank calls this
    * with the same {@code size} and {@code uniqueId} (made once by {@link #uniqueId()} and passed to the
    * others by any means), and its own {@code rank} and CUDA {@code device}. Blocks until all ranks have
    * joined. The caller owns the communicator and closes it.
    */
   public static NcclCommunicator initRank(int rank, int size, byte[] uniqueId, int device) {
+    return initRank(rank, size, uniqueId, device, CommOptions.defaults());
+  }
+
+  /**
+   * Like {@link #initRank(int, int, byte[], int)}, with {@code options} (the timeout of the communicator's
+   * {@code synchronize()}; see {@link CommOptions}). {@code synchronize()} times out by itself; unlike in
+   * {@link #cluster}, no watchdog times the host calls (a blocking {@code ncclGroupEnd} that waits for a
+   * dead peer to connect is not interrupted).
+   */
+  public static NcclCommunicator initRank(int rank, int size, byte[] uniqueId, int device, CommOptions options) {
     Objects.requireNonNull(uniqueId, "uniqueId");
+    Objects.requireNonNull(options, "options");
     if (size < 1 || rank < 0 || rank >= size) {
       throw new IllegalArgumentException("rank " + rank + " is not in [0, " + size + ")");
     }
@@ -51,7 +73,7 @@ public final class NcclBackend {
     Checked.cudaSetDevice(device);
     long comm = Checked.ncclCommInitRank(size, uniqueId, rank);
     try {
-      return new NcclCommunicator(comm, version);
+      return new NcclCommunicator(comm, version, options);
     } catch (RuntimeException e) {
       Nccl.ncclCommAbort(comm);
       throw e;

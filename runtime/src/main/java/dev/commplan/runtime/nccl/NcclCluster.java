@@ -1,5 +1,6 @@
 package dev.commplan.runtime.nccl;
 
+import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.RankAbortedException;
@@ -29,9 +30,19 @@ import java.util.concurrent.TimeoutException;
  * its communicator aborted from outside, as NCCL documents for a hung call; after a second grace period
  * the cluster stops waiting for it. Either way the first failure is rethrown, and a cluster whose ranks
  * were aborted refuses further work.
+ *
+ * <p>Timeouts ({@link CommOptions#timeout()}): each rank's {@code synchronize()} has its own (see {@link
+ * NcclCommunicator}). While a task runs, the thread that called {@link #call} is the cluster's watchdog:
+ * every millisecond it checks whether a rank has been blocked in a host call that waits for its peers
+ * ({@code ncclGroupEnd} of a blocking communicator) for longer than the timeout, and every 100 ms it polls
+ * each communicator's {@code ncclCommGetAsyncError}; either aborts that communicator from outside, which
+ * returns the blocked call, and the rank fails with {@code CommTimeoutException} or {@link NcclException}.
+ * No extra thread is started.
  */
 final class NcclCluster implements Cluster {
   static final long GRACE_MILLIS = 5_000;
+  /** How often the watchdog polls ncclCommGetAsyncError while a task runs. */
+  static final long ASYNC_POLL_NANOS = 100_000_000L;
 
   private final int size;
   private final NcclCommunicator[] comms;
@@ -48,6 +59,11 @@ final class NcclCluster implements Cluster {
   }
 
   static NcclCluster create(int ranks) {
+    return create(ranks, CommOptions.defaults());
+  }
+
+  static NcclCluster create(int ranks, CommOptions options) {
+    java.util.Objects.requireNonNull(options, "options");
     if (ranks < 1) {
       throw new IllegalArgumentException("a cluster needs at least 1 rank, not " + ranks);
     }
@@ -71,7 +87,7 @@ final class NcclCluster implements Cluster {
         int device = r;
         made.add(cluster.executors[r].submit(() -> {
           Checked.cudaSetDevice(device); // this thread's device from now on
-          return new NcclCommunicator(handle, version);
+          return new NcclCommunicator(handle, version, options);
         }));
       }
       for (int r = 0; r < ranks; r++) {
@@ -157,6 +173,7 @@ final class NcclCluster implements Cluster {
     int firstFailed = -1;
     boolean[] done = new boolean[size];
     int remaining = size;
+    long lastAsyncPoll = System.nanoTime();
     // Wait for completions in whatever order they come, so the first failure is seen at once.
     while (remaining > 0 && firstFailed < 0) {
       for (int r = 0; r < size; r++) {
@@ -172,6 +189,16 @@ final class NcclCluster implements Cluster {
       }
       if (remaining > 0 && firstFailed < 0) {
         waitBriefly(futures, done);
+        long now = System.nanoTime();
+        boolean pollAsync = now - lastAsyncPoll > ASYNC_POLL_NANOS;
+        if (pollAsync) {
+          lastAsyncPoll = now;
+        }
+        for (int r = 0; r < size; r++) {
+          if (!done[r]) {
+            comms[r].watch(now, pollAsync);
+          }
+        }
       }
     }
     if (firstFailed >= 0) {

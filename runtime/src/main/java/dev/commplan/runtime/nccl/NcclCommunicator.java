@@ -5,6 +5,9 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.CommOptions;
+import dev.commplan.runtime.CommPlanException;
+import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.RankAbortedException;
@@ -15,8 +18,11 @@ import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.spi.CollectiveChecks;
 import dev.commplan.runtime.spi.CompiledSchedule;
 import dev.commplan.runtime.spi.DeviceMemory;
+import dev.commplan.runtime.spi.FlightRecorder;
+import dev.commplan.runtime.spi.OperationLabel;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -37,6 +43,19 @@ import java.util.concurrent.locks.LockSupport;
  * <p>{@link #close()} destroys the communicator ({@code ncclCommDestroy}), frees the memory allocated
  * through it and destroys its stream; {@link #abort()} does the same with {@code ncclCommAbort}, which
  * also stops work still running on the device (for a rank whose peers failed).
+ *
+ * <p><b>Failures.</b> NCCL has no timeout of its own; this class gives every communicator one ({@link
+ * CommOptions#timeout()}, default 5 minutes). {@link Stream#synchronize()} never blocks in {@code
+ * cudaStreamSynchronize}: it polls {@code cudaStreamQuery} (spinning briefly, then parking), checks
+ * {@code ncclCommGetAsyncError} as it goes, and when the timeout passes, or NCCL reports an asynchronous
+ * error, calls {@code ncclCommAbort} and throws ({@link CommTimeoutException} naming the plan, step,
+ * collective and fields still pending, with the flight record; or {@link NcclException}). After an
+ * error code that leaves the communicator usable ({@code ncclInvalidArgument}, {@code ncclInvalidUsage}:
+ * NCCL refused the call before enqueueing anything) it stays open; after any other code it is aborted.
+ * An aborted communicator refuses every later use with a message saying why. Every step a compiled
+ * schedule enqueues is recorded in the {@linkplain #flightRecorder() flight recorder}, with a CUDA event
+ * (one per ring slot, made once) recorded after the step's group so that a timeout can name the step
+ * still pending.
  */
 public final class NcclCommunicator implements Communicator {
   private static final int OPEN = 0;
@@ -51,7 +70,24 @@ public final class NcclCommunicator implements Communicator {
   private final NcclStream stream;
   private final Set<NcclMemory> live = ConcurrentHashMap.newKeySet();
   private final MemorySegment asyncErrorScratch = Arena.ofAuto().allocate(JAVA_INT);
+  /** The cluster's watchdog polls on its own thread, so it has its own out-parameter. */
+  private final MemorySegment watchdogScratch = Arena.ofAuto().allocate(JAVA_INT);
   private final Object lifecycle = new Object();
+  private final CommOptions options;
+  private final long timeoutNanos;
+  private final FlightRecorder recorder;
+  /** One CUDA event per flight-recorder slot, recorded after the slot's step; 0 where none (in a group). */
+  private final long[] slotEvents;
+  private final boolean[] slotHasEvent;
+  /** Why this communicator was aborted, for later calls' messages; null while not aborted. */
+  private volatile String abortedBecause;
+  /** A timeout or async error the cluster's watchdog found (it then aborted us from outside). */
+  private volatile CommPlanException watchdogFailure;
+  /** When this rank's thread entered a host call that may block on its peers (ncclGroupEnd); 0 if none. */
+  private volatile long blockedSince;
+  private volatile OperationLabel blockedIn;
+  /** The stream of the last direct collective (for the event after a user's group); rank thread only. */
+  private long lastDirectStream;
 
   private volatile int state = OPEN;
   private boolean released;
@@ -60,15 +96,53 @@ public final class NcclCommunicator implements Communicator {
   private volatile String abortReason;
   private int groupDepth;
 
-  /** Wraps an initialized {@code ncclComm_t}: reads its rank, size and device, and creates its stream. */
+  /** Wraps an initialized {@code ncclComm_t} with the default options. */
   NcclCommunicator(long comm, NcclVersion version) {
+    this(comm, version, CommOptions.defaults());
+  }
+
+  /**
+   * Wraps an initialized {@code ncclComm_t}: reads its rank, size and device, creates its stream and the
+   * flight recorder's events.
+   */
+  NcclCommunicator(long comm, NcclVersion version, CommOptions options) {
     this.comm = comm;
     this.version = version;
+    this.options = Objects.requireNonNull(options, "options");
+    this.timeoutNanos = options.timeout().toNanos();
     this.rank = Checked.ncclCommUserRank(comm);
     this.size = Checked.ncclCommCount(comm);
     this.device = Checked.ncclCommCuDevice(comm);
+    this.recorder = new FlightRecorder(rank, FlightRecorder.DEFAULT_CAPACITY);
+    this.slotEvents = new long[recorder.capacity()];
+    this.slotHasEvent = new boolean[recorder.capacity()];
     Checked.cudaSetDevice(device);
-    this.stream = new NcclStream(this, Checked.cudaStreamCreateNonBlocking(), true);
+    long s = Checked.cudaStreamCreateNonBlocking();
+    try {
+      for (int i = 0; i < slotEvents.length; i++) {
+        slotEvents[i] = Checked.cudaEventCreateDisableTiming();
+      }
+    } catch (RuntimeException e) {
+      destroyEvents();
+      Cuda.cudaStreamDestroy(s);
+      throw e;
+    }
+    this.stream = new NcclStream(this, s, true);
+  }
+
+  /** The options (the timeout) this communicator was made with. */
+  public CommOptions options() {
+    return options;
+  }
+
+  /**
+   * This rank's flight recorder: the last {@value FlightRecorder#DEFAULT_CAPACITY} steps and direct
+   * collectives it enqueued, printed in timeout messages; for debugging. On this backend an entry stays
+   * {@code ENQUEUED} until a {@code synchronize()} of the communicator's own stream has seen it finish
+   * (or a timeout asked the step's CUDA event).
+   */
+  public FlightRecorder flightRecorder() {
+    return recorder;
   }
 
   @Override
@@ -150,12 +224,12 @@ public final class NcclCommunicator implements Communicator {
     long rp = pointer(recv);
     int type = NcclArgs.dataType(send.dataType());
     int nop = NcclArgs.op(op);
+    enterBlocking(DIRECT_ALLREDUCE); // outside a group NCCL may wait here for its peers to connect
     int rc = groupDepth > 0
         ? Nccl.ncclAllReduceCritical(sp, rp, count, type, nop, comm, s)
         : Nccl.ncclAllReduce(sp, rp, count, type, nop, comm, s);
-    if (rc != 0) {
-      throw Checked.ncclError("ncclAllReduce", rc, comm);
-    }
+    leaveBlocking();
+    afterDirectCall(DIRECT_ALLREDUCE, rc, "ncclAllReduce", s);
   }
 
   @Override
@@ -167,12 +241,12 @@ public final class NcclCommunicator implements Communicator {
     long sp = pointer(send);
     long rp = pointer(recv);
     int type = NcclArgs.dataType(send.dataType());
+    enterBlocking(DIRECT_BROADCAST); // outside a group NCCL may wait here for its peers to connect
     int rc = groupDepth > 0
         ? Nccl.ncclBroadcastCritical(sp, rp, count, type, root, comm, s)
         : Nccl.ncclBroadcast(sp, rp, count, type, root, comm, s);
-    if (rc != 0) {
-      throw Checked.ncclError("ncclBroadcast", rc, comm);
-    }
+    leaveBlocking();
+    afterDirectCall(DIRECT_BROADCAST, rc, "ncclBroadcast", s);
   }
 
   @Override
@@ -184,12 +258,12 @@ public final class NcclCommunicator implements Communicator {
     long sp = pointer(send);
     long rp = pointer(recv);
     int type = NcclArgs.dataType(send.dataType());
+    enterBlocking(DIRECT_ALLGATHER); // outside a group NCCL may wait here for its peers to connect
     int rc = groupDepth > 0
         ? Nccl.ncclAllGatherCritical(sp, rp, count, type, comm, s)
         : Nccl.ncclAllGather(sp, rp, count, type, comm, s);
-    if (rc != 0) {
-      throw Checked.ncclError("ncclAllGather", rc, comm);
-    }
+    leaveBlocking();
+    afterDirectCall(DIRECT_ALLGATHER, rc, "ncclAllGather", s);
   }
 
   @Override
@@ -202,12 +276,26 @@ public final class NcclCommunicator implements Communicator {
     long rp = pointer(recv);
     int type = NcclArgs.dataType(send.dataType());
     int nop = NcclArgs.op(op);
+    enterBlocking(DIRECT_REDUCESCATTER); // outside a group NCCL may wait here for its peers to connect
     int rc = groupDepth > 0
         ? Nccl.ncclReduceScatterCritical(sp, rp, count, type, nop, comm, s)
         : Nccl.ncclReduceScatter(sp, rp, count, type, nop, comm, s);
+    leaveBlocking();
+    afterDirectCall(DIRECT_REDUCESCATTER, rc, "ncclReduceScatter", s);
+  }
+
+  private static final OperationLabel DIRECT_ALLREDUCE = OperationLabel.direct("all-reduce");
+  private static final OperationLabel DIRECT_BROADCAST = OperationLabel.direct("broadcast");
+  private static final OperationLabel DIRECT_ALLGATHER = OperationLabel.direct("all-gather");
+  private static final OperationLabel DIRECT_REDUCESCATTER = OperationLabel.direct("reduce-scatter");
+
+  /** A direct collective returned {@code rc}: records it (with an event when not in a group) or fails. */
+  private void afterDirectCall(OperationLabel label, int rc, String function, long cudaStream) {
     if (rc != 0) {
-      throw Checked.ncclError("ncclReduceScatter", rc, comm);
+      throw failed(function, rc);
     }
+    lastDirectStream = cudaStream;
+    record(label, groupDepth == 0 ? cudaStream : 0);
   }
 
   @Override
@@ -215,7 +303,7 @@ public final class NcclCommunicator implements Communicator {
     ensureUsable();
     int rc = Nccl.ncclGroupStart();
     if (rc != 0) {
-      throw Checked.ncclError("ncclGroupStart", rc, comm);
+      throw failed("ncclGroupStart", rc);
     }
     groupDepth++;
   }
@@ -227,9 +315,190 @@ public final class NcclCommunicator implements Communicator {
       throw new IllegalStateException("groupEnd() without a matching groupStart() on " + this);
     }
     groupDepth--;
+    enterBlocking(null);
     int rc = Nccl.ncclGroupEnd();
+    leaveBlocking();
     if (rc != 0) {
-      throw Checked.ncclError("ncclGroupEnd", rc, comm);
+      throw failed("ncclGroupEnd", rc);
+    }
+    if (groupDepth == 0) {
+      markLastWithEvent(lastDirectStream); // the group's calls are launched now: one event covers them
+    }
+  }
+
+  // ---------------------------------------------------------------- failures: error codes, watchdog, record
+
+  /**
+   * Whether the communicator is unusable after {@code rc}: everything but {@code ncclInvalidArgument} and
+   * {@code ncclInvalidUsage} (NCCL refused the call before enqueueing anything) and {@code ncclInProgress}.
+   * A private copy until {@code NcclResult.isFatal()} (issue 5, error codes) is available here.
+   */
+  static boolean isFatal(int rc) {
+    return rc != 0 && rc != NcclResult.INVALID_ARGUMENT.code() && rc != NcclResult.INVALID_USAGE.code()
+        && rc != NcclResult.IN_PROGRESS.code();
+  }
+
+  /**
+   * The exception for NCCL's {@code function} returning {@code rc}; after a fatal code the communicator is
+   * aborted ({@code ncclCommAbort}) first. If the cluster's watchdog aborted this communicator (the call
+   * returned because of that), its timeout or async error instead.
+   */
+  RuntimeException failed(String function, int rc) {
+    NcclException e = Checked.ncclError(function, rc, comm); // before any abort: it reads the comm's last error
+    CommPlanException watchdog = watchdogFailure;
+    if (watchdog != null) {
+      RuntimeException w = rethrowable(watchdog);
+      w.addSuppressed(e);
+      return w;
+    }
+    if (isFatal(rc) && state == OPEN) {
+      abortedBecause = function + " failed with " + NcclResult.of(rc).cName() + " (" + rc + "), which is fatal";
+      try {
+        abort();
+      } catch (RuntimeException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      e.addSuppressed(new CommPlanException("rank " + rank + "'s communicator was aborted (ncclCommAbort) because "
+          + NcclResult.of(rc).cName() + " is fatal; make a new communicator"));
+    }
+    return e;
+  }
+
+  /** The watchdog's failure again, for this thread (its own stack), caused by the original. */
+  private static RuntimeException rethrowable(CommPlanException e) {
+    if (e instanceof CommTimeoutException t) {
+      return new CommTimeoutException(t);
+    }
+    if (e instanceof NcclException n) {
+      NcclException again = new NcclException(n.function(), n.rawCode(), n.errorString(), n.lastError());
+      again.initCause(n);
+      return again;
+    }
+    return new CommPlanException(e.getMessage(), e);
+  }
+
+  /** Records an operation in the flight recorder; with {@code cudaStream != 0} also its slot's event. */
+  void record(OperationLabel label, long cudaStream) {
+    long seq = recorder.enqueued(label, System.nanoTime());
+    int slot = recorder.slot(seq);
+    slotHasEvent[slot] = false;
+    if (cudaStream != 0) {
+      recordEvent(slot, cudaStream);
+    }
+  }
+
+  /** After a user's group: the last recorded operation gets the event (the group's calls finish together). */
+  private void markLastWithEvent(long cudaStream) {
+    long next = recorder.nextSequence();
+    if (next > 0 && cudaStream != 0) {
+      recordEvent(recorder.slot(next - 1), cudaStream);
+    }
+  }
+
+  private void recordEvent(int slot, long cudaStream) {
+    int rc = Cuda.cudaEventRecord(slotEvents[slot], cudaStream);
+    if (rc != 0) {
+      throw Checked.cudaError("cudaEventRecord (flight recorder)", rc);
+    }
+    slotHasEvent[slot] = true;
+  }
+
+  /** This rank's thread enters a host call that may wait for its peers; the cluster's watchdog times it. */
+  void enterBlocking(OperationLabel label) {
+    blockedIn = label;
+    blockedSince = System.nanoTime();
+  }
+
+  void leaveBlocking() {
+    blockedSince = 0;
+  }
+
+  /**
+   * Asks the CUDA events which recorded operations have finished, marks them, and returns the oldest
+   * that has not (null when all have). For failure paths; allocates.
+   */
+  private FlightRecorder.Entry pendingOperation() {
+    List<FlightRecorder.Entry> entries = recorder.snapshot();
+    long now = System.nanoTime();
+    for (int i = entries.size() - 1; i >= 0; i--) {
+      FlightRecorder.Entry e = entries.get(i);
+      int slot = recorder.slot(e.sequence());
+      if (!slotHasEvent[slot]) {
+        continue;
+      }
+      boolean done;
+      try {
+        done = Checked.cudaEventQuery(slotEvents[slot]);
+      } catch (RuntimeException failure) {
+        break; // the device is in trouble; the record stays as it is
+      }
+      if (done) {
+        recorder.finishedBefore(e.sequence() + 1, now); // stream order: everything up to it is done
+        break;
+      }
+    }
+    return recorder.oldestPending();
+  }
+
+  private CommTimeoutException timeout(long waitedNanos, String where) {
+    FlightRecorder.Entry pending = pendingOperation();
+    OperationLabel what = pending != null ? pending.label() : blockedIn;
+    String whatText = what != null ? what.toString() : "work enqueued on the stream (not recorded)";
+    String summary = "nccl backend: rank " + rank + " (device " + device + ") timed out after "
+        + options.timeout() + " " + where + ": " + whatText + " is still pending"
+        + (pending != null ? " (operation #" + pending.sequence() + "; the operations before it finished)" : "")
+        + " after " + Duration.ofNanos(waitedNanos) + ". A rank that stopped, skipped a collective, or issues"
+        + " its collectives in another order or with other sizes leaves the others waiting; NCCL does not say"
+        + " which. The communicator was aborted (ncclCommAbort); set the timeout with CommOptions.timeout.";
+    CommTimeoutException e = new CommTimeoutException(summary, what != null ? what.planName() : null,
+        what != null ? what.step() : -1, what != null ? what.collective() : "unknown",
+        what != null ? what.fields() : List.of(), rank, options.timeout(), List.of(), recorder.format(), null);
+    recorder.failPending(System.nanoTime());
+    return e;
+  }
+
+  /**
+   * Called often by the cluster's thread while this rank's task runs: times a host call that blocks on
+   * peers ({@code ncclGroupEnd} of a blocking communicator can), and polls {@code ncclCommGetAsyncError}
+   * when {@code pollAsync}. On a timeout or an async error it records the failure and aborts the
+   * communicator from outside, which makes the blocked call return; the rank's thread then throws it.
+   */
+  void watch(long now, boolean pollAsync) {
+    if (state != OPEN || watchdogFailure != null) {
+      return;
+    }
+    long since = blockedSince;
+    if (since != 0 && now - since > timeoutNanos) {
+      OperationLabel in = blockedIn;
+      String summary = "nccl backend: rank " + rank + " (device " + device + ") timed out after " + options.timeout()
+          + " blocked in ncclGroupEnd" + (in != null ? " of " + in : "") + " (NCCL waits there for its peers"
+          + " to connect); the cluster's watchdog aborted the communicator (ncclCommAbort)";
+      watchdogFailure = new CommTimeoutException(summary, in != null ? in.planName() : null,
+          in != null ? in.step() : -1, in != null ? in.collective() : "ncclGroupEnd",
+          in != null ? in.fields() : List.of(), rank, options.timeout(), List.of(), recorder.format(), null);
+      abortedBecause = summary;
+      abortFromOutside();
+      return;
+    }
+    if (pollAsync) {
+      NcclException e;
+      // Under the lifecycle lock: abort and close change the state under it before they free the comm,
+      // so the comm cannot be freed while this thread asks it.
+      synchronized (lifecycle) {
+        if (state != OPEN) {
+          return;
+        }
+        int rc = Nccl.ncclCommGetAsyncError(comm, watchdogScratch);
+        int async = rc == 0 ? watchdogScratch.get(JAVA_INT, 0) : rc;
+        if (async == 0 || async == NcclResult.IN_PROGRESS.code()) {
+          return;
+        }
+        e = Checked.ncclError("ncclCommGetAsyncError (rank " + rank + ", seen by the cluster's watchdog)", async,
+            comm);
+      }
+      watchdogFailure = e;
+      abortedBecause = e.getMessage();
+      abortFromOutside();
     }
   }
 
@@ -296,11 +565,20 @@ public final class NcclCommunicator implements Communicator {
   }
 
   private RuntimeException notUsable() {
+    CommPlanException watchdog = watchdogFailure;
+    if (watchdog != null) {
+      return rethrowable(watchdog);
+    }
     Throwable cause = abortCause;
     if (cause != null) {
       return new RankAbortedException("rank " + rank + " was aborted: " + abortReason, cause);
     }
-    return new IllegalStateException(this + " is " + (state == CLOSED ? "closed" : "aborted"));
+    String why = abortedBecause;
+    if (state == ABORTED || why != null) {
+      return new IllegalStateException(this + " was aborted (ncclCommAbort)"
+          + (why != null ? " after " + why : " by abort()") + "; it cannot be used any more, make a new communicator");
+    }
+    return new IllegalStateException(this + " is closed");
   }
 
   private void giveUp() {
@@ -310,37 +588,85 @@ public final class NcclCommunicator implements Communicator {
 
   /**
    * Waits for {@code s}: polls {@code cudaStreamQuery}, spinning at first and then parking briefly, so
-   * that a request to abort (another rank failed) or an asynchronous NCCL error ({@code
-   * ncclCommGetAsyncError}) is seen while waiting. A rank whose peer is gone would otherwise wait
-   * forever in {@code cudaStreamSynchronize}; here it calls {@code ncclCommAbort} on its own thread,
-   * which stops its kernels, and throws.
+   * that a request to abort (another rank failed), an asynchronous NCCL error ({@code
+   * ncclCommGetAsyncError}) or the timeout is seen while waiting. A rank whose peer is gone would
+   * otherwise wait forever in {@code cudaStreamSynchronize}; here it calls {@code ncclCommAbort} on its
+   * own thread, which stops its kernels, and throws: {@link RankAbortedException}, {@link NcclException},
+   * or {@link CommTimeoutException} naming the step still pending (from the flight recorder's events).
+   * Allocates nothing while it waits.
    */
   void synchronize(NcclStream s) {
     ensureUsable();
     useDevice();
     long handle = s.handle();
     long start = System.nanoTime();
+    long deadline = start + timeoutNanos;
     int polls = 0;
-    while (!Checked.cudaStreamQuery(handle)) {
+    while (!queryOrAbort(handle)) {
       if (abortCause != null) {
         giveUp();
+      }
+      if (state != OPEN) {
+        throw notUsable(); // the cluster's watchdog aborted this communicator (it says why)
       }
       if ((++polls & 0xff) == 0) {
         checkAsyncError();
       }
-      if (System.nanoTime() - start < 2_000_000L) {
+      long now = System.nanoTime();
+      if (now - deadline > 0) {
+        CommTimeoutException e = timeout(now - start, "in synchronize() of " + s);
+        abortedBecause = e.summary();
+        abortQuietly(e);
+        throw e;
+      }
+      if (now - start < 2_000_000L) {
         Thread.onSpinWait();
       } else {
         LockSupport.parkNanos(20_000L);
       }
     }
     checkAsyncError();
+    if (s == stream) {
+      recorder.finishedBefore(recorder.nextSequence(), System.nanoTime());
+    }
+  }
+
+  /** {@code cudaStreamQuery}; a CUDA error there (a kernel faulted) is fatal: abort, then throw it. */
+  private boolean queryOrAbort(long handle) {
+    try {
+      return Checked.cudaStreamQuery(handle);
+    } catch (CudaException e) {
+      abortedBecause = e.getMessage();
+      abortQuietly(e);
+      throw e;
+    }
   }
 
   private void checkAsyncError() {
-    int async = Checked.ncclCommGetAsyncError(comm, asyncErrorScratch);
-    if (async != 0 && async != NcclResult.IN_PROGRESS.code()) {
-      throw Checked.ncclError("ncclCommGetAsyncError (rank " + rank + ")", async, comm);
+    NcclException e;
+    // Under the lifecycle lock, as in watch(): the cluster's watchdog may abort (free) the comm meanwhile.
+    synchronized (lifecycle) {
+      if (state != OPEN) {
+        throw notUsable();
+      }
+      int async = Checked.ncclCommGetAsyncError(comm, asyncErrorScratch);
+      if (async == 0 || async == NcclResult.IN_PROGRESS.code()) {
+        return;
+      }
+      e = Checked.ncclError("ncclCommGetAsyncError (rank " + rank + ")", async, comm);
+    }
+    // An asynchronous error leaves the communicator broken: NCCL's documented answer is ncclCommAbort.
+    abortedBecause = e.getMessage();
+    recorder.failPending(System.nanoTime());
+    abortQuietly(e);
+    throw e;
+  }
+
+  private void abortQuietly(RuntimeException into) {
+    try {
+      abort();
+    } catch (RuntimeException e) {
+      into.addSuppressed(e);
     }
   }
 
@@ -443,7 +769,17 @@ public final class NcclCommunicator implements Communicator {
     } catch (RuntimeException e) {
       failure = add(failure, e);
     }
+    destroyEvents();
     return failure;
+  }
+
+  private void destroyEvents() {
+    for (int i = 0; i < slotEvents.length; i++) {
+      if (slotEvents[i] != 0) {
+        Cuda.cudaEventDestroy(slotEvents[i]); // best effort: nothing useful to do if it fails
+        slotEvents[i] = 0;
+      }
+    }
   }
 
   private static RuntimeException add(RuntimeException first, RuntimeException next) {

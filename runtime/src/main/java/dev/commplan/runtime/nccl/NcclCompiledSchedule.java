@@ -7,6 +7,7 @@ import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
 import dev.commplan.runtime.spi.CompiledSchedule;
 import dev.commplan.runtime.spi.DeviceMemory;
+import dev.commplan.runtime.spi.OperationLabel;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -19,7 +20,9 @@ import java.util.Map;
  * ncclGroupStart}, the calls, {@code ncclGroupEnd} (a step of one call is issued alone, which NCCL
  * treats as a group of one); it allocates nothing on the Java heap (the only
  * objects it makes are exceptions). Inside the group the calls use the {@code critical} downcalls, since
- * NCCL only records them there.
+ * NCCL only records them there. After each step's group it records the step in the communicator's flight
+ * recorder (a reference to the step's {@link OperationLabel}, made here once) and a CUDA event on the
+ * stream (one downcall), which is how a timeout names the step still pending.
  */
 final class NcclCompiledSchedule implements CompiledSchedule {
   private static final int ALL_REDUCE = 0;
@@ -38,6 +41,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
   private final int[] dataType;
   private final int[] opOrRoot;
   private final NcclMemory[] memories; // distinct blocks, checked open before each enqueue
+  private final OperationLabel[] stepLabel; // plan, step, its calls and fields: for the flight record
 
   NcclCompiledSchedule(NcclCommunicator comm, Schedule schedule) {
     this.comm = comm;
@@ -49,6 +53,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     List<Step> steps = schedule.steps();
     stepStart = new int[steps.size() + 1];
     stepNumber = new int[steps.size()];
+    stepLabel = new OperationLabel[steps.size()];
     kind = new int[calls];
     send = new long[calls];
     recv = new long[calls];
@@ -61,6 +66,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
       Step step = steps.get(s);
       stepStart[s] = i;
       stepNumber[s] = step.number();
+      stepLabel[s] = label(planName, step);
       for (CollectiveCall call : step.calls()) {
         String where = planName + ", step " + step.number() + ", " + call.collective().label() + " of "
             + call.fields();
@@ -89,6 +95,23 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     }
     stepStart[steps.size()] = i;
     memories = new ArrayList<>(distinct.values()).toArray(new NcclMemory[0]);
+  }
+
+  /** {@code plan p.X, step 0, all-reduce F32 SUM, count 16 + all-gather F32, count 4, fields [a, b]}. */
+  private static OperationLabel label(String planName, Step step) {
+    List<String> calls = new ArrayList<>();
+    List<String> fields = new ArrayList<>();
+    for (CollectiveCall call : step.calls()) {
+      StringBuilder c = new StringBuilder(call.collective().label()).append(' ').append(call.dataType());
+      switch (call.collective()) {
+        case ALL_REDUCE, REDUCE_SCATTER -> c.append(' ').append(call.op());
+        case BROADCAST -> c.append(" root ").append(call.root());
+        case ALL_GATHER -> { }
+      }
+      calls.add(c.append(", count ").append(call.count()).toString());
+      fields.addAll(call.fields());
+    }
+    return new OperationLabel(planName, step.number(), String.join(" + ", calls), fields);
   }
 
   private NcclMemory memory(DeviceMemory memory, String where, String role) {
@@ -123,7 +146,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
       }
       int rc = Nccl.ncclGroupStart();
       if (rc != 0) {
-        throw Checked.ncclError("ncclGroupStart", rc, c);
+        throw comm.failed("ncclGroupStart", rc);
       }
       int failed = -1;
       int failedRc = 0;
@@ -140,18 +163,21 @@ final class NcclCompiledSchedule implements CompiledSchedule {
           break;
         }
       }
+      comm.enterBlocking(stepLabel[step]); // a blocking communicator may wait here for its peers
       int endRc = Nccl.ncclGroupEnd(); // always close the group, also after a failed call
+      comm.leaveBlocking();
       if (failed >= 0) {
-        NcclException e = Checked.ncclError(function(kind[failed]) + " (" + planName + ", step "
-            + stepNumber[step] + ")", failedRc, c);
-        if (endRc != 0) {
-          e.addSuppressed(Checked.ncclError("ncclGroupEnd", endRc, c));
+        NcclException endError = endRc != 0 ? Checked.ncclError("ncclGroupEnd", endRc, c) : null;
+        RuntimeException e = comm.failed(function(kind[failed]) + " (" + stepLabel[step] + ")", failedRc);
+        if (endError != null) {
+          e.addSuppressed(endError);
         }
         throw e;
       }
       if (endRc != 0) {
-        throw Checked.ncclError("ncclGroupEnd (" + planName + ", step " + stepNumber[step] + ")", endRc, c);
+        throw comm.failed("ncclGroupEnd (" + stepLabel[step] + ")", endRc);
       }
+      comm.record(stepLabel[step], s);
     }
   }
 

@@ -37,12 +37,14 @@ public final class Cuda {
   public static final int ERROR_NOT_READY = 600;
   /** {@code cudaErrorNoDevice}. */
   public static final int ERROR_NO_DEVICE = 100;
+  /** {@code cudaEventDisableTiming}: an event for ordering only, cheaper to record and query. */
+  public static final int EVENT_DISABLE_TIMING = 0x02;
 
   static final List<String> FUNCTIONS = List.of(
       "cudaGetDeviceCount", "cudaSetDevice", "cudaGetDevice", "cudaMalloc", "cudaFree", "cudaMemcpy",
       "cudaMemcpyAsync", "cudaMemset", "cudaStreamCreateWithFlags", "cudaStreamSynchronize",
-      "cudaStreamDestroy", "cudaStreamQuery", "cudaEventCreate", "cudaEventRecord", "cudaEventSynchronize",
-      "cudaEventElapsedTime", "cudaEventDestroy", "cudaGetErrorString", "cudaGetErrorName",
+      "cudaStreamDestroy", "cudaStreamQuery", "cudaEventCreate", "cudaEventCreateWithFlags", "cudaEventRecord",
+      "cudaEventQuery", "cudaEventSynchronize", "cudaEventElapsedTime", "cudaEventDestroy", "cudaGetErrorString", "cudaGetErrorName",
       "cudaDriverGetVersion", "cudaRuntimeGetVersion", "cudaGetLastError");
 
   static MethodHandle handle(String name, FunctionDescriptor descriptor, Linker.Option... options) {
@@ -235,6 +237,36 @@ public final class Cuda {
   public static int cudaEventCreate(MemorySegment event) {
     try {
       return (int) cudaEventCreate.H.invokeExact(event);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  private static final class cudaEventCreateWithFlags {
+    static final MethodHandle H =
+        handle("cudaEventCreateWithFlags", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+  }
+
+  /** {@code cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)} */
+  public static int cudaEventCreateWithFlags(MemorySegment event, int flags) {
+    try {
+      return (int) cudaEventCreateWithFlags.H.invokeExact(event, flags);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  private static final class cudaEventQuery {
+    static final MethodHandle H = handle("cudaEventQuery", HANDLE_IN);
+  }
+
+  /**
+   * {@code cudaError_t cudaEventQuery(cudaEvent_t event)}: 0 once the work before the event's last record
+   * has finished (or the event was never recorded), 600 ({@link #ERROR_NOT_READY}) while it is pending.
+   */
+  public static int cudaEventQuery(long event) {
+    try {
+      return (int) cudaEventQuery.H.invokeExact(event);
     } catch (Throwable t) {
       throw Nccl.unreachable(t);
     }

@@ -1,0 +1,82 @@
+package dev.commplan.runtime;
+
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.Objects;
+
+/**
+ * Options every backend's communicators share. Today: the timeout.
+ *
+ * <p><b>Timeout.</b> How long a rank waits for work that needs its peers (a collective, or {@code
+ * Stream.synchronize()} on work that makes no progress) before it gives up: it throws {@link
+ * CommTimeoutException} naming the plan, step, collective, fields and rank, the communicator (local: the
+ * whole cluster) is aborted, and every other rank fails too instead of waiting forever. The default is
+ * 5 minutes ({@link #DEFAULT_TIMEOUT}) on every backend, unless the system property {@value #TIMEOUT_PROPERTY}
+ * says otherwise (an ISO-8601 duration such as {@code PT30S}, or a number of seconds such as {@code 30}).
+ *
+ * <p>Why 5 minutes: long enough that no healthy collective comes near it (NCCL's first collective on a
+ * new communicator sets up connections and can take seconds; a large all-reduce over a slow network some
+ * tens of seconds), short enough that a dead rank costs minutes, not an hour. PyTorch's NCCL default is
+ * 10 minutes; we halve it because our timeout counts from when a rank starts waiting for its peers, not
+ * from when the host enqueued the work, so it does not include the time a rank spends behind earlier,
+ * healthy work. Set it longer when ranks legitimately do long host work (checkpointing, say) while their
+ * peers already wait in a collective.
+ *
+ * @param timeout how long a rank waits for its peers; positive
+ */
+public record CommOptions(Duration timeout) {
+  /** The system property that sets the default timeout: {@value}. */
+  public static final String TIMEOUT_PROPERTY = "commplan.timeout";
+
+  /** The built-in default timeout: 5 minutes (see the class comment for why). */
+  public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
+
+  public CommOptions {
+    Objects.requireNonNull(timeout, "timeout");
+    if (timeout.isNegative() || timeout.isZero()) {
+      throw new IllegalArgumentException("the timeout must be positive, was " + timeout);
+    }
+  }
+
+  /**
+   * The defaults: the timeout from the system property {@value #TIMEOUT_PROPERTY} if set, else {@link
+   * #DEFAULT_TIMEOUT}.
+   *
+   * @throws IllegalArgumentException if the property is set but is not a positive duration
+   */
+  public static CommOptions defaults() {
+    return new CommOptions(defaultTimeout());
+  }
+
+  /** These options with another timeout. */
+  public CommOptions withTimeout(Duration timeout) {
+    return new CommOptions(timeout);
+  }
+
+  /** Options with {@code timeout} and the other defaults. */
+  public static CommOptions timeout(Duration timeout) {
+    return new CommOptions(timeout);
+  }
+
+  private static Duration defaultTimeout() {
+    String text = System.getProperty(TIMEOUT_PROPERTY);
+    if (text == null || text.isBlank()) {
+      return DEFAULT_TIMEOUT;
+    }
+    String t = text.strip();
+    Duration d;
+    try {
+      d = t.matches("[0-9]+(\\.[0-9]+)?")
+          ? Duration.ofNanos(Math.round(Double.parseDouble(t) * 1e9))
+          : Duration.parse(t);
+    } catch (DateTimeParseException | ArithmeticException e) {
+      throw new IllegalArgumentException("the system property " + TIMEOUT_PROPERTY + " is '" + text
+          + "', which is neither an ISO-8601 duration (PT30S) nor a number of seconds (30)", e);
+    }
+    if (d.isNegative() || d.isZero()) {
+      throw new IllegalArgumentException("the system property " + TIMEOUT_PROPERTY + " is '" + text
+          + "'; the timeout must be positive");
+    }
+    return d;
+  }
+}

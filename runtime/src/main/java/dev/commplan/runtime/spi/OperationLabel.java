@@ -1,0 +1,42 @@
+package dev.commplan.runtime.spi;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * What one enqueued operation is, for timeout messages and the {@link FlightRecorder}: the plan, step,
+ * collective and fields, with its text made once. Backends make one per call when they compile a
+ * schedule, so that recording an operation at execute time stores a reference and builds no string.
+ *
+ * @param planName the plan's name, or null for a collective called directly on a communicator
+ * @param step the step's number (the annotations' {@code step}), or -1 outside a plan
+ * @param collective the collective with its arguments: {@code all-reduce F32 SUM, count 16}
+ * @param fields the plan fields the call covers; empty outside a plan
+ */
+public record OperationLabel(String planName, int step, String collective, List<String> fields) {
+  public OperationLabel {
+    Objects.requireNonNull(collective, "collective");
+    fields = List.copyOf(fields);
+  }
+
+  /** A collective called directly on a communicator, not through a plan. */
+  public static OperationLabel direct(String collective) {
+    return new OperationLabel(null, -1, collective, List.of());
+  }
+
+  /** Whether the operation belongs to a plan. */
+  public boolean inPlan() {
+    return planName != null;
+  }
+
+  /**
+   * {@code plan p.Grads, step 0, all-reduce F32 SUM, count 16, fields [w, b]}, or {@code all-reduce F32
+   * SUM, count 16 (called directly)} outside a plan.
+   */
+  @Override
+  public String toString() {
+    return planName == null
+        ? collective + " (called directly)"
+        : "plan " + planName + ", step " + step + ", " + collective + ", fields " + fields;
+  }
+}

@@ -1,0 +1,209 @@
+package dev.commplan.runtime.nccl;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.Cluster;
+import dev.commplan.runtime.CommOptions;
+import dev.commplan.runtime.CommPlanException;
+import dev.commplan.runtime.CommTimeoutException;
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.F32Buffer;
+import dev.commplan.runtime.nccl.internal.Nccl;
+import dev.commplan.runtime.plan.Plan;
+import dev.commplan.runtime.plan.PlanBuilder;
+import dev.commplan.runtime.spi.FlightRecorder;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The NCCL failure model on a real GPU (issue 5): error codes that leave the communicator usable and
+ * fatal ones that abort it, use after abort, the flight record, the synchronize() timeout on one GPU
+ * (more work than the timeout allows), and a rank that never arrives (two GPUs). Skipped without a GPU.
+ */
+@NcclGpuTest
+class NcclFailureGpuTest {
+  private static final Duration GENEROUS = Duration.ofSeconds(60);
+
+  @Test
+  void invalidArgumentKeepsTheCommunicatorUsable() {
+    NcclCommunicator nc = NcclBackend.initRank(0, 1, NcclBackend.uniqueId(), 0);
+    try (F32Buffer b = F32Buffer.allocate(nc, 16)) {
+      long p = NcclInterop.devicePointer(b);
+      // An invalid ncclDataType_t reaches NCCL only through the raw layer: the API cannot express it.
+      int rc = Nccl.ncclAllReduce(p, p, 16, 99, 0, nc.handle(), NcclInterop.cudaStream(nc.stream()));
+      assertEquals(NcclResult.INVALID_ARGUMENT.code(), rc);
+      NcclException e = assertInstanceOf(NcclException.class, nc.failed("ncclAllReduce", rc));
+      assertEquals(NcclResult.INVALID_ARGUMENT, e.result());
+      assertFalse(nc.isAborted(), "ncclInvalidArgument must not abort the communicator");
+      float[] data = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+      b.copyFrom(data);
+      nc.allReduce(b, b, ReduceOp.SUM, nc.stream());
+      nc.stream().synchronize();
+      assertArrayEquals(data, b.toArray(), "the communicator still works after ncclInvalidArgument");
+    } finally {
+      nc.close();
+    }
+  }
+
+  @Test
+  void aFatalCodeAbortsAndLaterUseSaysWhy() {
+    NcclCommunicator nc = NcclBackend.initRank(0, 1, NcclBackend.uniqueId(), 0);
+    try {
+      F32Buffer b = F32Buffer.allocate(nc, 16);
+      RuntimeException e = nc.failed("ncclAllReduce", NcclResult.INTERNAL_ERROR.code());
+      assertInstanceOf(NcclException.class, e);
+      assertTrue(Arrays.stream(e.getSuppressed()).anyMatch(s -> s.getMessage().contains("aborted (ncclCommAbort)")),
+          () -> Arrays.toString(e.getSuppressed()));
+      assertTrue(nc.isAborted());
+      assertTrue(b.isClosed(), "abort frees the communicator's memory");
+      IllegalStateException later = assertThrows(IllegalStateException.class, () -> nc.allocate(4));
+      assertTrue(later.getMessage().contains("ncclInternalError") && later.getMessage().contains("make a new"),
+          later.getMessage());
+    } finally {
+      nc.close();
+    }
+  }
+
+  @Test
+  void abortThenUseIsAClearException() {
+    NcclCommunicator nc = NcclBackend.initRank(0, 1, NcclBackend.uniqueId(), 0);
+    try {
+      F32Buffer b = F32Buffer.allocate(nc, 16);
+      nc.abort();
+      IllegalStateException e = assertThrows(IllegalStateException.class,
+          () -> nc.allReduce(b, b, ReduceOp.SUM, nc.stream()));
+      assertTrue(e.getMessage().contains("was aborted"), e.getMessage());
+      assertThrows(IllegalStateException.class, () -> nc.stream().synchronize());
+    } finally {
+      nc.close();
+    }
+  }
+
+  @Test
+  void theFlightRecordNamesEveryStepAndFinishesOnSynchronize() {
+    try (Cluster cluster = NcclBackend.cluster(1, CommOptions.timeout(Duration.ofSeconds(30)))) {
+      cluster.run(c -> {
+        try (Plan plan = twoSteps(c, "test.Record", 1024)) {
+          for (int i = 0; i < 5; i++) {
+            plan.execute(c.stream());
+          }
+          c.stream().synchronize();
+        }
+        FlightRecorder recorder = ((NcclCommunicator) c).flightRecorder();
+        List<FlightRecorder.Entry> entries = recorder.snapshot();
+        assertEquals(10, entries.size());
+        assertTrue(entries.stream().allMatch(e -> e.state() == FlightRecorder.State.FINISHED), recorder.format());
+        assertEquals("test.Record", entries.getLast().label().planName());
+        assertEquals(1, entries.getLast().label().step());
+        assertEquals(List.of("y"), entries.getLast().label().fields());
+        System.err.println("[commplan] " + recorder.format());
+      });
+    }
+  }
+
+  @Test
+  void synchronizeTimesOutOnOneGpuNamingThePendingStepAndAborts() {
+    Duration t = Duration.ofMillis(100);
+    AtomicReference<CommTimeoutException> seen = new AtomicReference<>();
+    AtomicLong detected = new AtomicLong();
+    try (Cluster cluster = NcclBackend.cluster(1, CommOptions.timeout(t))) {
+      assertTimeoutPreemptively(GENEROUS, () -> assertThrows(CommPlanException.class, () -> cluster.run(c -> {
+        // Out of place (a 1-rank in-place all-reduce copies nothing), 1 GiB per buffer: each step is a
+        // 1 GiB device copy (~0.5 ms); the ~1,000 the launch queue holds when synchronize starts outlast 100 ms.
+        Plan plan = slowPlan(c, 256L << 20);
+        for (int i = 0; i < 1000; i++) {
+          plan.execute(c.stream());
+        }
+        long start = System.nanoTime();
+        try {
+          c.stream().synchronize();
+        } catch (CommTimeoutException e) {
+          detected.set(System.nanoTime() - start);
+          seen.set(e);
+          throw e;
+        }
+      })));
+      CommTimeoutException e = seen.get();
+      assertTrue(e != null, "synchronize should have timed out");
+      System.err.println("[commplan] NCCL timeout after " + detected.get() / 1e6 + " ms:\n" + e.getMessage());
+      assertEquals("test.Slow", e.planName());
+      assertTrue(e.step() == 0 || e.step() == 1, e.summary());
+      assertTrue(e.getMessage().contains("flight record of rank 0"), e.getMessage());
+      assertTrue(detected.get() >= t.toNanos() && detected.get() < t.toNanos() + 1_000_000_000L,
+          detected.get() / 1e6 + " ms");
+      assertTrue(((NcclCluster) cluster).communicator(0).isAborted());
+      IllegalStateException refused = assertThrows(IllegalStateException.class, () -> cluster.run(c -> {}));
+      assertTrue(refused.getMessage().contains("aborted"), refused.getMessage());
+    }
+  }
+
+  @Test
+  void aRankThatNeverArrivesTimesOutTheOthersOnTwoGpus() {
+    assumeTrue(NcclBackend.unavailableReason(2) == null, "needs 2 GPUs: " + NcclBackend.unavailableReason(2));
+    Duration t = Duration.ofSeconds(2);
+    AtomicReference<Throwable> rank0 = new AtomicReference<>();
+    long start = System.nanoTime();
+    try (Cluster cluster = NcclBackend.cluster(2, CommOptions.timeout(t))) {
+      assertTimeoutPreemptively(GENEROUS, () -> assertThrows(CommPlanException.class, () -> cluster.run(c -> {
+        try (Plan plan = twoSteps(c, "test.Missing", 1024)) {
+          plan.execute(c.stream());
+          c.stream().synchronize(); // both ranks: healthy
+          if (c.rank() == 1) {
+            return; // never issues the second execute
+          }
+          plan.execute(c.stream());
+          c.stream().synchronize();
+        } catch (RuntimeException e) {
+          rank0.set(e);
+          throw e;
+        }
+      })));
+    }
+    long took = System.nanoTime() - start;
+    CommTimeoutException e = assertInstanceOf(CommTimeoutException.class, rank0.get());
+    System.err.println("[commplan] 2-GPU timeout, whole run " + took / 1e6 + " ms:\n" + e.getMessage());
+    assertEquals("test.Missing", e.planName());
+    assertEquals(0, e.rank());
+    assertTrue(took < t.toNanos() + 20_000_000_000L, took / 1e6 + " ms");
+  }
+
+  /** test.Slow: step 0 all-reduces x into xr, step 1 y into yr, out of place, {@code n} floats each. */
+  private static Plan slowPlan(Communicator c, long n) {
+    PlanBuilder b = new PlanBuilder("test.Slow", c, 0);
+    String shape = "{\"" + n + "\"}";
+    int x = b.buffer("x", DataType.F32, n, shape, null);
+    int xr = b.buffer("xr", DataType.F32, n, shape, null);
+    int y = b.buffer("y", DataType.F32, n, shape, null);
+    int yr = b.buffer("yr", DataType.F32, n, shape, null);
+    b.allReduce(0, x, xr, ReduceOp.SUM);
+    b.allReduce(1, y, yr, ReduceOp.MAX);
+    return b.build();
+  }
+
+  /** Step 0 all-reduces x (SUM), step 1 all-reduces y (MAX), {@code n} floats each, random data. */
+  private static Plan twoSteps(Communicator c, String name, long n) {
+    PlanBuilder b = new PlanBuilder(name, c, 0);
+    String shape = "{\"" + n + "\"}";
+    int x = b.buffer("x", DataType.F32, n, shape, null);
+    int y = b.buffer("y", DataType.F32, n, shape, null);
+    b.allReduce(0, x, x, ReduceOp.SUM);
+    b.allReduce(1, y, y, ReduceOp.MAX);
+    Plan plan = b.build();
+    ((F32Buffer) plan.buffer(x)).fill(c.rank() + 0.5f);
+    ((F32Buffer) plan.buffer(y)).fill(-c.rank());
+    return plan;
+  }
+}
