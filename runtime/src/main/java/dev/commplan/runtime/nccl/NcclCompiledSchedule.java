@@ -187,15 +187,18 @@ final class NcclCompiledSchedule implements CompiledSchedule {
    * (docs/gpu.md, host cost). Plain downcalls: outside a group NCCL launches work and may block.
    */
   private void enqueueAlone(int i, int step, long c, long s) {
+    comm.enterBlocking(stepLabel[step]); // outside a group the call itself may wait for its peers
     int rc = switch (kind[i]) {
       case ALL_REDUCE -> Nccl.ncclAllReduce(send[i], recv[i], count[i], dataType[i], opOrRoot[i], c, s);
       case BROADCAST -> Nccl.ncclBroadcast(send[i], recv[i], count[i], dataType[i], opOrRoot[i], c, s);
       case ALL_GATHER -> Nccl.ncclAllGather(send[i], recv[i], count[i], dataType[i], c, s);
       default -> Nccl.ncclReduceScatter(send[i], recv[i], count[i], dataType[i], opOrRoot[i], c, s);
     };
+    comm.leaveBlocking();
     if (rc != 0) {
-      throw Checked.ncclError(function(kind[i]) + " (" + planName + ", step " + stepNumber[step] + ")", rc, c);
+      throw comm.failed(function(kind[i]) + " (" + stepLabel[step] + ")", rc);
     }
+    comm.record(stepLabel[step], s);
   }
 
   private static String function(int kind) {
