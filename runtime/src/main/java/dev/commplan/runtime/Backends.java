@@ -3,6 +3,7 @@ package dev.commplan.runtime;
 import dev.commplan.runtime.local.LocalCluster;
 import dev.commplan.runtime.nccl.NcclBackend;
 import java.util.List;
+import java.util.Objects;
 
 /** Picks a backend by name: {@code "local"} (ranks as threads of this JVM) or {@code "nccl"} (one GPU per rank). */
 public final class Backends {
@@ -18,13 +19,25 @@ public final class Backends {
    * @throws BackendUnavailableException if the backend cannot run here (no GPU, no NCCL library, ...)
    */
   public static Cluster cluster(String backend, int ranks) {
+    return cluster(backend, ranks, CommOptions.defaults());
+  }
+
+  /**
+   * A cluster of {@code ranks} ranks on the named backend, with {@code options} (the timeout: see {@link
+   * CommOptions}).
+   *
+   * @throws IllegalArgumentException for an unknown name (the message lists the known ones) or {@code ranks < 1}
+   * @throws BackendUnavailableException if the backend cannot run here (no GPU, no NCCL library, ...)
+   */
+  public static Cluster cluster(String backend, int ranks, CommOptions options) {
+    Objects.requireNonNull(options, "options");
     if (backend == null) {
       throw new IllegalArgumentException("name a backend: one of " + NAMES);
     }
     checkRanks(ranks);
     return switch (backend) {
-      case "local" -> new LocalCluster(ranks);
-      case "nccl" -> NcclBackend.cluster(ranks);
+      case "local" -> new LocalCluster(ranks, options);
+      case "nccl" -> NcclBackend.cluster(ranks, options);
       default -> throw new IllegalArgumentException(
           "unknown backend '" + backend + "': the known backends are " + NAMES);
     };
@@ -34,6 +47,13 @@ public final class Backends {
   public static Cluster local(int ranks) {
     checkRanks(ranks);
     return new LocalCluster(ranks);
+  }
+
+  /** A cluster of {@code ranks} threads of this JVM with {@code options} (the timeout: see {@link CommOptions}). */
+  public static Cluster local(int ranks, CommOptions options) {
+    Objects.requireNonNull(options, "options");
+    checkRanks(ranks);
+    return new LocalCluster(ranks, options);
   }
 
   private static void checkRanks(int ranks) {

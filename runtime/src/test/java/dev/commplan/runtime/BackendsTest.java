@@ -17,6 +17,16 @@ class BackendsTest {
   }
 
   @Test
+  void optionsReachTheCluster() {
+    CommOptions options = CommOptions.timeout(java.time.Duration.ofSeconds(7));
+    try (Cluster byName = Backends.cluster("local", 2, options); Cluster direct = Backends.local(3, options)) {
+      assertEquals(java.time.Duration.ofSeconds(7), ((dev.commplan.runtime.local.LocalCluster) byName).timeout());
+      assertEquals(java.time.Duration.ofSeconds(7), ((dev.commplan.runtime.local.LocalCluster) direct).timeout());
+    }
+    assertThrows(NullPointerException.class, () -> Backends.cluster("local", 2, null));
+  }
+
+  @Test
   void anUnknownNameListsTheKnownOnes() {
     String message = assertThrows(IllegalArgumentException.class, () -> Backends.cluster("mpi", 2)).getMessage();
     assertTrue(message.contains("'mpi'") && message.contains("local") && message.contains("nccl"), message);
