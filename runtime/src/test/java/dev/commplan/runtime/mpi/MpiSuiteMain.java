@@ -1,0 +1,157 @@
+package dev.commplan.runtime.mpi;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.CollectiveCorrectnessSuite;
+import dev.commplan.runtime.CollectiveCorrectnessSuite.Case;
+import dev.commplan.runtime.CollectiveCorrectnessSuite.Expected;
+import dev.commplan.runtime.CollectiveReference;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.F32Buffer;
+import dev.commplan.runtime.I32Buffer;
+import dev.commplan.runtime.I64Buffer;
+import dev.commplan.runtime.plan.Collective;
+import dev.commplan.runtime.plan.Plan;
+import dev.commplan.runtime.plan.PlanBuilder;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * One process of the MPI correctness run, started by mpirun on every rank ({@link MpiMultiProcessTest}):
+ * the whole matrix of {@link CollectiveCorrectnessSuite} on this process's rank of {@code
+ * MPI_COMM_WORLD}, each rank checked against the expected results (every process computes every rank's
+ * seeded input), every rank's result but ReduceScatter's compared bitwise with rank 0's (hashes, gathered
+ * with the backend's own all-gather), then the suite's mixed plan. Prints one line per rank and exits 0
+ * when every rank passed, 1 otherwise.
+ *
+ * <p>{@code --fault kill}: the last rank halts in the middle of a plan; {@code --fault hang}: the last rank
+ * never joins a plan's collectives, so the others time out. Both must end the job, not hang it.
+ */
+public final class MpiSuiteMain {
+  private MpiSuiteMain() {}
+
+  public static void main(String[] args) {
+    String fault = null;
+    long[] counts = CollectiveCorrectnessSuite.DEFAULT_COUNTS;
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--fault" -> fault = args[++i];
+        case "--counts" -> counts = Arrays.stream(args[++i].split(",")).mapToLong(Long::parseLong).toArray();
+        default -> throw new IllegalArgumentException("unknown argument " + args[i]);
+      }
+    }
+    int status;
+    try (MpiCommunicator comm = MpiBackend.world()) {
+      status = fault == null ? suite(comm, counts) : fault(comm, fault);
+    }
+    MpiBackend.finalizeMpi();
+    System.exit(status);
+  }
+
+  private static int suite(MpiCommunicator comm, long[] counts) {
+    long start = System.nanoTime();
+    int rank = comm.rank();
+    int n = comm.size();
+    List<Case> cases = CollectiveCorrectnessSuite.allCases(n);
+    List<String> failures = new ArrayList<>();
+    long[] hashes = new long[cases.size() * counts.length];
+    boolean[] compare = new boolean[hashes.length];
+    int k = 0;
+    for (Case c : cases) {
+      for (long count : counts) {
+        Expected expected = CollectiveCorrectnessSuite.expected(c, count, CollectiveReference.typeAccumulation(c.type()));
+        long[] got = CollectiveCorrectnessSuite.runOnRank(comm, c, count, expected);
+        String failure = CollectiveCorrectnessSuite.checkRank(c, count, expected, rank, got);
+        if (failure != null) {
+          failures.add(failure);
+        }
+        hashes[k] = Arrays.hashCode(got) * 0x9E3779B97F4A7C15L + got.length;
+        compare[k] = c.collective() != Collective.REDUCE_SCATTER;
+        k++;
+      }
+    }
+    // Every rank's result but ReduceScatter's must be bitwise rank 0's.
+    try (I64Buffer mine = I64Buffer.allocate(comm, hashes.length);
+        I64Buffer all = I64Buffer.allocate(comm, (long) n * hashes.length)) {
+      mine.copyFrom(hashes);
+      comm.allGather(mine, all, comm.stream());
+      comm.stream().synchronize();
+      long[] every = all.toArray();
+      int at = 0;
+      for (Case c : cases) {
+        for (long count : counts) {
+          if (compare[at] && every[rank * hashes.length + at] != every[at]) {
+            failures.add(c + ", count " + count + ", rank " + rank + ": not bitwise equal to rank 0's result");
+          }
+          at++;
+        }
+      }
+    }
+    String plan = CollectiveCorrectnessSuite.runPlanOnRank(comm);
+    if (!plan.isEmpty()) {
+      failures.add(plan);
+    }
+    // How many ranks failed, so that every process (and rank 0's summary) knows.
+    int failedRanks;
+    try (I32Buffer flag = I32Buffer.allocate(comm, 1)) {
+      flag.set(0, failures.isEmpty() ? 0 : 1);
+      comm.allReduce(flag, flag, ReduceOp.SUM, comm.stream());
+      comm.stream().synchronize();
+      failedRanks = flag.get(0);
+    }
+    double seconds = (System.nanoTime() - start) / 1e9;
+    StringBuilder line = new StringBuilder().append("mpi suite rank ").append(rank).append(" of ").append(n)
+        .append(": ").append(hashes.length).append(" collective runs (").append(cases.size()).append(" cases × counts ")
+        .append(Arrays.toString(counts)).append(") and the mixed plan, ")
+        .append(failures.isEmpty() ? "all right" : failures.size() + " wrong").append(String.format(" in %.1f s", seconds));
+    for (String failure : failures.subList(0, Math.min(20, failures.size()))) {
+      line.append("\n  FAIL ").append(failure);
+    }
+    System.out.println(line);
+    if (rank == 0) {
+      System.out.println(failedRanks == 0
+          ? "mpi suite: all " + n + " ranks passed"
+          : "mpi suite: " + failedRanks + " of " + n + " ranks failed");
+    }
+    System.out.flush();
+    return failedRanks == 0 ? 0 : 1;
+  }
+
+  /** A two-step plan (a large all-reduce, then a broadcast); the last rank fails in the middle of it. */
+  private static int fault(MpiCommunicator comm, String fault) {
+    int rank = comm.rank();
+    int last = comm.size() - 1;
+    PlanBuilder b = new PlanBuilder("faults.TwoSteps", comm, 0);
+    int grads = b.buffer("grads", DataType.F32, 1 << 18, "{\"1 << 18\"}", null);
+    int params = b.buffer("params", DataType.F32, 1 << 10, "{\"1 << 10\"}", null);
+    b.allReduce(0, grads, grads, ReduceOp.SUM);
+    b.broadcast(1, params, params, 0);
+    try (Plan plan = b.build()) {
+      ((F32Buffer) plan.buffer(grads)).fill(1f);
+      plan.execute(comm.stream()); // once for real: everyone is connected and the plan works
+      comm.stream().synchronize();
+      System.out.println("rank " + rank + ": first run done, grads[0] = " + ((F32Buffer) plan.buffer(grads)).get(0));
+      System.out.flush();
+      if (rank == last && fault.equals("kill")) {
+        plan.executeStep(0, comm.stream()); // step 0 in flight...
+        System.out.println("rank " + rank + ": halting in the middle of plan faults.TwoSteps");
+        System.out.flush();
+        Runtime.getRuntime().halt(9); // ...and the process dies without finalizing, as a crash would
+      }
+      if (rank == last && fault.equals("hang")) {
+        System.out.println("rank " + rank + ": not joining the second run");
+        System.out.flush();
+        try {
+          Thread.sleep(600_000);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        return 3;
+      }
+      plan.execute(comm.stream());
+      comm.stream().synchronize();
+      System.out.println("rank " + rank + ": second run done (the fault did not stop it)");
+      return 4;
+    }
+  }
+}
