@@ -298,13 +298,17 @@ public final class MpiCommunicator implements Communicator {
         if (now - deadline > 0) {
           timedOut(table, step, now - start);
         }
+        // Open MPI moves data only inside MPI calls, so polling is what drives a large transfer: poll
+        // back to back (yielding the core to other processes between polls, which matters when ranks
+        // share cores) for the first second; only a wait longer than that, most likely for a late or dead
+        // peer, backs off to brief sleeps so that it does not burn a core until the deadline.
         long waited = now - start;
-        if (waited < 50_000L) {
+        if (waited < 20_000L) {
           Thread.onSpinWait();
-        } else if (waited < 5_000_000L) {
+        } else if (waited < 1_000_000_000L) {
           Thread.yield();
         } else {
-          LockSupport.parkNanos(100_000L);
+          LockSupport.parkNanos(50_000L);
         }
       }
       removeFirstInFlight();

@@ -47,16 +47,19 @@ class MpiMultiProcessTest {
     assertEquals(ranks, passed, run.toString());
   }
 
-  /** mpirun notices the dead process and ends the others, which are waiting inside the plan. */
+  /**
+   * mpirun notices the dead process and ends the others, which are waiting inside the plan, before their
+   * own timeout (150 s here) would: no rank reports a timeout.
+   */
   @Test
   void aRankKilledMidPlanEndsTheJob() throws Exception {
     MpiLauncher.Result run = MpiLauncher.run(3, LIMIT, MpiLauncher.classPath(),
-        List.of("-D" + MpiBackend.TIMEOUT_PROPERTY + "=60"), MpiSuiteMain.class.getName(), "--fault", "kill");
+        List.of("-D" + MpiBackend.TIMEOUT_PROPERTY + "=150"), MpiSuiteMain.class.getName(), "--fault", "kill");
     assertFalse(run.killed(), run.toString());
     assertTrue(run.output().contains("rank 2: halting in the middle of plan faults.TwoSteps"), run.toString());
     assertTrue(run.exitCode() != 0, run.toString());
     assertFalse(run.output().contains("second run done"), run.toString());
-    assertTrue(run.elapsed().compareTo(Duration.ofSeconds(60)) < 0, "the job should end well before the timeout: " + run);
+    assertFalse(run.output().contains("for collectives that did not complete"), run.toString());
   }
 
   /** A rank that never joins: the others wait the timeout (3 s), say what they waited for, and abort the job. */

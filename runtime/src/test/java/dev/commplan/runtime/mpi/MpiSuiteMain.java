@@ -87,6 +87,10 @@ public final class MpiSuiteMain {
         }
       }
     }
+    String group = group(comm);
+    if (group != null) {
+      failures.add(group);
+    }
     String plan = CollectiveCorrectnessSuite.runPlanOnRank(comm);
     if (!plan.isEmpty()) {
       failures.add(plan);
@@ -115,6 +119,56 @@ public final class MpiSuiteMain {
     }
     System.out.flush();
     return failedRanks == 0 ? 0 : 1;
+  }
+
+  /**
+   * Direct calls inside one group are in flight together and complete at synchronize: an all-reduce, an
+   * in-place all-gather and an in-place reduce-scatter AVG of I32 (SumPostDiv), issued between
+   * groupStart and groupEnd. Returns null when right.
+   */
+  private static String group(MpiCommunicator comm) {
+    int r = comm.rank();
+    int n = comm.size();
+    try (I32Buffer sum = I32Buffer.allocate(comm, 3);
+        I32Buffer gathered = I32Buffer.allocate(comm, 2L * n);
+        I32Buffer parts = I32Buffer.allocate(comm, 2L * n)) {
+      sum.copyFrom(new int[] {r, -r, 7});
+      gathered.fill(-1);
+      gathered.set(2L * r, 10 * r);
+      gathered.set(2L * r + 1, 10 * r + 1);
+      for (int i = 0; i < 2 * n; i++) {
+        parts.set(i, i * 100 + r);
+      }
+      dev.commplan.runtime.Buffer slice = dev.commplan.runtime.Buffer.view(DataType.I32, parts.memory(), 8L * r, 2);
+      dev.commplan.runtime.Buffer mine = dev.commplan.runtime.Buffer.view(DataType.I32, gathered.memory(), 8L * r, 2);
+      comm.groupStart();
+      comm.allReduce(sum, sum, ReduceOp.SUM, comm.stream());
+      comm.allGather(mine, gathered, comm.stream());
+      comm.reduceScatter(parts, slice, ReduceOp.AVG, comm.stream());
+      comm.groupEnd();
+      comm.stream().synchronize();
+      int total = n * (n - 1) / 2;
+      int[] wantGathered = new int[2 * n];
+      for (int k = 0; k < n; k++) {
+        wantGathered[2 * k] = 10 * k;
+        wantGathered[2 * k + 1] = 10 * k + 1;
+      }
+      int[] wantParts = new int[2 * n];
+      for (int i = 0; i < 2 * n; i++) {
+        wantParts[i] = i * 100 + r; // only the rank's own slice is written...
+      }
+      for (int i = 2 * r; i < 2 * r + 2; i++) {
+        wantParts[i] = (n * i * 100 + total) / n; // ...with the average over ranks of i·100 + k
+      }
+      if (!Arrays.equals(sum.toArray(), new int[] {total, -total, 7 * n})
+          || !Arrays.equals(gathered.toArray(), wantGathered) || !Arrays.equals(parts.toArray(), wantParts)) {
+        return "group on rank " + r + ": sum " + Arrays.toString(sum.toArray()) + ", gathered "
+            + Arrays.toString(gathered.toArray()) + ", parts " + Arrays.toString(parts.toArray()) + "; expected "
+            + Arrays.toString(new int[] {total, -total, 7 * n}) + ", " + Arrays.toString(wantGathered) + ", "
+            + Arrays.toString(wantParts);
+      }
+      return null;
+    }
   }
 
   /** A two-step plan (a large all-reduce, then a broadcast); the last rank fails in the middle of it. */
