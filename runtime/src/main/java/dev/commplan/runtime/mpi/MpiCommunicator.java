@@ -88,9 +88,7 @@ public final class MpiCommunicator implements Communicator {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment out = arena.allocate(JAVA_LONG);
       MemorySegment value = arena.allocate(JAVA_INT);
-      // World itself returns errors too: a failure in MPI_Comm_dup should be an exception, not an abort.
-      MpiRuntime.check("MPI_Comm_set_errhandler",
-          Mpi.MPI_Comm_set_errhandler(Mpi.Handles.COMM_WORLD, Mpi.Handles.ERRORS_RETURN), "setting MPI_ERRORS_RETURN");
+      // MPI_COMM_WORLD keeps its error handler (the application's); only our duplicate returns errors.
       MpiRuntime.check("MPI_Comm_dup", Mpi.MPI_Comm_dup(Mpi.Handles.COMM_WORLD, out.address()),
           "duplicating MPI_COMM_WORLD");
       long comm = out.get(JAVA_LONG, 0);
@@ -204,7 +202,7 @@ public final class MpiCommunicator implements Communicator {
   public void groupStart() {
     ensureUsable();
     if (groupDepth == 0) {
-      completeInFlight("before a group");
+      completeInFlight();
     }
     groupDepth++;
   }
@@ -224,7 +222,7 @@ public final class MpiCommunicator implements Communicator {
   void run(MpiCallTable table, int step) {
     ensureUsable();
     if (groupDepth == 0) {
-      completeInFlight(null);
+      completeInFlight();
     }
     if (table.inFlight(step)) {
       throw new IllegalStateException(table.planName + ", step " + table.stepNumber(step)
@@ -257,7 +255,7 @@ public final class MpiCommunicator implements Communicator {
 
   void synchronize() {
     ensureUsable();
-    completeInFlight(null);
+    completeInFlight();
   }
 
   /**
@@ -265,7 +263,7 @@ public final class MpiCommunicator implements Communicator {
    * makes Open MPI progress), spinning briefly, then yielding, then parking; aborts the job at the
    * deadline.
    */
-  private void completeInFlight(String context) {
+  private void completeInFlight() {
     if (flightCount == 0) {
       return;
     }
@@ -403,7 +401,7 @@ public final class MpiCommunicator implements Communicator {
     RuntimeException error = null;
     if (failure == null && MpiRuntime.isInitialized()) {
       try {
-        completeInFlight("at close");
+        completeInFlight();
       } catch (RuntimeException e) {
         error = e;
       }

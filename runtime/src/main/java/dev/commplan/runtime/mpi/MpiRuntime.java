@@ -1,13 +1,14 @@
 package dev.commplan.runtime.mpi;
 
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.mpi.internal.Mpi;
 import dev.commplan.runtime.mpi.internal.MpiLibrary;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -223,10 +224,7 @@ final class MpiRuntime {
       if (rc != Mpi.SUCCESS) {
         return "unknown MPI error";
       }
-      int n = Math.max(0, Math.min(Mpi.MAX_STRING, length.get(JAVA_INT, 0)));
-      byte[] bytes = new byte[n];
-      MemorySegment.copy(text, JAVA_BYTE_LAYOUT, 0, bytes, 0, n);
-      return new String(bytes, java.nio.charset.StandardCharsets.UTF_8).strip();
+      return string(text, length);
     }
   }
 
@@ -246,19 +244,17 @@ final class MpiRuntime {
       } finally {
         LOCK.unlock();
       }
-      int n = Math.max(0, Math.min(Mpi.MAX_STRING, length.get(JAVA_INT, 0)));
-      byte[] bytes = new byte[n];
-      MemorySegment.copy(text, JAVA_BYTE_LAYOUT, 0, bytes, 0, n);
-      String version = new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
-      int nul = version.indexOf('\0');
-      return (nul >= 0 ? version.substring(0, nul) : version).strip();
+      return string(text, length);
     }
   }
 
-  private static final java.lang.foreign.ValueLayout.OfByte JAVA_BYTE_LAYOUT = java.lang.foreign.ValueLayout.JAVA_BYTE;
-
-  /** A scratch long out-parameter, for the few non-hot calls (dup, free). */
-  static long readLong(MemorySegment segment) {
-    return segment.get(JAVA_LONG, 0);
+  /** The {@code length} chars MPI wrote into {@code text} (up to a NUL), stripped. */
+  private static String string(MemorySegment text, MemorySegment length) {
+    int n = Math.max(0, Math.min(Mpi.MAX_STRING, length.get(JAVA_INT, 0)));
+    byte[] bytes = new byte[n];
+    MemorySegment.copy(text, JAVA_BYTE, 0, bytes, 0, n);
+    String value = new String(bytes, StandardCharsets.UTF_8);
+    int nul = value.indexOf('\0');
+    return (nul >= 0 ? value.substring(0, nul) : value).strip();
   }
 }

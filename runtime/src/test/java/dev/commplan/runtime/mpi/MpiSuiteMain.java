@@ -91,6 +91,10 @@ public final class MpiSuiteMain {
     if (group != null) {
       failures.add(group);
     }
+    String allocation = allocationFree(comm);
+    if (allocation != null) {
+      failures.add(allocation);
+    }
     String plan = CollectiveCorrectnessSuite.runPlanOnRank(comm);
     if (!plan.isEmpty()) {
       failures.add(plan);
@@ -168,6 +172,41 @@ public final class MpiSuiteMain {
             + Arrays.toString(wantParts);
       }
       return null;
+    }
+  }
+
+  /**
+   * A compiled plan's execute and synchronize allocate nothing on the Java heap once warm: the four
+   * collectives, in place (ReduceScatter's scratch copy and AVG's division included), over two steps.
+   */
+  private static String allocationFree(MpiCommunicator comm) {
+    int n = comm.size();
+    PlanBuilder b = new PlanBuilder("suite.AllocationFree", comm, 0);
+    int grads = b.buffer("grads", DataType.F32, 1000, "{\"1000\"}", null);
+    int shards = b.buffer("shards", DataType.F32, 8L * n, "{\"ranks\", \"8\"}", null);
+    int gathered = b.buffer("gathered", DataType.I32, 4L * n, "{\"ranks\", \"4\"}", null);
+    int params = b.buffer("params", DataType.F64, 16, "{\"16\"}", null);
+    b.allReduce(0, grads, grads, ReduceOp.SUM);
+    b.allGather(0, gathered, gathered);
+    b.reduceScatter(0, shards, shards, ReduceOp.AVG);
+    b.broadcast(1, params, params, 0);
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+    try (Plan plan = b.build()) {
+      for (int i = 0; i < 300; i++) {
+        plan.execute(comm.stream());
+        comm.stream().synchronize();
+      }
+      int runs = 200;
+      long before = threads.getCurrentThreadAllocatedBytes();
+      for (int i = 0; i < runs; i++) {
+        plan.execute(comm.stream());
+        comm.stream().synchronize();
+      }
+      long bytes = threads.getCurrentThreadAllocatedBytes() - before;
+      return bytes == 0 ? null
+          : "plan suite.AllocationFree on rank " + comm.rank() + ": " + runs + " runs of execute + synchronize allocated "
+              + bytes + " bytes on the Java heap, expected none";
     }
   }
 
