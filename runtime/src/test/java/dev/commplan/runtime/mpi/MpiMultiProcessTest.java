@@ -56,7 +56,8 @@ class MpiMultiProcessTest {
     MpiLauncher.Result run = MpiLauncher.run(3, LIMIT, MpiLauncher.classPath(),
         List.of("-D" + MpiBackend.TIMEOUT_PROPERTY + "=150"), MpiSuiteMain.class.getName(), "--fault", "kill");
     assertFalse(run.killed(), run.toString());
-    assertTrue(run.output().contains("rank 2: halting in the middle of plan faults.TwoSteps"), run.toString());
+    assertTrue(run.output().contains("rank 2: killed (SIGKILL) in the middle of plan faults.TwoSteps"), run.toString());
+    assertTrue(run.output().contains("signal 9"), run.toString()); // mpirun names the dead process and the signal
     assertTrue(run.exitCode() != 0, run.toString());
     assertFalse(run.output().contains("second run done"), run.toString());
     assertFalse(run.output().contains("for collectives that did not complete"), run.toString());

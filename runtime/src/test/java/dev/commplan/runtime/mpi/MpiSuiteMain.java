@@ -24,7 +24,7 @@ import java.util.List;
  * with the backend's own all-gather), then the suite's mixed plan. Prints one line per rank and exits 0
  * when every rank passed, 1 otherwise.
  *
- * <p>{@code --fault kill}: the last rank halts in the middle of a plan; {@code --fault hang}: the last rank
+ * <p>{@code --fault kill}: the last rank is killed (SIGKILL) in the middle of a plan; {@code --fault hang}: the last rank
  * never joins a plan's collectives, so the others time out. Both must end the job, not hang it.
  */
 public final class MpiSuiteMain {
@@ -227,9 +227,15 @@ public final class MpiSuiteMain {
       System.out.flush();
       if (rank == last && fault.equals("kill")) {
         plan.executeStep(0, comm.stream()); // step 0 in flight...
-        System.out.println("rank " + rank + ": halting in the middle of plan faults.TwoSteps");
+        System.out.println("rank " + rank + ": killed (SIGKILL) in the middle of plan faults.TwoSteps");
         System.out.flush();
-        Runtime.getRuntime().halt(9); // ...and the process dies without finalizing, as a crash would
+        try { // ...and the process is killed, as by the OOM killer or a crash: no finalize, no shutdown hook
+          new ProcessBuilder("kill", "-KILL", Long.toString(ProcessHandle.current().pid())).inheritIO().start().waitFor();
+          Thread.sleep(60_000);
+        } catch (Exception e) {
+          System.out.println("rank " + rank + ": could not kill itself (" + e + "); halting instead");
+        }
+        Runtime.getRuntime().halt(9);
       }
       if (rank == last && fault.equals("hang")) {
         System.out.println("rank " + rank + ": not joining the second run");
