@@ -6,7 +6,6 @@ import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.mpi.internal.UserOps;
 import dev.commplan.runtime.mpi.internal.Mpi;
-import dev.commplan.runtime.plan.Collective;
 import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Step;
 import dev.commplan.runtime.spi.DeviceMemory;

@@ -149,6 +149,22 @@ public final class MpiCommunicator implements Communicator {
     live.remove(memory);
   }
 
+  /**
+   * Before a block is freed: completes what is in flight, as {@code cudaFree} waits for the device, since
+   * MPI may still read or write the block. Returns false when that is not possible (the communicator
+   * failed with calls in flight); the block is then left allocated rather than freed under MPI.
+   */
+  boolean quiesceBeforeFree() {
+    if (flightCount == 0) {
+      return true;
+    }
+    if (closed || failure != null || !MpiRuntime.isInitialized()) {
+      return false;
+    }
+    completeInFlight();
+    return true;
+  }
+
   @Override
   public CompiledSchedule compile(Schedule schedule) {
     ensureUsable();

@@ -55,11 +55,22 @@ public final class MpiMemory implements DeviceMemory {
     return closed.get();
   }
 
+  /**
+   * Frees the block; idempotent. Collectives in flight on the owner are completed first (they may use
+   * it), as {@code cudaFree} waits for the device; if the owner failed with calls in flight, the block is
+   * left allocated instead of being freed under MPI.
+   */
   @Override
   public void close() {
+    if (closed.get()) {
+      return;
+    }
+    boolean safe = owner.quiesceBeforeFree();
     if (closed.compareAndSet(false, true)) {
       owner.forget(this);
-      arena.close();
+      if (safe) {
+        arena.close();
+      }
     }
   }
 

@@ -91,6 +91,10 @@ public final class MpiSuiteMain {
     if (group != null) {
       failures.add(group);
     }
+    String closing = closedInFlight(comm);
+    if (closing != null) {
+      failures.add(closing);
+    }
     String allocation = allocationFree(comm);
     if (allocation != null) {
       failures.add(allocation);
@@ -110,7 +114,7 @@ public final class MpiSuiteMain {
     double seconds = (System.nanoTime() - start) / 1e9;
     StringBuilder line = new StringBuilder().append("mpi suite rank ").append(rank).append(" of ").append(n)
         .append(": ").append(hashes.length).append(" collective runs (").append(cases.size()).append(" cases × counts ")
-        .append(Arrays.toString(counts)).append(") and the mixed plan, ")
+        .append(Arrays.toString(counts)).append("), group, close-in-flight, allocation and mixed-plan checks: ")
         .append(failures.isEmpty() ? "all right" : failures.size() + " wrong").append(String.format(" in %.1f s", seconds));
     for (String failure : failures.subList(0, Math.min(20, failures.size()))) {
       line.append("\n  FAIL ").append(failure);
@@ -172,6 +176,27 @@ public final class MpiSuiteMain {
             + Arrays.toString(wantParts);
       }
       return null;
+    }
+  }
+
+  /**
+   * Closing a plan whose last step is still in flight completes it before the memory is freed (as
+   * cudaFree waits), and the communicator goes on working. Returns null when right.
+   */
+  private static String closedInFlight(MpiCommunicator comm) {
+    PlanBuilder b = new PlanBuilder("suite.ClosedInFlight", comm, 0);
+    int big = b.buffer("big", DataType.F32, 1 << 16, "{\"1 << 16\"}", null);
+    b.allReduce(0, big, big, ReduceOp.SUM);
+    Plan plan = b.build();
+    ((F32Buffer) plan.buffer(big)).fill(1f);
+    plan.execute(comm.stream());
+    plan.close(); // no synchronize: the all-reduce is in flight
+    try (I32Buffer one = I32Buffer.allocate(comm, 1)) {
+      one.set(0, 1);
+      comm.allReduce(one, one, ReduceOp.SUM, comm.stream());
+      comm.stream().synchronize();
+      return one.get(0) == comm.size() ? null
+          : "after closing a plan in flight on rank " + comm.rank() + ": all-reduce gave " + one.get(0);
     }
   }
 
