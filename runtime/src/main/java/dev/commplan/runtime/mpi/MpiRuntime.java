@@ -69,6 +69,7 @@ final class MpiRuntime {
     LOCK.lock();
     try {
       if (state == INITIALIZED) {
+        requireThreadLevel();
         return;
       }
       try (Arena arena = Arena.ofConfined()) {
@@ -92,14 +93,18 @@ final class MpiRuntime {
         }
         threadLevel = provided.get(JAVA_INT, 0);
         state = INITIALIZED;
-        if (threadLevel < Mpi.THREAD_SERIALIZED) {
-          throw new BackendUnavailableException("MPI provides thread level " + threadLevelName(threadLevel)
-              + ", but the MPI backend needs MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE (it calls MPI from the"
-              + " rank's thread and from its shutdown hook, one at a time)");
-        }
+        requireThreadLevel();
       }
     } finally {
       LOCK.unlock();
+    }
+  }
+
+  private static void requireThreadLevel() {
+    if (threadLevel < Mpi.THREAD_SERIALIZED) {
+      throw new BackendUnavailableException("MPI provides thread level " + threadLevelName(threadLevel)
+          + ", but the MPI backend needs MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE (it calls MPI from the"
+          + " rank's thread and from its shutdown hook, one at a time)");
     }
   }
 
