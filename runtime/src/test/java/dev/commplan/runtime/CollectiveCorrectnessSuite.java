@@ -38,6 +38,10 @@ import org.junit.jupiter.api.TestInstance;
  * {@code Communicator.compile}, which is backend code too.
  *
  * <p>One cluster per world size is reused across the cases and closed after all of them.
+ *
+ * <p>The per-case logic is also public and static ({@link #allCases}, {@link #expected}, {@link
+ * #runOnRank}, {@link #checkRank}, {@link #runPlanOnRank}), so that a backend whose ranks are separate
+ * processes (MPI, under mpirun) runs the same cases, each process on its own rank.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 public abstract class CollectiveCorrectnessSuite {
@@ -51,8 +55,11 @@ public abstract class CollectiveCorrectnessSuite {
 
   /** Per-rank element counts to test (NCCL's count); odd so that slicing bugs show. */
   protected long[] counts() {
-    return new long[] {1, 7, 1003};
+    return DEFAULT_COUNTS.clone();
   }
+
+  /** The default per-rank element counts. */
+  public static final long[] DEFAULT_COUNTS = {1, 7, 1003};
 
   /**
    * The unit roundoff of the precision the backend accumulates floating-point reductions in, which
@@ -76,7 +83,7 @@ public abstract class CollectiveCorrectnessSuite {
   }
 
   /** One collective as a test case: what to call, on how many ranks. */
-  record Case(Collective collective, DataType type, ReduceOp op, int root, boolean inPlace, int ranks) {
+  public record Case(Collective collective, DataType type, ReduceOp op, int root, boolean inPlace, int ranks) {
     @Override
     public String toString() {
       return collective.label() + " " + type + (op != null ? " " + op : "")
@@ -84,7 +91,8 @@ public abstract class CollectiveCorrectnessSuite {
           + " on " + ranks + " ranks";
     }
 
-    long seed(long count, int rank) {
+    /** The seed of {@code rank}'s random input for {@code count}. */
+    public long seed(long count, int rank) {
       return ((((long) collective.ordinal() * 31 + type.ordinal()) * 31 + (op == null ? 7 : op.ordinal())) * 31
           + root) * 1_000_003L + (inPlace ? 17 : 0) + ranks * 7919L + count * 104_729L + rank;
     }
@@ -118,7 +126,20 @@ public abstract class CollectiveCorrectnessSuite {
                 c.toString(), () -> runCase(c)))))));
   }
 
-  private static List<Case> cases(Collective collective, DataType type, int ranks) {
+  /** Every case of the matrix on {@code ranks} ranks: each collective × type × op or root × in/out of place. */
+  public static List<Case> allCases(int ranks) {
+    List<Case> all = new ArrayList<>();
+    for (Collective collective : new Collective[] {
+        Collective.ALL_REDUCE, Collective.REDUCE_SCATTER, Collective.ALL_GATHER, Collective.BROADCAST}) {
+      for (DataType type : DataType.values()) {
+        all.addAll(cases(collective, type, ranks));
+      }
+    }
+    return all;
+  }
+
+  /** The cases of one collective and type on {@code ranks} ranks. */
+  public static List<Case> cases(Collective collective, DataType type, int ranks) {
     List<Case> cases = new ArrayList<>();
     for (boolean inPlace : new boolean[] {false, true}) {
       switch (collective) {
@@ -152,6 +173,20 @@ public abstract class CollectiveCorrectnessSuite {
       List<long[]> results = clusterOf(n).call(comm -> runOnRank(comm, c, count, inputs[comm.rank()], expected));
       check(c, count, expected, results);
     }
+  }
+
+  /** The expected results of {@code c} for {@code count} on every rank, from every rank's seeded input. */
+  public static Expected expected(Case c, long count, double roundoff) {
+    long[][] inputs = new long[c.ranks()][];
+    for (int r = 0; r < c.ranks(); r++) {
+      inputs[r] = randomInputs(c, count, r);
+    }
+    return expected(c, count, inputs, roundoff);
+  }
+
+  /** Runs {@code c} on {@code comm}'s rank with its seeded input; returns what the rank received (bits). */
+  public static long[] runOnRank(Communicator comm, Case c, long count, Expected expected) {
+    return runOnRank(comm, c, count, randomInputs(c, count, comm.rank()), expected);
   }
 
   private static long[] runOnRank(Communicator comm, Case c, long count, long[] input, Expected expected) {
@@ -253,7 +288,7 @@ public abstract class CollectiveCorrectnessSuite {
    * Per rank: either the exact bits ({@code exactBits}) or, for floating-point SUM, PROD and AVG, the
    * exact value and the tolerance.
    */
-  record Expected(long[][] exactBits, double[][] values, double[][] tolerances) {
+  public record Expected(long[][] exactBits, double[][] values, double[][] tolerances) {
     long[] poison(int rank, DataType type) {
       int length = exactBits != null ? exactBits[rank].length : values[rank].length;
       long[] poison = new long[length];
@@ -322,31 +357,48 @@ public abstract class CollectiveCorrectnessSuite {
   private static void check(Case c, long count, Expected expected, List<long[]> results) {
     for (int rank = 0; rank < c.ranks(); rank++) {
       long[] got = results.get(rank);
-      String where = c + ", count " + count + ", rank " + rank;
-      if (expected.exactBits() != null) {
-        long[] want = expected.exactBits()[rank];
-        for (int i = 0; i < want.length; i++) {
-          if (got[i] != want[i]) {
-            fail(where + ": element " + i + " is 0x" + Long.toHexString(got[i]) + " (" + show(c.type(), got[i])
-                + "), expected 0x" + Long.toHexString(want[i]) + " (" + show(c.type(), want[i]) + ")");
-          }
-        }
-        assertEquals(want.length, got.length, where + ": result length");
-      } else {
-        double[] want = expected.values()[rank];
-        assertEquals(want.length, got.length, where + ": result length");
-        for (int i = 0; i < want.length; i++) {
-          double value = TypedBits.toDouble(c.type(), got[i]);
-          double tolerance = expected.tolerances()[rank][i];
-          if (!(Math.abs(value - want[i]) <= tolerance)) {
-            fail(where + ": element " + i + " is " + value + ", expected " + want[i] + " ± " + tolerance);
-          }
-        }
+      String failure = checkRank(c, count, expected, rank, got);
+      if (failure != null) {
+        fail(failure);
       }
       if (c.collective() != Collective.REDUCE_SCATTER) {
-        assertArrayEquals(results.get(0), got, where + ": not bitwise equal to rank 0's result");
+        assertArrayEquals(results.get(0), got, c + ", count " + count + ", rank " + rank
+            + ": not bitwise equal to rank 0's result");
       }
     }
+  }
+
+  /**
+   * Checks one rank's result against the expected one: null when right, else what is wrong. (That every
+   * rank's result but ReduceScatter's is bitwise rank 0's is checked by the caller, who has them all.)
+   */
+  public static String checkRank(Case c, long count, Expected expected, int rank, long[] got) {
+    String where = c + ", count " + count + ", rank " + rank;
+    if (expected.exactBits() != null) {
+      long[] want = expected.exactBits()[rank];
+      for (int i = 0; i < Math.min(want.length, got.length); i++) {
+        if (got[i] != want[i]) {
+          return where + ": element " + i + " is 0x" + Long.toHexString(got[i]) + " (" + show(c.type(), got[i])
+              + "), expected 0x" + Long.toHexString(want[i]) + " (" + show(c.type(), want[i]) + ")";
+        }
+      }
+      if (want.length != got.length) {
+        return where + ": result length " + got.length + ", expected " + want.length;
+      }
+    } else {
+      double[] want = expected.values()[rank];
+      if (want.length != got.length) {
+        return where + ": result length " + got.length + ", expected " + want.length;
+      }
+      for (int i = 0; i < want.length; i++) {
+        double value = TypedBits.toDouble(c.type(), got[i]);
+        double tolerance = expected.tolerances()[rank][i];
+        if (!(Math.abs(value - want[i]) <= tolerance)) {
+          return where + ": element " + i + " is " + value + ", expected " + want[i] + " ± " + tolerance;
+        }
+      }
+    }
+    return null;
   }
 
   private static String show(DataType type, long bits) {
@@ -369,7 +421,18 @@ public abstract class CollectiveCorrectnessSuite {
    * out-of-place ReduceScatter MAX; step 1: a Broadcast of what step 0's AllReduce wrote.
    */
   private void runPlan(int ranks) {
-    List<String> failures = clusterOf(ranks).call(comm -> {
+    List<String> failures = clusterOf(ranks).call(CollectiveCorrectnessSuite::runPlanOnRank);
+    for (String failure : failures) {
+      assertEquals("", failure);
+    }
+  }
+
+  /**
+   * Builds and runs the mixed plan on {@code comm}'s rank (every rank must call it); returns "" when its
+   * results are right, else what is wrong.
+   */
+  public static String runPlanOnRank(Communicator comm) {
+    {
       int n = comm.size();
       int r = comm.rank();
       PlanBuilder b = new PlanBuilder("suite.Mixed", comm, 0);
@@ -434,9 +497,6 @@ public abstract class CollectiveCorrectnessSuite {
         }
         return wrong.isEmpty() ? "" : "rank " + r + ": " + wrong;
       }
-    });
-    for (String failure : failures) {
-      assertEquals("", failure);
     }
   }
 

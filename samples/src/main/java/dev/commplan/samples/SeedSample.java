@@ -2,8 +2,13 @@ package dev.commplan.samples;
 
 import dev.commplan.runtime.Backends;
 import dev.commplan.runtime.Cluster;
+import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.F32Buffer;
+import dev.commplan.runtime.mpi.MpiBackend;
+import dev.commplan.runtime.mpi.MpiCommunicator;
 import java.io.PrintStream;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
@@ -26,6 +31,58 @@ final class SeedSample {
       results = cluster.call(SeedSample::runRank);
     }
     printAll(results, out);
+  }
+
+  /**
+   * The seed sample as one rank of {@code MPI_COMM_WORLD} (this process, started by mpirun): every rank
+   * runs the plan, the ranks' results are gathered with the backend's own all-gather, and rank 0 prints
+   * them exactly as the other backends do; the other ranks print nothing. MPI is finalized at the end.
+   *
+   * @param ranks the rank count the user asked for with --ranks, or 0; it must match mpirun's
+   */
+  static void runMpi(int ranks, PrintStream out) {
+    try {
+      List<RankResult> results;
+      int rank;
+      try (MpiCommunicator comm = MpiBackend.world()) {
+        rank = comm.rank();
+        if (ranks != 0 && ranks != comm.size()) {
+          throw new CommPlanException("--ranks " + ranks + " but mpirun started " + comm.size()
+              + " processes: with --backend mpi the rank count is mpirun's -np; drop --ranks or match it");
+        }
+        results = gather(comm, runRank(comm));
+      }
+      if (rank == 0) {
+        printAll(results, out);
+      }
+    } finally {
+      MpiBackend.finalizeMpi();
+    }
+  }
+
+  /** Every rank's result, on every rank: one all-gather of the results packed as floats. */
+  private static List<RankResult> gather(Communicator comm, RankResult mine) {
+    int n = comm.size();
+    int per = 1 + n + 1 + ROOT_PARAMS.length;
+    float[] packed = new float[per];
+    packed[0] = mine.allReduce()[0];
+    System.arraycopy(mine.allGather(), 0, packed, 1, n);
+    packed[1 + n] = mine.reduceScatter()[0];
+    System.arraycopy(mine.broadcast(), 0, packed, 2 + n, ROOT_PARAMS.length);
+    float[] all;
+    try (F32Buffer send = F32Buffer.allocate(comm, per); F32Buffer recv = F32Buffer.allocate(comm, (long) n * per)) {
+      send.copyFrom(packed);
+      comm.allGather(send, recv, comm.stream());
+      comm.stream().synchronize();
+      all = recv.toArray();
+    }
+    List<RankResult> results = new ArrayList<>();
+    for (int r = 0; r < n; r++) {
+      int at = r * per;
+      results.add(new RankResult(Arrays.copyOfRange(all, at, at + 1), Arrays.copyOfRange(all, at + 1, at + 1 + n),
+          Arrays.copyOfRange(all, at + 1 + n, at + 2 + n), Arrays.copyOfRange(all, at + 2 + n, at + per)));
+    }
+    return results;
   }
 
   private static RankResult runRank(Communicator comm) {

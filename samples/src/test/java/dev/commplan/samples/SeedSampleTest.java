@@ -74,6 +74,9 @@ class SeedSampleTest {
     assertTrue(run.err().contains("--ranks takes a whole number, not 'zero'"), run.err());
     assertTrue(run.err().contains("usage:"), run.err());
     assertEquals(2, main("nope").status());
-    assertEquals(2, main("seed", "--backend", "mpi").status());
+    assertEquals(2, main("seed", "--backend", "gloo").status());
+    Run ddpOnMpi = main("ddp", "--backend", "mpi");
+    assertEquals(2, ddpOnMpi.status());
+    assertTrue(ddpOnMpi.err().contains("--backend mpi runs the seed sample only, not 'ddp'"), ddpOnMpi.err());
   }
 }

@@ -1,0 +1,430 @@
+package dev.commplan.runtime.mpi;
+
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.mpi.internal.UserOps;
+import dev.commplan.runtime.mpi.internal.Mpi;
+import dev.commplan.runtime.plan.CollectiveCall;
+import dev.commplan.runtime.plan.Step;
+import dev.commplan.runtime.spi.DeviceMemory;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Steps of NCCL-style calls resolved once to MPI's non-blocking collectives: pointers, {@code int}
+ * counts, {@code MPI_Datatype} and {@code MPI_Op} handles and roots in flat arrays, one {@code
+ * MPI_Request} slot per call in native memory. {@link #start} issues a step's calls and {@link #test}
+ * polls them; neither allocates on the Java heap.
+ *
+ * <p>Mapping NCCL's meaning onto MPI:
+ *
+ * <ul>
+ *   <li>AllReduce: {@code MPI_Iallreduce}; in place with {@code MPI_IN_PLACE} as the send buffer.
+ *   <li>AllGather: {@code MPI_Iallgather}; NCCL's in place (send is the rank-th slice of recv) is exactly
+ *       MPI's {@code MPI_IN_PLACE}, which takes this rank's part from that slice.
+ *   <li>ReduceScatter: {@code MPI_Ireduce_scatter_block}. NCCL's in place has recv be the rank-th slice of
+ *       send, while MPI's {@code MPI_IN_PLACE} leaves the result at the start of the buffer (and may use
+ *       the rest as scratch). So in place, the call reduces out of place into a scratch block of the
+ *       table, and the completed result is copied into the rank-th slice: only recv is written, as on
+ *       NCCL.
+ *   <li>Broadcast: {@code MPI_Ibcast} on recv; out of place, the root first copies send into recv.
+ *   <li>Types: F32, F64 and the integers are MPI's fixed-size types. Signed SUM, PROD and AVG run on the
+ *       unsigned type of the same width: two's-complement wrapping gives the same bits, and C leaves
+ *       signed overflow undefined. 8-bit SUM, PROD and AVG use {@link UserOps}' wrapping ops, since Open
+ *       MPI 4.1's AVX component saturates 8-bit sums. F16 and BF16 travel as {@code MPI_UINT16_T} and reduce with {@link
+ *       UserOps}' user ops.
+ *   <li>AVG is SUM, then a division by the rank count once the call completed: floating point in the
+ *       type's arithmetic (16-bit types through float), integers as NCCL's SumPostDiv (the wrapped sum,
+ *       divided truncating toward zero, unsigned for unsigned types).
+ * </ul>
+ */
+final class MpiCallTable {
+  static final int ALL_REDUCE = 0;
+  static final int BROADCAST = 1;
+  static final int ALL_GATHER = 2;
+  static final int REDUCE_SCATTER = 3;
+
+  private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
+  private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
+  private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
+  private static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED;
+  private static final ValueLayout.OfDouble DOUBLE = ValueLayout.JAVA_DOUBLE_UNALIGNED;
+
+  final String planName;
+  private final int ranks;
+  private final int[] stepStart; // calls of step s are [stepStart[s], stepStart[s + 1])
+  private final int[] stepNumber;
+  private final int[] kind;
+  private final long[] send;
+  private final long[] recv;
+  private final int[] count;
+  private final long[] type;
+  private final long[] op;
+  private final int[] root;
+  // Broadcast out of place, on the root: copy send into recv before the call.
+  private final MemorySegment[] preFrom;
+  private final long[] preFromOffset;
+  private final MemorySegment[] preTo;
+  private final long[] preToOffset;
+  // ReduceScatter in place: copy the scratch result into recv after the call.
+  private final MemorySegment[] postFrom;
+  private final MemorySegment[] postTo;
+  private final long[] postToOffset;
+  // AVG: divide recv by the rank count after the call (and after the copy).
+  private final DataType[] avgType;
+  private final MemorySegment[] avgAt;
+  private final long[] avgOffset;
+  private final long[] bytes; // recv bytes of each call (for copies)
+  private final String[] description;
+  private final MpiMemory[] memories;
+  private final MemorySegment requests;
+  private final boolean[] stepInFlight;
+
+  MpiCallTable(MpiCommunicator comm, String planName, List<Step> steps) {
+    this.planName = planName;
+    this.ranks = comm.size();
+    int calls = 0;
+    for (Step step : steps) {
+      calls += step.calls().size();
+    }
+    stepStart = new int[steps.size() + 1];
+    stepNumber = new int[steps.size()];
+    stepInFlight = new boolean[steps.size()];
+    kind = new int[calls];
+    send = new long[calls];
+    recv = new long[calls];
+    count = new int[calls];
+    type = new long[calls];
+    op = new long[calls];
+    root = new int[calls];
+    preFrom = new MemorySegment[calls];
+    preFromOffset = new long[calls];
+    preTo = new MemorySegment[calls];
+    preToOffset = new long[calls];
+    postFrom = new MemorySegment[calls];
+    postTo = new MemorySegment[calls];
+    postToOffset = new long[calls];
+    avgType = new DataType[calls];
+    avgAt = new MemorySegment[calls];
+    avgOffset = new long[calls];
+    bytes = new long[calls];
+    description = new String[calls];
+    Arena arena = Arena.ofAuto(); // requests and scratch live as long as the table
+    requests = arena.allocate(JAVA_LONG, Math.max(1, calls));
+    Map<MpiMemory, MpiMemory> distinct = new IdentityHashMap<>();
+    int i = 0;
+    int rank = comm.rank();
+    for (int s = 0; s < steps.size(); s++) {
+      Step step = steps.get(s);
+      stepStart[s] = i;
+      stepNumber[s] = step.number();
+      for (CollectiveCall call : step.calls()) {
+        String where = where(planName, step.number(), call);
+        description[i] = where;
+        MpiMemory sm = memory(comm, call.sendMemory(), where, "send");
+        MpiMemory rm = memory(comm, call.recvMemory(), where, "recv");
+        distinct.put(sm, sm);
+        distinct.put(rm, rm);
+        DataType dt = call.dataType();
+        long size = dt.byteSize();
+        if (call.count() > Integer.MAX_VALUE) {
+          throw new IllegalArgumentException(where + ": count " + call.count() + " is more than MPI's int count"
+              + " allows (" + Integer.MAX_VALUE + "); split the buffer into parts of at most that many elements");
+        }
+        count[i] = (int) call.count();
+        long sendAddress = sm.address() + call.sendByteOffset();
+        long recvAddress = rm.address() + call.recvByteOffset();
+        long sendBytes = call.sendBytes(ranks);
+        long recvBytes = call.recvBytes(ranks);
+        bytes[i] = recvBytes;
+        boolean sameBlock = sm == rm;
+        boolean overlap = sameBlock && call.sendByteOffset() < call.recvByteOffset() + recvBytes
+            && call.recvByteOffset() < call.sendByteOffset() + sendBytes;
+        boolean inPlace = sameBlock && switch (call.collective()) {
+          case ALL_REDUCE, BROADCAST -> call.sendByteOffset() == call.recvByteOffset();
+          case ALL_GATHER -> call.sendByteOffset() == call.recvByteOffset() + rank * call.count() * size;
+          case REDUCE_SCATTER -> call.recvByteOffset() == call.sendByteOffset() + rank * call.count() * size;
+        };
+        if (overlap && !inPlace) {
+          throw new IllegalArgumentException(where + ": send and recv overlap on rank " + rank
+              + " but are not NCCL's in-place arrangement");
+        }
+        ReduceOp reduce = call.op();
+        root[i] = call.root();
+        switch (call.collective()) {
+          case ALL_REDUCE -> {
+            kind[i] = ALL_REDUCE;
+            send[i] = inPlace ? Mpi.IN_PLACE : sendAddress;
+            recv[i] = recvAddress;
+          }
+          case ALL_GATHER -> {
+            kind[i] = ALL_GATHER;
+            send[i] = inPlace ? Mpi.IN_PLACE : sendAddress;
+            recv[i] = recvAddress;
+          }
+          case REDUCE_SCATTER -> {
+            kind[i] = REDUCE_SCATTER;
+            send[i] = sendAddress;
+            if (inPlace) {
+              MemorySegment scratch = arena.allocate(Math.max(recvBytes, 1), MpiMemory.ALIGNMENT);
+              recv[i] = scratch.address();
+              postFrom[i] = scratch;
+              postTo[i] = rm.segment();
+              postToOffset[i] = call.recvByteOffset();
+            } else {
+              recv[i] = recvAddress;
+            }
+          }
+          case BROADCAST -> {
+            kind[i] = BROADCAST;
+            send[i] = recvAddress;
+            recv[i] = recvAddress;
+            if (!inPlace && rank == call.root()) {
+              preFrom[i] = sm.segment();
+              preFromOffset[i] = call.sendByteOffset();
+              preTo[i] = rm.segment();
+              preToOffset[i] = call.recvByteOffset();
+            }
+          }
+        }
+        type[i] = mpiType(dt, reduce);
+        op[i] = reduce == null ? 0 : mpiOp(dt, reduce, where);
+        if (reduce == ReduceOp.AVG) {
+          avgType[i] = dt;
+          avgAt[i] = rm.segment();
+          avgOffset[i] = call.recvByteOffset();
+        }
+        i++;
+      }
+    }
+    stepStart[steps.size()] = i;
+    memories = new ArrayList<>(distinct.values()).toArray(new MpiMemory[0]);
+  }
+
+  private static String where(String planName, int step, CollectiveCall call) {
+    String detail = switch (call.collective()) {
+      case ALL_REDUCE, REDUCE_SCATTER -> " " + call.op();
+      case BROADCAST -> " root " + call.root();
+      case ALL_GATHER -> "";
+    };
+    String fields = call.fields().isEmpty() ? "" : " of " + call.fields();
+    return String.format(Locale.ROOT, "plan %s, step %d: %s %s%s%s, count %d", planName, step,
+        call.collective().label(), call.dataType(), detail, fields, call.count());
+  }
+
+  private static MpiMemory memory(MpiCommunicator comm, DeviceMemory memory, String where, String role) {
+    if (!(memory instanceof MpiMemory mm) || memory.owner() != comm) {
+      throw new IllegalArgumentException(where + ": the " + role + " memory " + memory + " is not memory of " + comm);
+    }
+    if (mm.isClosed()) {
+      throw new IllegalStateException(where + ": the " + role + " memory " + memory + " is closed");
+    }
+    return mm;
+  }
+
+  /** The MPI datatype a call moves {@code type} as (see the class comment for signed SUM/PROD/AVG). */
+  static long mpiType(DataType type, ReduceOp op) {
+    boolean wraps = op == ReduceOp.SUM || op == ReduceOp.PROD || op == ReduceOp.AVG;
+    return switch (type) {
+      case F16, BF16 -> Mpi.Handles.UINT16;
+      case F32 -> Mpi.Handles.FLOAT;
+      case F64 -> Mpi.Handles.DOUBLE;
+      case I8 -> wraps ? Mpi.Handles.UINT8 : Mpi.Handles.INT8;
+      case U8 -> Mpi.Handles.UINT8;
+      case I32 -> wraps ? Mpi.Handles.UINT32 : Mpi.Handles.INT32;
+      case U32 -> Mpi.Handles.UINT32;
+      case I64 -> wraps ? Mpi.Handles.UINT64 : Mpi.Handles.INT64;
+      case U64 -> Mpi.Handles.UINT64;
+    };
+  }
+
+  /** The MPI op for {@code op} on {@code type}: predefined, or CommPlan's for F16/BF16; AVG is SUM. */
+  static long mpiOp(DataType type, ReduceOp op, String where) {
+    boolean bytes = (type == DataType.I8 || type == DataType.U8) && op != ReduceOp.MIN && op != ReduceOp.MAX;
+    if (type == DataType.F16 || type == DataType.BF16 || bytes) {
+      int index = switch (op) {
+        case SUM, AVG -> UserOps.SUM;
+        case PROD -> UserOps.PROD;
+        case MIN -> UserOps.MIN;
+        case MAX -> UserOps.MAX;
+      };
+      long handle;
+      MpiRuntime.LOCK.lock();
+      try {
+        handle = UserOps.op(bytes ? UserOps.WRAP8 : type == DataType.F16 ? UserOps.F16 : UserOps.BF16, index);
+      } finally {
+        MpiRuntime.LOCK.unlock();
+      }
+      if (handle < 0) {
+        throw MpiRuntime.error("MPI_Op_create", (int) -handle, "creating the " + type + " " + op + " reduction for " + where);
+      }
+      return handle;
+    }
+    return switch (op) {
+      case SUM, AVG -> Mpi.Handles.OP_SUM;
+      case PROD -> Mpi.Handles.OP_PROD;
+      case MIN -> Mpi.Handles.OP_MIN;
+      case MAX -> Mpi.Handles.OP_MAX;
+    };
+  }
+
+  int steps() {
+    return stepNumber.length;
+  }
+
+  int stepNumber(int step) {
+    return stepNumber[step];
+  }
+
+  /** Throws if a block the table points into was freed after it was made. */
+  void checkMemory() {
+    for (MpiMemory m : memories) {
+      if (m.isClosed()) {
+        throw new IllegalStateException(planName + ": " + m + " was freed after the schedule was compiled");
+      }
+    }
+  }
+
+  boolean inFlight(int step) {
+    return stepInFlight[step];
+  }
+
+  /**
+   * Starts step {@code step}'s calls (the caller holds the MPI lock and has completed what they depend on).
+   *
+   * @return -1 when all started, else the index of the call that failed, whose code {@link #failedCode} has
+   */
+  int start(long comm, int step) {
+    stepInFlight[step] = true;
+    long base = requests.address();
+    for (int i = stepStart[step], end = stepStart[step + 1]; i < end; i++) {
+      if (preFrom[i] != null) {
+        MemorySegment.copy(preFrom[i], preFromOffset[i], preTo[i], preToOffset[i], bytes[i]);
+      }
+      long request = base + 8L * i;
+      int rc = switch (kind[i]) {
+        case ALL_REDUCE -> Mpi.MPI_Iallreduce(send[i], recv[i], count[i], type[i], op[i], comm, request);
+        case ALL_GATHER -> Mpi.MPI_Iallgather(send[i], count[i], type[i], recv[i], count[i], type[i], comm, request);
+        case REDUCE_SCATTER -> Mpi.MPI_Ireduce_scatter_block(send[i], recv[i], count[i], type[i], op[i], comm, request);
+        default -> Mpi.MPI_Ibcast(recv[i], count[i], type[i], root[i], comm, request);
+      };
+      if (rc != Mpi.SUCCESS) {
+        failedCode = rc;
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  int failedCode;
+
+  /** {@code MPI_Testall} over step {@code step}'s requests (the caller holds the MPI lock); returns the code. */
+  int test(int step, long flagAddress) {
+    int from = stepStart[step];
+    return Mpi.MPI_Testall(stepStart[step + 1] - from, requests.address() + 8L * from, flagAddress,
+        Mpi.STATUSES_IGNORE);
+  }
+
+  /** After step {@code step} completed: the in-place ReduceScatter copies and AVG's divisions. */
+  void finish(int step) {
+    stepInFlight[step] = false;
+    for (int i = stepStart[step], end = stepStart[step + 1]; i < end; i++) {
+      if (postFrom[i] != null) {
+        MemorySegment.copy(postFrom[i], 0, postTo[i], postToOffset[i], bytes[i]);
+      }
+      if (avgType[i] != null) {
+        divide(avgType[i], avgAt[i], avgOffset[i], count[i], ranks);
+      }
+    }
+  }
+
+  /** Marks a step no longer in flight after a failure. */
+  void abandon(int step) {
+    stepInFlight[step] = false;
+  }
+
+  /** The MPI function call {@code index} starts with. */
+  String function(int index) {
+    return switch (kind[index]) {
+      case ALL_REDUCE -> "MPI_Iallreduce";
+      case ALL_GATHER -> "MPI_Iallgather";
+      case REDUCE_SCATTER -> "MPI_Ireduce_scatter_block";
+      default -> "MPI_Ibcast";
+    };
+  }
+
+  String describe(int index) {
+    return description[index];
+  }
+
+  String describeStep(int step) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = stepStart[step], end = stepStart[step + 1]; i < end; i++) {
+      if (sb.length() > 0) {
+        sb.append("; ");
+      }
+      sb.append(description[i]);
+    }
+    return sb.toString();
+  }
+
+  /** Divides {@code n} elements of {@code type} at {@code offset} of {@code at} by {@code ranks}, as NCCL's AVG. */
+  static void divide(DataType type, MemorySegment at, long offset, long n, int ranks) {
+    switch (type) {
+      case F16, BF16 -> {
+        int format = type == DataType.F16 ? UserOps.F16 : UserOps.BF16;
+        for (long i = 0, p = offset; i < n; i++, p += 2) {
+          at.set(SHORT, p, UserOps.toBits(format, UserOps.toFloat(format, at.get(SHORT, p)) / ranks));
+        }
+      }
+      case F32 -> {
+        for (long i = 0, p = offset; i < n; i++, p += 4) {
+          at.set(FLOAT, p, at.get(FLOAT, p) / ranks);
+        }
+      }
+      case F64 -> {
+        for (long i = 0, p = offset; i < n; i++, p += 8) {
+          at.set(DOUBLE, p, at.get(DOUBLE, p) / ranks);
+        }
+      }
+      case I8 -> {
+        for (long i = 0, p = offset; i < n; i++, p++) {
+          at.set(ValueLayout.JAVA_BYTE, p, (byte) (at.get(ValueLayout.JAVA_BYTE, p) / ranks));
+        }
+      }
+      case U8 -> {
+        for (long i = 0, p = offset; i < n; i++, p++) {
+          at.set(ValueLayout.JAVA_BYTE, p, (byte) (Byte.toUnsignedInt(at.get(ValueLayout.JAVA_BYTE, p)) / ranks));
+        }
+      }
+      case I32 -> {
+        for (long i = 0, p = offset; i < n; i++, p += 4) {
+          at.set(INT, p, at.get(INT, p) / ranks);
+        }
+      }
+      case U32 -> {
+        for (long i = 0, p = offset; i < n; i++, p += 4) {
+          at.set(INT, p, Integer.divideUnsigned(at.get(INT, p), ranks));
+        }
+      }
+      case I64 -> {
+        for (long i = 0, p = offset; i < n; i++, p += 8) {
+          at.set(LONG, p, at.get(LONG, p) / ranks);
+        }
+      }
+      case U64 -> {
+        for (long i = 0, p = offset; i < n; i++, p += 8) {
+          at.set(LONG, p, Long.divideUnsigned(at.get(LONG, p), ranks));
+        }
+      }
+    }
+  }
+}

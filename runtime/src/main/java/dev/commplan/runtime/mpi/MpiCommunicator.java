@@ -1,0 +1,455 @@
+package dev.commplan.runtime.mpi;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.CommPlanException;
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.RankAbortedException;
+import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.mpi.internal.Mpi;
+import dev.commplan.runtime.plan.Collective;
+import dev.commplan.runtime.plan.CollectiveCall;
+import dev.commplan.runtime.plan.Schedule;
+import dev.commplan.runtime.plan.Step;
+import dev.commplan.runtime.spi.CollectiveChecks;
+import dev.commplan.runtime.spi.CompiledSchedule;
+import dev.commplan.runtime.spi.DeviceMemory;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * This process's rank of an MPI communicator (a duplicate of {@code MPI_COMM_WORLD}, with {@code
+ * MPI_ERRORS_RETURN} so that errors come back as {@link MpiException}s instead of killing the job). Made
+ * by {@link MpiBackend#world()}; one per process and call, on every rank.
+ *
+ * <p>The asynchronous model, as close to a stream as MPI allows: a collective, a group or a plan's step
+ * is started with MPI's non-blocking collectives ({@code MPI_Iallreduce}, {@code MPI_Iallgather}, {@code
+ * MPI_Ireduce_scatter_block}, {@code MPI_Ibcast}) and the call returns with them in flight. The next one
+ * (or {@link Stream#synchronize()}) first completes them ({@code MPI_Testall} until all are done), since
+ * it may read their results; the calls of one group or one step are in flight together. Open MPI makes
+ * progress on them inside MPI calls, so most of the transfer happens while completing.
+ *
+ * <p>Every wait has a deadline, {@link #timeout()}. MPI cannot cancel a collective, and a rank that gave
+ * up on one would leave the others inside it; so when the deadline passes, the backend prints what it
+ * was waiting for (plan, step, collectives, counts) to standard error and calls {@code
+ * MPI_Abort(MPI_COMM_WORLD, }{@value MpiBackend#TIMEOUT_ABORT_CODE}{@code )}, which ends every process
+ * of the job; mpirun exits with that code.
+ *
+ * <p>Like the other backends' communicators, it is used by one thread at a time.
+ */
+public final class MpiCommunicator implements Communicator {
+  private final long handle;
+  private final int rank;
+  private final int size;
+  private final long timeoutNanos;
+  private final Duration timeout;
+  private final MpiStream stream;
+  private final MemorySegment flag;
+  private final Set<MpiMemory> live = ConcurrentHashMap.newKeySet();
+
+  private volatile boolean closed;
+  private volatile RuntimeException failure;
+  private int groupDepth;
+  // What is in flight: step flightStep[k] of table flightTable[k], for k < flightCount, in start order.
+  private MpiCallTable[] flightTable = new MpiCallTable[8];
+  private int[] flightStep = new int[8];
+  private int flightCount;
+
+  private MpiCommunicator(long handle, int rank, int size, Duration timeout) {
+    this.handle = handle;
+    this.rank = rank;
+    this.size = size;
+    this.timeout = timeout;
+    this.timeoutNanos = timeout.toNanos();
+    this.stream = new MpiStream(this);
+    this.flag = Arena.ofAuto().allocate(JAVA_INT);
+  }
+
+  /** Duplicates {@code MPI_COMM_WORLD} (collective: every rank calls it) and sets {@code MPI_ERRORS_RETURN}. */
+  static MpiCommunicator dupWorld(Duration timeout) {
+    Objects.requireNonNull(timeout, "timeout");
+    if (timeout.isNegative() || timeout.isZero()) {
+      throw new IllegalArgumentException("the timeout must be positive, was " + timeout);
+    }
+    MpiRuntime.ensureInitialized();
+    MpiRuntime.LOCK.lock();
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(JAVA_LONG);
+      MemorySegment value = arena.allocate(JAVA_INT);
+      // MPI_COMM_WORLD keeps its error handler (the application's); only our duplicate returns errors.
+      MpiRuntime.check("MPI_Comm_dup", Mpi.MPI_Comm_dup(Mpi.Handles.COMM_WORLD, out.address()),
+          "duplicating MPI_COMM_WORLD");
+      long comm = out.get(JAVA_LONG, 0);
+      MpiRuntime.check("MPI_Comm_set_errhandler", Mpi.MPI_Comm_set_errhandler(comm, Mpi.Handles.ERRORS_RETURN),
+          "setting MPI_ERRORS_RETURN");
+      MpiRuntime.check("MPI_Comm_rank", Mpi.MPI_Comm_rank(comm, value.address()), "reading the rank");
+      int rank = value.get(JAVA_INT, 0);
+      MpiRuntime.check("MPI_Comm_size", Mpi.MPI_Comm_size(comm, value.address()), "reading the size");
+      int size = value.get(JAVA_INT, 0);
+      MpiCommunicator c = new MpiCommunicator(comm, rank, size, timeout);
+      MpiRuntime.register(c);
+      return c;
+    } finally {
+      MpiRuntime.LOCK.unlock();
+    }
+  }
+
+  @Override
+  public int rank() {
+    return rank;
+  }
+
+  @Override
+  public int size() {
+    return size;
+  }
+
+  @Override
+  public Stream stream() {
+    return stream;
+  }
+
+  @Override
+  public String backendName() {
+    return "mpi";
+  }
+
+  /** How long a wait for collectives may take before the job is aborted (see the class comment). */
+  public Duration timeout() {
+    return timeout;
+  }
+
+  // ---------------------------------------------------------------- memory, schedules
+
+  /** {@inheritDoc} Native host memory, zeroed, 256-byte aligned; freed on close or when this communicator closes. */
+  @Override
+  public DeviceMemory allocate(long bytes) {
+    ensureUsable();
+    if (bytes < 0) {
+      throw new IllegalArgumentException("cannot allocate " + bytes + " bytes");
+    }
+    MpiMemory memory = new MpiMemory(this, bytes);
+    live.add(memory);
+    return memory;
+  }
+
+  void forget(MpiMemory memory) {
+    live.remove(memory);
+  }
+
+  /**
+   * Before a block is freed: completes what is in flight, as {@code cudaFree} waits for the device, since
+   * MPI may still read or write the block. Returns false when that is not possible (the communicator
+   * failed with calls in flight); the block is then left allocated rather than freed under MPI.
+   */
+  boolean quiesceBeforeFree() {
+    if (flightCount == 0) {
+      return true;
+    }
+    if (closed || failure != null || !MpiRuntime.isInitialized()) {
+      return false;
+    }
+    completeInFlight();
+    return true;
+  }
+
+  @Override
+  public CompiledSchedule compile(Schedule schedule) {
+    ensureUsable();
+    CollectiveChecks.checkSchedule(this, schedule);
+    return new MpiCompiledSchedule(this, new MpiCallTable(this, schedule.planName(), schedule.steps()));
+  }
+
+  // ---------------------------------------------------------------- collectives
+
+  @Override
+  public void allReduce(Buffer send, Buffer recv, ReduceOp op, Stream stream) {
+    ensureUsable();
+    long count = CollectiveChecks.checkAllReduce(this, send, recv, op, stream);
+    direct(Collective.ALL_REDUCE, send, recv, op, -1, count);
+  }
+
+  @Override
+  public void broadcast(Buffer send, Buffer recv, int root, Stream stream) {
+    ensureUsable();
+    long count = CollectiveChecks.checkBroadcast(this, send, recv, root, stream);
+    direct(Collective.BROADCAST, send, recv, null, root, count);
+  }
+
+  @Override
+  public void allGather(Buffer send, Buffer recv, Stream stream) {
+    ensureUsable();
+    long count = CollectiveChecks.checkAllGather(this, send, recv, stream);
+    direct(Collective.ALL_GATHER, send, recv, null, -1, count);
+  }
+
+  @Override
+  public void reduceScatter(Buffer send, Buffer recv, ReduceOp op, Stream stream) {
+    ensureUsable();
+    long count = CollectiveChecks.checkReduceScatter(this, send, recv, op, stream);
+    direct(Collective.REDUCE_SCATTER, send, recv, op, -1, count);
+  }
+
+  /** One call outside a plan: a table of one step of one call (this path allocates; plans do not). */
+  private void direct(Collective collective, Buffer send, Buffer recv, ReduceOp op, int root, long count) {
+    CollectiveCall call = new CollectiveCall(collective, send.dataType(), op, root, send.memory(), send.byteOffset(),
+        recv.memory(), recv.byteOffset(), count, List.of(),
+        CollectiveChecks.isInPlace(collective, send, recv, rank));
+    run(new MpiCallTable(this, collective.label() + " call", List.of(new Step(0, List.of(call)))), 0);
+  }
+
+  /**
+   * Opens a group: what is in flight is completed first; the group's calls are then started as they come
+   * and are in flight together, until something after the group completes them. Groups nest.
+   */
+  @Override
+  public void groupStart() {
+    ensureUsable();
+    if (groupDepth == 0) {
+      completeInFlight();
+    }
+    groupDepth++;
+  }
+
+  @Override
+  public void groupEnd() {
+    ensureUsable();
+    if (groupDepth == 0) {
+      throw new IllegalStateException("rank " + rank + ": groupEnd() without a matching groupStart()");
+    }
+    groupDepth--;
+  }
+
+  // ---------------------------------------------------------------- in flight
+
+  /** Starts step {@code step} of {@code table}: outside a group, after completing what is in flight. */
+  void run(MpiCallTable table, int step) {
+    ensureUsable();
+    if (groupDepth == 0) {
+      completeInFlight();
+    }
+    if (table.inFlight(step)) {
+      throw new IllegalStateException(table.planName + ", step " + table.stepNumber(step)
+          + " is already in flight in this group; a step runs at most once per group");
+    }
+    int failed;
+    MpiRuntime.LOCK.lock();
+    try {
+      requireMpiAlive();
+      failed = table.start(handle, step);
+    } finally {
+      MpiRuntime.LOCK.unlock();
+    }
+    addInFlight(table, step); // also after a failure: earlier calls of the step may be in flight
+    if (failed >= 0) {
+      throw fail(MpiRuntime.error(table.function(failed), table.failedCode,
+          "starting " + table.describe(failed) + " on rank " + rank));
+    }
+  }
+
+  private void addInFlight(MpiCallTable table, int step) {
+    if (flightCount == flightTable.length) {
+      flightTable = Arrays.copyOf(flightTable, flightCount * 2);
+      flightStep = Arrays.copyOf(flightStep, flightCount * 2);
+    }
+    flightTable[flightCount] = table;
+    flightStep[flightCount] = step;
+    flightCount++;
+  }
+
+  void synchronize() {
+    ensureUsable();
+    completeInFlight();
+  }
+
+  /**
+   * Completes everything in flight, in start order, polling {@code MPI_Testall} (which is also what
+   * makes Open MPI progress), spinning briefly, then yielding, then parking; aborts the job at the
+   * deadline.
+   */
+  private void completeInFlight() {
+    if (flightCount == 0) {
+      return;
+    }
+    long start = System.nanoTime();
+    long deadline = start + timeoutNanos;
+    long flagAddress = flag.address();
+    while (flightCount > 0) {
+      MpiCallTable table = flightTable[0];
+      int step = flightStep[0];
+      while (true) {
+        int rc;
+        int done;
+        MpiRuntime.LOCK.lock();
+        try {
+          requireMpiAlive();
+          rc = table.test(step, flagAddress);
+          done = flag.get(JAVA_INT, 0);
+        } finally {
+          MpiRuntime.LOCK.unlock();
+        }
+        if (rc != Mpi.SUCCESS) {
+          table.abandon(step);
+          removeFirstInFlight();
+          throw fail(MpiRuntime.error("MPI_Testall", rc, "completing " + table.describeStep(step) + " on rank " + rank));
+        }
+        if (done != 0) {
+          break;
+        }
+        long now = System.nanoTime();
+        if (now - deadline > 0) {
+          timedOut(table, step, now - start);
+        }
+        // Open MPI moves data only inside MPI calls, so polling is what drives a large transfer: poll
+        // back to back (yielding the core to other processes between polls, which matters when ranks
+        // share cores) for the first second; only a wait longer than that, most likely for a late or dead
+        // peer, backs off to brief sleeps so that it does not burn a core until the deadline.
+        long waited = now - start;
+        if (waited < 20_000L) {
+          Thread.onSpinWait();
+        } else if (waited < 1_000_000_000L) {
+          Thread.yield();
+        } else {
+          LockSupport.parkNanos(50_000L);
+        }
+      }
+      removeFirstInFlight();
+      table.finish(step);
+    }
+  }
+
+  private void removeFirstInFlight() {
+    System.arraycopy(flightTable, 1, flightTable, 0, flightCount - 1);
+    System.arraycopy(flightStep, 1, flightStep, 0, flightCount - 1);
+    flightCount--;
+    flightTable[flightCount] = null;
+  }
+
+  /** The deadline passed: say what was pending, then end the job (MPI cannot cancel a collective). */
+  private void timedOut(MpiCallTable table, int step, long waitedNanos) {
+    StringBuilder pending = new StringBuilder();
+    for (int k = 0; k < flightCount; k++) {
+      pending.append("\n  ").append(flightTable[k].describeStep(flightStep[k]));
+    }
+    String message = String.format(Locale.ROOT,
+        "commplan mpi: rank %d of %d waited %.1f s (the timeout is %s) for collectives that did not complete:%s%n"
+            + "Another rank has probably died, hung, or not issued the same collectives in the same order."
+            + " MPI cannot cancel a collective, so this rank ends the whole job now with"
+            + " MPI_Abort(MPI_COMM_WORLD, %d). To wait longer, pass a timeout to MpiBackend.world(Duration)"
+            + " or set -D%s.",
+        rank, size, waitedNanos / 1e9, timeout, pending, MpiBackend.TIMEOUT_ABORT_CODE, MpiBackend.TIMEOUT_PROPERTY);
+    System.err.println(message);
+    System.err.flush();
+    System.out.flush();
+    MpiRuntime.LOCK.lock();
+    try {
+      Mpi.MPI_Abort(Mpi.Handles.COMM_WORLD, MpiBackend.TIMEOUT_ABORT_CODE);
+    } finally {
+      MpiRuntime.LOCK.unlock();
+    }
+    // MPI_Abort does not return; if it did, do not pretend the work finished.
+    throw fail(new CommPlanException(message));
+  }
+
+  private RuntimeException fail(RuntimeException e) {
+    if (failure == null) {
+      failure = e;
+    }
+    return e;
+  }
+
+  private void requireMpiAlive() {
+    if (!MpiRuntime.isInitialized()) {
+      throw new IllegalStateException("MPI was finalized (MpiBackend.finalizeMpi() or JVM shutdown); rank " + rank
+          + "'s communicator cannot be used any more");
+    }
+  }
+
+  void ensureUsable() {
+    if (closed) {
+      throw new IllegalStateException("mpi communicator of rank " + rank + " is closed");
+    }
+    RuntimeException f = failure;
+    if (f != null) {
+      throw new RankAbortedException("rank " + rank + "'s MPI communicator failed earlier and cannot be used: "
+          + f.getMessage(), f);
+    }
+  }
+
+  void checkOwnStream(Stream target) {
+    Objects.requireNonNull(target, "stream");
+    ensureUsable();
+    if (target != stream) {
+      throw new IllegalArgumentException(
+          "rank " + rank + ": a schedule compiled for this communicator runs on its own stream, not on " + target);
+    }
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  @Override
+  public boolean isClosed() {
+    return closed;
+  }
+
+  /**
+   * Completes what is in flight (within the timeout), frees the communicator ({@code MPI_Comm_free}) and
+   * every block allocated through it. Idempotent. MPI itself stays initialized until {@link
+   * MpiBackend#finalizeMpi()} or the JVM exits.
+   */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    RuntimeException error = null;
+    if (failure == null && MpiRuntime.isInitialized()) {
+      try {
+        completeInFlight();
+      } catch (RuntimeException e) {
+        error = e;
+      }
+    }
+    closed = true;
+    MpiRuntime.forget(this);
+    MpiRuntime.LOCK.lock();
+    try (Arena arena = Arena.ofConfined()) {
+      if (MpiRuntime.isInitialized() && flightCount == 0) {
+        MemorySegment out = arena.allocate(JAVA_LONG);
+        out.set(JAVA_LONG, 0, handle);
+        int rc = Mpi.MPI_Comm_free(out.address());
+        if (rc != Mpi.SUCCESS && error == null) {
+          error = MpiRuntime.error("MPI_Comm_free", rc, "freeing rank " + rank + "'s communicator");
+        }
+      }
+    } finally {
+      MpiRuntime.LOCK.unlock();
+    }
+    if (flightCount == 0) {
+      for (MpiMemory memory : new ArrayList<>(live)) {
+        memory.closeForOwner();
+      }
+      live.clear();
+    } // else MPI may still write into them: leave them to the process's end
+    if (error != null) {
+      throw error;
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "MpiCommunicator[rank " + rank + " of " + size + (closed ? ", closed" : "") + "]";
+  }
+}

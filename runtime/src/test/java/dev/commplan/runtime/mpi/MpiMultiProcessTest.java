@@ -1,0 +1,78 @@
+package dev.commplan.runtime.mpi;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The MPI backend across real processes: {@code mpirun --oversubscribe -np N} of {@link MpiSuiteMain}
+ * (the correctness matrix and the mixed plan on every rank) for N = 2, 3, 4, and the two faults: a rank
+ * killed mid-plan, a rank that never joins. Skips, saying why, without mpirun or Open MPI.
+ */
+class MpiMultiProcessTest {
+  private static final Duration LIMIT = Duration.ofSeconds(180);
+
+  @BeforeAll
+  static void needsMpirun() {
+    String reason = MpiLauncher.unavailableReason();
+    if (reason != null) {
+      System.out.println("MpiMultiProcessTest skipped: " + reason);
+    }
+    assumeTrue(reason == null, reason);
+  }
+
+  @ParameterizedTest(name = "{0} processes")
+  @ValueSource(ints = {2, 3, 4})
+  void theCorrectnessSuitePassesOnEveryRank(int ranks) throws Exception {
+    MpiLauncher.Result run = MpiLauncher.run(ranks, LIMIT, MpiLauncher.classPath(),
+        List.of("-D" + MpiBackend.TIMEOUT_PROPERTY + "=60"), MpiSuiteMain.class.getName());
+    assertFalse(run.killed(), run.toString());
+    assertEquals(0, run.exitCode(), run.toString());
+    assertTrue(run.output().contains("mpi suite: all " + ranks + " ranks passed"), run.toString());
+    Matcher m = Pattern.compile("mpi suite rank (\\d+) of " + ranks + ": 780 collective runs .* all right").matcher(run.output());
+    int passed = 0;
+    while (m.find()) {
+      passed++;
+    }
+    assertEquals(ranks, passed, run.toString());
+  }
+
+  /**
+   * mpirun notices the dead process and ends the others, which are waiting inside the plan, before their
+   * own timeout (150 s here) would: no rank reports a timeout.
+   */
+  @Test
+  void aRankKilledMidPlanEndsTheJob() throws Exception {
+    MpiLauncher.Result run = MpiLauncher.run(3, LIMIT, MpiLauncher.classPath(),
+        List.of("-D" + MpiBackend.TIMEOUT_PROPERTY + "=150"), MpiSuiteMain.class.getName(), "--fault", "kill");
+    assertFalse(run.killed(), run.toString());
+    assertTrue(run.output().contains("rank 2: killed (SIGKILL) in the middle of plan faults.TwoSteps"), run.toString());
+    assertTrue(run.output().contains("signal 9"), run.toString()); // mpirun names the dead process and the signal
+    assertTrue(run.exitCode() != 0, run.toString());
+    assertFalse(run.output().contains("second run done"), run.toString());
+    assertFalse(run.output().contains("for collectives that did not complete"), run.toString());
+  }
+
+  /** A rank that never joins: the others wait the timeout (3 s), say what they waited for, and abort the job. */
+  @Test
+  void aRankThatNeverJoinsMakesTheOthersAbortAtTheTimeout() throws Exception {
+    MpiLauncher.Result run = MpiLauncher.run(3, LIMIT, MpiLauncher.classPath(),
+        List.of("-D" + MpiBackend.TIMEOUT_PROPERTY + "=3"), MpiSuiteMain.class.getName(), "--fault", "hang");
+    assertFalse(run.killed(), run.toString());
+    assertEquals(MpiBackend.TIMEOUT_ABORT_CODE, run.exitCode(), run.toString());
+    assertTrue(run.output().contains("(the timeout is PT3S) for collectives that did not complete:\n"
+        + "  plan faults.TwoSteps, step 0: all-reduce F32 SUM of [grads], count 262144"), run.toString());
+    assertTrue(run.output().contains("MPI_Abort(MPI_COMM_WORLD, 70)"), run.toString());
+    assertFalse(run.output().contains("second run done"), run.toString());
+  }
+}

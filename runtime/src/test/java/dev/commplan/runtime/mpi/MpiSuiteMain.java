@@ -1,0 +1,281 @@
+package dev.commplan.runtime.mpi;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.CollectiveCorrectnessSuite;
+import dev.commplan.runtime.CollectiveCorrectnessSuite.Case;
+import dev.commplan.runtime.CollectiveCorrectnessSuite.Expected;
+import dev.commplan.runtime.CollectiveReference;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.F32Buffer;
+import dev.commplan.runtime.I32Buffer;
+import dev.commplan.runtime.I64Buffer;
+import dev.commplan.runtime.plan.Collective;
+import dev.commplan.runtime.plan.Plan;
+import dev.commplan.runtime.plan.PlanBuilder;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * One process of the MPI correctness run, started by mpirun on every rank ({@link MpiMultiProcessTest}):
+ * the whole matrix of {@link CollectiveCorrectnessSuite} on this process's rank of {@code
+ * MPI_COMM_WORLD}, each rank checked against the expected results (every process computes every rank's
+ * seeded input), every rank's result but ReduceScatter's compared bitwise with rank 0's (hashes, gathered
+ * with the backend's own all-gather), then the suite's mixed plan. Prints one line per rank and exits 0
+ * when every rank passed, 1 otherwise.
+ *
+ * <p>{@code --fault kill}: the last rank is killed (SIGKILL) in the middle of a plan; {@code --fault hang}: the last rank
+ * never joins a plan's collectives, so the others time out. Both must end the job, not hang it.
+ */
+public final class MpiSuiteMain {
+  private MpiSuiteMain() {}
+
+  public static void main(String[] args) {
+    String fault = null;
+    long[] counts = CollectiveCorrectnessSuite.DEFAULT_COUNTS;
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--fault" -> fault = args[++i];
+        case "--counts" -> counts = Arrays.stream(args[++i].split(",")).mapToLong(Long::parseLong).toArray();
+        default -> throw new IllegalArgumentException("unknown argument " + args[i]);
+      }
+    }
+    int status;
+    try (MpiCommunicator comm = MpiBackend.world()) {
+      status = fault == null ? suite(comm, counts) : fault(comm, fault);
+    }
+    MpiBackend.finalizeMpi();
+    System.exit(status);
+  }
+
+  private static int suite(MpiCommunicator comm, long[] counts) {
+    long start = System.nanoTime();
+    int rank = comm.rank();
+    int n = comm.size();
+    List<Case> cases = CollectiveCorrectnessSuite.allCases(n);
+    List<String> failures = new ArrayList<>();
+    long[] hashes = new long[cases.size() * counts.length];
+    boolean[] compare = new boolean[hashes.length];
+    int k = 0;
+    for (Case c : cases) {
+      for (long count : counts) {
+        Expected expected = CollectiveCorrectnessSuite.expected(c, count, CollectiveReference.typeAccumulation(c.type()));
+        long[] got = CollectiveCorrectnessSuite.runOnRank(comm, c, count, expected);
+        String failure = CollectiveCorrectnessSuite.checkRank(c, count, expected, rank, got);
+        if (failure != null) {
+          failures.add(failure);
+        }
+        hashes[k] = Arrays.hashCode(got) * 0x9E3779B97F4A7C15L + got.length;
+        compare[k] = c.collective() != Collective.REDUCE_SCATTER;
+        k++;
+      }
+    }
+    // Every rank's result but ReduceScatter's must be bitwise rank 0's.
+    try (I64Buffer mine = I64Buffer.allocate(comm, hashes.length);
+        I64Buffer all = I64Buffer.allocate(comm, (long) n * hashes.length)) {
+      mine.copyFrom(hashes);
+      comm.allGather(mine, all, comm.stream());
+      comm.stream().synchronize();
+      long[] every = all.toArray();
+      int at = 0;
+      for (Case c : cases) {
+        for (long count : counts) {
+          if (compare[at] && every[rank * hashes.length + at] != every[at]) {
+            failures.add(c + ", count " + count + ", rank " + rank + ": not bitwise equal to rank 0's result");
+          }
+          at++;
+        }
+      }
+    }
+    String group = group(comm);
+    if (group != null) {
+      failures.add(group);
+    }
+    String closing = closedInFlight(comm);
+    if (closing != null) {
+      failures.add(closing);
+    }
+    String allocation = allocationFree(comm);
+    if (allocation != null) {
+      failures.add(allocation);
+    }
+    String plan = CollectiveCorrectnessSuite.runPlanOnRank(comm);
+    if (!plan.isEmpty()) {
+      failures.add(plan);
+    }
+    // How many ranks failed, so that every process (and rank 0's summary) knows.
+    int failedRanks;
+    try (I32Buffer flag = I32Buffer.allocate(comm, 1)) {
+      flag.set(0, failures.isEmpty() ? 0 : 1);
+      comm.allReduce(flag, flag, ReduceOp.SUM, comm.stream());
+      comm.stream().synchronize();
+      failedRanks = flag.get(0);
+    }
+    double seconds = (System.nanoTime() - start) / 1e9;
+    StringBuilder line = new StringBuilder().append("mpi suite rank ").append(rank).append(" of ").append(n)
+        .append(": ").append(hashes.length).append(" collective runs (").append(cases.size()).append(" cases × counts ")
+        .append(Arrays.toString(counts)).append("), group, close-in-flight, allocation and mixed-plan checks: ")
+        .append(failures.isEmpty() ? "all right" : failures.size() + " wrong").append(String.format(" in %.1f s", seconds));
+    for (String failure : failures.subList(0, Math.min(20, failures.size()))) {
+      line.append("\n  FAIL ").append(failure);
+    }
+    System.out.println(line);
+    if (rank == 0) {
+      System.out.println(failedRanks == 0
+          ? "mpi suite: all " + n + " ranks passed"
+          : "mpi suite: " + failedRanks + " of " + n + " ranks failed");
+    }
+    System.out.flush();
+    return failedRanks == 0 ? 0 : 1;
+  }
+
+  /**
+   * Direct calls inside one group are in flight together and complete at synchronize: an all-reduce, an
+   * in-place all-gather and an in-place reduce-scatter AVG of I32 (SumPostDiv), issued between
+   * groupStart and groupEnd. Returns null when right.
+   */
+  private static String group(MpiCommunicator comm) {
+    int r = comm.rank();
+    int n = comm.size();
+    try (I32Buffer sum = I32Buffer.allocate(comm, 3);
+        I32Buffer gathered = I32Buffer.allocate(comm, 2L * n);
+        I32Buffer parts = I32Buffer.allocate(comm, 2L * n)) {
+      sum.copyFrom(new int[] {r, -r, 7});
+      gathered.fill(-1);
+      gathered.set(2L * r, 10 * r);
+      gathered.set(2L * r + 1, 10 * r + 1);
+      for (int i = 0; i < 2 * n; i++) {
+        parts.set(i, i * 100 + r);
+      }
+      dev.commplan.runtime.Buffer slice = dev.commplan.runtime.Buffer.view(DataType.I32, parts.memory(), 8L * r, 2);
+      dev.commplan.runtime.Buffer mine = dev.commplan.runtime.Buffer.view(DataType.I32, gathered.memory(), 8L * r, 2);
+      comm.groupStart();
+      comm.allReduce(sum, sum, ReduceOp.SUM, comm.stream());
+      comm.allGather(mine, gathered, comm.stream());
+      comm.reduceScatter(parts, slice, ReduceOp.AVG, comm.stream());
+      comm.groupEnd();
+      comm.stream().synchronize();
+      int total = n * (n - 1) / 2;
+      int[] wantGathered = new int[2 * n];
+      for (int k = 0; k < n; k++) {
+        wantGathered[2 * k] = 10 * k;
+        wantGathered[2 * k + 1] = 10 * k + 1;
+      }
+      int[] wantParts = new int[2 * n];
+      for (int i = 0; i < 2 * n; i++) {
+        wantParts[i] = i * 100 + r; // only the rank's own slice is written...
+      }
+      for (int i = 2 * r; i < 2 * r + 2; i++) {
+        wantParts[i] = (n * i * 100 + total) / n; // ...with the average over ranks of i·100 + k
+      }
+      if (!Arrays.equals(sum.toArray(), new int[] {total, -total, 7 * n})
+          || !Arrays.equals(gathered.toArray(), wantGathered) || !Arrays.equals(parts.toArray(), wantParts)) {
+        return "group on rank " + r + ": sum " + Arrays.toString(sum.toArray()) + ", gathered "
+            + Arrays.toString(gathered.toArray()) + ", parts " + Arrays.toString(parts.toArray()) + "; expected "
+            + Arrays.toString(new int[] {total, -total, 7 * n}) + ", " + Arrays.toString(wantGathered) + ", "
+            + Arrays.toString(wantParts);
+      }
+      return null;
+    }
+  }
+
+  /**
+   * Closing a plan whose last step is still in flight completes it before the memory is freed (as
+   * cudaFree waits), and the communicator goes on working. Returns null when right.
+   */
+  private static String closedInFlight(MpiCommunicator comm) {
+    PlanBuilder b = new PlanBuilder("suite.ClosedInFlight", comm, 0);
+    int big = b.buffer("big", DataType.F32, 1 << 16, "{\"1 << 16\"}", null);
+    b.allReduce(0, big, big, ReduceOp.SUM);
+    Plan plan = b.build();
+    ((F32Buffer) plan.buffer(big)).fill(1f);
+    plan.execute(comm.stream());
+    plan.close(); // no synchronize: the all-reduce is in flight
+    try (I32Buffer one = I32Buffer.allocate(comm, 1)) {
+      one.set(0, 1);
+      comm.allReduce(one, one, ReduceOp.SUM, comm.stream());
+      comm.stream().synchronize();
+      return one.get(0) == comm.size() ? null
+          : "after closing a plan in flight on rank " + comm.rank() + ": all-reduce gave " + one.get(0);
+    }
+  }
+
+  /**
+   * A compiled plan's execute and synchronize allocate nothing on the Java heap once warm: the four
+   * collectives, in place (ReduceScatter's scratch copy and AVG's division included), over two steps.
+   */
+  private static String allocationFree(MpiCommunicator comm) {
+    int n = comm.size();
+    PlanBuilder b = new PlanBuilder("suite.AllocationFree", comm, 0);
+    int grads = b.buffer("grads", DataType.F32, 1000, "{\"1000\"}", null);
+    int shards = b.buffer("shards", DataType.F32, 8L * n, "{\"ranks\", \"8\"}", null);
+    int gathered = b.buffer("gathered", DataType.I32, 4L * n, "{\"ranks\", \"4\"}", null);
+    int params = b.buffer("params", DataType.F64, 16, "{\"16\"}", null);
+    b.allReduce(0, grads, grads, ReduceOp.SUM);
+    b.allGather(0, gathered, gathered);
+    b.reduceScatter(0, shards, shards, ReduceOp.AVG);
+    b.broadcast(1, params, params, 0);
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+    try (Plan plan = b.build()) {
+      for (int i = 0; i < 300; i++) {
+        plan.execute(comm.stream());
+        comm.stream().synchronize();
+      }
+      int runs = 200;
+      long before = threads.getCurrentThreadAllocatedBytes();
+      for (int i = 0; i < runs; i++) {
+        plan.execute(comm.stream());
+        comm.stream().synchronize();
+      }
+      long bytes = threads.getCurrentThreadAllocatedBytes() - before;
+      return bytes == 0 ? null
+          : "plan suite.AllocationFree on rank " + comm.rank() + ": " + runs + " runs of execute + synchronize allocated "
+              + bytes + " bytes on the Java heap, expected none";
+    }
+  }
+
+  /** A two-step plan (a large all-reduce, then a broadcast); the last rank fails in the middle of it. */
+  private static int fault(MpiCommunicator comm, String fault) {
+    int rank = comm.rank();
+    int last = comm.size() - 1;
+    PlanBuilder b = new PlanBuilder("faults.TwoSteps", comm, 0);
+    int grads = b.buffer("grads", DataType.F32, 1 << 18, "{\"1 << 18\"}", null);
+    int params = b.buffer("params", DataType.F32, 1 << 10, "{\"1 << 10\"}", null);
+    b.allReduce(0, grads, grads, ReduceOp.SUM);
+    b.broadcast(1, params, params, 0);
+    try (Plan plan = b.build()) {
+      ((F32Buffer) plan.buffer(grads)).fill(1f);
+      plan.execute(comm.stream()); // once for real: everyone is connected and the plan works
+      comm.stream().synchronize();
+      System.out.println("rank " + rank + ": first run done, grads[0] = " + ((F32Buffer) plan.buffer(grads)).get(0));
+      System.out.flush();
+      if (rank == last && fault.equals("kill")) {
+        plan.executeStep(0, comm.stream()); // step 0 in flight...
+        System.out.println("rank " + rank + ": killed (SIGKILL) in the middle of plan faults.TwoSteps");
+        System.out.flush();
+        try { // ...and the process is killed, as by the OOM killer or a crash: no finalize, no shutdown hook
+          new ProcessBuilder("kill", "-KILL", Long.toString(ProcessHandle.current().pid())).inheritIO().start().waitFor();
+          Thread.sleep(60_000);
+        } catch (Exception e) {
+          System.out.println("rank " + rank + ": could not kill itself (" + e + "); halting instead");
+        }
+        Runtime.getRuntime().halt(9);
+      }
+      if (rank == last && fault.equals("hang")) {
+        System.out.println("rank " + rank + ": not joining the second run");
+        System.out.flush();
+        try {
+          Thread.sleep(600_000);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        return 3;
+      }
+      plan.execute(comm.stream());
+      comm.stream().synchronize();
+      System.out.println("rank " + rank + ": second run done (the fault did not stop it)");
+      return 4;
+    }
+  }
+}
