@@ -5,7 +5,13 @@ import dev.commplan.runtime.nccl.NcclBackend;
 import java.util.List;
 import java.util.Objects;
 
-/** Picks a backend by name: {@code "local"} (ranks as threads of this JVM) or {@code "nccl"} (one GPU per rank). */
+/**
+ * Picks a backend by name: {@code "local"} (ranks as threads of this JVM) or {@code "nccl"} (one GPU per
+ * rank, all driven from this process). The third backend, {@code "mpi"}, is one rank per process: a
+ * process launched by {@code mpirun} gets its communicator from {@code MpiBackend.world()} (docs/mpi.md),
+ * and {@code cluster("mpi", n)} says so. One NCCL rank per process comes from {@code
+ * ProcessBootstrap} (docs/distributed.md).
+ */
 public final class Backends {
   /** The names {@link #cluster} accepts. */
   public static final List<String> NAMES = List.of("local", "nccl");
@@ -38,8 +44,12 @@ public final class Backends {
     return switch (backend) {
       case "local" -> new LocalCluster(ranks, options);
       case "nccl" -> NcclBackend.cluster(ranks, options);
+      case "mpi" -> throw new IllegalArgumentException(
+          "the mpi backend runs one rank per process, so it has no cluster of " + ranks + " ranks in this"
+              + " process: launch the program with mpirun -np " + ranks + " and take this process's"
+              + " communicator from dev.commplan.runtime.mpi.MpiBackend.world() (docs/mpi.md)");
       default -> throw new IllegalArgumentException(
-          "unknown backend '" + backend + "': the known backends are " + NAMES);
+          "unknown backend '" + backend + "': the known backends are " + NAMES + " (and mpi, one rank per process)");
     };
   }
 

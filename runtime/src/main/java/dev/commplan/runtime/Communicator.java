@@ -7,7 +7,8 @@ import dev.commplan.runtime.spi.DeviceMemory;
 
 /**
  * One rank's view of a group of ranks that run collectives together (an {@code ncclComm_t} on the NCCL
- * backend, a thread of one JVM on the local backend).
+ * backend, a thread of one JVM on the local backend, an {@code MPI_Comm} of one process on the MPI
+ * backend).
  *
  * <p>Collectives are enqueued on a {@link Stream} and return without waiting. A communicator is used by
  * one thread at a time (its rank's).
@@ -22,7 +23,7 @@ public interface Communicator extends AutoCloseable {
   /** This communicator's stream; collectives enqueued on it run in order. */
   Stream stream();
 
-  /** The backend this communicator belongs to: {@code "local"} or {@code "nccl"}. */
+  /** The backend this communicator belongs to: {@code "local"}, {@code "nccl"} or {@code "mpi"}. */
   String backendName();
 
   /**

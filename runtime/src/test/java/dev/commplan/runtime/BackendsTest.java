@@ -28,8 +28,14 @@ class BackendsTest {
 
   @Test
   void anUnknownNameListsTheKnownOnes() {
-    String message = assertThrows(IllegalArgumentException.class, () -> Backends.cluster("mpi", 2)).getMessage();
-    assertTrue(message.contains("'mpi'") && message.contains("local") && message.contains("nccl"), message);
+    String message = assertThrows(IllegalArgumentException.class, () -> Backends.cluster("gloo", 2)).getMessage();
+    assertTrue(message.contains("'gloo'") && message.contains("local") && message.contains("nccl"), message);
+  }
+
+  @Test
+  void mpiIsOneRankPerProcessAndTheMessageSaysHow() {
+    String message = assertThrows(IllegalArgumentException.class, () -> Backends.cluster("mpi", 3)).getMessage();
+    assertTrue(message.contains("mpirun -np 3") && message.contains("MpiBackend.world()"), message);
   }
 
   @Test

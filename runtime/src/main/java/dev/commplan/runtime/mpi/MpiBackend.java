@@ -1,9 +1,9 @@
 package dev.commplan.runtime.mpi;
 
+import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.mpi.internal.MpiLibrary;
 import java.time.Duration;
-import java.time.format.DateTimeParseException;
 
 /**
  * The MPI backend's entry points: plans run across processes on CPUs, each process one rank of {@code
@@ -17,10 +17,6 @@ import java.time.format.DateTimeParseException;
  * normally ({@code System.exit} or the end of {@code main}); it cannot be initialized again after that.
  */
 public final class MpiBackend {
-  /** System property: the default timeout of {@link #world()}, in seconds ("30", "2.5") or ISO-8601 ("PT1M"). */
-  public static final String TIMEOUT_PROPERTY = "commplan.mpi.timeout";
-  /** The default timeout when {@value #TIMEOUT_PROPERTY} is not set. */
-  public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
   /** The {@code MPI_Abort} error code of a timed-out wait, which mpirun exits with. */
   public static final int TIMEOUT_ABORT_CODE = 70;
 
@@ -28,40 +24,24 @@ public final class MpiBackend {
 
   /**
    * A new communicator over all ranks of {@code MPI_COMM_WORLD} (an {@code MPI_Comm_dup}: collective, so
-   * every rank calls it, the same number of times in the same order), with the timeout {@value
-   * #TIMEOUT_PROPERTY} gives, or {@link #DEFAULT_TIMEOUT}. The caller closes it.
+   * every rank calls it, the same number of times in the same order), with {@link CommOptions#defaults()}'s
+   * timeout (5 minutes, or what {@value CommOptions#TIMEOUT_PROPERTY} says). The caller closes it.
    *
    * @throws BackendUnavailableException if native access is off, Open MPI is not installed, or MPI was
    *     finalized in this process
    */
   public static MpiCommunicator world() {
-    return world(defaultTimeout());
+    return world(CommOptions.defaults());
   }
 
-  /** Like {@link #world()}, waiting at most {@code timeout} for collectives to complete before aborting the job. */
+  /** Like {@link #world()}, waiting at most {@code options.timeout()} for collectives before aborting the job. */
+  public static MpiCommunicator world(CommOptions options) {
+    return MpiCommunicator.dupWorld(options.timeout());
+  }
+
+  /** Like {@link #world()}, waiting at most {@code timeout} for collectives before aborting the job. */
   public static MpiCommunicator world(Duration timeout) {
-    return MpiCommunicator.dupWorld(timeout);
-  }
-
-  /** The timeout {@value #TIMEOUT_PROPERTY} gives, or {@link #DEFAULT_TIMEOUT}. */
-  public static Duration defaultTimeout() {
-    String value = System.getProperty(TIMEOUT_PROPERTY);
-    if (value == null || value.isBlank()) {
-      return DEFAULT_TIMEOUT;
-    }
-    String v = value.strip();
-    try {
-      Duration d = v.startsWith("P") || v.startsWith("p")
-          ? Duration.parse(v)
-          : Duration.ofNanos(Math.round(Double.parseDouble(v) * 1e9));
-      if (d.isNegative() || d.isZero()) {
-        throw new IllegalArgumentException("-D" + TIMEOUT_PROPERTY + "=" + value + " must be positive");
-      }
-      return d;
-    } catch (NumberFormatException | DateTimeParseException e) {
-      throw new IllegalArgumentException("-D" + TIMEOUT_PROPERTY + "=" + value
-          + " is neither a number of seconds (\"30\", \"2.5\") nor an ISO-8601 duration (\"PT1M\")", e);
-    }
+    return world(CommOptions.timeout(timeout));
   }
 
   /**

@@ -349,7 +349,7 @@ public final class MpiCommunicator implements Communicator {
             + " MPI cannot cancel a collective, so this rank ends the whole job now with"
             + " MPI_Abort(MPI_COMM_WORLD, %d). To wait longer, pass a timeout to MpiBackend.world(Duration)"
             + " or set -D%s.",
-        rank, size, waitedNanos / 1e9, timeout, pending, MpiBackend.TIMEOUT_ABORT_CODE, MpiBackend.TIMEOUT_PROPERTY);
+        rank, size, waitedNanos / 1e9, timeout, pending, MpiBackend.TIMEOUT_ABORT_CODE, dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY);
     System.err.println(message);
     System.err.flush();
     System.out.flush();

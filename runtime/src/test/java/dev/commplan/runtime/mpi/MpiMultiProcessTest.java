@@ -35,7 +35,7 @@ class MpiMultiProcessTest {
   @ValueSource(ints = {2, 3, 4})
   void theCorrectnessSuitePassesOnEveryRank(int ranks) throws Exception {
     MpiLauncher.Result run = MpiLauncher.run(ranks, LIMIT, MpiLauncher.classPath(),
-        List.of("-D" + MpiBackend.TIMEOUT_PROPERTY + "=60"), MpiSuiteMain.class.getName());
+        List.of("-D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + "=60"), MpiSuiteMain.class.getName());
     assertFalse(run.killed(), run.toString());
     assertEquals(0, run.exitCode(), run.toString());
     assertTrue(run.output().contains("mpi suite: all " + ranks + " ranks passed"), run.toString());
@@ -54,7 +54,7 @@ class MpiMultiProcessTest {
   @Test
   void aRankKilledMidPlanEndsTheJob() throws Exception {
     MpiLauncher.Result run = MpiLauncher.run(3, LIMIT, MpiLauncher.classPath(),
-        List.of("-D" + MpiBackend.TIMEOUT_PROPERTY + "=150"), MpiSuiteMain.class.getName(), "--fault", "kill");
+        List.of("-D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + "=150"), MpiSuiteMain.class.getName(), "--fault", "kill");
     assertFalse(run.killed(), run.toString());
     assertTrue(run.output().contains("rank 2: killed (SIGKILL) in the middle of plan faults.TwoSteps"), run.toString());
     assertTrue(run.output().contains("signal 9"), run.toString()); // mpirun names the dead process and the signal
@@ -67,7 +67,7 @@ class MpiMultiProcessTest {
   @Test
   void aRankThatNeverJoinsMakesTheOthersAbortAtTheTimeout() throws Exception {
     MpiLauncher.Result run = MpiLauncher.run(3, LIMIT, MpiLauncher.classPath(),
-        List.of("-D" + MpiBackend.TIMEOUT_PROPERTY + "=3"), MpiSuiteMain.class.getName(), "--fault", "hang");
+        List.of("-D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + "=3"), MpiSuiteMain.class.getName(), "--fault", "hang");
     assertFalse(run.killed(), run.toString());
     assertEquals(MpiBackend.TIMEOUT_ABORT_CODE, run.exitCode(), run.toString());
     assertTrue(run.output().contains("(the timeout is PT3S) for collectives that did not complete:\n"
