@@ -22,8 +22,8 @@ import java.util.Objects;
  * buffer.
  */
 public abstract sealed class Buffer implements AutoCloseable
-    permits F16Buffer, BF16Buffer, F32Buffer, F64Buffer, I8Buffer, U8Buffer, I32Buffer, U32Buffer,
-        I64Buffer, U64Buffer {
+    permits HalfPrecisionBuffer, F32Buffer, F64Buffer, ByteElementBuffer, IntElementBuffer,
+        LongElementBuffer {
 
   private final DeviceMemory memory;
   private final long byteOffset;
