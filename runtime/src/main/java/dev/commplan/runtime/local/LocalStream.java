@@ -4,6 +4,7 @@ import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.spi.StreamProgress;
 import java.util.ArrayDeque;
 import java.util.Objects;
 import java.util.concurrent.locks.Condition;
@@ -18,7 +19,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * later {@code synchronize()} throws that failure, and the cluster is aborted so that no other rank
  * waits for this one.
  */
-public final class LocalStream implements Stream {
+public final class LocalStream implements Stream, StreamProgress.Tracked {
   /** A piece of host work run on the stream, in order with the collectives (like {@code cudaLaunchHostFunc}). */
   @FunctionalInterface
   public interface HostTask {
@@ -41,6 +42,8 @@ public final class LocalStream implements Stream {
   private long completed;
   private Throwable failure;
   private boolean shutDown;
+  /** Host-access guard hook: how far this stream is synchronized (the worker's own accesses are in order). */
+  private final StreamProgress hostAccessProgress;
 
   /** Scratch memory for the collectives' kernels; used only by the worker thread, allocated once. */
   final KernelScratch scratch = new KernelScratch();
@@ -51,7 +54,13 @@ public final class LocalStream implements Stream {
         .name("commplan-local-stream-rank-" + comm.rank())
         .daemon(true)
         .unstarted(this::workLoop);
+    this.hostAccessProgress = new StreamProgress(worker);
     worker.start();
+  }
+
+  @Override
+  public StreamProgress progress() {
+    return hostAccessProgress;
   }
 
   @Override
@@ -81,6 +90,7 @@ public final class LocalStream implements Stream {
       throw new IllegalStateException("synchronize() called from work running on rank " + comm.rank()
           + "'s own stream; it would wait for itself");
     }
+    long ticket = hostAccessProgress.issued(); // host-access guard hook
     lock.lock();
     try {
       long target = enqueued;
@@ -102,6 +112,7 @@ public final class LocalStream implements Stream {
     } finally {
       lock.unlock();
     }
+    hostAccessProgress.synchronizedTo(ticket); // host-access guard hook: reached only when nothing failed
   }
 
   /** A fresh exception for this caller, so that each throw has the synchronizing thread's stack. */
