@@ -106,7 +106,7 @@ public final class LocalStream implements Stream, StreamProgress.Tracked {
       if (failure != null) {
         throw rethrowable(failure);
       }
-      if (completed < target) {
+      if (shutDown) { // use after close: refused even when nothing was pending
         throw new IllegalStateException("rank " + comm.rank() + "'s stream was shut down (its cluster is closed)");
       }
     } finally {

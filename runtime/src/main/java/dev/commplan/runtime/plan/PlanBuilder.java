@@ -193,11 +193,17 @@ public final class PlanBuilder {
               + bound.length() + " elements (" + bound.getClass().getSimpleName() + ")");
     }
     if (bound.communicator() != comm) {
+      Communicator other = bound.communicator();
+      String whose = !other.backendName().equals(comm.backendName())
+          ? "the " + other.backendName() + " backend (rank " + other.rank() + "), not this plan's "
+              + comm.backendName() + " backend"
+          : other.rank() == comm.rank()
+              ? "another " + other.backendName() + " communicator of rank " + other.rank() + " (another cluster's)"
+              : "another communicator (" + other.backendName() + " rank " + other.rank() + ")";
       throw new BufferBindingException(
           "plan " + planName + ": " + wanted + ", but the bound buffer of " + bound.length()
-              + " elements belongs to another communicator (" + bound.communicator().backendName() + " rank "
-              + bound.communicator().rank() + "), not this plan's (" + comm.backendName() + " rank "
-              + comm.rank() + ")");
+              + " elements belongs to " + whose + ", not to this plan's (" + comm.backendName() + " rank "
+              + comm.rank() + "); allocate it on the communicator the plan is built for");
     }
     if (bound.length() != count) {
       throw new BufferBindingException(
