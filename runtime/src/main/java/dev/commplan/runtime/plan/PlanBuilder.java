@@ -195,8 +195,7 @@ public final class PlanBuilder {
     if (bound.communicator() != comm) {
       Communicator other = bound.communicator();
       String whose = !other.backendName().equals(comm.backendName())
-          ? "the " + other.backendName() + " backend (rank " + other.rank() + "), not this plan's "
-              + comm.backendName() + " backend"
+          ? "the " + other.backendName() + " backend (rank " + other.rank() + ")"
           : other.rank() == comm.rank()
               ? "another " + other.backendName() + " communicator of rank " + other.rank() + " (another cluster's)"
               : "another communicator (" + other.backendName() + " rank " + other.rank() + ")";

@@ -19,8 +19,9 @@ import dev.commplan.runtime.plan.PlanBuilder;
  * <p>Work counts as finished once a {@code synchronize()} of its stream that began after it was enqueued
  * has returned normally ({@link StreamProgress}). Each buffer owns one guard ({@link Buffer#hostAccessGuard()});
  * plans mark it when they enqueue ({@code PlanBuilder.hostAccessGuard}, on by default). The check costs
- * one or two field loads and a volatile read per host access; marking costs two field writes per buffer
- * per execute. Buffers are used by one thread at a time (their communicator's), like the communicator.
+ * a few field loads and a volatile read per host access; marking costs two loads and compares per
+ * buffer per execute (a store only when another plan or step marked the buffer last). Buffers are used
+ * by one thread at a time (their communicator's), like the communicator.
  */
 public final class HostAccessGuard {
   private InFlightWork writer;
@@ -30,14 +31,24 @@ public final class HostAccessGuard {
 
   /** Records that {@code work} (now enqueued) writes the buffer, which is its field {@code field}. */
   public void markWritten(InFlightWork work, String field) {
-    writer = work;
-    writerField = field;
+    // Stores only on change: a plan re-marks the same buffers with the same marker every execute, and a
+    // load and compare is cheaper than a reference store (with its GC write barrier).
+    if (writer != work) {
+      writer = work;
+    }
+    if (writerField != field) {
+      writerField = field;
+    }
   }
 
   /** Records that {@code work} (now enqueued) reads the buffer, which is its field {@code field}. */
   public void markRead(InFlightWork work, String field) {
-    reader = work;
-    readerField = field;
+    if (reader != work) {
+      reader = work;
+    }
+    if (readerField != field) {
+      readerField = field;
+    }
   }
 
   /** Whether work that writes or reads the buffer may still be running. */

@@ -94,7 +94,7 @@ class PlanBindingTest {
     DeviceMemory memory = fakeMemory(fake, 4096);
     Buffer foreign = Buffer.view(DataType.F32, memory, 0, 256);
     assertMentions(refusal(DataType.F32, 256, foreign), "field 'grad'", "the fake backend (rank 0)",
-        "not this plan's local backend");
+        "not to this plan's (local rank 0)");
   }
 
   private static Communicator fakeCommunicator(String backend, int rank) {
