@@ -1,6 +1,7 @@
 package dev.commplan.runtime;
 
 import dev.commplan.runtime.spi.DeviceMemory;
+import dev.commplan.runtime.spi.HostAccessGuard;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 
@@ -10,7 +11,11 @@ import java.util.Objects;
  * copyFrom/copyTo Java arrays).
  *
  * <p>Host access does not wait for the stream: read results only after {@code stream.synchronize()}, as
- * with NCCL and CUDA.
+ * with NCCL and CUDA. A plan guards its buffers against the mistake (on by default, {@code
+ * PlanBuilder.hostAccessGuard}): while work it enqueued that writes a buffer may still be running, a host
+ * read of it throws {@link BufferInFlightException}; while work that reads or writes it may still be
+ * running, so does a host write. The check is cheap (a few field loads per access) and only covers
+ * access through this object's methods, not copies through {@link #memory()} or other views.
  *
  * <p>A buffer made by {@code allocate} owns its memory and frees it on {@link #close()}; a buffer handed
  * out by a plan is a view into the plan's memory and is freed with the plan.
@@ -18,17 +23,19 @@ import java.util.Objects;
  * <p>Host access checks its arguments: an element index outside {@code [0, length())} throws {@link
  * IndexOutOfBoundsException} naming the index and the length; a whole-array {@code copyFrom}/{@code
  * copyTo} needs an array of exactly {@code length()} elements (the offset/count overloads copy part of
- * one); any access to a buffer whose memory was freed throws {@link IllegalStateException} naming the
- * buffer.
+ * one); any access to a buffer whose memory was freed (by its own {@code close()}, its plan's or its
+ * communicator's) throws {@link IllegalStateException} naming the buffer.
  */
 public abstract sealed class Buffer implements AutoCloseable
-    permits F16Buffer, BF16Buffer, F32Buffer, F64Buffer, I8Buffer, U8Buffer, I32Buffer, U32Buffer,
-        I64Buffer, U64Buffer {
+    permits HalfPrecisionBuffer, F32Buffer, F64Buffer, ByteElementBuffer, IntElementBuffer,
+        LongElementBuffer {
 
   private final DeviceMemory memory;
   private final long byteOffset;
   private final long length;
   private final boolean ownsMemory;
+  /** Which in-flight plan work touches this buffer; marked by plans, checked by every host access. */
+  private final HostAccessGuard hostAccessGuard = new HostAccessGuard();
 
   Buffer(DeviceMemory memory, long byteOffset, long length, boolean ownsMemory) {
     this.memory = Objects.requireNonNull(memory, "memory");
@@ -109,6 +116,14 @@ public abstract sealed class Buffer implements AutoCloseable
     return memory.owner();
   }
 
+  /**
+   * This buffer's host-access guard: for plans, which mark the work they enqueue on it, and for checking
+   * {@link HostAccessGuard#isInFlight()}.
+   */
+  public final HostAccessGuard hostAccessGuard() {
+    return hostAccessGuard;
+  }
+
   /** Whether this buffer's memory has been freed. */
   public final boolean isClosed() {
     return memory.isClosed();
@@ -128,7 +143,10 @@ public abstract sealed class Buffer implements AutoCloseable
   /** Throws {@link IllegalStateException} naming this buffer if its memory has been freed. */
   final void checkOpen() {
     if (memory.isClosed()) {
-      throw new IllegalStateException(this + " is closed: its memory was freed");
+      throw new IllegalStateException(this + " is closed: its memory was freed"
+          + (ownsMemory ? " (by its close(), or when its communicator closed)"
+              : " (it is a view, of a plan's memory or of another buffer's: that plan, buffer or communicator"
+                  + " was closed)"));
     }
   }
 
@@ -189,6 +207,7 @@ public abstract sealed class Buffer implements AutoCloseable
   /** Copies {@code count} elements from {@code host} (starting at element {@code hostIndex}) to element {@code index}. */
   final void writeElements(long index, MemorySegment host, long hostIndex, long count) {
     checkOpen();
+    hostAccessGuard.checkHostWrite(this);
     int size = dataType().byteSize();
     memory.copyFromHost(host, hostIndex * size, byteOffset + index * size, count * size);
   }
@@ -196,6 +215,7 @@ public abstract sealed class Buffer implements AutoCloseable
   /** Copies {@code count} elements from element {@code index} into {@code host} at element {@code hostIndex}. */
   final void readElements(long index, MemorySegment host, long hostIndex, long count) {
     checkOpen();
+    hostAccessGuard.checkHostRead(this);
     int size = dataType().byteSize();
     memory.copyToHost(byteOffset + index * size, host, hostIndex * size, count * size);
   }

@@ -1,15 +1,13 @@
 package dev.commplan.runtime;
 
 import dev.commplan.runtime.spi.DeviceMemory;
-import java.lang.foreign.MemorySegment;
-import java.util.Arrays;
 
 /**
  * A buffer of {@code ncclInt64} elements (I64OC), one Java {@code long} each.
  *
  * <p>Host access does not wait for the stream: synchronize before reading what a collective wrote.
  */
-public final class I64Buffer extends Buffer {
+public final class I64Buffer extends LongElementBuffer {
   I64Buffer(DeviceMemory memory, long byteOffset, long length, boolean ownsMemory) {
     super(memory, byteOffset, length, ownsMemory);
   }
@@ -22,57 +20,5 @@ public final class I64Buffer extends Buffer {
   @Override
   public DataType dataType() {
     return DataType.I64;
-  }
-
-  /** The element at {@code index}. */
-  public long get(long index) {
-    checkElement(index);
-    long[] element = new long[1];
-    readElements(index, MemorySegment.ofArray(element), 0, 1);
-    return element[0];
-  }
-
-  /** Sets the element at {@code index}. */
-  public void set(long index, long value) {
-    checkElement(index);
-    writeElements(index, MemorySegment.ofArray(new long[] {value}), 0, 1);
-  }
-
-  /** Copies all of {@code src} into this buffer; {@code src.length} must equal {@link #length()}. */
-  public void copyFrom(long[] src) {
-    checkWholeArray("copyFrom", src.length);
-    writeElements(0, MemorySegment.ofArray(src), 0, src.length);
-  }
-
-  /** Copies {@code count} elements of {@code src}, from {@code srcOffset}, to this buffer from {@code index}. */
-  public void copyFrom(long index, long[] src, int srcOffset, int count) {
-    checkRange("copyFrom", index, src.length, srcOffset, count);
-    writeElements(index, MemorySegment.ofArray(src), srcOffset, count);
-  }
-
-  /** Copies this whole buffer into {@code dst}; {@code dst.length} must equal {@link #length()}. */
-  public void copyTo(long[] dst) {
-    checkWholeArray("copyTo", dst.length);
-    readElements(0, MemorySegment.ofArray(dst), 0, dst.length);
-  }
-
-  /** Copies {@code count} elements from {@code index} into {@code dst} from {@code dstOffset}. */
-  public void copyTo(long index, long[] dst, int dstOffset, int count) {
-    checkRange("copyTo", index, dst.length, dstOffset, count);
-    readElements(index, MemorySegment.ofArray(dst), dstOffset, count);
-  }
-
-  /** A new array holding every element. */
-  public long[] toArray() {
-    long[] result = new long[lengthAsArraySize()];
-    readElements(0, MemorySegment.ofArray(result), 0, result.length);
-    return result;
-  }
-
-  /** Sets every element to {@code value}. */
-  public void fill(long value) {
-    long[] pattern = new long[fillPatternElements(length())];
-    Arrays.fill(pattern, value);
-    fillWith(MemorySegment.ofArray(pattern), pattern.length);
   }
 }

@@ -1,8 +1,6 @@
 package dev.commplan.runtime;
 
 import dev.commplan.runtime.spi.DeviceMemory;
-import java.lang.foreign.MemorySegment;
-import java.util.Arrays;
 
 /**
  * A buffer of {@code ncclUint8} elements (U8OC), one Java {@code byte} each.
@@ -12,7 +10,7 @@ import java.util.Arrays;
  *
  * <p>Host access does not wait for the stream: synchronize before reading what a collective wrote.
  */
-public final class U8Buffer extends Buffer {
+public final class U8Buffer extends ByteElementBuffer {
   U8Buffer(DeviceMemory memory, long byteOffset, long length, boolean ownsMemory) {
     super(memory, byteOffset, length, ownsMemory);
   }
@@ -25,20 +23,6 @@ public final class U8Buffer extends Buffer {
   @Override
   public DataType dataType() {
     return DataType.U8;
-  }
-
-  /** The element at {@code index}. */
-  public byte get(long index) {
-    checkElement(index);
-    byte[] element = new byte[1];
-    readElements(index, MemorySegment.ofArray(element), 0, 1);
-    return element[0];
-  }
-
-  /** Sets the element at {@code index}. */
-  public void set(long index, byte value) {
-    checkElement(index);
-    writeElements(index, MemorySegment.ofArray(new byte[] {value}), 0, 1);
   }
 
   /** The element at {@code index} as an unsigned value in {@code [0, 255]}. */
@@ -56,43 +40,5 @@ public final class U8Buffer extends Buffer {
       throw new IllegalArgumentException("a U8 element holds 0..255, not " + value);
     }
     set(index, (byte) value);
-  }
-
-  /** Copies all of {@code src} into this buffer; {@code src.length} must equal {@link #length()}. */
-  public void copyFrom(byte[] src) {
-    checkWholeArray("copyFrom", src.length);
-    writeElements(0, MemorySegment.ofArray(src), 0, src.length);
-  }
-
-  /** Copies {@code count} elements of {@code src}, from {@code srcOffset}, to this buffer from {@code index}. */
-  public void copyFrom(long index, byte[] src, int srcOffset, int count) {
-    checkRange("copyFrom", index, src.length, srcOffset, count);
-    writeElements(index, MemorySegment.ofArray(src), srcOffset, count);
-  }
-
-  /** Copies this whole buffer into {@code dst}; {@code dst.length} must equal {@link #length()}. */
-  public void copyTo(byte[] dst) {
-    checkWholeArray("copyTo", dst.length);
-    readElements(0, MemorySegment.ofArray(dst), 0, dst.length);
-  }
-
-  /** Copies {@code count} elements from {@code index} into {@code dst} from {@code dstOffset}. */
-  public void copyTo(long index, byte[] dst, int dstOffset, int count) {
-    checkRange("copyTo", index, dst.length, dstOffset, count);
-    readElements(index, MemorySegment.ofArray(dst), dstOffset, count);
-  }
-
-  /** A new array holding every element. */
-  public byte[] toArray() {
-    byte[] result = new byte[lengthAsArraySize()];
-    readElements(0, MemorySegment.ofArray(result), 0, result.length);
-    return result;
-  }
-
-  /** Sets every element to {@code value}. */
-  public void fill(byte value) {
-    byte[] pattern = new byte[fillPatternElements(length())];
-    Arrays.fill(pattern, value);
-    fillWith(MemorySegment.ofArray(pattern), pattern.length);
   }
 }

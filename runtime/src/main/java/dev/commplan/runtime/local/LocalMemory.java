@@ -5,6 +5,7 @@ import dev.commplan.runtime.spi.DeviceMemory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The local backend's device memory: an off-heap block from its own shared {@link Arena} (shared, because
@@ -18,6 +19,10 @@ public final class LocalMemory implements DeviceMemory {
   /** What {@code cudaMalloc} guarantees, so layouts and alignment behave as on a GPU. */
   static final long ALIGNMENT = 256;
 
+  /** Allocation accounting, for leak tests: blocks and bytes allocated in this JVM and not yet freed. */
+  private static final AtomicLong OPEN_BLOCKS = new AtomicLong();
+  private static final AtomicLong OPEN_BYTES = new AtomicLong();
+
   private final LocalCommunicator owner;
   private final Arena arena;
   private final MemorySegment segment;
@@ -27,6 +32,23 @@ public final class LocalMemory implements DeviceMemory {
     this.owner = owner;
     this.arena = Arena.ofShared();
     this.segment = arena.allocate(bytes, ALIGNMENT); // Arena.allocate zeroes the block
+    OPEN_BLOCKS.incrementAndGet();
+    OPEN_BYTES.addAndGet(bytes);
+  }
+
+  /** Local blocks allocated in this JVM and not yet freed (allocation accounting, for leak tests). */
+  static long openBlocks() {
+    return OPEN_BLOCKS.get();
+  }
+
+  /** Bytes of the local blocks allocated in this JVM and not yet freed. */
+  static long openBytes() {
+    return OPEN_BYTES.get();
+  }
+
+  private void freed() {
+    OPEN_BLOCKS.decrementAndGet();
+    OPEN_BYTES.addAndGet(-segment.byteSize());
   }
 
   @Override
@@ -61,6 +83,7 @@ public final class LocalMemory implements DeviceMemory {
     if (closed.compareAndSet(false, true)) {
       owner.forget(this);
       arena.close();
+      freed();
     }
   }
 
@@ -73,6 +96,7 @@ public final class LocalMemory implements DeviceMemory {
   void closeForOwner() {
     if (closed.compareAndSet(false, true)) {
       arena.close();
+      freed();
     }
   }
 

@@ -7,6 +7,7 @@ import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
+import dev.commplan.runtime.spi.StreamProgress;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Objects;
@@ -28,7 +29,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * host task that hangs; the collective's own timeout, with the better message, normally comes first.
  * Every enqueued piece of work is recorded in the rank's {@link FlightRecorder}.
  */
-public final class LocalStream implements Stream {
+public final class LocalStream implements Stream, StreamProgress.Tracked {
   /** A piece of host work run on the stream, in order with the collectives (like {@code cudaLaunchHostFunc}). */
   @FunctionalInterface
   public interface HostTask {
@@ -58,6 +59,8 @@ public final class LocalStream implements Stream {
   private long completed;
   private Throwable failure;
   private boolean shutDown;
+  /** Host-access guard hook: how far this stream is synchronized (the worker's own accesses are in order). */
+  private final StreamProgress hostAccessProgress;
 
   /** Scratch memory for the collectives' kernels; used only by the worker thread, allocated once. */
   final KernelScratch scratch = new KernelScratch();
@@ -72,7 +75,13 @@ public final class LocalStream implements Stream {
         .name("commplan-local-stream-rank-" + comm.rank())
         .daemon(true)
         .unstarted(this::workLoop);
+    this.hostAccessProgress = new StreamProgress(worker);
     worker.start();
+  }
+
+  @Override
+  public StreamProgress progress() {
+    return hostAccessProgress;
   }
 
   @Override
@@ -104,6 +113,7 @@ public final class LocalStream implements Stream {
       throw new IllegalStateException("synchronize() called from work running on rank " + comm.rank()
           + "'s own stream; it would wait for itself");
     }
+    long ticket = hostAccessProgress.issued(); // host-access guard hook
     CommTimeoutException stalled = null;
     lock.lock();
     try {
@@ -136,9 +146,10 @@ public final class LocalStream implements Stream {
         if (failure != null) {
           throw rethrowable(failure);
         }
-        if (completed < target) {
+        if (shutDown) { // use after close: refused even when nothing was pending
           throw new IllegalStateException("rank " + comm.rank() + "'s stream was shut down (its cluster is closed)");
         }
+        hostAccessProgress.synchronizedTo(ticket); // host-access guard hook: reached only when nothing failed
         return;
       }
     } finally {

@@ -2,14 +2,17 @@ package dev.commplan.runtime.mpi;
 
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.spi.StreamProgress;
 
 /**
  * An MPI communicator's stream. MPI has no device queue: a step's non-blocking collectives are started
  * when it is enqueued and are in flight until {@link #synchronize()} (or the next step, which must see
  * their results) completes them; see {@link MpiCommunicator}.
  */
-final class MpiStream implements Stream {
+final class MpiStream implements Stream, StreamProgress.Tracked {
   private final MpiCommunicator owner;
+  /** Host-access guard hook: how far this stream is synchronized through this object. */
+  private final StreamProgress progress = new StreamProgress(null);
 
   MpiStream(MpiCommunicator owner) {
     this.owner = owner;
@@ -23,7 +26,14 @@ final class MpiStream implements Stream {
    */
   @Override
   public void synchronize() {
+    long ticket = progress.issued(); // host-access guard hook
     owner.synchronize();
+    progress.synchronizedTo(ticket); // host-access guard hook: reached only when nothing failed
+  }
+
+  @Override
+  public StreamProgress progress() {
+    return progress;
   }
 
   @Override

@@ -328,14 +328,9 @@ public final class NcclCommunicator implements Communicator {
 
   // ---------------------------------------------------------------- failures: error codes, watchdog, record
 
-  /**
-   * Whether the communicator is unusable after {@code rc}: everything but {@code ncclInvalidArgument} and
-   * {@code ncclInvalidUsage} (NCCL refused the call before enqueueing anything) and {@code ncclInProgress}.
-   * A private copy until {@code NcclResult.isFatal()} (issue 5, error codes) is available here.
-   */
+  /** Whether {@code rc} leaves the communicator unusable, so that it must be aborted ({@link NcclResult#isFatal()}). */
   static boolean isFatal(int rc) {
-    return rc != 0 && rc != NcclResult.INVALID_ARGUMENT.code() && rc != NcclResult.INVALID_USAGE.code()
-        && rc != NcclResult.IN_PROGRESS.code();
+    return NcclResult.of(rc).isFatal();
   }
 
   /**

@@ -52,6 +52,14 @@ public class NcclException extends CommPlanException {
     return result;
   }
 
+  /**
+   * Whether the communicator must be aborted after this error ({@link NcclResult#isFatal()}): false only
+   * for {@code ncclInvalidArgument} and {@code ncclInvalidUsage}, after which it still works.
+   */
+  public boolean isFatal() {
+    return result.isFatal();
+  }
+
   /** The result as NCCL returned it (kept when {@link #result()} is {@link NcclResult#UNKNOWN}). */
   public int rawCode() {
     return rawCode;

@@ -2,8 +2,15 @@ package dev.commplan.runtime.nccl;
 
 /**
  * NCCL's {@code ncclResult_t}, with the values of {@code nccl.h} (NCCL 2.28: {@code src/nccl.h.in} of
- * NVIDIA/nccl). A code this enum does not know maps to {@link #UNKNOWN}; {@link NcclException#rawCode()}
- * keeps it.
+ * NVIDIA/nccl; {@code ncclNumResults} is a count, not a result). A code this enum does not know maps to
+ * {@link #UNKNOWN}; {@link NcclException#rawCode()} keeps it.
+ *
+ * <p>What a failure means for the communicator ({@link #isFatal()}): NCCL checks arguments and usage on
+ * the calling thread before it enqueues anything, so after {@link #INVALID_ARGUMENT} or {@link
+ * #INVALID_USAGE} nothing was issued and the communicator still works. Every other error (a CUDA or
+ * system call failed, an internal error, a remote peer failed, a timeout, or a code this version does
+ * not know) leaves collectives possibly half issued across the ranks: the communicator must be aborted
+ * ({@code ncclCommAbort}) and made anew.
  */
 public enum NcclResult {
   SUCCESS(0, "ncclSuccess"),
@@ -40,6 +47,20 @@ public enum NcclResult {
   /** The C name: {@code ncclInvalidArgument}. */
   public String cName() {
     return cName;
+  }
+
+  /** Whether this is an error: anything but {@link #SUCCESS} and {@link #IN_PROGRESS} (a non-blocking call still running). */
+  public boolean isError() {
+    return this != SUCCESS && this != IN_PROGRESS;
+  }
+
+  /**
+   * Whether this error leaves the communicator unusable, so that it must be aborted: every error but
+   * {@link #INVALID_ARGUMENT} and {@link #INVALID_USAGE} (see the class comment). False for {@link
+   * #SUCCESS} and {@link #IN_PROGRESS}; true for {@link #UNKNOWN}.
+   */
+  public boolean isFatal() {
+    return isError() && this != INVALID_ARGUMENT && this != INVALID_USAGE;
   }
 
   /** The constant for a C value, {@link #UNKNOWN} when there is none. */

@@ -2,17 +2,20 @@ package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.spi.StreamProgress;
 
 /**
  * A CUDA stream of one communicator's device: its own ({@code cudaStreamCreateWithFlags} with {@code
  * cudaStreamNonBlocking}, destroyed with the communicator) or an external {@code cudaStream_t} wrapped by
  * {@link NcclInterop#wrapStream} (never destroyed here).
  */
-final class NcclStream implements Stream {
+final class NcclStream implements Stream, StreamProgress.Tracked {
   private final NcclCommunicator owner;
   private final long handle;
   private final boolean owned;
   private volatile boolean destroyed;
+  /** Host-access guard hook: how far this stream is synchronized through this object. */
+  private final StreamProgress progress = new StreamProgress(null);
 
   NcclStream(NcclCommunicator owner, long handle, boolean owned) {
     this.owner = owner;
@@ -39,7 +42,14 @@ final class NcclStream implements Stream {
     if (destroyed) {
       throw new IllegalStateException(this + " was destroyed with its communicator");
     }
+    long ticket = progress.issued(); // host-access guard hook
     owner.synchronize(this);
+    progress.synchronizedTo(ticket); // host-access guard hook: reached only when nothing failed
+  }
+
+  @Override
+  public StreamProgress progress() {
+    return progress;
   }
 
   @Override

@@ -5,6 +5,8 @@ import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.spi.CompiledSchedule;
 import dev.commplan.runtime.spi.DeviceMemory;
+import dev.commplan.runtime.spi.InFlightWork;
+import dev.commplan.runtime.spi.StreamProgress;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -15,6 +17,14 @@ import java.util.Objects;
  *
  * <p>{@link #execute} enqueues the whole schedule on a stream and returns without waiting. Closing frees
  * the plan-owned buffers (user-bound ones stay the user's).
+ *
+ * <p><b>Host-access guard</b> (on unless {@link PlanBuilder#hostAccessGuard(boolean)} or the system
+ * property {@value PlanBuilder#HOST_ACCESS_GUARD_PROPERTY} turned it off): each execute marks the buffers
+ * its steps write (receive sides, in-place buffers) and read (send sides) as in flight on the stream, with
+ * plain field writes (nothing allocated); until a {@code synchronize()} of that stream, begun after the
+ * execute, returns normally, a host read of a written buffer or a host write to any marked buffer throws
+ * {@link dev.commplan.runtime.BufferInFlightException}. Streams that do not keep a {@link StreamProgress}
+ * are not guarded.
  */
 public final class Plan implements AutoCloseable {
   private final String name;
@@ -26,10 +36,37 @@ public final class Plan implements AutoCloseable {
   private final boolean[] bound;
   private final DeviceMemory ownedMemory;
   private final String description;
+  private final boolean hostAccessGuard;
+  /** Per step (schedule order): its in-flight marker and the buffers, with their fields, it writes / only reads. */
+  private final InFlightWork[] stepWork;
+  private final Buffer[][] writtenByStep;
+  private final String[][] writtenFieldsByStep;
+  private final Buffer[][] readByStep;
+  private final String[][] readFieldsByStep;
   private volatile boolean closed;
 
+  /**
+   * @param written per step, in the schedule's order, the handles its calls write (receive sides and
+   *     in-place buffers), each once
+   * @param read per step, the handles its calls only read (send sides not also written), each once
+   */
   Plan(String name, Communicator comm, Schedule schedule, CompiledSchedule compiled, Buffer[] buffers,
-      List<String> fields, boolean[] bound, DeviceMemory ownedMemory, String description) {
+      List<String> fields, boolean[] bound, DeviceMemory ownedMemory, String description,
+      boolean hostAccessGuard, int[][] written, int[][] read) {
+    this.hostAccessGuard = hostAccessGuard;
+    int steps = schedule.steps().size();
+    this.stepWork = new InFlightWork[steps];
+    this.writtenByStep = new Buffer[steps][];
+    this.writtenFieldsByStep = new String[steps][];
+    this.readByStep = new Buffer[steps][];
+    this.readFieldsByStep = new String[steps][];
+    for (int i = 0; i < steps; i++) {
+      stepWork[i] = new InFlightWork(name, schedule.steps().get(i).number());
+      writtenByStep[i] = select(buffers, written[i]);
+      writtenFieldsByStep[i] = select(fields, written[i]);
+      readByStep[i] = select(buffers, read[i]);
+      readFieldsByStep[i] = select(fields, read[i]);
+    }
     this.name = name;
     this.comm = comm;
     this.schedule = schedule;
@@ -59,6 +96,9 @@ public final class Plan implements AutoCloseable {
    */
   public void execute(Stream stream) {
     checkExecutable(stream);
+    if (hostAccessGuard) {
+      markInFlight(stream, 0, stepWork.length);
+    }
     compiled.enqueue(stream);
   }
 
@@ -75,6 +115,9 @@ public final class Plan implements AutoCloseable {
     List<Step> steps = schedule.steps();
     for (int i = 0; i < steps.size(); i++) {
       if (steps.get(i).number() == step) {
+        if (hostAccessGuard) {
+          markInFlight(stream, i, i + 1);
+        }
         compiled.enqueueSteps(stream, i, i + 1);
         return;
       }
@@ -83,10 +126,60 @@ public final class Plan implements AutoCloseable {
         + steps.stream().map(s -> Integer.toString(s.number())).toList());
   }
 
+  /**
+   * Marks the buffers of steps {@code [from, to)} as in flight on {@code stream} under one new ticket;
+   * field writes only. Marked before enqueueing: if the enqueue fails part way, the buffers stay guarded
+   * until the stream's next successful synchronize, which is conservative.
+   */
+  private void markInFlight(Stream stream, int from, int to) {
+    if (!(stream instanceof StreamProgress.Tracked tracked)) {
+      return;
+    }
+    StreamProgress progress = tracked.progress();
+    if (progress == null) {
+      return;
+    }
+    long ticket = progress.issue();
+    for (int s = from; s < to; s++) {
+      InFlightWork work = stepWork[s];
+      work.enqueued(stream, progress, ticket);
+      Buffer[] written = writtenByStep[s];
+      String[] writtenFields = writtenFieldsByStep[s];
+      for (int i = 0; i < written.length; i++) {
+        written[i].hostAccessGuard().markWritten(work, writtenFields[i]);
+      }
+      Buffer[] read = readByStep[s];
+      String[] readFields = readFieldsByStep[s];
+      for (int i = 0; i < read.length; i++) {
+        read[i].hostAccessGuard().markRead(work, readFields[i]);
+      }
+    }
+  }
+
+  private static Buffer[] select(Buffer[] buffers, int[] handles) {
+    Buffer[] out = new Buffer[handles.length];
+    for (int i = 0; i < handles.length; i++) {
+      out[i] = buffers[handles[i]];
+    }
+    return out;
+  }
+
+  private static String[] select(List<String> fields, int[] handles) {
+    String[] out = new String[handles.length];
+    for (int i = 0; i < handles.length; i++) {
+      out[i] = fields.get(handles[i]);
+    }
+    return out;
+  }
+
   private void checkExecutable(Stream stream) {
     Objects.requireNonNull(stream, "stream");
     if (closed) {
       throw new IllegalStateException("plan " + name + " is closed");
+    }
+    if (comm.isClosed()) {
+      throw new IllegalStateException(
+          "plan " + name + ": its communicator (" + comm.backendName() + " rank " + comm.rank() + ") is closed");
     }
     if (stream.communicator() != comm) {
       throw new IllegalArgumentException(
@@ -117,6 +210,11 @@ public final class Plan implements AutoCloseable {
   /** The communicator the plan was built for. */
   public Communicator communicator() {
     return comm;
+  }
+
+  /** Whether the host-access guard is on for this plan (see the class comment). */
+  public boolean hostAccessGuard() {
+    return hostAccessGuard;
   }
 
   /** Whether {@link #close()} has been called. */

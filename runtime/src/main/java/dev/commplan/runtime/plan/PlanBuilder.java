@@ -48,12 +48,19 @@ public final class PlanBuilder {
   /** Alignment of each plan-owned block, in bytes (what {@code cudaMalloc} guarantees). */
   public static final int BLOCK_ALIGNMENT = 256;
 
+  /**
+   * The system property that sets the default of {@link #hostAccessGuard(boolean)}: {@code true} (the
+   * default when unset) or {@code false}. Read when a builder is made.
+   */
+  public static final String HOST_ACCESS_GUARD_PROPERTY = "commplan.hostAccessGuard";
+
   private final String planName;
   private final Communicator comm;
   private final List<Declared> buffers = new ArrayList<>();
   private final Map<String, Integer> handlesByField = new HashMap<>();
   private final List<Call> calls = new ArrayList<>();
   private boolean built;
+  private boolean hostAccessGuard = defaultHostAccessGuard();
 
   /** A declared buffer field; {@code bound} is null when the plan allocates it. */
   private record Declared(int handle, String field, DataType type, long count, String shape, Buffer bound) {}
@@ -87,6 +94,40 @@ public final class PlanBuilder {
               + ") but the communicator has " + comm.size() + " ranks: run it on a " + fixedRanks
               + "-rank communicator, or declare ranks = 0 to accept any size");
     }
+  }
+
+  /**
+   * Turns the plan's host-access guard on or off (default: the system property {@value
+   * #HOST_ACCESS_GUARD_PROPERTY}, else on). With it on, a host read of a buffer that work the plan enqueued
+   * writes, or a host write to one that such work reads or writes, throws {@link
+   * dev.commplan.runtime.BufferInFlightException} until the stream has been synchronized; see {@link Plan}.
+   * Off, execute marks nothing and host access is never checked against this plan's work.
+   *
+   * @return this builder
+   */
+  public PlanBuilder hostAccessGuard(boolean enabled) {
+    checkNotBuilt();
+    this.hostAccessGuard = enabled;
+    return this;
+  }
+
+  /**
+   * The default of {@link #hostAccessGuard(boolean)}: the system property {@value
+   * #HOST_ACCESS_GUARD_PROPERTY}, {@code true} when unset.
+   *
+   * @throws IllegalArgumentException if the property is set to something other than true or false
+   */
+  public static boolean defaultHostAccessGuard() {
+    String value = System.getProperty(HOST_ACCESS_GUARD_PROPERTY);
+    if (value == null || value.isBlank()) {
+      return true;
+    }
+    return switch (value.strip().toLowerCase(java.util.Locale.ROOT)) {
+      case "true" -> true;
+      case "false" -> false;
+      default -> throw new IllegalArgumentException(
+          "system property " + HOST_ACCESS_GUARD_PROPERTY + " is '" + value + "'; set it to true or false");
+    };
   }
 
   /**
@@ -152,11 +193,16 @@ public final class PlanBuilder {
               + bound.length() + " elements (" + bound.getClass().getSimpleName() + ")");
     }
     if (bound.communicator() != comm) {
+      Communicator other = bound.communicator();
+      String whose = !other.backendName().equals(comm.backendName())
+          ? "the " + other.backendName() + " backend (rank " + other.rank() + ")"
+          : other.rank() == comm.rank()
+              ? "another " + other.backendName() + " communicator of rank " + other.rank() + " (another cluster's)"
+              : "another communicator (" + other.backendName() + " rank " + other.rank() + ")";
       throw new BufferBindingException(
           "plan " + planName + ": " + wanted + ", but the bound buffer of " + bound.length()
-              + " elements belongs to another communicator (" + bound.communicator().backendName() + " rank "
-              + bound.communicator().rank() + "), not this plan's (" + comm.backendName() + " rank "
-              + comm.rank() + ")");
+              + " elements belongs to " + whose + ", not to this plan's (" + comm.backendName() + " rank "
+              + comm.rank() + "); allocate it on the communicator the plan is built for");
     }
     if (bound.length() != count) {
       throw new BufferBindingException(
@@ -251,13 +297,38 @@ public final class PlanBuilder {
         bound[d.handle()] = d.bound() != null;
       }
       String description = Plan.describe(schedule, comm, fields, bound, views, intoByField(), ownedBytes);
-      return new Plan(planName, comm, schedule, compiled, views, fields, bound, owned, description);
+      int[][][] access = accessByStep(ordered);
+      return new Plan(planName, comm, schedule, compiled, views, fields, bound, owned, description,
+          hostAccessGuard, access[0], access[1]);
     } catch (RuntimeException | Error e) {
       if (owned != null) {
         owned.close();
       }
       throw e;
     }
+  }
+
+  /**
+   * For the host-access guard, per step in ascending order (the schedule's): {@code [0][step]} the handles
+   * the step writes (receive sides, in-place buffers), {@code [1][step]} those it only reads.
+   */
+  private int[][][] accessByStep(List<Call> ordered) {
+    Map<Integer, Set<Integer>> written = new TreeMap<>();
+    Map<Integer, Set<Integer>> read = new TreeMap<>();
+    for (Call c : ordered) {
+      written.computeIfAbsent(c.step(), s -> new java.util.TreeSet<>()).add(c.recv());
+      read.computeIfAbsent(c.step(), s -> new java.util.TreeSet<>()).add(c.send());
+    }
+    int steps = written.size();
+    int[][][] out = new int[2][steps][];
+    int i = 0;
+    for (int step : written.keySet()) {
+      Set<Integer> w = written.get(step);
+      out[0][i] = w.stream().mapToInt(Integer::intValue).toArray();
+      out[1][i] = read.get(step).stream().filter(h -> !w.contains(h)).mapToInt(Integer::intValue).toArray();
+      i++;
+    }
+    return out;
   }
 
   // ---- Checks -------------------------------------------------------------------------------------

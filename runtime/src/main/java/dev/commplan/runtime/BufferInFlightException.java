@@ -1,0 +1,48 @@
+package dev.commplan.runtime;
+
+/**
+ * Host access to a buffer raced with plan work still in flight on a stream: a read of a buffer that
+ * enqueued work writes (the values could be the old ones), or a write to a buffer that enqueued work
+ * reads or writes. Call {@code stream.synchronize()} first. The message names the buffer, its field, the
+ * plan, the step and the stream.
+ *
+ * <p>The check is on by default; {@code PlanBuilder.hostAccessGuard(false)} turns it off for one plan,
+ * the system property {@code commplan.hostAccessGuard=false} ({@code
+ * PlanBuilder.HOST_ACCESS_GUARD_PROPERTY}) for every plan built afterwards.
+ */
+public class BufferInFlightException extends IllegalStateException {
+  private static final long serialVersionUID = 1L;
+
+  private final String planName;
+  private final String field;
+  private final int step;
+  private final boolean hostWrite;
+
+  public BufferInFlightException(String message, String planName, String field, int step, boolean hostWrite) {
+    super(message);
+    this.planName = planName;
+    this.field = field;
+    this.step = step;
+    this.hostWrite = hostWrite;
+  }
+
+  /** The plan whose work is in flight. */
+  public String planName() {
+    return planName;
+  }
+
+  /** The buffer's field in that plan. */
+  public String field() {
+    return field;
+  }
+
+  /** The step of that plan that touches the buffer. */
+  public int step() {
+    return step;
+  }
+
+  /** Whether the refused access was a write (else a read). */
+  public boolean isHostWrite() {
+    return hostWrite;
+  }
+}

@@ -1,0 +1,62 @@
+package dev.commplan.runtime.spi;
+
+import dev.commplan.runtime.Stream;
+import java.util.Objects;
+
+/**
+ * The last enqueue of one step of one plan, for the host-access guard: on which stream, with which
+ * ticket ({@link StreamProgress}). A plan keeps one per step, made at build, and updates it (plain
+ * field writes) each time it enqueues the step; the buffers the step touches point at it ({@link
+ * HostAccessGuard#markWritten}, {@link HostAccessGuard#markRead}). Used by the communicator's one thread.
+ */
+public final class InFlightWork {
+  private final String planName;
+  private final int step;
+  private Stream stream;
+  private StreamProgress progress;
+  private long ticket;
+
+  /** For step {@code step} (the annotations' step number) of plan {@code planName}. */
+  public InFlightWork(String planName, int step) {
+    this.planName = Objects.requireNonNull(planName, "planName");
+    this.step = step;
+  }
+
+  /** Records that the step was enqueued on {@code stream} as {@code ticket} of its {@code progress}. */
+  public void enqueued(Stream stream, StreamProgress progress, long ticket) {
+    this.stream = stream;
+    this.progress = progress;
+    this.ticket = ticket;
+  }
+
+  /** Whether the step's last enqueue may still be running (and the calling thread is not the stream's own). */
+  public boolean isPending() {
+    StreamProgress p = progress;
+    return p != null && p.isPending(ticket) && !p.isInStreamOrder();
+  }
+
+  /** The plan's name. */
+  public String planName() {
+    return planName;
+  }
+
+  /** The step number. */
+  public int step() {
+    return step;
+  }
+
+  /** The stream of the last enqueue, or null before the first. */
+  public Stream stream() {
+    return stream;
+  }
+
+  /** The ticket of the last enqueue (0 before the first). */
+  public long ticket() {
+    return ticket;
+  }
+
+  /** The progress of the last enqueue's stream, or null before the first. */
+  public StreamProgress progress() {
+    return progress;
+  }
+}

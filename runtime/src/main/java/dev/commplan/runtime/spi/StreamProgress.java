@@ -1,0 +1,87 @@
+package dev.commplan.runtime.spi;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * How far a stream is known to be synchronized, for the host-access guard ({@link HostAccessGuard}).
+ *
+ * <p>Each plan execute on the stream takes the next ticket ({@link #issue()}). A {@code synchronize()}
+ * reads {@link #issued()} when it starts and, only when it returns normally, records that ticket with
+ * {@link #synchronizedTo}: all work of that ticket and before is then finished. A failed synchronize
+ * records nothing, so buffers that failed work touched stay guarded. Two volatile longs; nothing
+ * allocated.
+ *
+ * <p>For backends: a stream that keeps one implements {@link Tracked}; plans do not guard buffers for a
+ * stream that does not.
+ */
+public final class StreamProgress {
+  /** A stream that keeps a {@link StreamProgress} (and updates it in {@code synchronize()}). */
+  public interface Tracked {
+    /** This stream's progress. */
+    StreamProgress progress();
+  }
+
+  private static final VarHandle SYNCHRONIZED;
+
+  static {
+    try {
+      SYNCHRONIZED = MethodHandles.lookup().findVarHandle(StreamProgress.class, "synchronizedTicket", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  private final Thread inOrderThread;
+  private volatile long issuedTicket;
+  private volatile long synchronizedTicket;
+
+  /**
+   * @param inOrderThread the thread that runs the stream's work, in order (the local backend's worker,
+   *     whose host tasks run after the work enqueued before them), or null where there is none (a CUDA
+   *     stream): host access from that thread is in stream order and is not refused.
+   */
+  public StreamProgress(Thread inOrderThread) {
+    this.inOrderThread = inOrderThread;
+  }
+
+  /** Takes the next ticket, for work about to be enqueued; called by the communicator's one thread. */
+  public long issue() {
+    long ticket = issuedTicket + 1;
+    issuedTicket = ticket;
+    return ticket;
+  }
+
+  /** The last ticket issued (0 before the first). */
+  public long issued() {
+    return issuedTicket;
+  }
+
+  /** Records that the work of every ticket up to {@code ticket} has finished; never moves backwards. */
+  public void synchronizedTo(long ticket) {
+    long current = synchronizedTicket;
+    while (ticket > current && !SYNCHRONIZED.compareAndSet(this, current, ticket)) {
+      current = synchronizedTicket;
+    }
+  }
+
+  /** The ticket the stream is known to be synchronized up to (0 before the first synchronize). */
+  public long synchronizedUpTo() {
+    return synchronizedTicket;
+  }
+
+  /** Whether the work of {@code ticket} may still be running: no successful synchronize has covered it. */
+  public boolean isPending(long ticket) {
+    return ticket > synchronizedTicket;
+  }
+
+  /** Whether the calling thread is the one that runs the stream's work in order. */
+  public boolean isInStreamOrder() {
+    return inOrderThread != null && Thread.currentThread() == inOrderThread;
+  }
+
+  @Override
+  public String toString() {
+    return "StreamProgress[issued " + issuedTicket + ", synchronized to " + synchronizedTicket + "]";
+  }
+}
