@@ -17,7 +17,6 @@ import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.runtime.plan.Schedule;
 import java.lang.AutoCloseable;
-import java.lang.Math;
 import java.lang.Override;
 import java.lang.String;
 import java.util.Objects;
@@ -475,22 +474,24 @@ public final class CollectivesPlan implements AutoCloseable {
       long n = PlanBuilder.requireDim("n", this.n, this.nSet);
       long m = PlanBuilder.requireDim("m", this.m, this.mSet);
       long ranks = comm.size();
-      int ar = b.buffer("ar", DataType.F32, Math.multiplyExact(n, m), "{\"n\", \"m\"}", this.ar);
-      int arIn = b.buffer("arIn", DataType.F64, Math.multiplyExact(n, m), "{\"n * m\"}", this.arIn);
-      int arOut = b.buffer("arOut", DataType.F64, Math.multiplyExact(n, m), "{\"m\", \"n\"}",
-          this.arOut);
+      int ar = b.buffer("ar", DataType.F32, PlanBuilder.count("ar", "{\"n\", \"m\"}", n, m),
+          "{\"n\", \"m\"}", this.ar);
+      int arIn = b.buffer("arIn", DataType.F64, PlanBuilder.count("arIn", "{\"n * m\"}", n, m),
+          "{\"n * m\"}", this.arIn);
+      int arOut = b.buffer("arOut", DataType.F64, PlanBuilder.count("arOut", "{\"m\", \"n\"}", n,
+          m), "{\"m\", \"n\"}", this.arOut);
       int bc = b.buffer("bc", DataType.I32, 16L, "{\"16\"}", this.bc);
       int bcIn = b.buffer("bcIn", DataType.I32, 16L, "{\"16\"}", this.bcIn);
       int bcOut = b.buffer("bcOut", DataType.I32, 16L, "{\"4\", \"4\"}", this.bcOut);
-      int agAll = b.buffer("agAll", DataType.BF16, Math.multiplyExact(ranks, n),
-          "{\"ranks\", \"n\"}", this.agAll);
+      int agAll = b.buffer("agAll", DataType.BF16, PlanBuilder.count("agAll", "{\"ranks\", \"n\"}",
+          ranks, n), "{\"ranks\", \"n\"}", this.agAll);
       int agIn = b.buffer("agIn", DataType.BF16, n, "{\"n\"}", this.agIn);
-      int agOut = b.buffer("agOut", DataType.BF16, Math.multiplyExact(ranks, n), "{\"n*ranks\"}",
-          this.agOut);
-      int rsAll = b.buffer("rsAll", DataType.F16, Math.multiplyExact(ranks, n), "{\"ranks*n\"}",
-          this.rsAll);
-      int rsIn = b.buffer("rsIn", DataType.F16, Math.multiplyExact(ranks, n), "{\"ranks\", \"n\"}",
-          this.rsIn);
+      int agOut = b.buffer("agOut", DataType.BF16, PlanBuilder.count("agOut", "{\"n*ranks\"}",
+          ranks, n), "{\"n*ranks\"}", this.agOut);
+      int rsAll = b.buffer("rsAll", DataType.F16, PlanBuilder.count("rsAll", "{\"ranks*n\"}", ranks,
+          n), "{\"ranks*n\"}", this.rsAll);
+      int rsIn = b.buffer("rsIn", DataType.F16, PlanBuilder.count("rsIn", "{\"ranks\", \"n\"}",
+          ranks, n), "{\"ranks\", \"n\"}", this.rsIn);
       int rsOut = b.buffer("rsOut", DataType.F16, n, "{\"n\"}", this.rsOut);
       int early = b.buffer("early", DataType.I64, 1L, "{\"1\"}", this.early);
       int scratch = b.buffer("scratch", DataType.U8, 3L, "{\"3\"}", this.scratch);

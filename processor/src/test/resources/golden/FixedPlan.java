@@ -13,7 +13,6 @@ import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.runtime.plan.Schedule;
 import java.lang.AutoCloseable;
-import java.lang.Math;
 import java.lang.Override;
 import java.lang.String;
 import java.util.Objects;
@@ -364,18 +363,20 @@ public final class FixedPlan implements AutoCloseable {
       long n = PlanBuilder.requireDim("n", this.n, this.nSet);
       long ranks = comm.size();
       int part = b.buffer("part", DataType.F32, n, "{\"n\"}", this.part);
-      int all = b.buffer("all", DataType.F32, Math.multiplyExact(4L, n), "{\"4*n\"}", this.all);
-      int whole = b.buffer("whole", DataType.F32, Math.multiplyExact(4L, n), "{\"2\", \"2 * n\"}",
-          this.whole);
+      int all = b.buffer("all", DataType.F32, PlanBuilder.count("all", "{\"4*n\"}", 4L, n),
+          "{\"4*n\"}", this.all);
+      int whole = b.buffer("whole", DataType.F32, PlanBuilder.count("whole", "{\"2\", \"2 * n\"}",
+          4L, n), "{\"2\", \"2 * n\"}", this.whole);
       int slice = b.buffer("slice", DataType.F32, n, "{\"n\"}", this.slice);
       int gathered = b.buffer("gathered", DataType.F32, 8L, "{\"8\"}", this.gathered);
-      int scattered = b.buffer("scattered", DataType.F32, Math.multiplyExact(ranks, n),
-          "{\"ranks\", \"n\"}", this.scattered);
+      int scattered = b.buffer("scattered", DataType.F32,
+          PlanBuilder.count("scattered", "{\"ranks\", \"n\"}", ranks, n), "{\"ranks\", \"n\"}",
+          this.scattered);
       int params = b.buffer("params", DataType.I32, ranks, "{\"ranks\"}", this.params);
       int x = b.buffer("x", DataType.I32, ranks, "{\"ranks\"}", this.x);
       int y = b.buffer("y", DataType.I32, 4L, "{\"4\"}", this.y);
-      int maybe = b.buffer("maybe", DataType.F64, Math.multiplyExact(3L, n), "{\"3 * n\"}",
-          this.maybe);
+      int maybe = b.buffer("maybe", DataType.F64, PlanBuilder.count("maybe", "{\"3 * n\"}", 3L, n),
+          "{\"3 * n\"}", this.maybe);
       b.allGather(0, part, all);
       b.reduceScatter(0, whole, slice, ReduceOp.SUM);
       b.allGather(0, gathered, gathered);

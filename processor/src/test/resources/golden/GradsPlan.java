@@ -11,7 +11,6 @@ import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.runtime.plan.Schedule;
 import java.lang.AutoCloseable;
-import java.lang.Math;
 import java.lang.Override;
 import java.lang.String;
 import java.util.Objects;
@@ -194,11 +193,11 @@ public final class GradsPlan implements AutoCloseable {
       PlanBuilder b = new PlanBuilder("p.Grads", comm, 0);
       long hidden = PlanBuilder.requireDim("hidden", this.hidden, this.hiddenSet);
       long ranks = comm.size();
-      int w = b.buffer("w", DataType.F32, Math.multiplyExact(4L, hidden), "{\"4\", \"hidden\"}",
-          this.w);
+      int w = b.buffer("w", DataType.F32, PlanBuilder.count("w", "{\"4\", \"hidden\"}", 4L, hidden),
+          "{\"4\", \"hidden\"}", this.w);
       int part = b.buffer("part", DataType.F32, hidden, "{\"hidden\"}", this.part);
-      int all = b.buffer("all", DataType.F32, Math.multiplyExact(ranks, hidden),
-          "{\"ranks\", \"hidden\"}", this.all);
+      int all = b.buffer("all", DataType.F32, PlanBuilder.count("all", "{\"ranks\", \"hidden\"}",
+          ranks, hidden), "{\"ranks\", \"hidden\"}", this.all);
       b.allReduce(0, w, w, ReduceOp.AVG);
       b.allGather(1, part, all);
       Plan plan = b.build();

@@ -43,7 +43,6 @@ public final class PlanGenerator {
   private static final ClassName REDUCE_OP = ClassName.get("dev.commplan.annotations", "ReduceOp");
   private static final ClassName GENERATED = ClassName.get("javax.annotation.processing", "Generated");
   private static final ClassName OBJECTS = ClassName.get("java.util", "Objects");
-  private static final ClassName MATH = ClassName.get("java.lang", "Math");
 
   /**
    * Simple names the generated code uses as qualifiers ({@code Math.multiplyExact}, {@code DataType.F32},
@@ -276,7 +275,7 @@ public final class PlanGenerator {
       }
       for (BufferSpec b : buffers) {
         m.addStatement("int $N = $N.buffer($S,$W$T.$L,$W$L,$W$S,$Wthis.$N)", handle.get(b.field()), pb, b.field(), DATA_TYPE,
-            b.type().dataType(), count(b.count(), symbol), b.shapeAsWritten(), bound.get(b.field()));
+            b.type().dataType(), count(b, symbol), b.shapeAsWritten(), bound.get(b.field()));
       }
       for (CollectiveSpec c : plan.collectives()) {
         CodeBlock.Builder call = CodeBlock.builder().add("$N.$L($L, $N, $N", pb, c.kind().builderMethod(), c.step(),
@@ -298,17 +297,24 @@ public final class PlanGenerator {
       return m.build();
     }
 
-    /** {@code Math.multiplyExact(4L, hidden)}: the count as a long expression of the dims' locals. */
-    private CodeBlock count(Monomial count, Map<String, String> symbol) {
+    /**
+     * The count as a long expression of the dims' locals: {@code hidden} or {@code 4L} for one factor,
+     * {@code PlanBuilder.count("w", "{\"4\", \"hidden\"}", 4L, hidden)} for more, which multiplies
+     * exactly and, on overflow, fails with a PlanBuildException naming the field and its shape.
+     */
+    private CodeBlock count(BufferSpec b, Map<String, String> symbol) {
       List<CodeBlock> factors = new ArrayList<>();
-      for (String factor : count.factors(symbolOrder())) {
+      for (String factor : b.count().factors(symbolOrder())) {
         factors.add(symbol.containsKey(factor) ? CodeBlock.of("$N", symbol.get(factor)) : CodeBlock.of("$LL", factor));
       }
-      CodeBlock out = factors.getFirst();
-      for (int i = 1; i < factors.size(); i++) {
-        out = CodeBlock.of("$T.multiplyExact($L, $L)", MATH, out, factors.get(i));
+      if (factors.size() == 1) {
+        return factors.getFirst();
       }
-      return out;
+      CodeBlock.Builder out = CodeBlock.builder().add("$T.count($S, $S", PLAN_BUILDER, b.field(), b.shapeAsWritten());
+      for (CodeBlock factor : factors) {
+        out.add(",$W$L", factor);
+      }
+      return out.add(")").build();
     }
 
     private java.util.Comparator<String> symbolOrder() {

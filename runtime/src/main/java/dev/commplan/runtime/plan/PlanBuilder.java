@@ -150,6 +150,32 @@ public final class PlanBuilder {
   }
 
   /**
+   * A field's element count, the product of its shape's factors (the dims' values, the ranks, literal
+   * numbers), for generated builders: multiplied exactly, so that dims too large for a {@code long}
+   * fail with a message naming the field and its shape instead of wrapping around.
+   *
+   * @throws PlanBuildException if the product does not fit in a {@code long}
+   */
+  public static long count(String field, String shapeAsWritten, long... factors) {
+    long count = 1;
+    for (long factor : factors) {
+      try {
+        count = Math.multiplyExact(count, factor);
+      } catch (ArithmeticException overflow) {
+        java.math.BigInteger exact = java.math.BigInteger.ONE;
+        StringBuilder product = new StringBuilder();
+        for (long f : factors) {
+          exact = exact.multiply(java.math.BigInteger.valueOf(f));
+          product.append(product.isEmpty() ? "" : " × ").append(f);
+        }
+        throw new PlanBuildException("field '" + field + "' @Shape(" + shapeAsWritten + "): " + product + " = " + exact
+            + " elements does not fit in a long (at most " + Long.MAX_VALUE + "); use smaller dims");
+      }
+    }
+    return count;
+  }
+
+  /**
    * Declares a buffer field.
    *
    * @param count the element count, from the shape with the dims bound

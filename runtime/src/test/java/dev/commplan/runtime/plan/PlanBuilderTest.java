@@ -428,4 +428,12 @@ class PlanBuilderTest {
       assertMentions(messageOf(IllegalStateException.class, () -> plan.execute(comm.stream())), "'x'", "closed");
     }
   }
+
+  @Test
+  void countMultipliesExactlyAndNamesTheFieldOnOverflow() {
+    assertEquals(4L * 1024 * 3, PlanBuilder.count("w", "{\"4\", \"hidden\", \"ranks\"}", 4L, 1024L, 3L));
+    PlanBuildException e = assertThrows(PlanBuildException.class,
+        () -> PlanBuilder.count("w", "{\"4\", \"hidden\"}", 4L, 1L << 62));
+    assertTrue(e.getMessage().contains("field 'w' @Shape({\"4\", \"hidden\"}): 4 × 4611686018427387904 = 18446744073709551616 elements does not fit in a long"), e.getMessage());
+  }
 }
