@@ -52,7 +52,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * traffic, which is unauthenticated. Without a secret nothing is authenticated.
  *
  * <p><b>Operations</b> (collective: every rank calls them in the same order): {@link #broadcast},
- * {@link #allGather}, {@link #barrier}. Each has a deadline ({@link Options#opTimeout}); a peer that
+ * {@link #allGather}, {@link #barrier}. Each has a deadline ({@link Options#opTimeout} on rank 0; the
+ * others wait up to twice it, at most 10 s more, so that rank 0's report arrives first); a peer that
  * closes its connection or sends nothing in time fails the operation on rank 0 naming it, and rank 0
  * tells the other ranks, which fail with that reason. After a failure the rendezvous is unusable.
  *
@@ -630,7 +631,6 @@ public final class Rendezvous implements AutoCloseable {
     if (size == 1) {
       return Objects.requireNonNull(data, "rank 0's data").clone();
     }
-    long deadline = System.nanoTime() + options.opTimeout().toNanos();
     if (rank == 0) {
       Objects.requireNonNull(data, "rank 0's data");
       checkSize(data.length, "broadcast");
@@ -644,7 +644,7 @@ public final class Rendezvous implements AutoCloseable {
       }
       return data.clone();
     }
-    return receiveResult(op, OP_BROADCAST, "broadcast", deadline);
+    return receiveResult(op, OP_BROADCAST, "broadcast", clientDeadline());
   }
 
   /**
@@ -668,7 +668,7 @@ public final class Rendezvous implements AutoCloseable {
       } catch (IOException e) {
         throw fail("rank " + rank + " lost its connection to rank 0 (" + where + ") in " + name + ": " + e.getMessage(), e);
       }
-      byte[] result = receiveResult(op, OP_ALL_GATHER, "allGather", deadline);
+      byte[] result = receiveResult(op, OP_ALL_GATHER, "allGather", clientDeadline());
       return unpack(result, name);
     }
     byte[][] parts = new byte[size][];
@@ -748,6 +748,15 @@ public final class Rendezvous implements AutoCloseable {
         l.close();
       }
     }
+  }
+
+  /**
+   * A non-zero rank waits longer than rank 0 (up to twice the timeout, at most 10 s more), so that when a
+   * rank is silent, rank 0's report naming it arrives before this rank's own deadline.
+   */
+  private long clientDeadline() {
+    long t = options.opTimeout().toNanos();
+    return System.nanoTime() + t + Math.min(t, Duration.ofSeconds(10).toNanos());
   }
 
   private int begin(String what) {
