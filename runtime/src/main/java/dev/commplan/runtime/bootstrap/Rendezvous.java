@@ -600,7 +600,7 @@ public final class Rendezvous implements AutoCloseable {
     } catch (SocketTimeoutException e) {
       throw new RendezvousException("rank " + rank + " joined the rendezvous at " + where + " but rank 0 did not say"
           + " every rank had joined within the join timeout of " + options.joinTimeout(), e);
-    } catch (EOFException e) {
+    } catch (EOFException | SocketException e) {
       throw new RendezvousException("rank " + rank + ": rank 0 (" + where + ") closed the connection while waiting for"
           + " the other ranks to join (did its process exit?)", e);
     } catch (FrameException e) {
@@ -810,9 +810,9 @@ public final class Rendezvous implements AutoCloseable {
     } catch (SocketTimeoutException e) {
       throw fail("rank " + rank + " got no " + what + " #" + op + " result from rank 0 (" + where + ") within "
           + options.opTimeout() + ": rank 0 or another rank is stuck or slow", e);
-    } catch (EOFException e) {
+    } catch (EOFException | SocketException e) {
       throw fail("rank 0 (" + where + ") closed the connection during " + what + " #" + op
-          + " (did its process exit?)", e);
+          + " (did its process exit? " + e.getMessage() + ")", e);
     } catch (IOException e) {
       throw fail("rank " + rank + ": " + what + " #" + op + " failed reading from rank 0 (" + where + "): "
           + e.getMessage(), e);
@@ -861,10 +861,7 @@ public final class Rendezvous implements AutoCloseable {
             + " within " + options.opTimeout() + " (stuck, slow, or calling other operations)", null);
       }
       if (e.failure() != null) {
-        Exception f = e.failure();
-        String how = f instanceof EOFException ? "closed its connection (did its process exit?)"
-            : f instanceof SocketTimeoutException ? "stopped mid-frame" : "broke the protocol (" + f.getMessage() + ")";
-        throw failAll("rank " + e.rank() + " " + how + " during " + name, f);
+        throw failAll("rank " + e.rank() + " " + how(e.failure()) + " during " + name, e.failure());
       }
       return e;
     } catch (InterruptedException ie) {
@@ -875,10 +872,22 @@ public final class Rendezvous implements AutoCloseable {
 
   /** Turns a reader's failure into the error it means for the operation. */
   private Wire.Frame failedFrame(Event e) {
-    Exception f = e.failure();
-    String how = f instanceof EOFException ? "closed its connection (did its process exit?)"
-        : "broke the protocol (" + f.getMessage() + ")";
-    throw failAll("rank " + e.rank() + " " + how + " before broadcast #" + ops, f);
+    throw failAll("rank " + e.rank() + " " + how(e.failure()) + " before broadcast #" + ops, e.failure());
+  }
+
+  /** What a reader's failure means, in words. */
+  private static String how(Exception f) {
+    if (f instanceof FrameException) {
+      return "broke the protocol (" + f.getMessage() + ")";
+    }
+    if (f instanceof SocketTimeoutException) {
+      return "stopped mid-frame (" + f.getMessage() + ")";
+    }
+    if (f instanceof EOFException || f instanceof SocketException) {
+      return "closed its connection (did its process exit?" + (f instanceof EOFException ? "" : " " + f.getMessage())
+          + ")";
+    }
+    return "failed (" + f + ")";
   }
 
   private void sendOrFail(int r, byte type, byte[] payload, String name) {
