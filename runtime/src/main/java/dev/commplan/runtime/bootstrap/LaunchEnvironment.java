@@ -25,8 +25,9 @@ import java.util.Objects;
  * {@code 127.0.0.1} when the job is on one node ({@code LOCAL_WORLD_SIZE == WORLD_SIZE}, {@code
  * OMPI_COMM_WORLD_LOCAL_SIZE == OMPI_COMM_WORLD_SIZE}, {@code SLURM_NNODES == 1}, or one rank), else under
  * Slurm the first host of {@code SLURM_STEP_NODELIST}/{@code SLURM_JOB_NODELIST}; else null (the
- * rendezvous then asks for it). The port is {@link Overrides#masterPort}, else {@code MASTER_PORT}, else
- * {@value #DEFAULT_PORT}.
+ * rendezvous then asks for it). The port is {@link Overrides#masterPort}, else {@value #PORT_ENV}, else
+ * {@code MASTER_PORT} (plus one when {@code TORCHELASTIC_USE_AGENT_STORE=True}: torchrun's static
+ * rendezvous keeps its own store listening on {@code MASTER_PORT}), else {@value #DEFAULT_PORT}.
  *
  * <p><b>Errors</b> ({@link IllegalArgumentException}, naming the variables and their values): a launcher's
  * rank without its size or the other way round, a value that is not an integer, a size below 1, a rank or
@@ -34,6 +35,9 @@ import java.util.Objects;
  * {@code [1, 65535]}. A local rank that is not set defaults to the rank (one node assumed).
  */
 public final class LaunchEnvironment {
+  /** The variable that sets the rendezvous port, ahead of {@code MASTER_PORT}. */
+  public static final String PORT_ENV = "COMMPLAN_RENDEZVOUS_PORT";
+
   /** The rendezvous port when none is given: torchrun's default. */
   public static final int DEFAULT_PORT = 29500;
 
@@ -175,10 +179,19 @@ public final class LaunchEnvironment {
     if (overrides.masterPort() != null) {
       port = overrides.masterPort();
       checkPort(port, "explicit port " + port);
+    } else if (present(env, PORT_ENV)) {
+      Valued p = integer(env, PORT_ENV);
+      checkPort(p.value(), p.source());
+      port = p.value();
     } else if (present(env, "MASTER_PORT")) {
       Valued p = integer(env, "MASTER_PORT");
       checkPort(p.value(), p.source());
       port = p.value();
+      // torchrun's static rendezvous keeps its own TCPStore listening on MASTER_PORT and says so here
+      if ("true".equalsIgnoreCase(blankToNull(env.get("TORCHELASTIC_USE_AGENT_STORE")))) {
+        checkPort(port + 1, p.source() + " + 1 (TORCHELASTIC_USE_AGENT_STORE=True: torchrun's store has MASTER_PORT)");
+        port++;
+      }
     } else {
       port = DEFAULT_PORT;
     }

@@ -291,7 +291,8 @@ public final class Rendezvous implements AutoCloseable {
         listener.bind(new InetSocketAddress(bind, port), 512);
       } catch (IOException e) {
         throw new RendezvousException("rank 0 could not listen on port " + port + " (" + where + "): " + e.getMessage()
-            + "; is another job using it? set MASTER_PORT to a free port on every rank", e);
+            + "; is another job (or torchrun's own store) using it? set " + LaunchEnvironment.PORT_ENV
+            + " (or MASTER_PORT) to a free port on every rank", e);
       }
       Thread acceptor = Thread.ofVirtual().name("commplan-rendezvous-accept").start(() -> s.accept(listener, deadline));
       try {

@@ -41,6 +41,17 @@ class LaunchEnvironmentTest {
   }
 
   @Test
+  void thePortVariableWinsAndTorchrunsAgentStorePortIsSkipped() {
+    Map<String, String> e = env("RANK", "0", "WORLD_SIZE", "2", "MASTER_ADDR", "h", "MASTER_PORT", "29500");
+    assertEquals(29500, LaunchEnvironment.from(e).masterPort());
+    e.put("TORCHELASTIC_USE_AGENT_STORE", "True");
+    assertEquals(29501, LaunchEnvironment.from(e).masterPort());
+    e.put("COMMPLAN_RENDEZVOUS_PORT", "40000");
+    assertEquals(40000, LaunchEnvironment.from(e).masterPort());
+    assertEquals(41000, LaunchEnvironment.from(e, Overrides.NONE.withMasterPort(41000)).masterPort());
+  }
+
+  @Test
   void openMpi() {
     assertInfo(LaunchEnvironment.from(env("OMPI_COMM_WORLD_RANK", "2", "OMPI_COMM_WORLD_SIZE", "4",
         "OMPI_COMM_WORLD_LOCAL_RANK", "2", "OMPI_COMM_WORLD_LOCAL_SIZE", "4")), 2, 4, 2, "127.0.0.1", 29500,
