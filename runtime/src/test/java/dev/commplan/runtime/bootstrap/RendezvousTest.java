@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.commplan.runtime.PlanMismatchException;
+import dev.commplan.runtime.plan.PlanFingerprint;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -105,6 +108,24 @@ class RendezvousTest {
   void ranksExchangeWithASecret() {
     exchanges(4, FAST.withSecret("s3cret"));
     exchanges(2, FAST.withSecret("other"));
+  }
+
+  @Test
+  void planFingerprintsCanBeComparedOverTheRendezvousBeforeAnyCommunicatorExists() {
+    int port = Ports.free();
+    List<Object> results = ranks(3, rank -> {
+      PlanFingerprint mine = new PlanFingerprint("p.Grads", List.of("plan p.Grads on 3 ranks",
+          "op 1: step 0 @AllReduce(op = SUM) grads F32[" + (rank == 1 ? 4097 : 4096) + "]"));
+      try (Rendezvous rv = Rendezvous.join(rank, 3, HOST, port, FAST)) {
+        List<String> texts = rv.allGather(mine.text().getBytes(StandardCharsets.UTF_8)).stream()
+            .map(b -> new String(b, StandardCharsets.UTF_8)).toList();
+        PlanMismatchException e = PlanFingerprint.compare("p.Grads", texts);
+        return e == null ? null : e.getMessage();
+      }
+    });
+    for (Object r : results) {
+      assertMentions((String) r, "rank 1 differs from ranks [0, 2]", "rank 1: step 0 @AllReduce(op = SUM) grads F32[4097]");
+    }
   }
 
   @Test
