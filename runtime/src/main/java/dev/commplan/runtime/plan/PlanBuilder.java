@@ -61,6 +61,7 @@ public final class PlanBuilder {
   private final List<Call> calls = new ArrayList<>();
   private boolean built;
   private boolean hostAccessGuard = defaultHostAccessGuard();
+  private boolean fingerprintCheck = !"false".equalsIgnoreCase(System.getProperty(PlanFingerprint.PROPERTY));
 
   /** A declared buffer field; {@code bound} is null when the plan allocates it. */
   private record Declared(int handle, String field, DataType type, long count, String shape, Buffer bound) {}
@@ -285,37 +286,77 @@ public final class PlanBuilder {
   }
 
   /**
-   * Checks every relation, lays out and allocates the plan-owned buffers, builds the schedule
-   * (coalescing where the layout allows) and compiles it for the communicator's backend.
+   * Whether {@link #build()} compares this plan's {@link PlanFingerprint} across the ranks (one small
+   * all-gather; a second only if they differ) and, if any rank's differs, fails on every rank with a
+   * {@link dev.commplan.runtime.PlanMismatchException}. On by default; the system property {@value
+   * PlanFingerprint#PROPERTY}{@code =false} changes the default for the JVM (generated plans included).
+   * Turn it off only where not every rank builds the plan (for example, a test that builds on one rank
+   * of several), since the check is a collective: with it on, every rank must build.
    *
+   * @return this builder
+   */
+  public PlanBuilder fingerprintCheck(boolean check) {
+    checkNotBuilt();
+    this.fingerprintCheck = check;
+    return this;
+  }
+
+  /**
+   * Checks every relation, lays out and allocates the plan-owned buffers, builds the schedule
+   * (coalescing where the layout allows), compares the plan's fingerprint across the ranks (see {@link
+   * #fingerprintCheck}) and compiles it for the communicator's backend.
+   *
+   * @throws dev.commplan.runtime.PlanMismatchException on every rank, if the ranks built different plans
    * @throws PlanBuildException naming the field, the counts, the ranks and the fix
    */
   public Plan build() {
     checkNotBuilt();
     built = true;
     int ranks = comm.size();
-    for (Call call : calls) {
-      checkCall(call, ranks);
-    }
     List<Call> ordered = new ArrayList<>(calls);
     ordered.sort(Comparator.comparingInt(Call::step).thenComparingInt(Call::order));
 
-    long[] offsets = layOut(ordered);
-    long ownedBytes = 0;
-    for (Declared d : buffers) {
-      if (d.bound() == null) {
-        ownedBytes = Math.max(ownedBytes, offsets[d.handle()] + d.count() * d.type().byteSize());
-      }
-    }
-    DeviceMemory owned = ownedBytes > 0 ? comm.allocate(ownedBytes) : null;
+    DeviceMemory owned = null;
     try {
+      // A failure here is held until the fingerprint has been exchanged: the exchange is collective, so a
+      // rank that failed alone and left would leave the others waiting in it.
+      RuntimeException failure = null;
+      long ownedBytes = 0;
       Buffer[] views = new Buffer[buffers.size()];
-      for (Declared d : buffers) {
-        views[d.handle()] =
-            d.bound() != null ? d.bound() : Buffer.view(d.type(), owned, offsets[d.handle()], d.count());
+      Schedule schedule = null;
+      try {
+        for (Call call : calls) {
+          checkCall(call, ranks);
+        }
+        long[] offsets = layOut(ordered);
+        for (Declared d : buffers) {
+          if (d.bound() == null) {
+            ownedBytes = Math.max(ownedBytes, offsets[d.handle()] + d.count() * d.type().byteSize());
+          }
+        }
+        owned = ownedBytes > 0 ? comm.allocate(ownedBytes) : null;
+        for (Declared d : buffers) {
+          views[d.handle()] =
+              d.bound() != null ? d.bound() : Buffer.view(d.type(), owned, offsets[d.handle()], d.count());
+        }
+        checkNoRaces(ordered, views);
+        schedule = schedule(ordered, views, ranks);
+      } catch (RuntimeException e) {
+        failure = e;
       }
-      checkNoRaces(ordered, views);
-      Schedule schedule = schedule(ordered, views, ranks);
+      if (fingerprintCheck && ranks > 1) { // one rank has no one to disagree with: nothing rendered or sent
+        try {
+          fingerprint(ordered, schedule, failure).check(comm);
+        } catch (RuntimeException e) {
+          if (failure != null) {
+            e.addSuppressed(failure);
+          }
+          throw e;
+        }
+      }
+      if (failure != null) {
+        throw failure;
+      }
       CompiledSchedule compiled = comm.compile(schedule);
       List<String> fields = buffers.stream().map(Declared::field).toList();
       boolean[] bound = new boolean[buffers.size()];
@@ -355,6 +396,52 @@ public final class PlanBuilder {
       i++;
     }
     return out;
+  }
+
+  /**
+   * The canonical rendering compared across ranks: a header, each declared collective in execution
+   * order, each NCCL call of the schedule (if this rank got that far), and this rank's build failure.
+   */
+  private PlanFingerprint fingerprint(List<Call> ordered, Schedule schedule, RuntimeException failure) {
+    List<String> lines = new ArrayList<>();
+    lines.add("plan " + planName + " on " + comm.size() + " ranks");
+    for (int i = 0; i < ordered.size(); i++) {
+      Call c = ordered.get(i);
+      Declared send = buffers.get(c.send());
+      StringBuilder line = new StringBuilder(PlanFingerprint.OP_PREFIX).append(i + 1).append(": step ")
+          .append(c.step()).append(' ').append(annotationName(c));
+      if (c.op() != null) {
+        line.append("(op = ").append(c.op()).append(')');
+      } else if (c.collective() == Collective.BROADCAST) {
+        line.append("(root = ").append(c.root()).append(')');
+      }
+      line.append(' ').append(send.field()).append(' ').append(send.type()).append('[').append(send.count()).append(']');
+      if (!c.inPlace()) {
+        Declared recv = buffers.get(c.recv());
+        line.append(" -> ").append(recv.field()).append(' ').append(recv.type()).append('[').append(recv.count())
+            .append(']');
+      }
+      lines.add(line.toString());
+    }
+    if (schedule != null) {
+      int k = 0;
+      for (Step step : schedule.steps()) {
+        for (CollectiveCall call : step.calls()) {
+          lines.add(PlanFingerprint.CALL_PREFIX + ++k + ": step " + step.number() + " " + call.collective().label()
+              + " " + call.dataType() + (call.op() != null ? " " + call.op() : "")
+              + (call.collective() == Collective.BROADCAST ? " root " + call.root() : "") + ", count "
+              + call.count() + (call.inPlace() ? ", in place: " : ", out of place: ")
+              + String.join(", ", call.fields()));
+        }
+      }
+    }
+    if (failure != null) {
+      String message = String.valueOf(failure.getMessage());
+      int newline = message.indexOf('\n');
+      lines.add(PlanFingerprint.FAILED_PREFIX + failure.getClass().getSimpleName() + ": "
+          + (newline < 0 ? message : message.substring(0, newline)));
+    }
+    return new PlanFingerprint(planName, lines);
   }
 
   // ---- Checks -------------------------------------------------------------------------------------
@@ -592,13 +679,17 @@ public final class PlanBuilder {
     return buffers.get(handle).field();
   }
 
-  private String annotation(Call c) {
-    String name = switch (c.collective()) {
+  private static String annotationName(Call c) {
+    return switch (c.collective()) {
       case ALL_REDUCE -> "@AllReduce";
       case BROADCAST -> "@Broadcast";
       case ALL_GATHER -> "@AllGather";
       case REDUCE_SCATTER -> "@ReduceScatter";
     };
+  }
+
+  private String annotation(Call c) {
+    String name = annotationName(c);
     List<String> attributes = new ArrayList<>();
     if (c.op() != null) {
       attributes.add("op = " + c.op());

@@ -1,0 +1,323 @@
+package dev.commplan.runtime.plan;
+
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.PlanMismatchException;
+import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.U8Buffer;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A plan's fingerprint: its schedule as canonical text lines, and their SHA-256. {@link PlanBuilder#build()}
+ * compares it across the ranks before compiling, so that ranks that built different plans (a dim bound
+ * differently, a rank-dependent branch, another version of the code) fail at once, every one of them,
+ * with a message naming the first differing operation, instead of issuing different collectives.
+ *
+ * <p>The lines are: a header (plan name and ranks); one line per declared collective in execution order
+ * (step, then declaration order) with its collective, op, root, fields, data types and counts and
+ * whether it is in place ({@code op 3: step 1 @AllReduce(op = SUM) grads F32[4096]}); then one line per
+ * NCCL call of the built schedule, which catches ranks that declare the same operations but coalesce them
+ * differently (user-bound buffers adjacent in memory on one rank only). Nothing rank-specific (memory
+ * addresses, offsets) is in them.
+ *
+ * <p>{@link #check} is made of the communicator's own public collectives (two U8 all-gathers, the second
+ * only when the hashes differ), so it works unchanged on every backend.
+ */
+public final class PlanFingerprint {
+  /**
+   * The system property giving {@link PlanBuilder}'s default for the check: {@code false} turns it off
+   * for every plan built in this JVM (generated plans included); any other value, or none, leaves it on.
+   */
+  public static final String PROPERTY = "commplan.plan.fingerprint";
+
+  /** Bytes each rank contributes to the first all-gather: SHA-256, line count, text length in bytes. */
+  static final int RECORD_BYTES = 32 + 4 + 4;
+
+  static final String OP_PREFIX = "op ";
+  static final String CALL_PREFIX = "call ";
+  static final String FAILED_PREFIX = "build failed on this rank: ";
+
+  private final String planName;
+  private final List<String> lines;
+  private final String text;
+  private final byte[] digest;
+
+  /**
+   * A fingerprint of {@code lines} (the canonical rendering, see the class comment); {@link PlanBuilder}
+   * makes them.
+   */
+  public PlanFingerprint(String planName, List<String> lines) {
+    this.planName = Objects.requireNonNull(planName, "planName");
+    this.lines = List.copyOf(lines);
+    this.text = String.join("\n", this.lines);
+    this.digest = sha256(text.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** The canonical lines. */
+  public List<String> lines() {
+    return lines;
+  }
+
+  /** The lines joined by {@code '\n'}: what is hashed. */
+  public String text() {
+    return text;
+  }
+
+  /** SHA-256 of {@link #text()} in UTF-8. */
+  public byte[] digest() {
+    return digest.clone();
+  }
+
+  /** {@link #digest()} as lower-case hex. */
+  public String hex() {
+    return HexFormat.of().formatHex(digest);
+  }
+
+  /**
+   * Compares this fingerprint with every other rank's; collective: every rank of {@code comm} must call it.
+   * On one rank it does nothing. Otherwise one all-gather of a 40-byte record per rank, and, only if
+   * the hashes differ, a second of every rank's text, then {@code stream.synchronize()}.
+   *
+   * @throws PlanMismatchException on every rank, with the same message, if any rank's fingerprint differs
+   */
+  public void check(Communicator comm) {
+    int ranks = comm.size();
+    if (ranks == 1) {
+      return;
+    }
+    byte[] textBytes = text.getBytes(StandardCharsets.UTF_8);
+    ByteBuffer record = ByteBuffer.allocate(RECORD_BYTES).put(digest).putInt(lines.size()).putInt(textBytes.length);
+    byte[] records = allGather(comm, record.array());
+    boolean same = true;
+    int maxLength = 0;
+    int[] lengths = new int[ranks];
+    for (int r = 0; r < ranks; r++) {
+      ByteBuffer theirs = ByteBuffer.wrap(records, r * RECORD_BYTES, RECORD_BYTES);
+      byte[] theirDigest = new byte[32];
+      theirs.get(theirDigest);
+      theirs.getInt(); // line count: in the record for diagnosis only
+      lengths[r] = theirs.getInt();
+      maxLength = Math.max(maxLength, lengths[r]);
+      same &= MessageDigest.isEqual(theirDigest, digest);
+    }
+    if (same) {
+      return;
+    }
+    byte[] padded = Arrays.copyOf(textBytes, Math.max(1, maxLength));
+    byte[] texts = allGather(comm, padded);
+    List<String> byRank = new ArrayList<>(ranks);
+    for (int r = 0; r < ranks; r++) {
+      int length = Math.clamp(lengths[r], 0, padded.length);
+      byRank.add(new String(texts, r * padded.length, length, StandardCharsets.UTF_8));
+    }
+    PlanMismatchException mismatch = compare(planName, byRank);
+    if (mismatch == null) { // the hashes differed but the texts did not: only a corrupted transfer does that
+      throw new PlanMismatchException(
+          "plan " + planName + ": the plan fingerprints differ between ranks but their texts agree; the exchange"
+              + " was corrupted (check the interconnect), or a rank runs another version of CommPlan",
+          planName, List.of());
+    }
+    throw mismatch;
+  }
+
+  private static byte[] allGather(Communicator comm, byte[] mine) {
+    int ranks = comm.size();
+    try (U8Buffer send = U8Buffer.allocate(comm, mine.length);
+        U8Buffer recv = U8Buffer.allocate(comm, (long) mine.length * ranks)) {
+      send.copyFrom(mine);
+      Stream stream = comm.stream();
+      comm.allGather(send, recv, stream);
+      stream.synchronize();
+      return recv.toArray();
+    }
+  }
+
+  /**
+   * The mismatch between the ranks' fingerprint texts (indexed by rank), or null if they are all equal.
+   * The reference is the text most ranks have (ties: the lowest rank's); the exception names the ranks
+   * that differ from it, and for each distinct differing text (up to 4) its first differing line with
+   * both sides.
+   */
+  public static PlanMismatchException compare(String planName, List<String> textsByRank) {
+    Map<String, List<Integer>> groups = new LinkedHashMap<>();
+    for (int r = 0; r < textsByRank.size(); r++) {
+      groups.computeIfAbsent(textsByRank.get(r), t -> new ArrayList<>()).add(r);
+    }
+    if (groups.size() <= 1) {
+      return null;
+    }
+    Map.Entry<String, List<Integer>> reference = null;
+    for (Map.Entry<String, List<Integer>> g : groups.entrySet()) {
+      if (reference == null || g.getValue().size() > reference.getValue().size()) {
+        reference = g;
+      }
+    }
+    List<Integer> differing = new ArrayList<>();
+    for (Map.Entry<String, List<Integer>> g : groups.entrySet()) {
+      if (g != reference) {
+        differing.addAll(g.getValue());
+      }
+    }
+    differing.sort(null);
+    int refRank = reference.getValue().getFirst();
+    List<String> refLines = List.of(reference.getKey().split("\n", -1));
+
+    StringBuilder m = new StringBuilder("plan ").append(planName).append(": the ranks built different plans (their")
+        .append(" fingerprints differ), so they would issue different collectives (a hang or wrong data); every")
+        .append(" rank fails here instead.\n  ")
+        .append(ranksText(differing)).append(differing.size() == 1 ? " differs" : " differ").append(" from ")
+        .append(ranksText(reference.getValue())).append(" (of ").append(textsByRank.size()).append(")");
+    boolean opDiffers = false;
+    boolean callDiffers = false;
+    boolean failed = false;
+    int shown = 0;
+    for (Map.Entry<String, List<Integer>> g : groups.entrySet()) {
+      if (g == reference) {
+        continue;
+      }
+      if (shown++ == 4) {
+        m.append("\n  (further differing ranks not shown)");
+        break;
+      }
+      List<String> lines = List.of(g.getKey().split("\n", -1));
+      // Section by section (header, operations, build failure, NCCL calls), so that a missing operation
+      // shows as missing rather than as the next section's first line.
+      String a = null;
+      String b = null;
+      String where = "";
+      for (String prefix : new String[] {"", OP_PREFIX, FAILED_PREFIX, CALL_PREFIX}) {
+        List<String> x = section(refLines, prefix);
+        List<String> y = section(lines, prefix);
+        int i = 0;
+        while (i < x.size() && i < y.size() && x.get(i).equals(y.get(i))) {
+          i++;
+        }
+        if (i < x.size() || i < y.size()) {
+          a = i < x.size() ? x.get(i) : null;
+          b = i < y.size() ? y.get(i) : null;
+          where = prefix;
+          break;
+        }
+      }
+      String at = a != null ? a : b;
+      int otherRank = g.getValue().getFirst();
+      m.append("\n  first difference");
+      if (g.getValue().size() > 1) {
+        m.append(" (").append(ranksText(g.getValue())).append(")");
+      }
+      m.append(": ").append(position(a, b)).append("\n    rank ").append(refRank)
+          .append(": ").append(side(a, refLines, where)).append("\n    rank ").append(otherRank).append(": ")
+          .append(side(b, lines, where));
+      boolean failure = isFailure(a) || isFailure(b);
+      failed |= failure;
+      callDiffers |= !failure && at.startsWith(CALL_PREFIX);
+      opDiffers |= !failure && !at.startsWith(CALL_PREFIX);
+    }
+    m.append("\n  fix: ");
+    if (failed) {
+      m.append("the plan failed to build on some ranks only (see that rank's message above, or its own exception"
+          + " as this one's suppressed); fix that, and build the same plan on every rank");
+    } else if (callDiffers && !opDiffers) {
+      m.append("the ranks declare the same operations but coalesce them into different NCCL calls: user-bound"
+          + " buffers that are adjacent views of one allocation on some ranks (and so merged) are not on others;"
+          + " bind buffers the same way on every rank, or let the plan allocate them");
+    } else {
+      m.append("build the plan identically on every rank: the same plan class and code version, the same dims"
+          + " (counts come from them), and no rank-dependent collectives, steps, data types, ops or roots");
+    }
+    return new PlanMismatchException(m.toString(), planName, differing);
+  }
+
+  /** The lines of one section: those starting with {@code prefix}; "" is the header (the rest). */
+  private static List<String> section(List<String> lines, String prefix) {
+    if (!prefix.isEmpty()) {
+      return lines.stream().filter(l -> l.startsWith(prefix)).toList();
+    }
+    return lines.stream()
+        .filter(l -> !l.startsWith(OP_PREFIX) && !l.startsWith(CALL_PREFIX) && !l.startsWith(FAILED_PREFIX))
+        .toList();
+  }
+
+  private static boolean isFailure(String line) {
+    return line != null && line.startsWith(FAILED_PREFIX);
+  }
+
+  /** Where a line is, in words: "operation #3 (step 1)", "NCCL call #2 of the schedule (step 1)". */
+  private static String position(String a, String b) {
+    if (isFailure(a) || isFailure(b)) {
+      return "the build itself";
+    }
+    String line = a != null ? a : b;
+    if (line.startsWith(OP_PREFIX)) {
+      return "operation #" + number(line, OP_PREFIX) + step(line);
+    }
+    if (line.startsWith(CALL_PREFIX)) {
+      return "NCCL call #" + number(line, CALL_PREFIX) + " of the built schedule" + step(line);
+    }
+    return "the plan itself";
+  }
+
+  private static String number(String line, String prefix) {
+    int colon = line.indexOf(':');
+    return colon > prefix.length() ? line.substring(prefix.length(), colon) : "?";
+  }
+
+  private static String step(String line) {
+    int at = line.indexOf(": step ");
+    if (at < 0) {
+      return "";
+    }
+    int end = line.indexOf(' ', at + 7);
+    return " (step " + line.substring(at + 7, end < 0 ? line.length() : end) + ")";
+  }
+
+  /** One side as written: the line without its "op 3: " label, or what is there instead of it (null: nothing). */
+  private static String side(String line, List<String> lines, String section) {
+    if (line == null && section.equals(FAILED_PREFIX)) {
+      return "(built without error)";
+    }
+    if (line == null) {
+      long ops = lines.stream().filter(l -> l.startsWith(OP_PREFIX)).count();
+      long calls = lines.stream().filter(l -> l.startsWith(CALL_PREFIX)).count();
+      return "(nothing: its plan has " + ops + (ops == 1 ? " operation" : " operations") + " and " + calls
+          + (calls == 1 ? " NCCL call)" : " NCCL calls)");
+    }
+    if (line.startsWith(OP_PREFIX) || line.startsWith(CALL_PREFIX)) {
+      int colon = line.indexOf(": ");
+      return colon < 0 ? line : line.substring(colon + 2);
+    }
+    return line;
+  }
+
+  private static String ranksText(List<Integer> ranks) {
+    if (ranks.size() == 1) {
+      return "rank " + ranks.getFirst();
+    }
+    if (ranks.size() > 16) {
+      return "ranks " + ranks.subList(0, 16).toString().replace("]", ", ... (" + ranks.size() + " in all)]");
+    }
+    return "ranks " + ranks;
+  }
+
+  private static byte[] sha256(byte[] bytes) {
+    try {
+      return MessageDigest.getInstance("SHA-256").digest(bytes);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required of every Java platform", e);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "PlanFingerprint[" + planName + ", " + lines.size() + " lines, sha256 " + hex() + "]";
+  }
+}

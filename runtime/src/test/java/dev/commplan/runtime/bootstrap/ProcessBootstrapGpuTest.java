@@ -1,0 +1,65 @@
+package dev.commplan.runtime.bootstrap;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.commplan.runtime.nccl.NcclBackend;
+import dev.commplan.runtime.nccl.NcclGpuTest;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * On a GPU machine: one process per GPU, each bootstrapping NCCL from torchrun-style variables through
+ * the TCP rendezvous ({@link NcclEnvAllReduceMain}), all-reducing and running a plan. Skipped where NCCL
+ * or a GPU is missing.
+ */
+@NcclGpuTest
+class ProcessBootstrapGpuTest {
+  @TempDir
+  Path dir;
+
+  @Test
+  void oneProcessPerGpuBootstrapsNcclFromTheEnvironment() throws Exception {
+    int size = NcclBackend.deviceCount();
+    int port = Ports.free();
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED"));
+    System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith("commplan."))
+        .forEach(k -> command.add("-D" + k + "=" + System.getProperty(k))); // library locations
+    command.addAll(List.of("-cp", System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
+        NcclEnvAllReduceMain.class.getName()));
+    List<Process> ps = new ArrayList<>();
+    List<Path> outs = new ArrayList<>();
+    for (int r = 0; r < size; r++) {
+      ProcessBuilder pb = new ProcessBuilder(command);
+      Map<String, String> env = pb.environment();
+      env.put("RANK", Integer.toString(r));
+      env.put("WORLD_SIZE", Integer.toString(size));
+      env.put("LOCAL_RANK", Integer.toString(r));
+      env.put("LOCAL_WORLD_SIZE", Integer.toString(size));
+      env.put("MASTER_ADDR", "127.0.0.1");
+      env.put("MASTER_PORT", Integer.toString(port));
+      env.put("COMMPLAN_RENDEZVOUS_SECRET", "gpu-test");
+      Path out = dir.resolve("rank" + r + ".out");
+      ps.add(pb.redirectErrorStream(true).redirectOutput(out.toFile()).start());
+      outs.add(out);
+    }
+    for (int r = 0; r < size; r++) {
+      boolean done = ps.get(r).waitFor(150, TimeUnit.SECONDS);
+      String out = Files.readString(outs.get(r));
+      System.out.println("rank " + r + ": " + out.strip());
+      if (!done) {
+        ps.forEach(Process::destroyForcibly);
+      }
+      assertTrue(done, "rank " + r + " did not finish in 150 s: " + out);
+      assertEquals(0, ps.get(r).exitValue(), out);
+      assertTrue(out.contains("OK rank " + r + " of " + size + " on device " + r), out);
+    }
+  }
+}
