@@ -1,5 +1,6 @@
 package dev.commplan.runtime.plan;
 
+import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.PlanMismatchException;
 import dev.commplan.runtime.Stream;
@@ -129,7 +130,22 @@ public final class PlanFingerprint {
     throw mismatch;
   }
 
-  private static byte[] allGather(Communicator comm, byte[] mine) {
+  /**
+   * One all-gather of the exchange. A timeout in it is rethrown naming this plan: the usual cause is a
+   * rank that never reached this plan's build() (it failed earlier, or builds another plan first).
+   */
+  private byte[] allGather(Communicator comm, byte[] mine) {
+    try {
+      return exchange(comm, mine);
+    } catch (CommTimeoutException e) {
+      throw new CommTimeoutException("plan " + planName + ": the fingerprint check of build() timed out; every rank"
+          + " must build the same plans in the same order, and ranks " + e.missingRanks() + " did not get to this"
+          + " one (" + e.summary() + ")", planName, -1, e.collective(), List.of(), e.rank(), e.timeout(),
+          e.missingRanks(), e.flightRecord(), e);
+    }
+  }
+
+  private static byte[] exchange(Communicator comm, byte[] mine) {
     int ranks = comm.size();
     try (U8Buffer send = U8Buffer.allocate(comm, mine.length);
         U8Buffer recv = U8Buffer.allocate(comm, (long) mine.length * ranks)) {
