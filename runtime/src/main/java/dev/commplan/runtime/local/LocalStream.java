@@ -137,7 +137,13 @@ public final class LocalStream implements Stream, StreamProgress.Tracked {
         try {
           progress.awaitNanos(left);
         } catch (InterruptedException e) {
+          // An abort interrupts this thread, often because a peer timed out at the very collective this
+          // stream is failing at: give the stream a moment to report its own failure, which says more.
+          awaitFailureBriefly(target);
           Thread.currentThread().interrupt();
+          if (failure != null) {
+            throw rethrowable(failure);
+          }
           throw comm.cluster().abortedOr(
               new CommPlanException("rank " + comm.rank() + ": interrupted while synchronizing its stream", e));
         }
@@ -157,6 +163,19 @@ public final class LocalStream implements Stream, StreamProgress.Tracked {
     }
     comm.cluster().abort(comm.rank(), stalled); // outside the lock: the abort fails every stream
     throw new CommTimeoutException(stalled);
+  }
+
+  /** Waits (uninterruptibly, at most 200 ms; the lock held) for the stream to fail or finish {@code target}. */
+  private void awaitFailureBriefly(long target) {
+    long deadline = System.nanoTime() + 200_000_000L;
+    long left;
+    while (failure == null && completed < target && !shutDown && (left = deadline - System.nanoTime()) > 0) {
+      try {
+        progress.awaitNanos(left);
+      } catch (InterruptedException again) {
+        // keep waiting the short while; the caller restores the interrupt
+      }
+    }
   }
 
   /** The timeout plus a quarter, at most one second more: the collectives' own timeout goes first. */

@@ -232,7 +232,9 @@ class LocalTimeoutTest {
             stream.synchronize();
           }
           long bytes = allocated;
-          assertTrue(bytes < 1024, () -> "2,000 executes allocated " + bytes + " bytes");
+          // Less than one byte per execute: any object made per execute (16 B at least) would be 32 KB
+          // here; a one-off (the JIT deoptimizing once under load) is not a per-execute allocation.
+          assertTrue(bytes < 2000, () -> "2,000 executes allocated " + bytes + " bytes");
         }
       });
     }
