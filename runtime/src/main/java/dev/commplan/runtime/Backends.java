@@ -53,6 +53,29 @@ public final class Backends {
     };
   }
 
+  /**
+   * This process's communicator in a job of one rank per process, which a launcher started: {@code
+   * "nccl"} bootstraps NCCL from torchrun's, Slurm's or Open MPI's variables over the TCP rendezvous
+   * ({@code ProcessBootstrap.ncclFromEnvironment()}, docs/distributed.md); {@code "mpi"} is {@code
+   * MPI_COMM_WORLD} under {@code mpirun} ({@code MpiBackend.world()}, docs/mpi.md). The caller closes it.
+   *
+   * @throws IllegalArgumentException for {@code "local"} (its ranks are threads of one process: use
+   *     {@link #cluster}) or an unknown name
+   * @throws BackendUnavailableException if the backend cannot run here
+   */
+  public static Communicator processCommunicator(String backend) {
+    Objects.requireNonNull(backend, "backend");
+    return switch (backend) {
+      case "nccl" -> dev.commplan.runtime.bootstrap.ProcessBootstrap.ncclFromEnvironment();
+      case "mpi" -> dev.commplan.runtime.mpi.MpiBackend.world();
+      case "local" -> throw new IllegalArgumentException(
+          "the local backend's ranks are threads of one process, not one rank per process: use"
+              + " Backends.cluster(\"local\", n)");
+      default -> throw new IllegalArgumentException(
+          "unknown backend '" + backend + "': one rank per process runs on nccl or mpi");
+    };
+  }
+
   /** A cluster of {@code ranks} threads of this JVM, no GPU needed (the default rendezvous timeout). */
   public static Cluster local(int ranks) {
     checkRanks(ranks);

@@ -43,4 +43,12 @@ class BackendsTest {
     assertThrows(IllegalArgumentException.class, () -> Backends.cluster("local", 0));
     assertThrows(IllegalArgumentException.class, () -> Backends.local(-1));
   }
+
+  @Test
+  void processCommunicatorNamesWhatRunsOneRankPerProcess() {
+    String local = assertThrows(IllegalArgumentException.class, () -> Backends.processCommunicator("local")).getMessage();
+    assertTrue(local.contains("Backends.cluster(\"local\", n)"), local);
+    String unknown = assertThrows(IllegalArgumentException.class, () -> Backends.processCommunicator("gloo")).getMessage();
+    assertTrue(unknown.contains("'gloo'") && unknown.contains("nccl or mpi"), unknown);
+  }
 }
