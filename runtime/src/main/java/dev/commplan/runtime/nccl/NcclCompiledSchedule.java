@@ -183,8 +183,8 @@ final class NcclCompiledSchedule implements CompiledSchedule {
 
   /**
    * A step of one call skips ncclGroupStart/End: NCCL wraps every ungrouped call in a group of its own,
-   * so the effect is the same, and on NCCL 2.28 the explicit pair costs about 6 µs of host time per step
-   * (docs/gpu.md, host cost). Plain downcalls: outside a group NCCL launches work and may block.
+   * so the effect is the same with two downcalls fewer (on NCCL 2.28 the pair measured no host time worth
+   * naming, docs/gpu.md). Plain downcalls: outside a group NCCL launches work and may block.
    */
   private void enqueueAlone(int i, int step, long c, long s) {
     comm.enterBlocking(stepLabel[step]); // outside a group the call itself may wait for its peers
