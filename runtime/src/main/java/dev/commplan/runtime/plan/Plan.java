@@ -33,7 +33,8 @@ public final class Plan implements AutoCloseable {
   private final CompiledSchedule compiled;
   private final Buffer[] buffers;
   private final List<String> fields;
-  private final boolean[] bound;
+  /** The handles of user-bound buffers: the only ones execute must check are still open. */
+  private final int[] boundHandles;
   private final DeviceMemory ownedMemory;
   private final String description;
   private final boolean hostAccessGuard;
@@ -73,7 +74,7 @@ public final class Plan implements AutoCloseable {
     this.compiled = compiled;
     this.buffers = buffers;
     this.fields = fields;
-    this.bound = bound;
+    this.boundHandles = java.util.stream.IntStream.range(0, bound.length).filter(h -> bound[h]).toArray();
     this.ownedMemory = ownedMemory;
     this.description = description;
   }
@@ -186,8 +187,8 @@ public final class Plan implements AutoCloseable {
           "plan " + name + " was built for rank " + comm.rank() + "'s communicator; execute it on that"
               + " communicator's stream, not rank " + stream.communicator().rank() + "'s");
     }
-    for (int handle = 0; handle < buffers.length; handle++) {
-      if (bound[handle] && buffers[handle].isClosed()) {
+    for (int handle : boundHandles) {
+      if (buffers[handle].isClosed()) {
         throw new IllegalStateException(
             "plan " + name + ": the buffer bound to field '" + fields.get(handle) + "' has been closed");
       }
