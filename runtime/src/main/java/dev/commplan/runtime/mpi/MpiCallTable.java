@@ -9,6 +9,7 @@ import dev.commplan.runtime.mpi.internal.Mpi;
 import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Step;
 import dev.commplan.runtime.spi.DeviceMemory;
+import dev.commplan.runtime.spi.HostMemoryBlock;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -174,7 +175,7 @@ final class MpiCallTable {
             kind[i] = REDUCE_SCATTER;
             send[i] = sendAddress;
             if (inPlace) {
-              MemorySegment scratch = arena.allocate(Math.max(recvBytes, 1), MpiMemory.ALIGNMENT);
+              MemorySegment scratch = arena.allocate(Math.max(recvBytes, 1), HostMemoryBlock.ALIGNMENT);
               recv[i] = scratch.address();
               postFrom[i] = scratch;
               postTo[i] = rm.segment();

@@ -1,0 +1,85 @@
+package dev.commplan.runtime.spi;
+
+import dev.commplan.runtime.Communicator;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Device memory that is native host memory (the local and MPI backends): a block from its own shared
+ * {@link Arena} (shared, because the rank's thread, its stream's worker and MPI or other ranks' workers
+ * all touch it), zeroed, aligned to 256 bytes like {@code cudaMalloc}. Subclasses decide what freeing
+ * involves ({@link #close()}); this class holds the block, the host copies and the closed state.
+ *
+ * <p>Host copies do not wait for the stream, exactly as {@link DeviceMemory} says: a read before {@code
+ * synchronize()} can see data from before the collective.
+ *
+ * @param <C> the owning backend's communicator type
+ */
+public abstract class HostMemoryBlock<C extends Communicator> implements DeviceMemory {
+  /** What {@code cudaMalloc} guarantees, so layouts and alignment behave as on a GPU. */
+  public static final long ALIGNMENT = 256;
+
+  /** The communicator whose rank owns the block. */
+  protected final C owner;
+  private final Arena arena;
+  /** The block itself, for the backend's kernels and calls. */
+  protected final MemorySegment segment;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  protected HostMemoryBlock(C owner, long bytes) {
+    this.owner = owner;
+    this.arena = Arena.ofShared();
+    this.segment = arena.allocate(Math.max(bytes, 1), ALIGNMENT).asSlice(0, bytes); // Arena.allocate zeroes it
+  }
+
+  @Override
+  public final long byteSize() {
+    return segment.byteSize();
+  }
+
+  @Override
+  public final Communicator owner() {
+    return owner;
+  }
+
+  @Override
+  public final void copyFromHost(MemorySegment src, long srcOffset, long dstOffset, long bytes) {
+    checkOpen();
+    MemorySegment.copy(src, srcOffset, segment, dstOffset, bytes);
+  }
+
+  @Override
+  public final void copyToHost(long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
+    checkOpen();
+    MemorySegment.copy(segment, srcOffset, dst, dstOffset, bytes);
+  }
+
+  @Override
+  public final boolean isClosed() {
+    return closed.get();
+  }
+
+  /** Throws {@link IllegalStateException} naming the block if it has been freed. */
+  public final void checkOpen() {
+    if (closed.get()) {
+      throw new IllegalStateException(this + " is closed: its memory was freed");
+    }
+  }
+
+  /** Marks the block closed; true for the one caller that did it (close is idempotent). */
+  protected final boolean markClosed() {
+    return closed.compareAndSet(false, true);
+  }
+
+  /** Frees the native memory; call once, after {@link #markClosed()} returned true. */
+  protected final void free() {
+    arena.close();
+  }
+
+  @Override
+  public String toString() {
+    return getClass().getSimpleName() + "[" + segment.byteSize() + " bytes, rank " + owner.rank()
+        + (closed.get() ? ", closed" : "") + "]";
+  }
+}
