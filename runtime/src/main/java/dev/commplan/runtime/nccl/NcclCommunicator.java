@@ -392,10 +392,13 @@ public final class NcclCommunicator implements Communicator {
     }
   }
 
-  /** After a user's group: the last recorded operation gets the event (the group's calls finish together). */
+  /**
+   * After a user's group: the last recorded operation gets the event (the group's calls finish
+   * together). Only with step events on: otherwise there are no events to record into.
+   */
   private void markLastWithEvent(long cudaStream) {
     long next = recorder.nextSequence();
-    if (next > 0 && cudaStream != 0) {
+    if (stepEvents && next > 0 && cudaStream != 0) {
       recordEvent(recorder.slot(next - 1), cudaStream);
     }
   }

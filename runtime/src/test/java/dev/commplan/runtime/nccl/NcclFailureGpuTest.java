@@ -114,6 +114,48 @@ class NcclFailureGpuTest {
     }
   }
 
+  /**
+   * With per-step CUDA events on ({@value NcclCommunicator#STEP_EVENTS_PROPERTY}), plan steps and a
+   * user's group of direct calls each record their event, the results are right, and a synchronize
+   * marks every recorded operation finished. (Off is the default, which the other tests cover.)
+   */
+  @Test
+  void withStepEventsOnPlansAndUserGroupsRecordTheirEvents() {
+    String previous = System.setProperty(NcclCommunicator.STEP_EVENTS_PROPERTY, "true");
+    try (Cluster cluster = NcclBackend.cluster(1, CommOptions.timeout(Duration.ofSeconds(30)))) {
+      cluster.run(c -> {
+        float[] data = new float[1024];
+        java.util.Random random = new java.util.Random(7);
+        for (int i = 0; i < data.length; i++) {
+          data[i] = random.nextFloat() - 0.5f;
+        }
+        try (Plan plan = twoSteps(c, "test.Events", 1024);
+            F32Buffer a = F32Buffer.allocate(c, 1024);
+            F32Buffer b = F32Buffer.allocate(c, 1024)) {
+          a.copyFrom(data);
+          for (int i = 0; i < 3; i++) {
+            plan.execute(c.stream());
+            c.groupStart();
+            c.allReduce(a, b, ReduceOp.SUM, c.stream());
+            c.groupEnd();
+          }
+          c.stream().synchronize();
+          assertArrayEquals(data, b.toArray());
+        }
+        FlightRecorder recorder = ((NcclCommunicator) c).flightRecorder();
+        List<FlightRecorder.Entry> entries = recorder.snapshot();
+        assertEquals(9, entries.size(), recorder.format());
+        assertTrue(entries.stream().allMatch(e -> e.state() == FlightRecorder.State.FINISHED), recorder.format());
+      });
+    } finally {
+      if (previous == null) {
+        System.clearProperty(NcclCommunicator.STEP_EVENTS_PROPERTY);
+      } else {
+        System.setProperty(NcclCommunicator.STEP_EVENTS_PROPERTY, previous);
+      }
+    }
+  }
+
   @Test
   void synchronizeTimesOutOnOneGpuNamingThePendingStepAndAborts() {
     Duration t = Duration.ofMillis(100);
