@@ -129,7 +129,8 @@ public final class Plan implements AutoCloseable {
 
   /**
    * Marks the buffers of steps {@code [from, to)} as in flight on {@code stream} under one new ticket;
-   * field writes only. Marked before enqueueing: if the enqueue fails part way, the buffers stay guarded
+   * field writes only, and per buffer only when another plan or step marked one of the step's buffers
+   * since this step last did (see {@link dev.commplan.runtime.spi.HostAccessGuard}). Marked before enqueueing: if the enqueue fails part way, the buffers stay guarded
    * until the stream's next successful synchronize, which is conservative.
    */
   private void markInFlight(Stream stream, int from, int to) {
@@ -144,6 +145,9 @@ public final class Plan implements AutoCloseable {
     for (int s = from; s < to; s++) {
       InFlightWork work = stepWork[s];
       work.enqueued(stream, progress, ticket);
+      if (work.marksInPlace()) {
+        continue; // the buffers point at work, whose ticket is now this one: nothing else to mark
+      }
       Buffer[] written = writtenByStep[s];
       String[] writtenFields = writtenFieldsByStep[s];
       for (int i = 0; i < written.length; i++) {
@@ -154,6 +158,7 @@ public final class Plan implements AutoCloseable {
       for (int i = 0; i < read.length; i++) {
         read[i].hostAccessGuard().markRead(work, readFields[i]);
       }
+      work.marksPlaced();
     }
   }
 

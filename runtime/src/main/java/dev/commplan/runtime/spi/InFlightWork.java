@@ -15,6 +15,8 @@ public final class InFlightWork {
   private Stream stream;
   private StreamProgress progress;
   private long ticket;
+  /** Every buffer the step touches points at this marker: set by the plan after marking them, cleared by a guard that points one elsewhere. */
+  private boolean marksInPlace;
 
   /** For step {@code step} (the annotations' step number) of plan {@code planName}. */
   public InFlightWork(String planName, int step) {
@@ -27,6 +29,24 @@ public final class InFlightWork {
     this.stream = stream;
     this.progress = progress;
     this.ticket = ticket;
+  }
+
+  /**
+   * Whether every buffer of the step still points at this marker (it marked them, and no other work has
+   * marked one since), so that an enqueue need only update the ticket.
+   */
+  public boolean marksInPlace() {
+    return marksInPlace;
+  }
+
+  /** Records that the plan has just marked every buffer of the step with this marker. */
+  public void marksPlaced() {
+    marksInPlace = true;
+  }
+
+  /** Records that a guard now points at other work: the step must mark its buffers again. */
+  void markOverwritten() {
+    marksInPlace = false;
   }
 
   /** Whether the step's last enqueue may still be running (and the calling thread is not the stream's own). */

@@ -83,7 +83,8 @@ public final class NcclHostCostProbe {
           recv.memory(), off, COUNT, List.of("f" + i), false));
     }
     CompiledSchedule compiled = c.compile(new Schedule("probe.TwoHundred", 1, List.of(new Step(0, calls))));
-    Plan plan = twoHundredFieldPlan(c);
+    Plan plan = twoHundredFieldPlan(c, true);
+    Plan unguarded = twoHundredFieldPlan(c, false);
 
     long comm = c.handle();
     long stream = NcclInterop.cudaStream(s);
@@ -106,6 +107,19 @@ public final class NcclHostCostProbe {
     Body schedule = () -> compiled.enqueue(s);
     Body one = () -> c.allReduce(send, recv, ReduceOp.SUM, s);
     Body planExecute = () -> plan.execute(s);
+    Body unguardedExecute = () -> unguarded.execute(s);
+    // Ten back to back per wait: the enqueue column over 10 is the steady-state cost of one, which
+    // tells the cost of issuing apart from the cost of the first issue after a wait.
+    Body planTimesTen = () -> {
+      for (int i = 0; i < 10; i++) {
+        plan.execute(s);
+      }
+    };
+    Body oneTimesTen = () -> {
+      for (int i = 0; i < 10; i++) {
+        c.allReduce(send, recv, ReduceOp.SUM, s);
+      }
+    };
     Body rawPlain = () -> {
       for (int i = 0; i < CALLS; i++) {
         long off = (long) i * COUNT * 4;
@@ -154,6 +168,11 @@ public final class NcclHostCostProbe {
     row("(a) again, waiting with cudaStreamSynchronize", direct, cudaWait, reps, warm, s);
     row("(c) again, waiting with cudaStreamSynchronize", schedule, cudaWait, reps, warm, s);
     row("Plan again, waiting with cudaStreamSynchronize", planExecute, cudaWait, reps, warm, s);
+    row("(d) again, waiting with cudaStreamSynchronize", one, cudaWait, reps, warm, s);
+    row("Plan, guard off (hostAccessGuard(false)), backend wait", unguardedExecute, backendWait, reps, warm, s);
+    row("Plan, guard off, waiting with cudaStreamSynchronize", unguardedExecute, cudaWait, reps, warm, s);
+    row("Plan x10 back to back, backend wait (enqueue: all 10)", planTimesTen, backendWait, reps, warm, s);
+    row("(d) x10 back to back, backend wait (enqueue: all 10)", oneTimesTen, backendWait, reps, warm, s);
     row("wait only (empty stream), backend polling wait", () -> {}, backendWait, reps, warm, s);
     row("wait only (empty stream), cudaStreamSynchronize", () -> {}, cudaWait, reps, warm, s);
 
@@ -165,12 +184,13 @@ public final class NcclHostCostProbe {
     }
     System.out.println("# results checked: every received element is 1.0");
     plan.close();
+    unguarded.close();
     send.close();
     recv.close();
   }
 
-  private static Plan twoHundredFieldPlan(Communicator c) {
-    PlanBuilder b = new PlanBuilder("probe.TwoHundredFields", c, 0);
+  private static Plan twoHundredFieldPlan(Communicator c, boolean guard) {
+    PlanBuilder b = new PlanBuilder("probe.TwoHundredFields", c, 0).hostAccessGuard(guard);
     int[] sends = new int[CALLS];
     int[] recvs = new int[CALLS];
     for (int i = 0; i < CALLS; i++) {

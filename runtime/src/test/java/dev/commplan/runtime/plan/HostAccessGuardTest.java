@@ -148,6 +148,80 @@ class HostAccessGuardTest {
     }
   }
 
+  /**
+   * A step marks its buffers only while another plan or step has not marked one since (the steady state
+   * skips the per-buffer work): once plan B has marked a buffer that plan A also writes, A's next
+   * execute must point the buffer back at A, or a read would be checked against B's synchronized work
+   * and pass while A's is still running.
+   */
+  @Test
+  void aBufferMarkedByAnotherPlanInBetweenIsMarkedAgain() {
+    try (LocalCluster cluster = new LocalCluster(1)) {
+      cluster.run(comm -> {
+        try (F32Buffer shared = F32Buffer.allocate(comm, 8)) {
+          Plan a = onePlanWriting(comm, "t.A", shared);
+          Plan b = onePlanWriting(comm, "t.B", shared);
+          Stream s = comm.stream();
+          for (int round = 0; round < 3; round++) {
+            a.execute(s);
+            s.synchronize();
+            b.execute(s);
+            s.synchronize();
+            a.execute(s); // a's marks were overwritten by b: marked again
+            BufferInFlightException e = inFlight(() -> shared.get(0));
+            assertEquals("t.A", e.planName());
+            s.synchronize();
+            shared.get(0);
+            a.execute(s); // a's marks in place: the ticket alone moves
+            assertEquals("t.A", inFlight(() -> shared.get(0)).planName());
+            s.synchronize();
+          }
+          a.close();
+          b.close();
+        }
+      });
+    }
+  }
+
+  /** The same within one plan: two steps that write one buffer take the mark from each other. */
+  @Test
+  void twoStepsWritingOneBufferEachMarkItAgain() {
+    try (LocalCluster cluster = new LocalCluster(1)) {
+      cluster.run(comm -> {
+        PlanBuilder builder = new PlanBuilder("t.TwoSteps", comm, 0);
+        int x = builder.buffer("x", DataType.F32, 8, "{\"8\"}", null);
+        builder.allReduce(0, x, x, ReduceOp.SUM);
+        builder.allReduce(1, x, x, ReduceOp.MAX);
+        try (Plan plan = builder.build()) {
+          F32Buffer buffer = (F32Buffer) plan.buffer(x);
+          Stream s = comm.stream();
+          for (int round = 0; round < 3; round++) {
+            plan.executeStep(0, s);
+            assertEquals(0, inFlight(() -> buffer.get(0)).step());
+            s.synchronize();
+            plan.executeStep(1, s);
+            assertEquals(1, inFlight(() -> buffer.get(0)).step());
+            s.synchronize();
+            plan.executeStep(0, s); // step 1 took the mark: step 0 marks again
+            assertEquals(0, inFlight(() -> buffer.get(0)).step());
+            s.synchronize();
+          }
+          plan.execute(s);
+          assertEquals(1, inFlight(() -> buffer.get(0)).step()); // the last step that writes it
+          s.synchronize();
+          buffer.get(0);
+        }
+      });
+    }
+  }
+
+  private static Plan onePlanWriting(Communicator comm, String name, F32Buffer bound) {
+    PlanBuilder builder = new PlanBuilder(name, comm, 0);
+    int h = builder.buffer("shared", DataType.F32, bound.length(), "{\"" + bound.length() + "\"}", bound);
+    builder.allReduce(0, h, h, ReduceOp.SUM);
+    return builder.build();
+  }
+
   @Test
   void boundBuffersAreGuardedUnderTheirFieldName() {
     try (LocalCluster cluster = new LocalCluster(1)) {
