@@ -1,14 +1,9 @@
 package dev.commplan.runtime.mpi.internal;
 
+import dev.commplan.runtime.spi.NativeLibraryLookup;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * Open MPI's {@code libmpi.so.40}, opened once per JVM by soname or where {@value #PROPERTY} says (a
@@ -25,13 +20,11 @@ public final class MpiLibrary {
 
   private static volatile MpiLibrary instance;
 
-  private final SymbolLookup lookup;
-  private final String loadedAs;
+  private final NativeLibraryLookup.Found found; // null when not loaded
   private final String problem;
 
-  private MpiLibrary(SymbolLookup lookup, String loadedAs, String problem) {
-    this.lookup = lookup;
-    this.loadedAs = loadedAs;
+  private MpiLibrary(NativeLibraryLookup.Found found, String problem) {
+    this.found = found;
     this.problem = problem;
   }
 
@@ -51,65 +44,25 @@ public final class MpiLibrary {
   }
 
   static MpiLibrary open(String propertyValue) {
-    List<String> tried = new ArrayList<>();
-    SymbolLookup lookup = null;
-    String loadedAs = null;
-    String name = SONAME;
-    if (propertyValue != null && !propertyValue.isBlank()) {
-      name = propertyValue.strip();
-      String source = "-D" + PROPERTY + "=" + name;
-      if (name.indexOf('/') >= 0) {
-        Path path = Path.of(name);
-        if (!Files.exists(path)) {
-          tried.add(name + " (from " + source + "): no such file");
-        } else {
-          try {
-            lookup = MpiNativeAccess.openPath(path);
-            loadedAs = path.toAbsolutePath() + " (from " + source + ")";
-          } catch (IllegalArgumentException | IllegalCallerException e) {
-            tried.add(name + " (from " + source + "): " + e.getMessage());
-          }
-        }
-      } else {
-        lookup = tryName(name, "from " + source, tried);
-        loadedAs = lookup == null ? null : name + " (from " + source + ", by the dynamic loader)";
-      }
-    } else {
-      lookup = tryName(SONAME, "by name", tried);
-      loadedAs = lookup == null ? null : SONAME + " (by the dynamic loader)";
-    }
-    if (lookup == null) {
-      return new MpiLibrary(null, null, name + " not found (tried: " + String.join("; ", tried)
+    NativeLibraryLookup.Found found = NativeLibraryLookup.find(
+        SONAME, PROPERTY, propertyValue, MpiNativeAccess::openPath, MpiNativeAccess::openName);
+    if (!found.isOpen()) {
+      return new MpiLibrary(null, found.name() + " not found (tried: " + found.triedText()
           + "). To use the MPI backend, install Open MPI (Debian/Ubuntu: apt-get install openmpi-bin"
           + " libopenmpi-dev) or set -D" + PROPERTY + "=/path/to/" + SONAME + " when starting java.");
     }
-    List<String> missing = new ArrayList<>();
-    for (String symbol : Mpi.REQUIRED_SYMBOLS) {
-      if (lookup.find(symbol).isEmpty()) {
-        missing.add(symbol);
-      }
-    }
+    List<String> missing = found.missing(Mpi.REQUIRED_SYMBOLS);
     if (!missing.isEmpty()) {
-      return new MpiLibrary(null, null, loadedAs + " was opened but lacks " + String.join(", ", missing)
+      return new MpiLibrary(null, found.loadedAs() + " was opened but lacks " + String.join(", ", missing)
           + ": CommPlan's MPI backend binds to Open MPI's ABI (its predefined objects such as"
           + " ompi_mpi_comm_world); set -D" + PROPERTY + " to the path of Open MPI's " + SONAME + ".");
     }
-    return new MpiLibrary(lookup, loadedAs, null);
-  }
-
-  private static SymbolLookup tryName(String name, String how, List<String> tried) {
-    try {
-      return MpiNativeAccess.openName(name);
-    } catch (IllegalArgumentException | IllegalCallerException e) {
-      tried.add(name + " (" + how + " through the dynamic loader: LD_LIBRARY_PATH, /etc/ld.so.cache, /lib, /usr/lib): "
-          + e.getMessage());
-      return null;
-    }
+    return new MpiLibrary(found, null);
   }
 
   /** Whether the library opened and has every symbol CommPlan uses. */
   public boolean isLoaded() {
-    return lookup != null;
+    return found != null;
   }
 
   /** What went wrong, or null when loaded. */
@@ -119,29 +72,22 @@ public final class MpiLibrary {
 
   /** How it was found, or null when not loaded. */
   public String loadedAs() {
-    return loadedAs;
+    return found == null ? null : found.loadedAs();
   }
 
   /** The address of a global object of the library ({@code ompi_mpi_float}, ...). */
   long symbol(String name) {
-    if (lookup == null) {
-      throw new IllegalStateException(problem);
-    }
-    Optional<MemorySegment> address = lookup.find(name);
-    if (address.isEmpty()) {
-      throw new IllegalStateException(loadedAs + " has no symbol " + name);
-    }
-    return address.get().address();
+    return loaded().symbol(name).address();
   }
 
   MethodHandle downcall(String name, FunctionDescriptor descriptor) {
-    if (lookup == null) {
+    return MpiNativeAccess.downcall(loaded().symbol(name), descriptor);
+  }
+
+  private NativeLibraryLookup.Found loaded() {
+    if (found == null) {
       throw new IllegalStateException(problem);
     }
-    Optional<MemorySegment> address = lookup.find(name);
-    if (address.isEmpty()) {
-      throw new IllegalStateException(loadedAs + " has no symbol " + name);
-    }
-    return MpiNativeAccess.downcall(address.get(), descriptor);
+    return found;
   }
 }

@@ -1,15 +1,10 @@
 package dev.commplan.runtime.nccl.internal;
 
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemorySegment;
+import dev.commplan.runtime.spi.NativeLibraryLookup;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.Linker;
 import java.lang.invoke.MethodHandle;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * A native library opened by soname or by the path or name a system property gives, with what was tried
@@ -27,14 +22,12 @@ public final class NativeLibrary {
   public static final String CUDART_SONAME = "libcudart.so.13";
 
   private final String soname;
-  private final SymbolLookup lookup;
-  private final String loadedAs;
+  private final NativeLibraryLookup.Found found; // null when not loaded
   private final String problem;
 
-  private NativeLibrary(String soname, SymbolLookup lookup, String loadedAs, String problem) {
+  private NativeLibrary(String soname, NativeLibraryLookup.Found found, String problem) {
     this.soname = soname;
-    this.lookup = lookup;
-    this.loadedAs = loadedAs;
+    this.found = found;
     this.problem = problem;
   }
 
@@ -83,67 +76,27 @@ public final class NativeLibrary {
    */
   public static NativeLibrary open(String what, String soname, String property, String propertyValue,
       List<String> requiredSymbols, String installHint) {
-    List<String> tried = new ArrayList<>();
-    SymbolLookup lookup = null;
-    String loadedAs = null;
-    if (propertyValue != null && !propertyValue.isBlank()) {
-      String value = propertyValue.strip();
-      String source = "-D" + property + "=" + value;
-      if (value.indexOf('/') >= 0) {
-        Path path = Path.of(value);
-        if (!Files.exists(path)) {
-          tried.add(value + " (from " + source + "): no such file");
-        } else {
-          try {
-            lookup = NativeAccess.openPath(path);
-            loadedAs = path.toAbsolutePath() + " (from " + source + ")";
-          } catch (IllegalArgumentException | IllegalCallerException e) {
-            tried.add(value + " (from " + source + "): " + e.getMessage());
-          }
-        }
-      } else {
-        lookup = tryName(value, "from " + source, tried);
-        loadedAs = lookup == null ? null : value + " (from " + source + ", by the dynamic loader)";
-      }
-    } else {
-      lookup = tryName(soname, "by name", tried);
-      loadedAs = lookup == null ? null : soname + " (by the dynamic loader)";
-    }
-    if (lookup == null) {
-      String name = propertyValue != null && !propertyValue.isBlank() ? propertyValue.strip() : soname;
-      return new NativeLibrary(soname, null, null,
-          name + " not found (tried: " + String.join("; ", tried) + "). To use the NCCL backend, "
+    NativeLibraryLookup.Found found =
+        NativeLibraryLookup.find(soname, property, propertyValue, NativeAccess::openPath, NativeAccess::openName);
+    if (!found.isOpen()) {
+      return new NativeLibrary(soname, null,
+          found.name() + " not found (tried: " + found.triedText() + "). To use the NCCL backend, "
               + installHint + " and put its folder on LD_LIBRARY_PATH (or in /etc/ld.so.conf.d), or set -D"
               + property + "=/path/to/" + soname + " (a path or a library name) when starting java.");
     }
-    List<String> missing = new ArrayList<>();
-    for (String symbol : requiredSymbols) {
-      if (lookup.find(symbol).isEmpty()) {
-        missing.add(symbol);
-      }
-    }
+    List<String> missing = found.missing(requiredSymbols);
     if (!missing.isEmpty()) {
-      return new NativeLibrary(soname, null, null,
-          loadedAs + " was opened but lacks " + String.join(", ", missing) + ": it is not the " + what
+      return new NativeLibrary(soname, null,
+          found.loadedAs() + " was opened but lacks " + String.join(", ", missing) + ": it is not the " + what
               + " library CommPlan binds to (" + soname + "); set -D" + property
               + " to the path of the right one.");
     }
-    return new NativeLibrary(soname, lookup, loadedAs, null);
-  }
-
-  private static SymbolLookup tryName(String name, String how, List<String> tried) {
-    try {
-      return NativeAccess.openName(name);
-    } catch (IllegalArgumentException | IllegalCallerException e) {
-      tried.add(name + " (" + how + " through the dynamic loader: LD_LIBRARY_PATH, /etc/ld.so.cache, "
-          + "/lib, /usr/lib): " + e.getMessage());
-      return null;
-    }
+    return new NativeLibrary(soname, found, null);
   }
 
   /** Whether the library opened and has every symbol CommPlan calls. */
   public boolean isLoaded() {
-    return lookup != null;
+    return found != null;
   }
 
   /** What went wrong, or null when loaded. */
@@ -153,7 +106,7 @@ public final class NativeLibrary {
 
   /** How it was found ("libnccl.so.2 (by the dynamic loader)"), or null when not loaded. */
   public String loadedAs() {
-    return loadedAs;
+    return found == null ? null : found.loadedAs();
   }
 
   /** The soname CommPlan binds to. */
@@ -163,7 +116,7 @@ public final class NativeLibrary {
 
   /** Whether the library has {@code symbol}. */
   public boolean has(String symbol) {
-    return lookup != null && lookup.find(symbol).isPresent();
+    return found != null && found.lookup().find(symbol).isPresent();
   }
 
   /**
@@ -171,14 +124,10 @@ public final class NativeLibrary {
    * Callers check {@link #isLoaded()} first and report {@link #problem()} to users.
    */
   MethodHandle downcall(String symbol, FunctionDescriptor descriptor, Linker.Option... options) {
-    if (lookup == null) {
+    if (found == null) {
       throw new IllegalStateException(problem);
     }
-    Optional<MemorySegment> address = lookup.find(symbol);
-    if (address.isEmpty()) {
-      throw new IllegalStateException(loadedAs + " has no symbol " + symbol);
-    }
-    return NativeAccess.downcall(address.get(), descriptor, options);
+    return NativeAccess.downcall(found.symbol(symbol), descriptor, options);
   }
 
   /** Like {@link #downcall}, or null where the library lacks {@code symbol} (an optional function). */
