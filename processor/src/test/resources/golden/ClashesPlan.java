@@ -2,6 +2,7 @@ package p;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.BufferBindingException;
+import dev.commplan.runtime.BufferInFlightException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
@@ -11,6 +12,7 @@ import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.runtime.plan.Schedule;
 import java.lang.AutoCloseable;
+import java.lang.Boolean;
 import java.lang.Override;
 import java.lang.String;
 import java.util.Objects;
@@ -36,6 +38,7 @@ import javax.annotation.processing.Generated;
  *   <li>step 0: all-reduce {@code Objects} in place, SUM
  *   <li>step 0: all-reduce {@code ranks} in place, SUM
  *   <li>step 0: all-reduce {@code execute} in place, SUM
+ *   <li>step 0: all-reduce {@code hostAccessGuard} in place, SUM
  * </ul>
  */
 @Generated("dev.commplan.processor.CommPlanProcessor")
@@ -70,6 +73,8 @@ public final class ClashesPlan implements AutoCloseable {
 
   private final F32Buffer execute;
 
+  private final F32Buffer hostAccessGuard;
+
   private ClashesPlan(Plan plan, int[] handles) {
     this.plan = plan;
     this.close = (F32Buffer) plan.buffer(handles[0]);
@@ -86,6 +91,7 @@ public final class ClashesPlan implements AutoCloseable {
     this.Objects_ = (F32Buffer) plan.buffer(handles[11]);
     this.ranks = (F32Buffer) plan.buffer(handles[12]);
     this.execute = (F32Buffer) plan.buffer(handles[13]);
+    this.hostAccessGuard = (F32Buffer) plan.buffer(handles[14]);
   }
 
   /**
@@ -209,6 +215,14 @@ public final class ClashesPlan implements AutoCloseable {
   }
 
   /**
+   * Returns the buffer of field {@code hostAccessGuard}: F32, {@code @Shape({"fingerprintCheck"})},
+   * fingerprintCheck elements. The plan allocated it unless it was bound with {@link Builder#bindHostAccessGuard}.
+   */
+  public F32Buffer hostAccessGuard() {
+    return hostAccessGuard;
+  }
+
+  /**
    * Enqueues the whole plan on {@code stream}, step by step, and returns without waiting, as
    * NCCL does: call {@code stream.synchronize()} before reading the results.
    */
@@ -292,6 +306,10 @@ public final class ClashesPlan implements AutoCloseable {
 
     private boolean hiddenSetSet;
 
+    private long fingerprintCheck;
+
+    private boolean fingerprintCheckSet;
+
     private F32Buffer close;
 
     private F32Buffer builder;
@@ -319,6 +337,12 @@ public final class ClashesPlan implements AutoCloseable {
     private F32Buffer ranks;
 
     private F32Buffer execute;
+
+    private F32Buffer hostAccessGuard;
+
+    private Boolean hostAccessGuard_;
+
+    private Boolean fingerprintCheck_;
 
     private Builder() {
     }
@@ -392,6 +416,15 @@ public final class ClashesPlan implements AutoCloseable {
     public Builder hiddenSet(long hiddenSet) {
       this.hiddenSet = hiddenSet;
       this.hiddenSetSet = true;
+      return this;
+    }
+
+    /**
+     * Sets the dim {@code fingerprintCheck}, which must be greater than 0 (checked by {@link #build}).
+     */
+    public Builder fingerprintCheckDim(long fingerprintCheck) {
+      this.fingerprintCheck = fingerprintCheck;
+      this.fingerprintCheckSet = true;
       return this;
     }
 
@@ -536,6 +569,36 @@ public final class ClashesPlan implements AutoCloseable {
     }
 
     /**
+     * Uses {@code hostAccessGuard}, a buffer you own, as {@code hostAccessGuard} instead of one the plan allocates.
+     * {@link #build} checks that it is F32, {@code @Shape({"fingerprintCheck"})} = fingerprintCheck elements,
+     * on the plan's communicator and not closed.
+     */
+    public Builder bindHostAccessGuard(F32Buffer hostAccessGuard) {
+      this.hostAccessGuard = Objects.requireNonNull(hostAccessGuard, "hostAccessGuard");
+      return this;
+    }
+
+    /**
+     * Turns the read-before-sync guard on or off for this plan (default: on, unless
+     * {@code -Dcommplan.hostAccessGuard=false}): with it on, reading a buffer the plan writes, or writing one it
+     * uses, before {@code stream.synchronize()} throws {@link BufferInFlightException}.
+     */
+    public Builder hostAccessGuard(boolean enabled) {
+      this.hostAccessGuard_ = enabled;
+      return this;
+    }
+
+    /**
+     * Turns off (or on) the check, in {@link #build}, that every rank built the same plan
+     * (default: on, unless {@code -Dcommplan.plan.fingerprint=false}). The check is a collective: with it on,
+     * every rank must build; turn it off only where some do not.
+     */
+    public Builder fingerprintCheck(boolean check) {
+      this.fingerprintCheck_ = check;
+      return this;
+    }
+
+    /**
      * Builds the plan on {@code comm}: checks the dims and the bound buffers, allocates the
      * other buffers, and prepares the schedule once. Build one per rank, on its communicator.
      *
@@ -547,6 +610,12 @@ public final class ClashesPlan implements AutoCloseable {
      */
     public ClashesPlan build(Communicator comm) {
       PlanBuilder b_ = new PlanBuilder("p.Clashes", comm, 0);
+      if (this.hostAccessGuard_ != null) {
+        b_.hostAccessGuard(this.hostAccessGuard_);
+      }
+      if (this.fingerprintCheck_ != null) {
+        b_.fingerprintCheck(this.fingerprintCheck_);
+      }
       long wait = PlanBuilder.requireDim("wait", this.wait, this.waitSet);
       long build = PlanBuilder.requireDim("build", this.build, this.buildSet);
       long hidden = PlanBuilder.requireDim("hidden", this.hidden, this.hiddenSet_);
@@ -555,6 +624,7 @@ public final class ClashesPlan implements AutoCloseable {
       long b = PlanBuilder.requireDim("b", this.b, this.bSet);
       long comm_ = PlanBuilder.requireDim("comm", this.comm, this.commSet);
       long hiddenSet = PlanBuilder.requireDim("hiddenSet", this.hiddenSet, this.hiddenSetSet);
+      long fingerprintCheck = PlanBuilder.requireDim("fingerprintCheck", this.fingerprintCheck, this.fingerprintCheckSet);
       long ranks = comm.size();
       int close = b_.buffer("close", DataType.F32, wait, "{\"wait\"}", this.close);
       int builder = b_.buffer("builder", DataType.F32, build, "{\"build\"}", this.builder);
@@ -572,6 +642,8 @@ public final class ClashesPlan implements AutoCloseable {
       int Objects_ = b_.buffer("Objects", DataType.F32, 3L, "{\"3\"}", this.Objects_);
       int ranks_ = b_.buffer("ranks", DataType.F32, 4L, "{\"4\"}", this.ranks);
       int execute = b_.buffer("execute", DataType.F32, 5L, "{\"5\"}", this.execute);
+      int hostAccessGuard = b_.buffer("hostAccessGuard", DataType.F32, fingerprintCheck,
+          "{\"fingerprintCheck\"}", this.hostAccessGuard);
       b_.allReduce(0, close, close, ReduceOp.SUM);
       b_.allReduce(0, builder, builder, ReduceOp.SUM);
       b_.allReduce(0, plan, plan, ReduceOp.SUM);
@@ -586,9 +658,10 @@ public final class ClashesPlan implements AutoCloseable {
       b_.allReduce(0, Objects_, Objects_, ReduceOp.SUM);
       b_.allReduce(0, ranks_, ranks_, ReduceOp.SUM);
       b_.allReduce(0, execute, execute, ReduceOp.SUM);
+      b_.allReduce(0, hostAccessGuard, hostAccessGuard, ReduceOp.SUM);
       Plan plan_ = b_.build();
       return new ClashesPlan(plan_, new int[] {close, builder, plan, w, W, hidden_, Math__,
-          closeBuffer, toString, getClass, DataType_, Objects_, ranks_, execute});
+          closeBuffer, toString, getClass, DataType_, Objects_, ranks_, execute, hostAccessGuard});
     }
   }
 }

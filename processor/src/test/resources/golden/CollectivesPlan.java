@@ -3,6 +3,7 @@ package p;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.BF16Buffer;
 import dev.commplan.runtime.BufferBindingException;
+import dev.commplan.runtime.BufferInFlightException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F16Buffer;
@@ -17,6 +18,7 @@ import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.runtime.plan.Schedule;
 import java.lang.AutoCloseable;
+import java.lang.Boolean;
 import java.lang.Override;
 import java.lang.String;
 import java.util.Objects;
@@ -298,6 +300,10 @@ public final class CollectivesPlan implements AutoCloseable {
 
     private U8Buffer scratch;
 
+    private Boolean hostAccessGuard;
+
+    private Boolean fingerprintCheck;
+
     private Builder() {
     }
 
@@ -460,6 +466,26 @@ public final class CollectivesPlan implements AutoCloseable {
     }
 
     /**
+     * Turns the read-before-sync guard on or off for this plan (default: on, unless
+     * {@code -Dcommplan.hostAccessGuard=false}): with it on, reading a buffer the plan writes, or writing one it
+     * uses, before {@code stream.synchronize()} throws {@link BufferInFlightException}.
+     */
+    public Builder hostAccessGuard(boolean enabled) {
+      this.hostAccessGuard = enabled;
+      return this;
+    }
+
+    /**
+     * Turns off (or on) the check, in {@link #build}, that every rank built the same plan
+     * (default: on, unless {@code -Dcommplan.plan.fingerprint=false}). The check is a collective: with it on,
+     * every rank must build; turn it off only where some do not.
+     */
+    public Builder fingerprintCheck(boolean check) {
+      this.fingerprintCheck = check;
+      return this;
+    }
+
+    /**
      * Builds the plan on {@code comm}: checks the dims and the bound buffers, allocates the
      * other buffers, and prepares the schedule once. Build one per rank, on its communicator.
      *
@@ -471,6 +497,12 @@ public final class CollectivesPlan implements AutoCloseable {
      */
     public CollectivesPlan build(Communicator comm) {
       PlanBuilder b = new PlanBuilder("p.Collectives", comm, 0);
+      if (this.hostAccessGuard != null) {
+        b.hostAccessGuard(this.hostAccessGuard);
+      }
+      if (this.fingerprintCheck != null) {
+        b.fingerprintCheck(this.fingerprintCheck);
+      }
       long n = PlanBuilder.requireDim("n", this.n, this.nSet);
       long m = PlanBuilder.requireDim("m", this.m, this.mSet);
       long ranks = comm.size();

@@ -1,6 +1,7 @@
 package p;
 
 import dev.commplan.runtime.BufferBindingException;
+import dev.commplan.runtime.BufferInFlightException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
@@ -10,6 +11,7 @@ import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.runtime.plan.Schedule;
 import java.lang.AutoCloseable;
+import java.lang.Boolean;
 import java.lang.Override;
 import java.lang.String;
 import java.util.Objects;
@@ -105,6 +107,10 @@ public final class Custom implements AutoCloseable {
   public static final class Builder {
     private F32Buffer g;
 
+    private Boolean hostAccessGuard;
+
+    private Boolean fingerprintCheck;
+
     private Builder() {
     }
 
@@ -115,6 +121,26 @@ public final class Custom implements AutoCloseable {
      */
     public Builder bindG(F32Buffer g) {
       this.g = Objects.requireNonNull(g, "g");
+      return this;
+    }
+
+    /**
+     * Turns the read-before-sync guard on or off for this plan (default: on, unless
+     * {@code -Dcommplan.hostAccessGuard=false}): with it on, reading a buffer the plan writes, or writing one it
+     * uses, before {@code stream.synchronize()} throws {@link BufferInFlightException}.
+     */
+    public Builder hostAccessGuard(boolean enabled) {
+      this.hostAccessGuard = enabled;
+      return this;
+    }
+
+    /**
+     * Turns off (or on) the check, in {@link #build}, that every rank built the same plan
+     * (default: on, unless {@code -Dcommplan.plan.fingerprint=false}). The check is a collective: with it on,
+     * every rank must build; turn it off only where some do not.
+     */
+    public Builder fingerprintCheck(boolean check) {
+      this.fingerprintCheck = check;
       return this;
     }
 
@@ -130,6 +156,12 @@ public final class Custom implements AutoCloseable {
      */
     public Custom build(Communicator comm) {
       PlanBuilder b = new PlanBuilder("p.Grads", comm, 0);
+      if (this.hostAccessGuard != null) {
+        b.hostAccessGuard(this.hostAccessGuard);
+      }
+      if (this.fingerprintCheck != null) {
+        b.fingerprintCheck(this.fingerprintCheck);
+      }
       int g = b.buffer("g", DataType.F32, 2L, "{\"2\"}", this.g);
       b.broadcast(0, g, g, 0);
       Plan plan = b.build();

@@ -3,6 +3,7 @@ package p;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.BF16Buffer;
 import dev.commplan.runtime.BufferBindingException;
+import dev.commplan.runtime.BufferInFlightException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F16Buffer;
@@ -20,6 +21,7 @@ import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.runtime.plan.Schedule;
 import java.lang.AutoCloseable;
+import java.lang.Boolean;
 import java.lang.Override;
 import java.lang.String;
 import java.util.Objects;
@@ -245,6 +247,10 @@ public final class DataTypesPlan implements AutoCloseable {
 
     private U64Buffer u64;
 
+    private Boolean hostAccessGuard;
+
+    private Boolean fingerprintCheck;
+
     private Builder() {
     }
 
@@ -358,6 +364,26 @@ public final class DataTypesPlan implements AutoCloseable {
     }
 
     /**
+     * Turns the read-before-sync guard on or off for this plan (default: on, unless
+     * {@code -Dcommplan.hostAccessGuard=false}): with it on, reading a buffer the plan writes, or writing one it
+     * uses, before {@code stream.synchronize()} throws {@link BufferInFlightException}.
+     */
+    public Builder hostAccessGuard(boolean enabled) {
+      this.hostAccessGuard = enabled;
+      return this;
+    }
+
+    /**
+     * Turns off (or on) the check, in {@link #build}, that every rank built the same plan
+     * (default: on, unless {@code -Dcommplan.plan.fingerprint=false}). The check is a collective: with it on,
+     * every rank must build; turn it off only where some do not.
+     */
+    public Builder fingerprintCheck(boolean check) {
+      this.fingerprintCheck = check;
+      return this;
+    }
+
+    /**
      * Builds the plan on {@code comm}: checks the dims and the bound buffers, allocates the
      * other buffers, and prepares the schedule once. Build one per rank, on its communicator.
      *
@@ -369,6 +395,12 @@ public final class DataTypesPlan implements AutoCloseable {
      */
     public DataTypesPlan build(Communicator comm) {
       PlanBuilder b = new PlanBuilder("p.DataTypes", comm, 0);
+      if (this.hostAccessGuard != null) {
+        b.hostAccessGuard(this.hostAccessGuard);
+      }
+      if (this.fingerprintCheck != null) {
+        b.fingerprintCheck(this.fingerprintCheck);
+      }
       long n = PlanBuilder.requireDim("n", this.n, this.nSet);
       int f16 = b.buffer("f16", DataType.F16, n, "{\"n\"}", this.f16);
       int bf16 = b.buffer("bf16", DataType.BF16, n, "{\"n\"}", this.bf16);

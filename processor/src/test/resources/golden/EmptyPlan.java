@@ -1,6 +1,7 @@
 package p;
 
 import dev.commplan.runtime.BufferBindingException;
+import dev.commplan.runtime.BufferInFlightException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.Stream;
@@ -8,6 +9,7 @@ import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.runtime.plan.Schedule;
 import java.lang.AutoCloseable;
+import java.lang.Boolean;
 import java.lang.Override;
 import java.lang.String;
 import javax.annotation.processing.Generated;
@@ -85,7 +87,31 @@ public final class EmptyPlan implements AutoCloseable {
    * Collects the dims and bound buffers of a {@link EmptyPlan}; {@link #build} checks and builds it.
    */
   public static final class Builder {
+    private Boolean hostAccessGuard;
+
+    private Boolean fingerprintCheck;
+
     private Builder() {
+    }
+
+    /**
+     * Turns the read-before-sync guard on or off for this plan (default: on, unless
+     * {@code -Dcommplan.hostAccessGuard=false}): with it on, reading a buffer the plan writes, or writing one it
+     * uses, before {@code stream.synchronize()} throws {@link BufferInFlightException}.
+     */
+    public Builder hostAccessGuard(boolean enabled) {
+      this.hostAccessGuard = enabled;
+      return this;
+    }
+
+    /**
+     * Turns off (or on) the check, in {@link #build}, that every rank built the same plan
+     * (default: on, unless {@code -Dcommplan.plan.fingerprint=false}). The check is a collective: with it on,
+     * every rank must build; turn it off only where some do not.
+     */
+    public Builder fingerprintCheck(boolean check) {
+      this.fingerprintCheck = check;
+      return this;
     }
 
     /**
@@ -100,6 +126,12 @@ public final class EmptyPlan implements AutoCloseable {
      */
     public EmptyPlan build(Communicator comm) {
       PlanBuilder b = new PlanBuilder("p.Empty", comm, 0);
+      if (this.hostAccessGuard != null) {
+        b.hostAccessGuard(this.hostAccessGuard);
+      }
+      if (this.fingerprintCheck != null) {
+        b.fingerprintCheck(this.fingerprintCheck);
+      }
       Plan plan = b.build();
       return new EmptyPlan(plan, new int[] {});
     }

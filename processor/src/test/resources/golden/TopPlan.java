@@ -1,5 +1,6 @@
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.BufferBindingException;
+import dev.commplan.runtime.BufferInFlightException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.PlanBuildException;
@@ -9,6 +10,7 @@ import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.runtime.plan.Schedule;
 import java.lang.AutoCloseable;
+import java.lang.Boolean;
 import java.lang.Override;
 import java.lang.String;
 import java.util.Objects;
@@ -104,6 +106,10 @@ public final class TopPlan implements AutoCloseable {
   public static final class Builder {
     private U64Buffer count;
 
+    private Boolean hostAccessGuard;
+
+    private Boolean fingerprintCheck;
+
     private Builder() {
     }
 
@@ -114,6 +120,26 @@ public final class TopPlan implements AutoCloseable {
      */
     public Builder bindCount(U64Buffer count) {
       this.count = Objects.requireNonNull(count, "count");
+      return this;
+    }
+
+    /**
+     * Turns the read-before-sync guard on or off for this plan (default: on, unless
+     * {@code -Dcommplan.hostAccessGuard=false}): with it on, reading a buffer the plan writes, or writing one it
+     * uses, before {@code stream.synchronize()} throws {@link BufferInFlightException}.
+     */
+    public Builder hostAccessGuard(boolean enabled) {
+      this.hostAccessGuard = enabled;
+      return this;
+    }
+
+    /**
+     * Turns off (or on) the check, in {@link #build}, that every rank built the same plan
+     * (default: on, unless {@code -Dcommplan.plan.fingerprint=false}). The check is a collective: with it on,
+     * every rank must build; turn it off only where some do not.
+     */
+    public Builder fingerprintCheck(boolean check) {
+      this.fingerprintCheck = check;
       return this;
     }
 
@@ -129,6 +155,12 @@ public final class TopPlan implements AutoCloseable {
      */
     public TopPlan build(Communicator comm) {
       PlanBuilder b = new PlanBuilder("Top", comm, 0);
+      if (this.hostAccessGuard != null) {
+        b.hostAccessGuard(this.hostAccessGuard);
+      }
+      if (this.fingerprintCheck != null) {
+        b.fingerprintCheck(this.fingerprintCheck);
+      }
       int count = b.buffer("count", DataType.U64, 1L, "{\"1\"}", this.count);
       b.allReduce(0, count, count, ReduceOp.SUM);
       Plan plan = b.build();

@@ -40,6 +40,7 @@ public final class PlanGenerator {
   private static final ClassName DATA_TYPE = ClassName.get(RUNTIME, "DataType");
   private static final ClassName PLAN_BUILD_EXCEPTION = ClassName.get(RUNTIME, "PlanBuildException");
   private static final ClassName BUFFER_BINDING_EXCEPTION = ClassName.get(RUNTIME, "BufferBindingException");
+  private static final ClassName BUFFER_IN_FLIGHT_EXCEPTION = ClassName.get(RUNTIME, "BufferInFlightException");
   private static final ClassName REDUCE_OP = ClassName.get("dev.commplan.annotations", "ReduceOp");
   private static final ClassName GENERATED = ClassName.get("javax.annotation.processing", "Generated");
   private static final ClassName OBJECTS = ClassName.get("java.util", "Objects");
@@ -191,6 +192,9 @@ public final class PlanGenerator {
       for (BufferSpec b : buffers) {
         bound.put(b.field(), fields.claim(b.field()));
       }
+      // The runtime's per-plan switches; null leaves PlanBuilder's default (its system property).
+      String guard = fields.claim("hostAccessGuard");
+      String fingerprint = fields.claim("fingerprintCheck");
       for (PlanModel.Dim d : plan.dims()) {
         t.addField(FieldSpec.builder(long.class, dimValue.get(d.name()), Modifier.PRIVATE).build());
         t.addField(FieldSpec.builder(boolean.class, dimSet.get(d.name()), Modifier.PRIVATE).build());
@@ -198,6 +202,8 @@ public final class PlanGenerator {
       for (BufferSpec b : buffers) {
         t.addField(FieldSpec.builder(bufferClass(b), bound.get(b.field()), Modifier.PRIVATE).build());
       }
+      t.addField(FieldSpec.builder(Boolean.class, guard, Modifier.PRIVATE).build());
+      t.addField(FieldSpec.builder(Boolean.class, fingerprint, Modifier.PRIVATE).build());
 
       t.addMethod(MethodSpec.constructorBuilder().addModifiers(Modifier.PRIVATE).build());
 
@@ -229,13 +235,35 @@ public final class PlanGenerator {
             .build());
       }
 
-      t.addMethod(buildMethod(dimValue, dimSet, bound, planFieldOf));
+      t.addMethod(MethodSpec.methodBuilder("hostAccessGuard")
+          .addJavadoc("Turns the read-before-sync guard on or off for this plan (default: on, unless\n"
+              + "{@code -D$L=false}): with it on, reading a buffer the plan writes, or writing one it\n"
+              + "uses, before {@code stream.synchronize()} throws {@link $T}.\n",
+              "commplan.hostAccessGuard", BUFFER_IN_FLIGHT_EXCEPTION)
+          .addModifiers(Modifier.PUBLIC)
+          .addParameter(boolean.class, "enabled")
+          .returns(builder)
+          .addStatement("this.$N = enabled", guard)
+          .addStatement("return this")
+          .build());
+      t.addMethod(MethodSpec.methodBuilder("fingerprintCheck")
+          .addJavadoc("Turns off (or on) the check, in {@link #build}, that every rank built the same plan\n"
+              + "(default: on, unless {@code -D$L=false}). The check is a collective: with it on,\n"
+              + "every rank must build; turn it off only where some do not.\n", "commplan.plan.fingerprint")
+          .addModifiers(Modifier.PUBLIC)
+          .addParameter(boolean.class, "check")
+          .returns(builder)
+          .addStatement("this.$N = check", fingerprint)
+          .addStatement("return this")
+          .build());
+
+      t.addMethod(buildMethod(dimValue, dimSet, bound, planFieldOf, guard, fingerprint));
       return t.build();
     }
 
     private MethodSpec buildMethod(
         Map<String, String> dimValue, Map<String, String> dimSet, Map<String, String> bound,
-        Map<String, String> planFieldOf) {
+        Map<String, String> planFieldOf, String guard, String fingerprint) {
       Names locals = new Names();
       String comm = locals.claim("comm");
       Map<String, String> symbol = new HashMap<>();
@@ -266,6 +294,9 @@ public final class PlanGenerator {
           .addParameter(COMMUNICATOR, comm)
           .returns(self);
       m.addStatement("$T $N = new $T($S, $N, $L)", PLAN_BUILDER, pb, PLAN_BUILDER, plan.planName(), comm, plan.fixedRanks());
+      m.beginControlFlow("if (this.$N != null)", guard).addStatement("$N.hostAccessGuard(this.$N)", pb, guard).endControlFlow();
+      m.beginControlFlow("if (this.$N != null)", fingerprint)
+          .addStatement("$N.fingerprintCheck(this.$N)", pb, fingerprint).endControlFlow();
       for (PlanModel.Dim d : plan.dims()) {
         m.addStatement("long $N = $T.requireDim($S, this.$N, this.$N)", symbol.get(d.name()), PLAN_BUILDER, d.name(),
             dimValue.get(d.name()), dimSet.get(d.name()));

@@ -30,7 +30,8 @@ public final class MethodNames {
 
   /** The Builder's own methods and {@code Object}'s. */
   public static final Set<String> BUILDER_METHODS = Set.of(
-      "build", "toString", "hashCode", "equals", "getClass", "wait", "notify", "notifyAll", "clone", "finalize");
+      "build", "hostAccessGuard", "fingerprintCheck", "toString", "hashCode", "equals", "getClass", "wait", "notify",
+      "notifyAll", "clone", "finalize");
 
   private MethodNames() {}
 

@@ -1,0 +1,62 @@
+package dev.commplan.samples;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import dev.commplan.runtime.Backends;
+import dev.commplan.runtime.BufferInFlightException;
+import dev.commplan.runtime.Cluster;
+import dev.commplan.runtime.CommOptions;
+import dev.commplan.runtime.CommPlanException;
+import dev.commplan.runtime.CommTimeoutException;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/** The runtime switches that every generated builder carries: {@code hostAccessGuard}, {@code fingerprintCheck}. */
+class GeneratedBuilderOptionsTest {
+
+  @Test
+  void theGuardIsOnByDefaultAndTheBuilderTurnsItOff() {
+    try (Cluster cluster = Backends.local(2)) {
+      cluster.run(comm -> {
+        try (SeedPlan guarded = SeedPlan.builder().build(comm);
+            SeedPlan unguarded = SeedPlan.builder().hostAccessGuard(false).build(comm)) {
+          guarded.total().set(0, comm.rank() + 1f);
+          guarded.execute(comm.stream());
+          BufferInFlightException e = assertThrows(BufferInFlightException.class, () -> guarded.total().get(0));
+          assertEquals("total", e.field());
+          comm.stream().synchronize();
+          assertEquals(3f, guarded.total().get(0));
+
+          unguarded.total().set(0, comm.rank() + 1f);
+          unguarded.execute(comm.stream());
+          unguarded.total().get(0); // not refused: the guard is off for this plan (the value may be either)
+          comm.stream().synchronize();
+          assertEquals(3f, unguarded.total().get(0));
+        }
+      });
+    }
+  }
+
+  @Test
+  void withTheFingerprintCheckOffOneRankMayBuildAlone() {
+    try (Cluster cluster = Backends.local(2, CommOptions.timeout(Duration.ofSeconds(1)))) {
+      cluster.run(comm -> {
+        if (comm.rank() == 0) {
+          SeedPlan.builder().fingerprintCheck(false).build(comm).close(); // no collective in build
+        }
+      });
+    }
+    // With the check on (the default), building is a collective: the rank that builds alone times out.
+    try (Cluster cluster = Backends.local(2, CommOptions.timeout(Duration.ofSeconds(1)))) {
+      CommPlanException e = assertThrows(CommPlanException.class, () -> cluster.run(comm -> {
+        if (comm.rank() == 0) {
+          SeedPlan.builder().build(comm).close();
+        }
+      }));
+      Throwable cause = e instanceof CommTimeoutException ? e : e.getCause();
+      assertInstanceOf(CommTimeoutException.class, cause, String.valueOf(e));
+    }
+  }
+}
