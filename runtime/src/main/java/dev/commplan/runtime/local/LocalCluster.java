@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The local backend: N ranks as threads of this JVM, no GPU needed. Each rank has a {@link
@@ -55,6 +56,9 @@ public final class LocalCluster implements Cluster {
   private Throwable abortCause; // guarded by state
   private int abortingRank = -1; // guarded by state
   private boolean closed; // guarded by state
+  /** Allocation accounting, for leak tests: this cluster's blocks (and bytes) not yet freed. */
+  private final AtomicLong openBlocks = new AtomicLong();
+  private final AtomicLong openBytes = new AtomicLong();
 
   /**
    * A cluster of {@code ranks} threads with the default options ({@link CommOptions#defaults()}: a
@@ -92,6 +96,26 @@ public final class LocalCluster implements Cluster {
   @Override
   public int size() {
     return ranks;
+  }
+
+  void allocated(long bytes) {
+    openBlocks.incrementAndGet();
+    openBytes.addAndGet(bytes);
+  }
+
+  void freed(long bytes) {
+    openBlocks.decrementAndGet();
+    openBytes.addAndGet(-bytes);
+  }
+
+  /** The blocks of this cluster's ranks not yet freed (0 once the cluster is closed); for leak tests. */
+  long openBlocks() {
+    return openBlocks.get();
+  }
+
+  /** Their bytes. */
+  long openBytes() {
+    return openBytes.get();
   }
 
   @Override

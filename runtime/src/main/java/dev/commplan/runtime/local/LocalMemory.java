@@ -2,7 +2,6 @@ package dev.commplan.runtime.local;
 
 import dev.commplan.runtime.spi.HostMemoryBlock;
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The local backend's device memory: an off-heap block ({@link HostMemoryBlock}: zeroed, aligned to 256
@@ -12,24 +11,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * synchronize()} can see data from before the collective.
  */
 public final class LocalMemory extends HostMemoryBlock<LocalCommunicator> {
-  /** Allocation accounting, for leak tests: blocks and bytes allocated in this JVM and not yet freed. */
-  private static final AtomicLong OPEN_BLOCKS = new AtomicLong();
-  private static final AtomicLong OPEN_BYTES = new AtomicLong();
-
   LocalMemory(LocalCommunicator owner, long bytes) {
     super(owner, bytes);
-    OPEN_BLOCKS.incrementAndGet();
-    OPEN_BYTES.addAndGet(bytes);
-  }
-
-  /** Local blocks allocated in this JVM and not yet freed (allocation accounting, for leak tests). */
-  static long openBlocks() {
-    return OPEN_BLOCKS.get();
-  }
-
-  /** Bytes of the local blocks allocated in this JVM and not yet freed. */
-  static long openBytes() {
-    return OPEN_BYTES.get();
+    owner.cluster().allocated(segment.byteSize());
   }
 
   @Override
@@ -54,7 +38,6 @@ public final class LocalMemory extends HostMemoryBlock<LocalCommunicator> {
 
   private void freeAndCount() {
     free();
-    OPEN_BLOCKS.decrementAndGet();
-    OPEN_BYTES.addAndGet(-segment.byteSize());
+    owner.cluster().freed(segment.byteSize());
   }
 }

@@ -50,18 +50,18 @@ class LocalLifecycleTest {
   void aClosedBufferRefusesEveryAccessAndClosingTwiceIsFine() {
     try (LocalCluster cluster = new LocalCluster(1)) {
       cluster.run(comm -> {
-        long bytesBefore = LocalMemory.openBytes();
+        long bytesBefore = cluster.openBytes();
         F32Buffer f = F32Buffer.allocate(comm, 100);
         BF16Buffer h = BF16Buffer.allocate(comm, 10);
         U8Buffer u = U8Buffer.allocate(comm, 10);
         I64Buffer l = I64Buffer.allocate(comm, 10);
-        assertEquals(bytesBefore + 400 + 20 + 10 + 80, LocalMemory.openBytes());
+        assertEquals(bytesBefore + 400 + 20 + 10 + 80, cluster.openBytes());
         for (Buffer b : List.of(f, h, u, l)) {
           b.close();
           b.close();
           assertTrue(b.isClosed());
         }
-        assertEquals(bytesBefore, LocalMemory.openBytes(), "close frees the native memory");
+        assertEquals(bytesBefore, cluster.openBytes(), "close frees the native memory");
         refused(() -> f.get(0), "F32Buffer[length=100", "closed", "freed");
         refused(() -> f.set(0, 1f), "F32Buffer", "closed");
         refused(() -> f.copyTo(new float[100]), "closed");
@@ -81,16 +81,16 @@ class LocalLifecycleTest {
   void aClosedPlanRefusesToRunItsViewsAreFreedAndClosingTwiceIsFine() {
     try (LocalCluster cluster = new LocalCluster(1)) {
       cluster.run(comm -> {
-        long bytesBefore = LocalMemory.openBytes();
+        long bytesBefore = cluster.openBytes();
         Plan plan = smallPlan(comm);
         F32Buffer x = (F32Buffer) plan.buffer(0);
-        assertTrue(LocalMemory.openBytes() > bytesBefore);
+        assertTrue(cluster.openBytes() > bytesBefore);
         plan.execute(comm.stream());
         comm.stream().synchronize();
         plan.close();
         plan.close();
         assertTrue(plan.isClosed());
-        assertEquals(bytesBefore, LocalMemory.openBytes(), "plan.close() frees the plan-owned memory");
+        assertEquals(bytesBefore, cluster.openBytes(), "plan.close() frees the plan-owned memory");
         refused(() -> plan.execute(comm.stream()), "plan t.Life", "closed");
         refused(() -> plan.executeStep(0, comm.stream()), "plan t.Life", "closed");
         refused(() -> x.get(0), "F32Buffer", "closed", "view");
@@ -109,11 +109,11 @@ class LocalLifecycleTest {
     Plan plan = smallPlan(comm);
     F32Buffer owned = F32Buffer.allocate(comm, 4);
     F32Buffer other = F32Buffer.allocate(comm, 4);
-    long bytesBefore = LocalMemory.openBytes();
+    long bytesBefore = cluster.openBytes();
     comm.close();
     comm.close();
     assertTrue(comm.isClosed());
-    assertTrue(LocalMemory.openBytes() < bytesBefore, "the communicator's blocks are freed");
+    assertTrue(cluster.openBytes() < bytesBefore, "the communicator's blocks are freed");
     assertTrue(owned.isClosed() && plan.buffer(0).isClosed());
     String who = "rank 0";
     refused(() -> comm.allocate(8), "local communicator of rank 0", "closed");
@@ -130,17 +130,18 @@ class LocalLifecycleTest {
 
   @Test
   void aClosedClusterRefusesToRunClosesEverythingAndClosingTwiceIsFine() {
-    long bytesBefore = LocalMemory.openBytes();
     LocalCluster cluster = new LocalCluster(2);
+    long bytesBefore = cluster.openBytes();
+    assertEquals(0, bytesBefore, "a new cluster has allocated nothing");
     List<Communicator> comms = cluster.call(comm -> {
       F32Buffer.allocate(comm, 1000); // left open on purpose: the cluster frees it
       smallPlan(comm); // likewise
       return comm;
     });
-    assertTrue(LocalMemory.openBytes() >= bytesBefore + 2 * 4000);
+    assertTrue(cluster.openBytes() >= bytesBefore + 2 * 4000);
     cluster.close();
     cluster.close();
-    assertEquals(bytesBefore, LocalMemory.openBytes(), "closing the cluster frees all its ranks' memory");
+    assertEquals(bytesBefore, cluster.openBytes(), "closing the cluster frees all its ranks' memory");
     for (Communicator comm : comms) {
       assertTrue(comm.isClosed());
       refused(comm.stream()::synchronize, "stream", "shut down");
