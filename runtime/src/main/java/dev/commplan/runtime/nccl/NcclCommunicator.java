@@ -383,28 +383,32 @@ public final class NcclCommunicator implements Communicator {
     return new CommPlanException(e.getMessage(), e);
   }
 
-  /** Records an operation in the flight recorder; with {@code cudaStream != 0} also its slot's event. */
+  /**
+   * Records an operation in the flight recorder; with {@code cudaStream != 0} also its slot's event (if
+   * step events are on).
+   */
   void record(OperationLabel label, long cudaStream) {
     long seq = recorder.enqueued(label, System.nanoTime());
     int slot = recorder.slot(seq);
     slotHasEvent[slot] = false;
-    if (stepEvents && cudaStream != 0) {
+    if (cudaStream != 0) {
       recordEvent(slot, cudaStream);
     }
   }
 
-  /**
-   * After a user's group: the last recorded operation gets the event (the group's calls finish
-   * together). Only with step events on: otherwise there are no events to record into.
-   */
+  /** After a user's group: the last recorded operation gets the event (the group's calls finish together). */
   private void markLastWithEvent(long cudaStream) {
     long next = recorder.nextSequence();
-    if (stepEvents && next > 0 && cudaStream != 0) {
+    if (next > 0 && cudaStream != 0) {
       recordEvent(recorder.slot(next - 1), cudaStream);
     }
   }
 
+  /** Records the slot's CUDA event on the stream; does nothing with step events off (there are no events). */
   private void recordEvent(int slot, long cudaStream) {
+    if (!stepEvents) {
+      return;
+    }
     int rc = Cuda.cudaEventRecord(slotEvents[slot], cudaStream);
     if (rc != 0) {
       throw Checked.cudaError("cudaEventRecord (flight recorder)", rc);
