@@ -38,18 +38,10 @@ class LocalClusterFailureTest {
   void closeClustersAndCheckThreads() {
     clusters.forEach(LocalCluster::close);
     assertTimeoutPreemptively(GENEROUS, () -> {
-      while (!liveBackendThreads().isEmpty()) {
+      while (!LiveThreads.named("commplan-local-").isEmpty()) {
         Thread.sleep(10); // stopping is prompt; this only waits for threads that are just now exiting
       }
-    }, () -> "backend threads left running: " + liveBackendThreads());
-  }
-
-  private static List<String> liveBackendThreads() {
-    return Thread.getAllStackTraces().keySet().stream()
-        .filter(Thread::isAlive)
-        .map(Thread::getName)
-        .filter(name -> name.startsWith("commplan-local-"))
-        .toList();
+    }, () -> "backend threads left running: " + LiveThreads.named("commplan-local-"));
   }
 
   /** Every message down the cause chain, joined: what a user would read in the stack trace. */

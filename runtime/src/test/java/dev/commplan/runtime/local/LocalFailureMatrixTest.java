@@ -144,10 +144,10 @@ class LocalFailureMatrixTest {
         wall / 1e9, PARALLEL);
 
     assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
-      while (!liveBackendThreads().isEmpty()) {
+      while (!LiveThreads.named("commplan-local-").isEmpty()) {
         Thread.sleep(10);
       }
-    }, () -> "backend threads left running: " + liveBackendThreads());
+    }, () -> "backend threads left running: " + LiveThreads.named("commplan-local-"));
   }
 
   private static boolean namesAFailingRank(Throwable t, Set<Integer> failing) {
@@ -272,13 +272,5 @@ class LocalFailureMatrixTest {
       plan.executeStep(1, stream);
       stream.synchronize();
     }
-  }
-
-  private static List<String> liveBackendThreads() {
-    return Thread.getAllStackTraces().keySet().stream()
-        .filter(Thread::isAlive)
-        .map(Thread::getName)
-        .filter(name -> name.startsWith("commplan-local-"))
-        .toList();
   }
 }

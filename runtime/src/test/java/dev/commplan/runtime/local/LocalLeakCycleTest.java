@@ -27,9 +27,7 @@ class LocalLeakCycleTest {
   private static final int N = 256;
 
   private static long commplanThreads() {
-    return Thread.getAllStackTraces().keySet().stream()
-        .filter(t -> t.isAlive() && t.getName().startsWith("commplan-"))
-        .count();
+    return LiveThreads.named("commplan-").size();
   }
 
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
