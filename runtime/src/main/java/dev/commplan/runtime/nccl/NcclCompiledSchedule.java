@@ -21,8 +21,9 @@ import java.util.Map;
  * treats as a group of one); it allocates nothing on the Java heap (the only
  * objects it makes are exceptions). Inside the group the calls use the {@code critical} downcalls, since
  * NCCL only records them there. After each step's group it records the step in the communicator's flight
- * recorder (a reference to the step's {@link OperationLabel}, made here once) and a CUDA event on the
- * stream (one downcall), which is how a timeout names the step still pending.
+ * recorder (a reference to the step's {@link OperationLabel}, made here once), which is how a timeout
+ * names the step still pending; with {@code -Dcommplan.nccl.stepEvents=true} also a CUDA event on the
+ * stream (one downcall), so that it names exactly which step.
  */
 final class NcclCompiledSchedule implements CompiledSchedule {
   private static final int ALL_REDUCE = 0;
