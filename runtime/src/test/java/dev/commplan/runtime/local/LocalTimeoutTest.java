@@ -60,9 +60,15 @@ class LocalTimeoutTest {
     return plan;
   }
 
+  /**
+   * Ranks 0 and 1 wait at step 1 for rank 2, which never comes. Both start their clocks at about the same
+   * moment, so which of them times out first (and aborts the other) is up to the scheduler: the test takes
+   * the first timeout, whichever rank it came from, and checks everything it says about that rank. The
+   * other waiting rank must end with its own timeout or with the abort, nothing else.
+   */
   @Test
   void theTimeoutNamesPlanStepCollectiveFieldRankAndWhoDidNotArrive() {
-    AtomicReference<CommTimeoutException> seenByRank0 = new AtomicReference<>();
+    AtomicReference<CommTimeoutException> firstTimeout = new AtomicReference<>();
     List<Throwable> others = Collections.synchronizedList(new ArrayList<>());
     try (LocalCluster cluster = new LocalCluster(3, CommOptions.timeout(Duration.ofSeconds(1)))) {
       CommPlanException failure = assertTimeoutPreemptively(Duration.ofSeconds(20), () -> assertThrows(
@@ -77,8 +83,8 @@ class LocalTimeoutTest {
               try {
                 comm.stream().synchronize();
               } catch (CommTimeoutException e) {
-                if (comm.rank() == 0) {
-                  seenByRank0.set(e);
+                if (!firstTimeout.compareAndSet(null, e)) {
+                  others.add(e);
                 }
                 throw e;
               } catch (RuntimeException e) {
@@ -87,24 +93,28 @@ class LocalTimeoutTest {
               }
             }
           })));
-      CommTimeoutException t = seenByRank0.get();
-      assertNotNull(t, () -> "rank 0 should time out itself, got " + failure);
+      CommTimeoutException t = firstTimeout.get();
+      assertNotNull(t, () -> "rank 0 or rank 1 should time out itself, got " + failure);
+      int rank = t.rank();
+      assertTrue(rank == 0 || rank == 1, () -> "only ranks 0 and 1 wait at step 1, not rank " + rank);
       assertEquals("p.Timeouts", t.planName());
       assertEquals(1, t.step());
       assertEquals("all-reduce F32 MAX, count 16", t.collective());
       assertEquals(List.of("y"), t.fields());
-      assertEquals(0, t.rank());
       assertEquals(Duration.ofSeconds(1), t.timeout());
       assertEquals(List.of(2), t.missingRanks());
       String m = t.getMessage();
       for (String part : List.of("plan p.Timeouts, step 1, all-reduce F32 MAX, count 16, fields [y]",
-          "timed out on rank 0 after PT1S", "ranks [0, 1] arrived, ranks [2] did not", "collective #1",
-          "flight record of rank 0", "#0 FINISHED", "#1 STARTED", "the cluster is aborted")) {
+          "timed out on rank " + rank + " after PT1S", "ranks [0, 1] arrived, ranks [2] did not", "collective #1",
+          "flight record of rank " + rank, "#0 FINISHED", "#1 STARTED", "the cluster is aborted")) {
         assertTrue(m.contains(part), () -> "'" + part + "' missing from: " + m);
       }
-      assertTrue(others.isEmpty(), () -> "rank 1 waited at the same collective: its own timeout, not " + others);
+      for (Throwable other : others) {
+        assertTrue(other instanceof CommTimeoutException || other instanceof RankAbortedException,
+            () -> "the other waiting rank ends with its own timeout or the abort, not " + other);
+      }
       assertTrue(cluster.isAborted());
-      System.out.println("[figures] a real timeout, as rank 0 sees it:\n" + t.getMessage());
+      System.out.println("[figures] a real timeout, as rank " + rank + " sees it:\n" + t.getMessage());
     }
   }
 
