@@ -7,7 +7,7 @@ import java.lang.foreign.MemorySegment;
  * The local backend's device memory: an off-heap block ({@link HostMemoryBlock}: zeroed, aligned to 256
  * bytes like {@code cudaMalloc}), freed on {@link #close()} or when its communicator closes.
  *
- * <p>Host copies do not wait for the stream, exactly as the interface says: reading before {@code
+ * <p>Host copies are complete on return and do not wait for the stream, as the interface says: reading before {@code
  * synchronize()} can see data from before the collective.
  */
 public final class LocalMemory extends HostMemoryBlock<LocalCommunicator> {

@@ -8,7 +8,7 @@ import java.lang.foreign.MemorySegment;
  * bytes like {@code cudaMalloc}); MPI reads and writes it through its address. Freed on {@link #close()}
  * or when its communicator closes.
  *
- * <p>Host copies do not wait for the stream, as the interface says: a read before {@code synchronize()}
+ * <p>Host copies are complete on return and do not wait for the stream, as the interface says: a read before {@code synchronize()}
  * can see data from before the collective, or a half-finished one.
  */
 public final class MpiMemory extends HostMemoryBlock<MpiCommunicator> {

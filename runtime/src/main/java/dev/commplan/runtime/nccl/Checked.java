@@ -171,10 +171,6 @@ final class Checked {
     cuda("cudaFree", Cuda.cudaFree(pointer));
   }
 
-  static void cudaMemset(long pointer, int value, long bytes) {
-    cuda("cudaMemset", Cuda.cudaMemset(pointer, value, bytes));
-  }
-
   static long cudaStreamCreateNonBlocking() {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment out = arena.allocate(ADDRESS);

@@ -68,6 +68,9 @@ public final class NcclCommunicator implements Communicator {
   private final int device;
   private final NcclVersion version;
   private final NcclStream stream;
+  /** The stream host copies run on, and the copies themselves (see {@link HostCopies}). */
+  private final long copyStream;
+  private final HostCopies hostCopies;
   private final Set<NcclMemory> live = ConcurrentHashMap.newKeySet();
   private final MemorySegment asyncErrorScratch = Arena.ofAuto().allocate(JAVA_INT);
   /** The cluster's watchdog polls on its own thread, so it has its own out-parameter. */
@@ -129,16 +132,23 @@ public final class NcclCommunicator implements Communicator {
     this.slotHasEvent = new boolean[recorder.capacity()];
     Checked.cudaSetDevice(device);
     long s = Checked.cudaStreamCreateNonBlocking();
+    long copies = 0;
     try {
+      copies = Checked.cudaStreamCreateNonBlocking();
       for (int i = 0; i < slotEvents.length; i++) {
         slotEvents[i] = Checked.cudaEventCreateDisableTiming();
       }
     } catch (RuntimeException e) {
       destroyEvents();
       Cuda.cudaStreamDestroy(s);
+      if (copies != 0) {
+        Cuda.cudaStreamDestroy(copies);
+      }
       throw e;
     }
     this.stream = new NcclStream(this, s, true);
+    this.copyStream = copies;
+    this.hostCopies = new HostCopies(CudaCopyEngine.INSTANCE, device, copies);
   }
 
   /** The options (the timeout) this communicator was made with. */
@@ -195,14 +205,14 @@ public final class NcclCommunicator implements Communicator {
   @Override
   public DeviceMemory allocate(long bytes) {
     ensureUsable();
-    NcclMemory memory = NcclMemory.allocate(this, bytes);
+    NcclMemory memory = NcclMemory.allocate(this, hostCopies, live::remove, bytes);
     live.add(memory);
     return memory;
   }
 
   NcclMemory wrap(long address, long bytes) {
     ensureUsable();
-    NcclMemory memory = new NcclMemory(this, address, bytes, false);
+    NcclMemory memory = new NcclMemory(this, hostCopies, live::remove, address, bytes, false);
     live.add(memory);
     return memory;
   }
@@ -210,10 +220,6 @@ public final class NcclCommunicator implements Communicator {
   NcclStream wrapStream(long cudaStream) {
     ensureUsable();
     return new NcclStream(this, cudaStream, false);
-  }
-
-  void forget(NcclMemory memory) {
-    live.remove(memory);
   }
 
   @Override
@@ -781,6 +787,11 @@ public final class NcclCommunicator implements Communicator {
     }
     try {
       stream.destroy();
+    } catch (RuntimeException e) {
+      failure = add(failure, e);
+    }
+    try {
+      Checked.cudaStreamDestroy(copyStream);
     } catch (RuntimeException e) {
       failure = add(failure, e);
     }

@@ -5,51 +5,52 @@ import dev.commplan.runtime.nccl.internal.Cuda;
 import dev.commplan.runtime.spi.DeviceMemory;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
- * A block of device memory: {@code cudaMalloc}'d and zeroed by {@code cudaMemset} (owned), or a device
- * pointer someone else owns, wrapped by {@link NcclInterop#wrapDevicePointer} (not freed here).
- *
- * <p>Host copies use {@code cudaMemcpy} linked with {@code Linker.Option.critical(true)}, which lets a
- * heap segment (the Java array behind a buffer's {@code copyFrom}/{@code copyTo}) be passed straight to
- * C. The alternative, a native staging buffer, costs a second host copy and an allocation per copy, on
- * top of the staging the CUDA driver already does for pageable memory. The price of critical is that the
- * garbage collector waits while the call runs, so copies go in chunks of {@value #CHUNK_BYTES} bytes
- * (about a millisecond each at pageable-copy speeds): the JVM reaches a safepoint between chunks.
+ * A block of device memory: {@code cudaMalloc}'d and zeroed (owned), or a device pointer someone else
+ * owns, wrapped by {@link NcclInterop#wrapDevicePointer} (not freed here). Host copies and the zeroing go
+ * through the rank's {@link HostCopies}, so each has reached the device when it returns.
  */
 final class NcclMemory implements DeviceMemory {
-  static final long CHUNK_BYTES = 16L << 20;
-
-  private final NcclCommunicator owner;
+  private final Communicator owner;
+  private final HostCopies copies;
+  private final Consumer<NcclMemory> onClose;
   private final long address;
   private final long byteSize;
   private final boolean owned;
   private volatile boolean closed;
 
-  NcclMemory(NcclCommunicator owner, long address, long byteSize, boolean owned) {
-    this.owner = owner;
+  /**
+   * @param onClose told once when the block is closed (the communicator forgets it)
+   */
+  NcclMemory(Communicator owner, HostCopies copies, Consumer<NcclMemory> onClose, long address, long byteSize,
+      boolean owned) {
+    this.owner = Objects.requireNonNull(owner, "owner");
+    this.copies = Objects.requireNonNull(copies, "copies");
+    this.onClose = Objects.requireNonNull(onClose, "onClose");
     this.address = address;
     this.byteSize = byteSize;
     this.owned = owned;
   }
 
-  /** Allocates and zeroes {@code bytes} on {@code owner}'s device. */
-  static NcclMemory allocate(NcclCommunicator owner, long bytes) {
+  /** Allocates {@code bytes} on the copies' device and zeroes them; the zeros are there when it returns. */
+  static NcclMemory allocate(Communicator owner, HostCopies copies, Consumer<NcclMemory> onClose, long bytes) {
     if (bytes < 0) {
       throw new IllegalArgumentException("bytes must be >= 0, was " + bytes);
     }
     if (bytes == 0) {
-      return new NcclMemory(owner, 0, 0, true);
+      return new NcclMemory(owner, copies, onClose, 0, 0, true);
     }
-    owner.useDevice();
+    Checked.cudaSetDevice(copies.device());
     long pointer = Checked.cudaMalloc(bytes);
     try {
-      Checked.cudaMemset(pointer, 0, bytes);
+      copies.zero(pointer, bytes);
     } catch (RuntimeException e) {
       Cuda.cudaFree(pointer);
       throw e;
     }
-    return new NcclMemory(owner, pointer, bytes, true);
+    return new NcclMemory(owner, copies, onClose, pointer, bytes, true);
   }
 
   /** The device address; the block must be open. */
@@ -79,23 +80,16 @@ final class NcclMemory implements DeviceMemory {
     return owner;
   }
 
+  /** Copies from the host; when it returns the bytes are in device memory (see {@link HostCopies}). */
   @Override
   public void copyFromHost(MemorySegment src, long srcOffset, long dstOffset, long bytes) {
     Objects.requireNonNull(src, "src");
     Objects.checkFromIndexSize(srcOffset, bytes, src.byteSize());
     Objects.checkFromIndexSize(dstOffset, bytes, byteSize);
-    long base = address();
-    if (bytes == 0) {
-      return;
-    }
-    owner.useDevice();
-    for (long done = 0; done < bytes; done += CHUNK_BYTES) {
-      long n = Math.min(CHUNK_BYTES, bytes - done);
-      Checked.cuda("cudaMemcpy", Cuda.cudaMemcpy(MemorySegment.ofAddress(base + dstOffset + done),
-          src.asSlice(srcOffset + done, n), n, Cuda.MEMCPY_HOST_TO_DEVICE));
-    }
+    copies.write(address() + dstOffset, src, srcOffset, bytes);
   }
 
+  /** Copies to the host; when it returns {@code dst} holds the device's bytes (see {@link HostCopies}). */
   @Override
   public void copyToHost(long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
     Objects.requireNonNull(dst, "dst");
@@ -104,16 +98,7 @@ final class NcclMemory implements DeviceMemory {
     if (dst.isReadOnly()) {
       throw new IllegalArgumentException("dst is read-only");
     }
-    long base = address();
-    if (bytes == 0) {
-      return;
-    }
-    owner.useDevice();
-    for (long done = 0; done < bytes; done += CHUNK_BYTES) {
-      long n = Math.min(CHUNK_BYTES, bytes - done);
-      Checked.cuda("cudaMemcpy", Cuda.cudaMemcpy(dst.asSlice(dstOffset + done, n),
-          MemorySegment.ofAddress(base + srcOffset + done), n, Cuda.MEMCPY_DEVICE_TO_HOST));
-    }
+    copies.read(address() + srcOffset, dst, dstOffset, bytes);
   }
 
   @Override
@@ -129,9 +114,9 @@ final class NcclMemory implements DeviceMemory {
       }
       closed = true;
     }
-    owner.forget(this);
+    onClose.accept(this);
     if (owned && address != 0) {
-      owner.useDeviceQuietly();
+      Cuda.cudaSetDevice(copies.device());
       Checked.cudaFree(address);
     }
   }
@@ -139,6 +124,6 @@ final class NcclMemory implements DeviceMemory {
   @Override
   public String toString() {
     return (owned ? "NcclMemory" : "NcclMemory(wrapped)") + "[" + byteSize + " bytes at 0x"
-        + Long.toHexString(address) + ", rank " + owner.rank() + ", device " + owner.device() + "]";
+        + Long.toHexString(address) + ", rank " + owner.rank() + ", device " + copies.device() + "]";
   }
 }

@@ -18,12 +18,18 @@ public interface DeviceMemory extends AutoCloseable {
 
   /**
    * Copies {@code bytes} from host memory {@code src} (heap or native) at {@code srcOffset} into this
-   * block at {@code dstOffset}. Does not wait for streams: like {@code cudaMemcpy} from the host, it is
-   * the caller's job to synchronize first.
+   * block at {@code dstOffset}. Complete on return: every device operation enqueued after it, on any
+   * stream of the owner, sees the new bytes (on a GPU that takes more than {@code cudaMemcpy}, whose DMA
+   * may still be in flight when it returns). It does not wait for collectives still running on a stream:
+   * writing memory such work uses is the caller's mistake (plans refuse it, {@code BufferInFlightException}).
    */
   void copyFromHost(MemorySegment src, long srcOffset, long dstOffset, long bytes);
 
-  /** Copies {@code bytes} of this block at {@code srcOffset} into host memory {@code dst} at {@code dstOffset}. */
+  /**
+   * Copies {@code bytes} of this block at {@code srcOffset} into host memory {@code dst} at {@code
+   * dstOffset}. Complete on return, and sees what every device operation that finished before the call
+   * wrote (synchronize the stream of a collective before reading what it writes).
+   */
   void copyToHost(long srcOffset, MemorySegment dst, long dstOffset, long bytes);
 
   /** Whether {@link #close()} has been called. */

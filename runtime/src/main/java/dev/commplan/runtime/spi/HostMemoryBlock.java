@@ -11,8 +11,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * all touch it), zeroed, aligned to 256 bytes like {@code cudaMalloc}. Subclasses decide what freeing
  * involves ({@link #close()}); this class holds the block, the host copies and the closed state.
  *
- * <p>Host copies do not wait for the stream, exactly as {@link DeviceMemory} says: a read before {@code
- * synchronize()} can see data from before the collective.
+ * <p>Host copies are plain memory copies on the calling thread, so they are complete on return, as
+ * {@link DeviceMemory} requires; the backend's worker or MPI sees them through the happens-before of the
+ * enqueue that follows (a lock, or program order on the rank's thread). They do not wait for the stream,
+ * exactly as {@link DeviceMemory} says: a read before {@code synchronize()} can see data from before the
+ * collective.
  *
  * @param <C> the owning backend's communicator type
  */

@@ -165,7 +165,7 @@ class NcclBackendGpuTest {
   @Test
   void allocationIsZeroedAndCopiesRoundTripInChunks() {
     onRank(c -> {
-      int n = (int) (NcclMemory.CHUNK_BYTES / 4 * 2 + 12345); // more than two chunks
+      int n = (int) (HostCopies.CHUNK_BYTES / 4 * 2 + 12345); // more than two chunks
       try (F32Buffer b = F32Buffer.allocate(c, n)) {
         float[] back = b.toArray();
         for (float f : back) {

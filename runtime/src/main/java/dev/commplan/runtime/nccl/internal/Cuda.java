@@ -16,9 +16,11 @@ import java.util.List;
  * with {@code invokeExact}. Each returns the {@code cudaError_t} as an int, unchecked.
  *
  * <p>Device pointers, {@code cudaStream_t} and {@code cudaEvent_t} are passed as {@code long} (same
- * register on the 64-bit Linux ABIs); out-parameters are {@code MemorySegment}s. {@link #cudaMemcpy} is
- * linked with {@link Linker.Option#critical(boolean) critical(true)} so that it accepts heap segments
- * (Java arrays) directly: see {@code NcclMemory} for why.
+ * register on the 64-bit Linux ABIs); out-parameters are {@code MemorySegment}s. {@link #cudaMemcpyAsync}
+ * is linked with {@link Linker.Option#critical(boolean) critical(true)} so that it accepts heap segments
+ * (Java arrays) directly: see {@code HostCopies} for why. There is no binding of the legacy-stream
+ * {@code cudaMemcpy} or {@code cudaMemset} on purpose: work on the legacy stream is not ordered with the
+ * non-blocking streams collectives run on ({@code HostCopies} says what is used instead).
  *
  * <p>Internal: not part of CommPlan's API.
  */
@@ -41,8 +43,8 @@ public final class Cuda {
   public static final int EVENT_DISABLE_TIMING = 0x02;
 
   static final List<String> FUNCTIONS = List.of(
-      "cudaGetDeviceCount", "cudaSetDevice", "cudaGetDevice", "cudaMalloc", "cudaFree", "cudaMemcpy",
-      "cudaMemcpyAsync", "cudaMemset", "cudaStreamCreateWithFlags", "cudaStreamSynchronize",
+      "cudaGetDeviceCount", "cudaSetDevice", "cudaGetDevice", "cudaMalloc", "cudaFree",
+      "cudaMemcpyAsync", "cudaMemsetAsync", "cudaStreamCreateWithFlags", "cudaStreamSynchronize",
       "cudaStreamDestroy", "cudaStreamQuery", "cudaEventCreate", "cudaEventCreateWithFlags", "cudaEventRecord",
       "cudaEventQuery", "cudaEventSynchronize", "cudaEventElapsedTime", "cudaEventDestroy", "cudaGetErrorString", "cudaGetErrorName",
       "cudaDriverGetVersion", "cudaRuntimeGetVersion", "cudaGetLastError");
@@ -123,34 +125,21 @@ public final class Cuda {
     }
   }
 
-  private static final class cudaMemcpy {
-    static final MethodHandle H = handle("cudaMemcpy",
-        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT), Linker.Option.critical(true));
-  }
-
-  /**
-   * {@code cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)}.
-   * Linked critical with heap access: {@code dst} or {@code src} may be a heap segment. The garbage
-   * collector waits while it runs, so callers keep each call short (bounded chunks).
-   */
-  public static int cudaMemcpy(MemorySegment dst, MemorySegment src, long count, int kind) {
-    try {
-      return (int) cudaMemcpy.H.invokeExact(dst, src, count, kind);
-    } catch (Throwable t) {
-      throw Nccl.unreachable(t);
-    }
-  }
-
   private static final class cudaMemcpyAsync {
     static final MethodHandle H = handle("cudaMemcpyAsync",
-        FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_LONG));
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_LONG),
+        Linker.Option.critical(true));
   }
 
   /**
    * {@code cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
-   * cudaStream_t stream)}, for device-to-device copies (both pointers device addresses).
+   * cudaStream_t stream)}. Linked critical with heap access: the host side may be a heap segment (a Java
+   * array), device addresses are passed as {@code MemorySegment.ofAddress}. The garbage collector waits
+   * while it runs, so callers keep each call short (bounded chunks). For pageable host memory CUDA stages
+   * the bytes before it returns, so the array is not read after the call; see {@code HostCopies} for
+   * when the device has them.
    */
-  public static int cudaMemcpyAsync(long dst, long src, long count, int kind, long stream) {
+  public static int cudaMemcpyAsync(MemorySegment dst, MemorySegment src, long count, int kind, long stream) {
     try {
       return (int) cudaMemcpyAsync.H.invokeExact(dst, src, count, kind, stream);
     } catch (Throwable t) {
@@ -158,15 +147,15 @@ public final class Cuda {
     }
   }
 
-  private static final class cudaMemset {
+  private static final class cudaMemsetAsync {
     static final MethodHandle H =
-        handle("cudaMemset", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_LONG));
+        handle("cudaMemsetAsync", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG));
   }
 
-  /** {@code cudaError_t cudaMemset(void *devPtr, int value, size_t count)} */
-  public static int cudaMemset(long devPtr, int value, long count) {
+  /** {@code cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)} */
+  public static int cudaMemsetAsync(long devPtr, int value, long count, long stream) {
     try {
-      return (int) cudaMemset.H.invokeExact(devPtr, value, count);
+      return (int) cudaMemsetAsync.H.invokeExact(devPtr, value, count, stream);
     } catch (Throwable t) {
       throw Nccl.unreachable(t);
     }
