@@ -222,13 +222,13 @@ public abstract sealed class Buffer implements AutoCloseable
 
   /**
    * Fills the whole buffer with copies of {@code pattern}, a host segment holding {@code patternElements}
-   * elements that all have the fill value (copied repeatedly, so a large buffer needs no large array).
+   * elements that all have the fill value (repeated by the memory, so a large buffer needs no large array).
    */
   final void fillWith(MemorySegment pattern, int patternElements) {
     checkOpen();
-    for (long index = 0; index < length; index += patternElements) {
-      writeElements(index, pattern, 0, Math.min(patternElements, length - index));
-    }
+    hostAccessGuard.checkHostWrite(this);
+    int size = dataType().byteSize();
+    memory.fill(byteOffset, length * size, pattern.asSlice(0, (long) patternElements * size));
   }
 
   /** Elements in the host-side pattern {@code fill} copies: enough to be fast, small enough to be cheap. */

@@ -64,6 +64,9 @@ public final class OrderingStress {
   private byte[] u8Scratch = new byte[0];
   private long wrongElements;
   private final TreeMap<String, long[]> tally = new TreeMap<>();
+  /** Nanoseconds per phase of the cycles: set-up (plan build, views), host writes, execute and synchronize, read and check, plan close. */
+  private final long[] phaseNanos = new long[5];
+  private static final String[] PHASES = {"set-up", "write", "execute+sync", "read+check", "close"};
 
   public OrderingStress(Communicator comm, Resources resources, Config config) {
     this.comm = comm;
@@ -94,7 +97,7 @@ public final class OrderingStress {
       NamedStream stream = streams.get(random.nextInt(streams.size()));
       Pool pool = pools.get(random.nextInt(pools.size()));
       long bytes = size(random, huge < config.hugeCycles());
-      if (bytes > (32L << 20)) {
+      if (bytes > (32L << 20) + 64) { // beyond two chunks' boundary sizes
         huge++;
       }
       long count = Math.max(1, bytes / type.byteSize());
@@ -112,33 +115,43 @@ public final class OrderingStress {
       long[] t = tally.computeIfAbsent(key, k -> new long[2]);
       t[0]++;
       t[1] += wrongElements - wrongBefore;
+      if (rank == 0 && config.cycles() >= 10_000 && (cycle + 1) % (config.cycles() / 10) == 0) {
+        System.out.printf(Locale.ROOT, "[progress] %d of %d cycles, %.0f s, wrong elements so far %d%n", cycle + 1,
+            config.cycles(), (System.nanoTime() - t0) / 1e9, wrongElements);
+        System.out.flush(); // a run cut short by its time limit still shows how far it got
+      }
     }
     double seconds = (System.nanoTime() - t0) / 1e9;
     StringBuilder out = new StringBuilder(String.format(Locale.ROOT,
         "[figures] ordering stress on %s: %d cycles on %d rank(s), seed %d, %.2f GiB written and read, %d cycles over"
             + " 32 MiB, %.1f s; wrong elements on rank %d: %d%n", comm.backendName(), config.cycles(), n,
         config.seed(), bytesMoved / (double) (1L << 30), huge, seconds, rank, wrongElements));
+    out.append("  time per phase:");
+    for (int i = 0; i < PHASES.length; i++) {
+      out.append(String.format(Locale.ROOT, " %s %.1f s", PHASES[i], phaseNanos[i] / 1e9));
+    }
+    out.append(String.format(Locale.ROOT, "%n"));
     tally.forEach((k, v) -> out.append(String.format(Locale.ROOT, "  %s  cycles %6d  wrong %d%n", k, v[0], v[1])));
     return out.toString();
   }
 
   /**
-   * Bytes of one side: mostly small (4 B .. 64 KiB), many medium (up to 2 MiB, then 2 .. 8 MiB, where
-   * the H200 lost writes most often before issue 15), some within 64 bytes of one or two times {@link
+   * Bytes of one side: mostly small (4 B .. 64 KiB), many medium (up to 1 MiB, then 1 .. 8 MiB, where
+   * the H200 lost writes most often before issue 15), 3% within 64 bytes of one or two times {@link
    * Config#chunkBytes()}, and a few large ones (8 .. 32 MiB, or up to {@link Config#maxBytes()} while
    * {@code hugeAllowed}).
    */
   private long size(SplittableRandom random, boolean hugeAllowed) {
     int pick = random.nextInt(100);
     long bytes;
-    if (pick < 56) {
+    if (pick < 64) {
       bytes = 4L << random.nextInt(15); // 4 B .. 64 KiB, powers of two ...
       bytes += random.nextInt(3) == 0 ? random.nextLong(bytes) : 0; // ... and between them
-    } else if (pick < 84) {
-      bytes = (64L << 10) + random.nextLong(2L << 20);
-    } else if (pick < 93) {
-      bytes = (2L << 20) + random.nextLong(6L << 20);
-    } else if (pick < 98) {
+    } else if (pick < 91) {
+      bytes = (64L << 10) + random.nextLong(1L << 20);
+    } else if (pick < 96) {
+      bytes = (1L << 20) + random.nextLong(7L << 20);
+    } else if (pick < 99) {
       long k = random.nextInt(4) == 0 ? 2 : 1;
       bytes = k * config.chunkBytes() + random.nextInt(129) - 64;
     } else if (hugeAllowed && random.nextInt(4) == 0) {
@@ -155,6 +168,7 @@ public final class OrderingStress {
     int t = type == DataType.F32 ? 0 : 1;
     long sendCount = op == Op.REDUCE_SCATTER ? count * n : count;
     long recvCount = op == Op.ALL_GATHER ? count * n : count;
+    long t0 = System.nanoTime();
     Plan plan = null;
     Buffer send;
     Buffer recv;
@@ -192,12 +206,16 @@ public final class OrderingStress {
         }
       }
     }
+    long t1 = System.nanoTime();
+    phaseNanos[0] += t1 - t0;
     try {
       // 1. host writes: poison what the collective must overwrite, then this cycle's inputs
       if (!inPlace || op == Op.ALL_GATHER) {
         fill(inPlace ? whole : recv, writeHow);
       }
       write(send, cycle, rank, writeHow);
+      long t2 = System.nanoTime();
+      phaseNanos[1] += t2 - t1;
       // 2. at once: the collective
       if (plan != null) {
         plan.execute(stream);
@@ -206,12 +224,17 @@ public final class OrderingStress {
       }
       // 3. synchronize that stream, then read at once and check
       stream.synchronize();
+      long t3 = System.nanoTime();
+      phaseNanos[2] += t3 - t2;
       wrongElements += check(op, recv, cycle, count, root, readHow);
+      phaseNanos[3] += System.nanoTime() - t3;
       return send.byteSize() + recv.byteSize();
     } finally {
+      long t4 = System.nanoTime();
       if (plan != null) {
         plan.close();
       }
+      phaseNanos[4] += System.nanoTime() - t4;
     }
   }
 

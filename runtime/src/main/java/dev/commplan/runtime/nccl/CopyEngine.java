@@ -18,6 +18,9 @@ interface CopyEngine {
   /** {@code cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream)}; {@code dst} may be on the heap. */
   void copyToHost(MemorySegment dst, long src, long bytes, long stream);
 
+  /** {@code cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream)}. */
+  void copyOnDevice(long dst, long src, long bytes, long stream);
+
   /** {@code cudaMemsetAsync(dst, value, bytes, stream)}. */
   void memset(long dst, int value, long bytes, long stream);
 

@@ -27,6 +27,12 @@ final class CudaCopyEngine implements CopyEngine {
   }
 
   @Override
+  public void copyOnDevice(long dst, long src, long bytes, long stream) {
+    Checked.cuda("cudaMemcpyAsync (device to device)", Cuda.cudaMemcpyAsync(
+        MemorySegment.ofAddress(dst), MemorySegment.ofAddress(src), bytes, Cuda.MEMCPY_DEVICE_TO_DEVICE, stream));
+  }
+
+  @Override
   public void memset(long dst, int value, long bytes, long stream) {
     Checked.cuda("cudaMemsetAsync", Cuda.cudaMemsetAsync(dst, value, bytes, stream));
   }

@@ -100,6 +100,34 @@ final class HostCopies {
     engine.synchronize(stream); // to pinned host memory the copy is asynchronous: wait for it either way
   }
 
+  /**
+   * Fills {@code bytes} of device memory at {@code dst} with repeated copies of the host {@code pattern};
+   * done on return. The pattern crosses once; the device then doubles what it holds (stream order makes
+   * each device-to-device copy read the bytes the one before it wrote), so a large fill costs a few
+   * calls and one synchronize, not one host copy per pattern.
+   */
+  void fill(long dst, MemorySegment pattern, long bytes) {
+    if (bytes == 0) {
+      return;
+    }
+    engine.setDevice(device);
+    try {
+      long first = Math.min(pattern.byteSize(), bytes);
+      for (long done = 0; done < first; done += chunkBytes) {
+        long n = Math.min(chunkBytes, first - done);
+        engine.copyToDevice(dst + done, pattern.asSlice(done, n), n, stream);
+      }
+      for (long filled = first; filled < bytes; ) {
+        long n = Math.min(filled, bytes - filled);
+        engine.copyOnDevice(dst + filled, dst, n, stream);
+        filled += n;
+      }
+    } catch (RuntimeException e) {
+      throw drained(e);
+    }
+    engine.synchronize(stream);
+  }
+
   /** Sets {@code bytes} of device memory at {@code dst} to zero; done on return. */
   void zero(long dst, long bytes) {
     if (bytes == 0) {

@@ -101,6 +101,17 @@ final class NcclMemory implements DeviceMemory {
     copies.read(address() + srcOffset, dst, dstOffset, bytes);
   }
 
+  /** Fills from a host pattern, doubling it on the device; done on return (see {@link HostCopies#fill}). */
+  @Override
+  public void fill(long dstOffset, long bytes, MemorySegment pattern) {
+    Objects.requireNonNull(pattern, "pattern");
+    Objects.checkFromIndexSize(dstOffset, bytes, byteSize);
+    if (pattern.byteSize() == 0 && bytes > 0) {
+      throw new IllegalArgumentException("an empty pattern cannot fill " + bytes + " bytes");
+    }
+    copies.fill(address() + dstOffset, pattern, bytes);
+  }
+
   @Override
   public boolean isClosed() {
     return closed;

@@ -32,6 +32,22 @@ public interface DeviceMemory extends AutoCloseable {
    */
   void copyToHost(long srcOffset, MemorySegment dst, long dstOffset, long bytes);
 
+  /**
+   * Fills {@code bytes} of this block from {@code dstOffset} with repeated copies of the host memory
+   * {@code pattern} (the last copy cut short where {@code bytes} ends). Complete on return, like {@link
+   * #copyFromHost}. The default copies the pattern again and again; a GPU backend copies it once and
+   * doubles it on the device.
+   */
+  default void fill(long dstOffset, long bytes, MemorySegment pattern) {
+    long size = pattern.byteSize();
+    if (size == 0 && bytes > 0) {
+      throw new IllegalArgumentException("an empty pattern cannot fill " + bytes + " bytes");
+    }
+    for (long done = 0; done < bytes; done += size) {
+      copyFromHost(pattern, 0, dstOffset + done, Math.min(size, bytes - done));
+    }
+  }
+
   /** Whether {@link #close()} has been called. */
   boolean isClosed();
 

@@ -100,6 +100,27 @@ class HostCopiesOrderingTest {
   }
 
   @Test
+  void aFillIsInDeviceMemoryWhenItReturns() {
+    LateDmaDevice device = new LateDmaDevice(DEVICE, MEMORY);
+    HostCopies copies = new HostCopies(device, DEVICE, COPY_STREAM, CHUNK);
+    SplittableRandom random = new SplittableRandom(7);
+    for (int size : sizes()) {
+      for (int patternSize : new int[] {1, 3, 4, 8, (int) CHUNK, (int) CHUNK + 5, 3 * (int) CHUNK}) {
+        long at = LateDmaDevice.BASE + random.nextInt(MEMORY - size + 1);
+        byte[] pattern = randomBytes(random, patternSize);
+        device.collectiveWrites(at, new byte[size]);
+        copies.fill(at, MemorySegment.ofArray(pattern), size);
+        byte[] expected = new byte[size];
+        for (int i = 0; i < size; i++) {
+          expected[i] = pattern[i % patternSize];
+        }
+        assertArrayEquals(expected, device.collectiveReads(at, size), () -> size + " bytes of a " + patternSize + "-byte pattern");
+        assertEquals(0, device.pending(COPY_STREAM));
+      }
+    }
+  }
+
+  @Test
   void aReadReturnsWhatDeviceMemoryHolds() {
     LateDmaDevice device = new LateDmaDevice(DEVICE, MEMORY);
     HostCopies copies = new HostCopies(device, DEVICE, COPY_STREAM, CHUNK);

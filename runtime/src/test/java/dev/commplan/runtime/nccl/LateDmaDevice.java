@@ -16,7 +16,8 @@ import java.util.Map;
  *   <li>A copy from (pageable) host memory is staged at the call, then waits in its stream's queue: the
  *       device memory changes only when something waits for that stream ({@link #synchronize}, or a
  *       later copy to the host on the same stream, which runs in stream order).
- *   <li>A memset waits in its stream's queue the same way.
+ *   <li>A memset, and a device-to-device copy, wait in their stream's queue the same way (the copy reads
+ *       its source when it runs, after what was queued before it).
  *   <li>A copy to the host "returns only once the copy has completed", after the work before it in its
  *       stream.
  *   <li>A collective enqueued on another non-blocking stream starts at once and reads device memory as it
@@ -91,6 +92,14 @@ final class LateDmaDevice implements CopyEngine {
     drain(stream); // stream order: the work queued before it comes first
     int from = offset(src, bytes);
     MemorySegment.copy(MemorySegment.ofArray(memory), JAVA_BYTE, from, dst, JAVA_BYTE, 0, bytes);
+  }
+
+  @Override
+  public void copyOnDevice(long dst, long src, long bytes, long stream) {
+    checkDevice();
+    int to = offset(dst, bytes);
+    int from = offset(src, bytes);
+    queue(stream, () -> System.arraycopy(memory, from, memory, to, (int) bytes)); // reads memory when it runs
   }
 
   @Override
