@@ -12,6 +12,11 @@ import java.util.Objects;
  * by other CUDA code (a framework's tensors, its streams). Nothing here owns what it wraps: closing the
  * wrapper never frees the pointer or destroys the stream, and the caller keeps them alive for as long as
  * the wrapper is used.
+ *
+ * <p>Ordering (docs/dsl.md, "Ordering of host access and collectives"): CommPlan's host copies into and
+ * out of wrapped memory are complete when they return, as for its own memory; what other CUDA code
+ * writes on its own stream is ordered by that stream, so synchronize it first or enqueue the collective
+ * on it ({@link #wrapStream}), where CUDA's stream order applies.
  */
 public final class NcclInterop {
   private NcclInterop() {}
