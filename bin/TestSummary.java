@@ -12,7 +12,8 @@ import org.w3c.dom.NodeList;
 
 /**
  * bin/test's last lines: why tests were skipped, once per test class and reason, read from the Surefire
- * reports this run wrote (TEST-*.xml newer than the stamp file bin/test made before Maven started), then
+ * and Failsafe reports this run wrote (TEST-*.xml newer than the stamp file bin/test made before Maven
+ * started), then
  * the totals as one line: {@code tests: N passed, N failed, N skipped}.
  *
  * <pre>java bin/TestSummary.java STAMP_FILE [ROOT]</pre>
@@ -20,13 +21,16 @@ import org.w3c.dom.NodeList;
  * A single-file program (JEP 330): it runs on the JDK that bin/env.sh selects, with nothing to build.
  */
 public final class TestSummary {
+  /** Surefire's unit tests and failsafe's integration tests (*IT). */
+  private static final List<String> REPORT_DIRS = List.of("surefire-reports", "failsafe-reports");
+
   public static void main(String[] args) throws Exception {
     long since = new File(args[0]).lastModified();
     Path root = Path.of(args.length > 1 ? args[1] : ".");
     List<Path> reports;
     try (Stream<Path> files = Files.find(root, 5, (p, a) -> a.isRegularFile()
         && p.getFileName().toString().startsWith("TEST-") && p.getFileName().toString().endsWith(".xml")
-        && p.getParent() != null && p.getParent().getFileName().toString().equals("surefire-reports")
+        && p.getParent() != null && REPORT_DIRS.contains(p.getParent().getFileName().toString())
         && a.lastModifiedTime().toMillis() >= since)) {
       reports = files.sorted().toList();
     }
