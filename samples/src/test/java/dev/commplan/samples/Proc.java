@@ -60,8 +60,14 @@ record Proc(int status, String out, String err) {
     return Path.of(property("commplan.it.root")).toAbsolutePath().normalize();
   }
 
+  /** The build's local repository; a relative -Dmaven.repo.local is relative to where mvn was started. */
   static Path localRepository() {
-    return Path.of(property("commplan.it.localRepository")).toAbsolutePath().normalize();
+    Path repo = Path.of(property("commplan.it.localRepository"));
+    String started = System.getProperty("commplan.it.executionRoot");
+    if (!repo.isAbsolute() && started != null && !started.isBlank() && !started.startsWith("${")) {
+      repo = Path.of(started).resolve(repo);
+    }
+    return repo.toAbsolutePath().normalize();
   }
 
   /** The mvn that runs this build ({@code maven.home}), else the one on the PATH. */
