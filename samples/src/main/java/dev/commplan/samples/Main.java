@@ -59,6 +59,10 @@ public final class Main {
       out.print(USAGE);
       return 0;
     }
+    if (options.out() != null && !options.sample().equals("ddp")) {
+      // Not an error: bin/gpu-run passes --out to every sample.
+      err.println("note: --out is ddp's (where it draws the loss curve); " + options.sample() + " writes no file");
+    }
     try {
       switch (options.sample()) {
         case "seed" -> {
@@ -169,9 +173,6 @@ public final class Main {
       }
       if (backend.equals("mpi") && !sample.equals("seed")) {
         throw new IllegalArgumentException("--backend mpi runs the seed sample only, not '" + sample + "'");
-      }
-      if (out != null && !sample.equals("ddp")) {
-        throw new IllegalArgumentException("--out is ddp's (where it draws the loss curve); " + sample + " writes no file");
       }
       if (backend.equals("local") && ranks > MAX_LOCAL_RANKS) {
         throw new IllegalArgumentException("--ranks " + ranks + " is more than the local backend runs: at most "
