@@ -123,6 +123,8 @@ final class Args {
         throw new UsageException(what + " must be positive, was " + value);
       }
       return Math.multiplyExact(n, unit);
+    } catch (ArithmeticException e) {
+      throw new UsageException(what + " " + value + " is too large");
     } catch (NumberFormatException e) {
       throw new UsageException(what + " is a size such as 8, 64K, 64M or 1G, not '" + value + "'");
     }
@@ -153,7 +155,7 @@ final class Args {
     }
   }
 
-  /** A mistake on the command line: printed with the usage, exit status 2. */
+  /** A mistake on the command line: one line, exit status 2. */
   static final class UsageException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 

@@ -5,6 +5,7 @@ import dev.commplan.bench.Args.UsageException;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.DataType;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
@@ -44,9 +45,9 @@ public final class BenchMain {
           --in-place             all-reduce in place (default: out of place)
           --plan auto|generated|builder   where the plan comes from (default auto: the generated class
                                  where the case has one, else PlanBuilder)
-          --backend, --ranks, --type, --op, --iters (default 50), --warmup (default 5), --csv as above
+          --backend, --ranks, --type, --op, --iters (default 50), --warmup (default 5), --csv, --quiet as above
         local-target   AllReduce busbw at 64 MiB on 2 and 4 local ranks against a memcpy of the same size
-          --size SIZE --ranks LIST (default 64M, 2,4) --iters N --warmup N --type T
+          --size SIZE --ranks LIST (default 64M, 2,4) --iters N --warmup N --type T --quiet
         plot           SVG plots from CSV files written by sweep and many
           --sweep FILES          comma-separated sweep CSVs: bandwidth against size, one line per series
           --metric busbw|algbw   which bandwidth (default busbw; one rank's busbw is 0, use algbw)
@@ -58,43 +59,91 @@ public final class BenchMain {
                                  is skipped, with the reason, where NCCL cannot run
       """;
 
+  /**
+   * The most ranks the local backend runs here: each local rank is a thread of this one JVM with its own
+   * buffers, and the collectives' work grows with the square of the ranks (see the samples' limit).
+   */
+  static final int MAX_LOCAL_RANKS = 256;
+
+  private static final List<String> COMMANDS = List.of("sweep", "many", "local-target", "plot", "jmh");
+
   private BenchMain() {}
 
   public static void main(String[] args) {
     System.exit(run(args, System.out, System.err));
   }
 
-  /** Runs the command line; returns the exit status (0 ok, 1 failure, 2 usage). */
+  /**
+   * Runs the command line; returns the exit status: 0 ok, 1 a failure while running, 2 a mistake on the
+   * command line (one line on {@code err}, found before any measuring starts).
+   */
   static int run(String[] argv, PrintStream out, PrintStream err) {
-    if (argv.length == 0 || argv[0].equals("-h") || argv[0].equals("--help") || argv[0].equals("help")) {
-      (argv.length == 0 ? err : out).print(USAGE);
-      return argv.length == 0 ? 2 : 0;
+    if (argv.length == 0) {
+      return usageError(err, "name a command: " + String.join(", ", COMMANDS));
+    }
+    if (argv[0].equals("-h") || argv[0].equals("--help") || argv[0].equals("help")) {
+      out.print(USAGE);
+      return 0;
     }
     String command = argv[0];
     List<String> rest = Arrays.asList(argv).subList(1, argv.length);
     try {
       switch (command) {
         case "sweep" -> sweep(Args.parse(rest, Set.of("quiet")), out, err);
-        case "many" -> many(Args.parse(rest, Set.of("in-place")), out);
-        case "local-target" -> localTarget(Args.parse(rest, Set.of()), out, err);
+        case "many" -> many(Args.parse(rest, Set.of("in-place", "quiet")), out, err);
+        case "local-target" -> localTarget(Args.parse(rest, Set.of("quiet")), out, err);
         case "plot" -> plot(Args.parse(rest, Set.of()), out);
         case "jmh" -> {
           return Jmh.run(rest.toArray(String[]::new), out, err);
         }
-        default -> throw new UsageException("unknown command '" + command + "'");
+        default -> throw new UsageException("unknown command '" + command + "': the commands are " + String.join(", ", COMMANDS));
       }
       return 0;
     } catch (UsageException e) {
-      err.println("error: " + e.getMessage());
-      err.print(USAGE);
-      return 2;
+      return usageError(err, e.getMessage());
     } catch (CommPlanException e) {
       err.println("error: " + e.getMessage());
       for (Throwable c = e.getCause(); c != null; c = c.getCause()) {
         err.println("  caused by: " + c);
       }
       return 1;
+    } catch (UncheckedIOException e) {
+      err.println("error: " + e.getMessage() + ": " + Output.reason(e.getCause()));
+      return 1;
     }
+  }
+
+  /** One line, exit status 2. */
+  private static int usageError(PrintStream err, String message) {
+    err.println("error: " + message + " (--help lists the commands and options)");
+    return 2;
+  }
+
+  /** --ranks, at least 1, and at most {@link #MAX_LOCAL_RANKS} on the local backend. */
+  private static int ranks(Args a, String backend) {
+    int ranks = a.integer("ranks", defaultRanks(backend), 1);
+    checkLocalRanks(backend, ranks);
+    return ranks;
+  }
+
+  private static void checkLocalRanks(String backend, int ranks) {
+    if (backend.equals("local") && ranks > MAX_LOCAL_RANKS) {
+      throw new UsageException("--ranks " + ranks + " is more than the local backend runs: at most " + MAX_LOCAL_RANKS
+          + ", since each local rank is a thread of this JVM with its own buffers and the collectives' work grows with"
+          + " the square of the ranks; for more, use --backend nccl");
+    }
+  }
+
+  /** Opens --csv before any work, so that an unwritable path is a one-line usage error, not a failure at the end. */
+  private static Csv openCsv(String path) {
+    if (path == null) {
+      return null;
+    }
+    String why = Output.whyNotWritable(Path.of(path));
+    if (why != null) {
+      throw new UsageException("cannot write --csv " + path + ": " + why);
+    }
+    return new Csv(Path.of(path));
   }
 
   private static int defaultRanks(String backend) {
@@ -103,7 +152,7 @@ public final class BenchMain {
 
   private static void sweep(Args a, PrintStream out, PrintStream err) {
     String backend = a.backend();
-    int ranks = a.integer("ranks", defaultRanks(backend), 1);
+    int ranks = ranks(a, backend);
     List<Coll> colls = Coll.parseList(a.string("coll", "all"));
     DataType type = a.dataType("float");
     ReduceOp op = a.op("sum");
@@ -123,15 +172,15 @@ public final class BenchMain {
     if (root >= ranks) {
       throw new UsageException("--root " + root + " is not a rank of " + ranks);
     }
-    try (Csv csv = Csv.openOrNull(csvPath)) {
+    try (Csv csv = openCsv(csvPath)) {
       Sweep.run(new Sweep.Config(backend, ranks, colls, type, op, root, min, max, factor, iters, warmup, check, quiet),
           out, err, csv);
     }
   }
 
-  private static void many(Args a, PrintStream out) {
+  private static void many(Args a, PrintStream out, PrintStream err) {
     String backend = a.backend();
-    int ranks = a.integer("ranks", defaultRanks(backend), 1);
+    int ranks = ranks(a, backend);
     String model = a.string("model", null);
     int buffers = a.integer("buffers", PlanSources.K, 1);
     long count = a.size("count", "256");
@@ -155,9 +204,11 @@ public final class BenchMain {
       default -> throw new UsageException("--plan is auto, generated or builder");
     };
     String csvPath = a.string("csv", null);
+    boolean quiet = a.flag("quiet");
     a.finish();
-    try (Csv csv = Csv.openOrNull(csvPath)) {
-      ManyBuffers.run(new ManyBuffers.Config(backend, ranks, theCase, type, op, inPlace, iters, warmup, source), out, csv);
+    try (Csv csv = openCsv(csvPath)) {
+      ManyBuffers.run(new ManyBuffers.Config(backend, ranks, theCase, type, op, inPlace, iters, warmup, source, quiet),
+          out, err, csv);
     }
   }
 
@@ -167,8 +218,12 @@ public final class BenchMain {
     int iters = a.integer("iters", 20, 1);
     int warmup = a.integer("warmup", 5, 0);
     DataType type = a.dataType("float");
+    boolean quiet = a.flag("quiet");
     a.finish();
-    LocalTarget.run(size, ranks, type, iters, warmup, out, err);
+    for (int r : ranks) {
+      checkLocalRanks("local", r);
+    }
+    LocalTarget.run(size, ranks, type, iters, warmup, out, quiet ? null : err);
   }
 
   private static void plot(Args a, PrintStream out) {
@@ -182,24 +237,67 @@ public final class BenchMain {
     if (sweep == null && many == null) {
       throw new UsageException("plot needs --sweep FILES, --many FILES or both");
     }
-    if (sweep != null) {
-      Set<String> placements = switch (placement) {
-        case "both" -> Set.of("out", "in");
-        case "out", "in" -> Set.of(placement);
-        default -> throw new UsageException("--placement must be out, in or both, not " + placement);
-      };
-      Path file = dir.resolve(name != null ? name : metric + ".svg");
-      SvgPlot.bandwidth(paths(sweep), file, metric, placements);
-      out.println("wrote " + file);
+    if (!metric.equals("busbw") && !metric.equals("algbw")) {
+      throw new UsageException("--metric is busbw or algbw, not '" + metric + "'");
+    }
+    Set<String> placements = switch (placement) {
+      case "both" -> Set.of("out", "in");
+      case "out", "in" -> Set.of(placement);
+      default -> throw new UsageException("--placement is out, in or both, not '" + placement + "'");
+    };
+    List<Path> sweeps = sweep == null ? List.of() : paths("--sweep", sweep);
+    List<Path> manys = many == null ? List.of() : paths("--many", many);
+    Path sweepFile = dir.resolve(name != null ? name : metric + ".svg");
+    Path manyFile = dir.resolve("many-buffers.svg");
+    for (Path file : sweep != null ? List.of(sweepFile) : List.<Path>of()) {
+      String why = Output.whyNotWritable(file);
+      if (why != null) {
+        throw new UsageException("cannot write " + file + ": " + why);
+      }
     }
     if (many != null) {
-      Path file = dir.resolve("many-buffers.svg");
-      SvgPlot.manyBuffers(paths(many), file);
-      out.println("wrote " + file);
+      String why = Output.whyNotWritable(manyFile);
+      if (why != null) {
+        throw new UsageException("cannot write " + manyFile + ": " + why);
+      }
+    }
+    try {
+      if (sweep != null) {
+        SvgPlot.bandwidth(sweeps, sweepFile, metric, placements);
+        out.println("wrote " + sweepFile);
+      }
+      if (many != null) {
+        SvgPlot.manyBuffers(manys, manyFile);
+        out.println("wrote " + manyFile);
+      }
+    } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
+      // A CSV that is not one of ours, or has nothing to plot: say which, in one line.
+      throw new CommPlanException("cannot plot: " + e.getMessage());
     }
   }
 
-  private static List<Path> paths(String list) {
-    return Arrays.stream(list.split(",")).map(String::trim).map(Path::of).toList();
+  /** Comma-separated files, each of which must exist and be readable. */
+  private static List<Path> paths(String option, String list) {
+    List<Path> paths = new java.util.ArrayList<>();
+    for (String part : list.split(",")) {
+      if (part.isBlank()) {
+        continue;
+      }
+      Path p;
+      try {
+        p = Path.of(part.trim());
+      } catch (java.nio.file.InvalidPathException e) {
+        throw new UsageException(option + ": '" + part.trim() + "' is not a file name here");
+      }
+      if (!java.nio.file.Files.isRegularFile(p) || !java.nio.file.Files.isReadable(p)) {
+        throw new UsageException(option + ": cannot read " + p
+            + (java.nio.file.Files.exists(p) ? " (not a readable file)" : " (no such file)"));
+      }
+      paths.add(p);
+    }
+    if (paths.isEmpty()) {
+      throw new UsageException(option + " names no file");
+    }
+    return paths;
   }
 }

@@ -20,16 +20,20 @@ final class LocalTarget {
 
   private LocalTarget() {}
 
+  /** Runs the comparison; {@code progress} (null for none) gets a line per finished part once past 2 s. */
   static void run(long bytes, List<Integer> ranksList, DataType type, int iters, int warmup, PrintStream out,
       PrintStream progress) {
+    long started = System.nanoTime();
     double copySeconds = memcpySeconds(bytes, iters, warmup);
     double copyGBs = bytes / 1e9 / copySeconds;
+    progress(progress, started, "memcpy measured (1/" + (1 + ranksList.size()) + ")");
     List<Line> lines = new ArrayList<>();
     for (int ranks : ranksList) {
       Sweep.Config config = new Sweep.Config("local", ranks, List.of(Coll.ALL_REDUCE), type, ReduceOp.SUM, 0, bytes,
           bytes, 2, iters, warmup, 1, true);
       List<Sweep.Row> rows = Sweep.run(config, out, progress, null);
       lines.add(new Line(ranks, rows.get(0)));
+      progress(progress, started, ranks + (ranks == 1 ? " rank" : " ranks") + " done (" + (1 + lines.size()) + "/" + (1 + ranksList.size()) + ")");
     }
     out.printf(Locale.ROOT, "# local backend target: AllReduce of %s %s (sum), busbw against a memory copy of the same size%n",
         Names.bytes(bytes), Names.of(type));
@@ -43,6 +47,14 @@ final class LocalTarget {
           o.busbw() / copyGBs, i.busbw() / copyGBs, o.wrong() + i.wrong());
     }
     out.flush();
+  }
+
+  private static void progress(PrintStream progress, long started, String what) {
+    double elapsed = (System.nanoTime() - started) / 1e9;
+    if (progress != null && elapsed > 2) {
+      progress.printf(Locale.ROOT, "# progress: %s, %.1f s%n", what, elapsed);
+      progress.flush();
+    }
   }
 
   /** Median seconds of one {@code MemorySegment.copy} of {@code bytes} between two native segments. */

@@ -78,7 +78,12 @@ final class ManyBuffers {
   }
 
   record Config(String backend, int ranks, Case theCase, DataType type, ReduceOp op, boolean inPlace,
-      int iters, int warmup, PlanSource planSource) {}
+      int iters, int warmup, PlanSource planSource, boolean quiet) {
+    Config(String backend, int ranks, Case theCase, DataType type, ReduceOp op, boolean inPlace, int iters, int warmup,
+        PlanSource planSource) {
+      this(backend, ranks, theCase, type, op, inPlace, iters, warmup, planSource, true);
+    }
+  }
 
   /** One way's result: NCCL calls per step, median and minimum time per step (µs), #wrong. */
   record Result(String mode, int calls, double medianUs, double minUs, long wrong) {}
@@ -88,15 +93,28 @@ final class ManyBuffers {
 
   static final List<String> MODES = List.of("separate", "group", "plan", "flat");
 
+  /** Progress lines on stderr, as the sweep's: only after 2 s, then at most one every 5 s within a way (tests set 0). */
+  static volatile double quietForS = 2;
+  static volatile double everyS = 5;
+
   private final Config config;
+  private final PrintStream progress;
+  private final long started = System.nanoTime();
+  private long lastProgress = started;
   private volatile String planDescription = "";
 
-  private ManyBuffers(Config config) {
+  private ManyBuffers(Config config, PrintStream progress) {
     this.config = config;
+    this.progress = progress;
   }
 
   static List<Result> run(Config config, PrintStream out, Csv csv) {
-    ManyBuffers m = new ManyBuffers(config);
+    return run(config, out, null, csv);
+  }
+
+  /** Runs the case; {@code progress} (may be null) gets progress lines unless the config is quiet. */
+  static List<Result> run(Config config, PrintStream out, PrintStream progress, Csv csv) {
+    ManyBuffers m = new ManyBuffers(config, progress);
     RankSync sync = new RankSync(config.ranks());
     List<List<Result>> perRank;
     try (Cluster cluster = Backends.cluster(config.backend(), config.ranks())) {
@@ -128,8 +146,16 @@ final class ManyBuffers {
     long maxPiece = config.theCase().total() * config.type().byteSize();
     try (HostStage stage = new HostStage(maxPiece)) {
       for (String mode : MODES) {
+        if (comm.rank() == 0) {
+          progress(false, mode + " (" + (results.size() + 1) + "/" + MODES.size() + "): allocating and filling");
+        }
         try (Way way = prepare(mode, comm)) {
-          results.add(measure(way, comm, sync, stage));
+          Result result = measure(way, comm, sync, stage);
+          results.add(result);
+          if (comm.rank() == 0) {
+            progress(true, String.format(Locale.ROOT, "%s done (%d/%d): %d call%s, median %.1f us per step",
+                mode, results.size(), MODES.size(), result.calls(), result.calls() == 1 ? "" : "s", result.medianUs()));
+          }
         }
       }
     }
@@ -140,11 +166,17 @@ final class ManyBuffers {
     Stream stream = comm.stream();
     int rank = comm.rank();
     for (int i = 0; i < config.warmup(); i++) {
+      if (rank == 0) {
+        progress(false, way.mode + ": warm-up " + i + "/" + config.warmup());
+      }
       way.issue.accept(stream);
       stream.synchronize();
     }
     double[] us = new double[config.iters()];
     for (int i = 0; i < us.length; i++) {
+      if (rank == 0) {
+        progress(false, way.mode + ": timed run " + i + "/" + us.length);
+      }
       sync.await();
       long t0 = System.nanoTime();
       way.issue.accept(stream);
@@ -175,6 +207,25 @@ final class ManyBuffers {
     }
     wrong = (long) sync.sum(rank, wrong);
     return new Result(way.mode, way.calls, median, min, wrong);
+  }
+
+  /**
+   * A progress line, on rank 0's thread only: {@code # progress: <what>, <elapsed> s}. Nothing in the first
+   * 2 s (short runs stay quiet, as the sweep's do); after that, lines that end a way always, the others
+   * at most every 5 s.
+   */
+  private void progress(boolean milestone, String what) {
+    if (config.quiet() || progress == null) {
+      return;
+    }
+    long now = System.nanoTime();
+    double elapsed = (now - started) / 1e9;
+    if (elapsed < quietForS || (!milestone && (now - lastProgress) / 1e9 < everyS)) {
+      return;
+    }
+    lastProgress = now;
+    progress.printf(Locale.ROOT, "# progress: %s, %.1f s%n", what, elapsed);
+    progress.flush();
   }
 
   static double median(double[] sorted) {

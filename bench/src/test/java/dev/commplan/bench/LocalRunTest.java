@@ -65,9 +65,72 @@ class LocalRunTest {
   }
 
   @Test
-  void commandLineRejectsUnknownOptions() {
+  void everyCommandLineMistakeIsOneLineWithStatusTwoBeforeAnyWork() {
+    String[][] cases = {
+      {}, {"nope"}, {"sweep", "--itres", "3"}, {"sweep", "--iters", "x"}, {"sweep", "--iters", "0"},
+      {"sweep", "--backend", "gloo"}, {"sweep", "--ranks", "100000"}, {"sweep", "--max", "99999999999G"},
+      {"sweep", "--max", "lots"}, {"sweep", "--min", "1K", "--max", "8"}, {"sweep", "--type", "float99"},
+      {"sweep", "--op", "mean"}, {"sweep", "--csv", "/proc/x/sweep.csv"}, {"sweep", "stray"}, {"sweep", "--iters"},
+      {"many", "--model", "gpt3"}, {"many", "--plan", "magic"}, {"many", "--csv", "/proc/x/many.csv"},
+      {"local-target", "--ranks", "2,1000"}, {"local-target", "--ranks", "2,x"},
+      {"plot"}, {"plot", "--sweep", "no-such.csv"}, {"plot", "--many", "no-such.csv"},
+    };
+    for (String[] args : cases) {
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      ByteArrayOutputStream err = new ByteArrayOutputStream();
+      long t0 = System.nanoTime();
+      int status = BenchMain.run(args, sink(out), sink(err));
+      String e = err.toString(StandardCharsets.UTF_8);
+      String what = String.join(" ", args) + " -> " + e;
+      assertEquals(2, status, what);
+      assertEquals("", out.toString(StandardCharsets.UTF_8), what);
+      assertTrue(e.startsWith("error: "), what);
+      assertEquals(1, e.lines().count(), what);
+      assertTrue((System.nanoTime() - t0) / 1e9 < 5, "not up front: " + what);
+    }
     ByteArrayOutputStream err = new ByteArrayOutputStream();
-    assertEquals(2, BenchMain.run(new String[] {"sweep", "--itres", "3"}, sink(new ByteArrayOutputStream()), sink(err)));
+    BenchMain.run(new String[] {"sweep", "--itres", "3"}, sink(new ByteArrayOutputStream()), sink(err));
     assertTrue(err.toString(StandardCharsets.UTF_8).contains("unknown option --itres"));
+    err.reset();
+    BenchMain.run(new String[] {"many", "--ranks", "100000"}, sink(new ByteArrayOutputStream()), sink(err));
+    assertTrue(err.toString(StandardCharsets.UTF_8).contains("at most " + BenchMain.MAX_LOCAL_RANKS), err.toString());
+  }
+
+  @Test
+  void plottingSomethingThatIsNotOurCsvIsOneLineWithStatusOne() throws Exception {
+    Path notOurs = Files.writeString(dir.resolve("other.csv"), "a,b\n1,2\n");
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int status = BenchMain.run(new String[] {"plot", "--sweep", notOurs.toString(), "--out", dir.toString()},
+        sink(new ByteArrayOutputStream()), sink(err));
+    assertEquals(1, status, err.toString(StandardCharsets.UTF_8));
+    assertEquals(1, err.toString(StandardCharsets.UTF_8).lines().count(), err.toString(StandardCharsets.UTF_8));
+  }
+
+  /** Long many-buffers runs say how far they are on stderr (thresholds set to 0 here), unless --quiet. */
+  @Test
+  void manyBuffersShowsProgressUnlessQuiet() {
+    double quietFor = ManyBuffers.quietForS;
+    double every = ManyBuffers.everyS;
+    try {
+      ManyBuffers.quietForS = 0;
+      ManyBuffers.everyS = 0;
+      for (boolean quiet : new boolean[] {false, true}) {
+        ByteArrayOutputStream progress = new ByteArrayOutputStream();
+        ManyBuffers.run(new ManyBuffers.Config("local", 2, ManyBuffers.Case.uniform(3, 8), DataType.F32, ReduceOp.SUM,
+            false, 2, 1, ManyBuffers.PlanSource.AUTO, quiet), sink(new ByteArrayOutputStream()), sink(progress), null);
+        String p = progress.toString(StandardCharsets.UTF_8);
+        if (quiet) {
+          assertEquals("", p);
+        } else {
+          for (int i = 0; i < ManyBuffers.MODES.size(); i++) {
+            assertTrue(p.contains("# progress: " + ManyBuffers.MODES.get(i) + " done (" + (i + 1) + "/4): "), p);
+          }
+          assertTrue(p.contains("# progress: plan: timed run 1/2, "), p);
+        }
+      }
+    } finally {
+      ManyBuffers.quietForS = quietFor;
+      ManyBuffers.everyS = every;
+    }
   }
 }

@@ -2,7 +2,10 @@ package dev.commplan.samples;
 
 import dev.commplan.runtime.CommPlanException;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -27,68 +30,94 @@ public final class Main {
           --out FILE           where ddp writes its loss curve (default ddp-loss.svg)
       """;
 
+  /**
+   * The most ranks the local backend runs here. Each local rank is a thread of this one JVM, and each
+   * collective's work and memory grow with the square of the ranks: seed takes about 2 s on 256 ranks,
+   * 40 s on 1,024 and 10 minutes on 4,096, and 100,000 ran out of native threads after 36 s.
+   */
+  static final int MAX_LOCAL_RANKS = 256;
+
   private Main() {}
 
   public static void main(String[] args) {
     System.exit(run(args, System.out, System.err));
   }
 
-  /** Runs the command line; returns the process exit status (0 ok, 1 failure, 2 usage). */
+  /**
+   * Runs the command line; returns the process exit status: 0 ok, 1 a failure while running (or a seed
+   * result that differs from the expected one), 2 a mistake on the command line. Every mistake is one
+   * line on {@code err}, found before any work starts.
+   */
   static int run(String[] args, PrintStream out, PrintStream err) {
     Options options;
     try {
       options = Options.parse(args);
     } catch (IllegalArgumentException e) {
-      err.println("error: " + e.getMessage());
-      err.print(USAGE);
-      return 2;
+      return usageError(err, e.getMessage());
     }
-    if (options.backend().equals("mpi")) {
-      if (!options.sample().equals("seed") && !options.sample().equals("help")) {
-        err.println("error: --backend mpi runs the seed sample only, not '" + options.sample() + "'");
-        err.print(USAGE);
-        return 2;
-      }
+    if (options.sample().equals("help")) {
+      out.print(USAGE);
+      return 0;
+    }
+    if (options.out() != null && !options.sample().equals("ddp")) {
+      // Not an error: bin/gpu-run passes --out to every sample.
+      err.println("note: --out is ddp's (where it draws the loss curve); " + options.sample() + " writes no file");
     }
     try {
       switch (options.sample()) {
         case "seed" -> {
-          if (options.backend().equals("mpi")) {
-            SeedSample.runMpi(options.ranksGiven() ? options.ranks() : 0, out);
-          } else {
-            SeedSample.run(options.backend(), options.ranks(), out);
-          }
+          boolean ok = options.backend().equals("mpi")
+              ? SeedSample.runMpi(options.ranksGiven() ? options.ranks() : 0, out)
+              : SeedSample.run(options.backend(), options.ranks(), out);
+          return ok ? 0 : 1;
         }
-        case "ddp" -> DdpSample.run(
-            options.backend(), options.ranks(), options.out() != null ? options.out() : DdpSample.DEFAULT_OUT, out);
+        case "ddp" -> {
+          Path svg = options.out() != null ? options.out() : DdpSample.DEFAULT_OUT;
+          String unwritable = OutputCheck.whyNotWritable(svg);
+          if (unwritable != null) {
+            err.println("error: ddp cannot write its loss curve to " + svg + ": " + unwritable
+                + "; pick another --out (checked before training)");
+            return 2;
+          }
+          DdpSample.run(options.backend(), options.ranks(), svg, out);
+        }
         case "zero" -> ZeroSample.run(options.backend(), options.ranks(), out);
         case "syncbn" -> SyncBnSample.run(options.backend(), options.ranks(), out);
-        case "help" -> out.print(USAGE);
-        default -> {
-          err.println("error: unknown sample '" + options.sample() + "'");
-          err.print(USAGE);
-          return 2;
-        }
+        default -> throw new IllegalStateException(options.sample());
       }
       return 0;
     } catch (CommPlanException e) {
       err.println("error: " + e.getMessage());
       return 1;
+    } catch (UncheckedIOException e) {
+      err.println("error: " + e.getMessage() + ": " + OutputCheck.reason(e.getCause()));
+      return 1;
     }
   }
 
+  /** One line, exit status 2. */
+  private static int usageError(PrintStream err, String message) {
+    err.println("error: " + message + " (--help lists the samples and options)");
+    return 2;
+  }
+
   record Options(String sample, int ranks, boolean ranksGiven, String backend, Path out) {
+    private static final List<String> SAMPLES = List.of("seed", "ddp", "zero", "syncbn");
+
     static Options parse(String[] args) {
       String sample = null;
       int ranks = 4;
       boolean ranksGiven = false;
-      String backend = "local";
+      String backend = null;
       Path out = null;
       for (int i = 0; i < args.length; i++) {
         String arg = args[i];
         switch (arg) {
           case "--ranks" -> {
             String value = valueOf(args, ++i, arg);
+            if (ranksGiven) {
+              throw new IllegalArgumentException("--ranks given twice");
+            }
             try {
               ranks = Integer.parseInt(value);
             } catch (NumberFormatException e) {
@@ -100,13 +129,28 @@ public final class Main {
             ranksGiven = true;
           }
           case "--backend" -> {
+            if (backend != null) {
+              throw new IllegalArgumentException("--backend given twice");
+            }
             backend = valueOf(args, ++i, arg).toLowerCase(Locale.ROOT);
             if (!backend.equals("local") && !backend.equals("nccl") && !backend.equals("mpi")) {
               throw new IllegalArgumentException("--backend is local, nccl or mpi, not '" + backend + "'");
             }
           }
-          case "--out" -> out = Path.of(valueOf(args, ++i, arg));
-          case "-h", "--help" -> sample = "help";
+          case "--out" -> {
+            if (out != null) {
+              throw new IllegalArgumentException("--out given twice");
+            }
+            String value = valueOf(args, ++i, arg);
+            try {
+              out = Path.of(value);
+            } catch (InvalidPathException e) {
+              throw new IllegalArgumentException("--out '" + value + "' is not a file name here: " + e.getReason());
+            }
+          }
+          case "-h", "--help", "help" -> {
+            return new Options("help", ranks, false, "local", null);
+          }
           default -> {
             if (arg.startsWith("-")) {
               throw new IllegalArgumentException("unknown option " + arg);
@@ -114,12 +158,26 @@ public final class Main {
             if (sample != null) {
               throw new IllegalArgumentException("one sample at a time: '" + sample + "' and '" + arg + "'");
             }
+            if (!SAMPLES.contains(arg)) {
+              throw new IllegalArgumentException("unknown sample '" + arg + "': the samples are " + String.join(", ", SAMPLES));
+            }
             sample = arg;
           }
         }
       }
       if (sample == null) {
-        throw new IllegalArgumentException("name a sample");
+        throw new IllegalArgumentException("name a sample: " + String.join(", ", SAMPLES));
+      }
+      if (backend == null) {
+        backend = "local";
+      }
+      if (backend.equals("mpi") && !sample.equals("seed")) {
+        throw new IllegalArgumentException("--backend mpi runs the seed sample only, not '" + sample + "'");
+      }
+      if (backend.equals("local") && ranks > MAX_LOCAL_RANKS) {
+        throw new IllegalArgumentException("--ranks " + ranks + " is more than the local backend runs: at most "
+            + MAX_LOCAL_RANKS + ", since each local rank is a thread of this JVM and the collectives' work grows with"
+            + " the square of the ranks (seed: 2 s on 256 ranks, 40 s on 1024); for more, use --backend nccl or mpi");
       }
       return new Options(sample, ranks, ranksGiven, backend, out);
     }

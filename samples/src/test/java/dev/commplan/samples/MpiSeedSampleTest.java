@@ -39,6 +39,22 @@ class MpiSeedSampleTest {
     assumeTrue(reason == null, reason);
   }
 
+  /** The report's lines but the first (which names the backend), without anything Open MPI printed between them. */
+  private static String sampleLines(String output) {
+    StringBuilder lines = new StringBuilder();
+    for (String line : output.replace(System.lineSeparator(), "\n").split("\n")) {
+      if (line.matches("(all-reduce|all-gather|reduce-scatter|broadcast) .*|  expected .*|check: .*")
+          || line.matches("  (all-reduce|all-gather|reduce-scatter|broadcast) rank \\d+: .*")) {
+        lines.append(line).append('\n');
+      }
+    }
+    return lines.toString();
+  }
+
+  private static long count(String text, String part) {
+    return text.lines().filter(l -> l.startsWith(part)).count();
+  }
+
   @ParameterizedTest(name = "{0} processes")
   @ValueSource(ints = {2, 3, 4})
   void seedAcrossProcessesPrintsWhatTheLocalBackendPrints(int ranks) throws Exception {
@@ -63,13 +79,8 @@ class MpiSeedSampleTest {
       SampleRun local = SampleRun.main("seed", "--ranks", Integer.toString(ranks));
       assertEquals(0, local.status(), local.err());
       // Only rank 0 prints the sample's lines; anything else is Open MPI's (a warning on some machines).
-      StringBuilder sampleLines = new StringBuilder();
-      for (String line : output.replace(System.lineSeparator(), "\n").split("\n")) {
-        if (line.matches("(all-reduce|all-gather|reduce-scatter|broadcast) rank \\d+: .*")) {
-          sampleLines.append(line).append('\n');
-        }
-      }
-      assertEquals(local.out(), sampleLines.toString(), output);
+      assertEquals(sampleLines(local.out()), sampleLines(output), output);
+      assertEquals(1, count(output, "seed: the Seed plan on " + LossTable.ranks(ranks) + ", mpi backend: "), output);
     } finally {
       Files.deleteIfExists(log);
     }

@@ -2,7 +2,6 @@ package dev.commplan.samples;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.commplan.runtime.nccl.NcclBackend;
 import java.nio.file.Path;
@@ -11,17 +10,17 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The three samples on the NCCL backend, on as many GPUs as there are (up to 4); skipped without a GPU. */
 @Tag("gpu")
+@ExtendWith(NeedsGpu.class)
 class NcclSamplesTest {
   private int ranks;
 
   @BeforeEach
-  void needsAGpu() {
-    String reason = NcclBackend.unavailableReason(1);
-    assumeTrue(reason == null, reason);
+  void useUpToFourGpus() {
     ranks = Math.min(4, NcclBackend.deviceCount());
   }
 
