@@ -1,7 +1,7 @@
 package dev.commplan.bench;
 
 import dev.commplan.runtime.Buffer;
-import dev.commplan.runtime.spi.DeviceMemory;
+import dev.commplan.runtime.DeviceMemory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 

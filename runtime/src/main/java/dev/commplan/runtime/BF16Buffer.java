@@ -1,6 +1,5 @@
 package dev.commplan.runtime;
 
-import dev.commplan.runtime.spi.DeviceMemory;
 
 /**
  * A buffer of {@code ncclBfloat16} elements (BF16OC).

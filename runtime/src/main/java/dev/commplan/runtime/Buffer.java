@@ -1,6 +1,5 @@
 package dev.commplan.runtime;
 
-import dev.commplan.runtime.spi.DeviceMemory;
 import dev.commplan.runtime.spi.HostAccessGuard;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
@@ -73,7 +72,7 @@ public abstract sealed class Buffer implements AutoCloseable
     if (length < 0) {
       throw new IllegalArgumentException("length must be >= 0, was " + length);
     }
-    DeviceMemory memory = comm.allocate(Math.multiplyExact(length, (long) type.byteSize()));
+    DeviceMemory memory = DeviceMemory.allocate(comm, Math.multiplyExact(length, (long) type.byteSize()));
     return switch (type) {
       case F16 -> new F16Buffer(memory, 0, length, true);
       case BF16 -> new BF16Buffer(memory, 0, length, true);

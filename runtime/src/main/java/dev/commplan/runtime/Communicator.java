@@ -1,9 +1,6 @@
 package dev.commplan.runtime;
 
 import dev.commplan.annotations.ReduceOp;
-import dev.commplan.runtime.plan.Schedule;
-import dev.commplan.runtime.spi.CompiledSchedule;
-import dev.commplan.runtime.spi.DeviceMemory;
 
 /**
  * One rank's view of a group of ranks that run collectives together (an {@code ncclComm_t} on the NCCL
@@ -25,18 +22,6 @@ public interface Communicator extends AutoCloseable {
 
   /** The backend this communicator belongs to: {@code "local"}, {@code "nccl"} or {@code "mpi"}. */
   String backendName();
-
-  /**
-   * Allocates {@code bytes} of zeroed device memory owned by this communicator's device. Used by the
-   * buffer types and plans; most users allocate typed buffers instead ({@code F32Buffer.allocate}).
-   */
-  DeviceMemory allocate(long bytes);
-
-  /**
-   * Prepares a schedule once so that each {@link CompiledSchedule#enqueue} does no allocation and no
-   * planning; used by generated plans.
-   */
-  CompiledSchedule compile(Schedule schedule);
 
   /** Enqueues one {@code ncclAllReduce}; {@code send == recv} means in place. */
   void allReduce(Buffer send, Buffer recv, ReduceOp op, Stream stream);

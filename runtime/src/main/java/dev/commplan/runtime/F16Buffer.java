@@ -1,6 +1,5 @@
 package dev.commplan.runtime;
 
-import dev.commplan.runtime.spi.DeviceMemory;
 
 /**
  * A buffer of {@code ncclFloat16} elements (F16OC).

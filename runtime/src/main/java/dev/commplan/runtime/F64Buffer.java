@@ -1,6 +1,5 @@
 package dev.commplan.runtime;
 
-import dev.commplan.runtime.spi.DeviceMemory;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 

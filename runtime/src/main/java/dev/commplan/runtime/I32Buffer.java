@@ -1,6 +1,5 @@
 package dev.commplan.runtime;
 
-import dev.commplan.runtime.spi.DeviceMemory;
 
 /**
  * A buffer of {@code ncclInt32} elements (I32OC), one Java {@code int} each.

@@ -1,6 +1,5 @@
 package dev.commplan.runtime;
 
-import dev.commplan.runtime.spi.DeviceMemory;
 
 /**
  * A buffer of {@code ncclInt64} elements (I64OC), one Java {@code long} each.

@@ -1,6 +1,5 @@
 package dev.commplan.runtime;
 
-import dev.commplan.runtime.spi.DeviceMemory;
 
 /**
  * A buffer of {@code ncclUint32} elements (U32OC), one Java {@code int} each.

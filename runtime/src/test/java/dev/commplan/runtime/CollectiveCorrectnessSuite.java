@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.commplan.annotations.ReduceOp;
-import dev.commplan.runtime.plan.Collective;
+import dev.commplan.model.Collective;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import java.util.ArrayList;

@@ -3,7 +3,7 @@ package dev.commplan.runtime.local;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.DataType;
-import dev.commplan.runtime.plan.Collective;
+import dev.commplan.model.Collective;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.util.Objects;
 

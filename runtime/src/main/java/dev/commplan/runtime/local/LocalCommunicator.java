@@ -4,13 +4,13 @@ import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.plan.Collective;
+import dev.commplan.model.Collective;
 import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
 import dev.commplan.runtime.spi.CollectiveChecks;
-import dev.commplan.runtime.spi.CompiledSchedule;
-import dev.commplan.runtime.spi.DeviceMemory;
+import dev.commplan.runtime.plan.CompiledSchedule;
+import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.util.ArrayList;
@@ -28,7 +28,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * group, whose calls must not depend on one another (the plan processor and {@code PlanBuilder} check
  * that they do not race).
  */
-public final class LocalCommunicator implements Communicator {
+public final class LocalCommunicator implements Communicator, DeviceMemory.Allocator, CompiledSchedule.Compiler {
   private final LocalCluster cluster;
   private final int rank;
   private final LocalStream stream;

@@ -8,7 +8,7 @@ import dev.commplan.runtime.mpi.internal.UserOps;
 import dev.commplan.runtime.mpi.internal.Mpi;
 import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Step;
-import dev.commplan.runtime.spi.DeviceMemory;
+import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.spi.HostMemoryBlock;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -10,13 +10,13 @@ import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.mpi.internal.Mpi;
-import dev.commplan.runtime.plan.Collective;
+import dev.commplan.model.Collective;
 import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
 import dev.commplan.runtime.spi.CollectiveChecks;
-import dev.commplan.runtime.spi.CompiledSchedule;
-import dev.commplan.runtime.spi.DeviceMemory;
+import dev.commplan.runtime.plan.CompiledSchedule;
+import dev.commplan.runtime.DeviceMemory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -49,7 +49,7 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Like the other backends' communicators, it is used by one thread at a time.
  */
-public final class MpiCommunicator implements Communicator {
+public final class MpiCommunicator implements Communicator, DeviceMemory.Allocator, CompiledSchedule.Compiler {
   private final long handle;
   private final int rank;
   private final int size;

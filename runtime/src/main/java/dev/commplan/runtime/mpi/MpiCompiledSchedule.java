@@ -1,7 +1,7 @@
 package dev.commplan.runtime.mpi;
 
 import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.spi.CompiledSchedule;
+import dev.commplan.runtime.plan.CompiledSchedule;
 
 /**
  * A schedule resolved once to MPI's non-blocking collectives ({@link MpiCallTable}). Each enqueued step

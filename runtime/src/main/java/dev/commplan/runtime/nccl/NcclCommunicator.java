@@ -16,8 +16,8 @@ import dev.commplan.runtime.nccl.internal.Cuda;
 import dev.commplan.runtime.nccl.internal.Nccl;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.spi.CollectiveChecks;
-import dev.commplan.runtime.spi.CompiledSchedule;
-import dev.commplan.runtime.spi.DeviceMemory;
+import dev.commplan.runtime.plan.CompiledSchedule;
+import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.lang.foreign.Arena;
@@ -57,7 +57,7 @@ import java.util.concurrent.locks.LockSupport;
  * (one per ring slot, made once) recorded after the step's group so that a timeout can name the step
  * still pending.
  */
-public final class NcclCommunicator implements Communicator {
+public final class NcclCommunicator implements Communicator, DeviceMemory.Allocator, CompiledSchedule.Compiler {
   private static final int OPEN = 0;
   private static final int ABORTED = 1;
   private static final int CLOSED = 2;

@@ -4,7 +4,7 @@ import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.spi.DeviceMemory;
+import dev.commplan.runtime.DeviceMemory;
 import java.util.Objects;
 
 /**

@@ -2,7 +2,7 @@ package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.nccl.internal.Cuda;
-import dev.commplan.runtime.spi.DeviceMemory;
+import dev.commplan.runtime.DeviceMemory;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import java.util.function.Consumer;

@@ -1,8 +1,9 @@
 package dev.commplan.runtime.plan;
 
+import dev.commplan.model.Collective;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.DataType;
-import dev.commplan.runtime.spi.DeviceMemory;
+import dev.commplan.runtime.DeviceMemory;
 import java.util.List;
 import java.util.Objects;
 

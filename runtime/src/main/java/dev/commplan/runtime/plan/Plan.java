@@ -1,10 +1,10 @@
 package dev.commplan.runtime.plan;
 
+import dev.commplan.model.Collective;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.spi.CompiledSchedule;
-import dev.commplan.runtime.spi.DeviceMemory;
+import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.spi.InFlightWork;
 import dev.commplan.runtime.spi.StreamProgress;
 import java.util.List;

@@ -1,13 +1,13 @@
 package dev.commplan.runtime.plan;
 
+import dev.commplan.model.Collective;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.BufferBindingException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.PlanBuildException;
-import dev.commplan.runtime.spi.CompiledSchedule;
-import dev.commplan.runtime.spi.DeviceMemory;
+import dev.commplan.runtime.DeviceMemory;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -334,7 +334,7 @@ public final class PlanBuilder {
             ownedBytes = Math.max(ownedBytes, offsets[d.handle()] + d.count() * d.type().byteSize());
           }
         }
-        owned = ownedBytes > 0 ? comm.allocate(ownedBytes) : null;
+        owned = ownedBytes > 0 ? DeviceMemory.allocate(comm, ownedBytes) : null;
         for (Declared d : buffers) {
           views[d.handle()] =
               d.bound() != null ? d.bound() : Buffer.view(d.type(), owned, offsets[d.handle()], d.count());
@@ -357,7 +357,7 @@ public final class PlanBuilder {
       if (failure != null) {
         throw failure;
       }
-      CompiledSchedule compiled = comm.compile(schedule);
+      CompiledSchedule compiled = CompiledSchedule.compile(comm, schedule);
       List<String> fields = buffers.stream().map(Declared::field).toList();
       boolean[] bound = new boolean[buffers.size()];
       for (Declared d : buffers) {

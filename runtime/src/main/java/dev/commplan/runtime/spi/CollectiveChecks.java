@@ -1,11 +1,12 @@
 package dev.commplan.runtime.spi;
 
+import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.BufferBindingException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.plan.Collective;
+import dev.commplan.model.Collective;
 import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;

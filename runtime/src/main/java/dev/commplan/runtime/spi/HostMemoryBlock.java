@@ -1,5 +1,6 @@
 package dev.commplan.runtime.spi;
 
+import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.Communicator;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -4,3 +4,6 @@
  * dev.commplan.runtime.spi.CompiledSchedule}; user code rarely needs this package.
  */
 package dev.commplan.runtime.spi;
+
+import dev.commplan.runtime.plan.CompiledSchedule;
+import dev.commplan.runtime.DeviceMemory;

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.F32Buffer;
@@ -202,7 +203,7 @@ class LocalClusterFailureTest {
     cluster.close();
     assertTrue(buffers.stream().allMatch(F32Buffer::isClosed));
     assertTrue(buffers.getFirst().communicator().isClosed());
-    assertThrows(IllegalStateException.class, () -> buffers.getFirst().communicator().allocate(8));
+    assertThrows(IllegalStateException.class, () -> DeviceMemory.allocate(buffers.getFirst().communicator(), 8));
     assertThrows(IllegalStateException.class, () -> cluster.run(comm -> {}));
   }
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.BF16Buffer;
 import dev.commplan.runtime.Buffer;
@@ -18,7 +19,7 @@ import dev.commplan.runtime.U8Buffer;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.runtime.plan.Schedule;
-import dev.commplan.runtime.spi.DeviceMemory;
+import dev.commplan.runtime.DeviceMemory;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -116,12 +117,12 @@ class LocalLifecycleTest {
     assertTrue(cluster.openBytes() < bytesBefore, "the communicator's blocks are freed");
     assertTrue(owned.isClosed() && plan.buffer(0).isClosed());
     String who = "rank 0";
-    refused(() -> comm.allocate(8), "local communicator of rank 0", "closed");
+    refused(() -> DeviceMemory.allocate(comm, 8), "local communicator of rank 0", "closed");
     refused(() -> F32Buffer.allocate(comm, 8), "local communicator of rank 0", "closed");
     refused(() -> comm.allReduce(owned, other, ReduceOp.SUM, stream), "closed");
     refused(comm::groupStart, who, "closed");
     refused(comm::groupEnd, who, "closed");
-    refused(() -> comm.compile(new Schedule("t.Empty", 1, List.of())), who, "closed");
+    refused(() -> CompiledSchedule.compile(comm, new Schedule("t.Empty", 1, List.of())), who, "closed");
     refused(() -> plan.execute(stream), "plan t.Life", "communicator", "closed");
     refused(stream::synchronize, "rank 0's stream", "shut down");
     assertThrows(PlanBuildException.class, () -> new PlanBuilder("t.Late", comm, 0));
@@ -155,7 +156,7 @@ class LocalLifecycleTest {
   void aClosedBlockRefusesCopiesAndClosingTwiceIsFine() {
     try (LocalCluster cluster = new LocalCluster(1)) {
       cluster.run(comm -> {
-        DeviceMemory block = comm.allocate(64);
+        DeviceMemory block = DeviceMemory.allocate(comm, 64);
         block.close();
         block.close();
         assertTrue(block.isClosed());

@@ -9,7 +9,7 @@ import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.I32Buffer;
 import dev.commplan.runtime.I64Buffer;
-import dev.commplan.runtime.plan.Collective;
+import dev.commplan.model.Collective;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import java.util.ArrayList;

@@ -22,14 +22,14 @@ import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.I64Buffer;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.nccl.internal.Nccl;
-import dev.commplan.runtime.plan.Collective;
+import dev.commplan.model.Collective;
 import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
-import dev.commplan.runtime.spi.CompiledSchedule;
-import dev.commplan.runtime.spi.DeviceMemory;
+import dev.commplan.runtime.plan.CompiledSchedule;
+import dev.commplan.runtime.DeviceMemory;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
@@ -177,7 +177,7 @@ class NcclBackendGpuTest {
         b.set(n - 1, -7f);
         assertEquals(-7f, b.get(n - 1));
       }
-      DeviceMemory m = c.allocate(64);
+      DeviceMemory m = DeviceMemory.allocate(c, 64);
       m.close();
       m.close(); // idempotent
       assertTrue(m.isClosed());
@@ -240,7 +240,7 @@ class NcclBackendGpuTest {
   @Test
   void compiledScheduleUsesInPlaceOffsetsAndAllocatesNothing() {
     onRank(c -> {
-      DeviceMemory mem = c.allocate(4 * 4096);
+      DeviceMemory mem = DeviceMemory.allocate(c, 4 * 4096);
       List<CollectiveCall> calls = new ArrayList<>();
       for (int i = 0; i < 8; i++) { // out of place: [0, 2048) -> [2048, 4096) floats, 256 each
         calls.add(new CollectiveCall(Collective.ALL_REDUCE, DataType.F32, ReduceOp.SUM, -1, mem, i * 1024L, mem,
@@ -250,7 +250,7 @@ class NcclBackendGpuTest {
           new CollectiveCall(Collective.ALL_GATHER, DataType.F32, null, -1, mem, 0, mem, 0, 2048, List.of("g"), true),
           new CollectiveCall(Collective.BROADCAST, DataType.F32, null, 0, mem, 8192, mem, 8192, 2048, List.of("h"), true));
       Schedule schedule = new Schedule("test.Compiled", 1, List.of(new Step(0, calls), new Step(1, inPlace)));
-      CompiledSchedule compiled = c.compile(schedule);
+      CompiledSchedule compiled = CompiledSchedule.compile(c, schedule);
       float[] data = iota(2048, 10f);
       mem.copyFromHost(java.lang.foreign.MemorySegment.ofArray(data), 0, 0, 8192);
       compiled.enqueue(c.stream());

@@ -13,7 +13,7 @@ import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.I32Buffer;
 import dev.commplan.runtime.U32Buffer;
 import dev.commplan.runtime.local.LocalCluster;
-import dev.commplan.runtime.spi.DeviceMemory;
+import dev.commplan.runtime.DeviceMemory;
 import java.lang.reflect.Proxy;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;

@@ -1,5 +1,6 @@
 package dev.commplan.runtime.plan;
 
+import dev.commplan.model.Collective;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;

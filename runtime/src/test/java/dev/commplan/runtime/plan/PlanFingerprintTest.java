@@ -15,7 +15,7 @@ import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.PlanMismatchException;
 import dev.commplan.runtime.local.LocalCluster;
-import dev.commplan.runtime.spi.DeviceMemory;
+import dev.commplan.runtime.DeviceMemory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -232,7 +232,7 @@ class PlanFingerprintTest {
       Buffer a;
       Buffer c;
       if (rank == 1) { // adjacent views of one allocation: merged into one NCCL call
-        DeviceMemory block = comm.allocate(2 * 16 * 4);
+        DeviceMemory block = DeviceMemory.allocate(comm, 2 * 16 * 4);
         a = Buffer.view(DataType.F32, block, 0, 16);
         c = Buffer.view(DataType.F32, block, 16 * 4, 16);
       } else {
@@ -270,7 +270,7 @@ class PlanFingerprintTest {
   void aRankThatFailsAfterTheSameDeclarationsIsNamedWithItsError() {
     Declaration d = (b, comm) -> {
       int rank = comm.rank();
-      DeviceMemory block = comm.allocate(64 * 4);
+      DeviceMemory block = DeviceMemory.allocate(comm, 64 * 4);
       // rank 1 binds overlapping sides to an out-of-place all-reduce; the others disjoint ones
       Buffer x = Buffer.view(DataType.F32, block, 0, 16);
       Buffer y = Buffer.view(DataType.F32, block, rank == 1 ? 8 * 4 : 32 * 4, 16);

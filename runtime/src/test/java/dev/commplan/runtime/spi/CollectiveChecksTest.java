@@ -13,7 +13,7 @@ import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.I32Buffer;
 import dev.commplan.runtime.local.LocalCluster;
-import dev.commplan.runtime.plan.Collective;
+import dev.commplan.model.Collective;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

@@ -1,7 +1,7 @@
-package dev.commplan.runtime.spi;
+package dev.commplan.runtime;
 
-import dev.commplan.runtime.Communicator;
 import java.lang.foreign.MemorySegment;
+import java.util.Objects;
 
 /**
  * A block of device memory owned by one communicator: off-heap host memory on the local backend,
@@ -10,6 +10,33 @@ import java.lang.foreign.MemorySegment;
  * <p>For backends and the buffer types; users work with buffers.
  */
 public interface DeviceMemory extends AutoCloseable {
+  /**
+   * Where buffers and plans get device memory: implemented by every backend's communicator. For
+   * backends; users allocate typed buffers ({@code F32Buffer.allocate}).
+   */
+  interface Allocator {
+    /**
+     * Allocates {@code bytes} of device memory on this communicator's device, zeroed: the zeros are in
+     * device memory when it returns, as for {@link #copyFromHost}.
+     */
+    DeviceMemory allocate(long bytes);
+  }
+
+  /**
+   * Allocates {@code bytes} of zeroed device memory on {@code comm}'s device (its backend's {@link
+   * Allocator}); the caller owns it and closes it. For tests and backends; users allocate typed buffers.
+   *
+   * @throws IllegalArgumentException if {@code comm}'s backend cannot allocate memory
+   */
+  static DeviceMemory allocate(Communicator comm, long bytes) {
+    Objects.requireNonNull(comm, "comm");
+    if (comm instanceof Allocator allocator) {
+      return allocator.allocate(bytes);
+    }
+    throw new IllegalArgumentException(comm + " of the '" + comm.backendName() + "' backend cannot allocate"
+        + " device memory: its communicator does not implement DeviceMemory.Allocator");
+  }
+
   /** Size in bytes. */
   long byteSize();
 

@@ -1,0 +1,6 @@
+/**
+ * What the annotation processor and the runtime both know, in one place: the collectives ({@link
+ * dev.commplan.model.Collective}) with their count rules and in-place meaning, and the ids of the rules
+ * ({@link dev.commplan.model.RuleId}) that both report. Depends on nothing.
+ */
+package dev.commplan.model;
