@@ -1,6 +1,7 @@
 package dev.commplan.runtime;
 
-import dev.commplan.runtime.spi.HostAccessGuard;
+import dev.commplan.runtime.guard.HostAccessGuard;
+import dev.commplan.runtime.guard.InFlightWork;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 
@@ -206,7 +207,7 @@ public abstract sealed class Buffer implements AutoCloseable
   /** Copies {@code count} elements from {@code host} (starting at element {@code hostIndex}) to element {@code index}. */
   final void writeElements(long index, MemorySegment host, long hostIndex, long count) {
     checkOpen();
-    hostAccessGuard.checkHostWrite(this);
+    checkHostWrite();
     int size = dataType().byteSize();
     memory.copyFromHost(host, hostIndex * size, byteOffset + index * size, count * size);
   }
@@ -214,7 +215,10 @@ public abstract sealed class Buffer implements AutoCloseable
   /** Copies {@code count} elements from element {@code index} into {@code host} at element {@code hostIndex}. */
   final void readElements(long index, MemorySegment host, long hostIndex, long count) {
     checkOpen();
-    hostAccessGuard.checkHostRead(this);
+    InFlightWork writer = hostAccessGuard.pendingWriter();
+    if (writer != null) {
+      throw BufferInFlightException.of(this, writer, hostAccessGuard.writerField(), false, true);
+    }
     int size = dataType().byteSize();
     memory.copyToHost(byteOffset + index * size, host, hostIndex * size, count * size);
   }
@@ -225,9 +229,21 @@ public abstract sealed class Buffer implements AutoCloseable
    */
   final void fillWith(MemorySegment pattern, int patternElements) {
     checkOpen();
-    hostAccessGuard.checkHostWrite(this);
+    checkHostWrite();
     int size = dataType().byteSize();
     memory.fill(byteOffset, length * size, pattern.asSlice(0, (long) patternElements * size));
+  }
+
+  /** A host write must wait for work that writes or reads the buffer (the guard, see the class comment). */
+  private void checkHostWrite() {
+    InFlightWork writer = hostAccessGuard.pendingWriter();
+    if (writer != null) {
+      throw BufferInFlightException.of(this, writer, hostAccessGuard.writerField(), true, true);
+    }
+    InFlightWork reader = hostAccessGuard.pendingReader();
+    if (reader != null) {
+      throw BufferInFlightException.of(this, reader, hostAccessGuard.readerField(), true, false);
+    }
   }
 
   /** Elements in the host-side pattern {@code fill} copies: enough to be fast, small enough to be cheap. */

@@ -1,5 +1,8 @@
 package dev.commplan.runtime;
 
+import dev.commplan.runtime.guard.HostAccessGuard;
+import dev.commplan.runtime.guard.InFlightWork;
+
 /**
  * Host access to a buffer raced with plan work still in flight on a stream: a read of a buffer that
  * enqueued work writes (the values could be the old ones), or a write to a buffer that enqueued work
@@ -24,6 +27,24 @@ public class BufferInFlightException extends IllegalStateException {
     this.field = field;
     this.step = step;
     this.hostWrite = hostWrite;
+  }
+
+  /**
+   * The refusal of a host access to {@code buffer} (a write if {@code hostWrite}, else a read) while
+   * {@code work}, which knows the buffer as {@code field} and writes it if {@code workWrites}, may still run.
+   */
+  static BufferInFlightException of(
+      Buffer buffer, InFlightWork work, String field, boolean hostWrite, boolean workWrites) {
+    String message = (hostWrite ? "host write to " : "host read of ") + buffer + " (field '" + field
+        + "' of plan " + work.planName() + ") while step " + work.step() + " of that plan, which "
+        + (workWrites ? "writes" : "reads") + " it, may still be running on " + work.stream()
+        + " (enqueued as ticket " + work.ticket() + "; the stream is synchronized up to ticket "
+        + work.progress().synchronizedUpTo() + ")"
+        + (hostWrite && !workWrites ? ": the collective could send the new values or the old ones" : "")
+        + (!hostWrite ? ": the values read could be the old ones" : "")
+        + "; call stream.synchronize() first. (This check is on by default; turn it off with"
+        + " PlanBuilder.hostAccessGuard(false) or -D" + HostAccessGuard.PROPERTY + "=false.)";
+    return new BufferInFlightException(message, work.planName(), field, work.step(), hostWrite);
   }
 
   /** The plan whose work is in flight. */

@@ -1,5 +1,7 @@
 package dev.commplan.runtime.bootstrap;
 
+import dev.commplan.runtime.launch.LaunchEnvironment;
+import dev.commplan.runtime.launch.ProcessInfo;
 import dev.commplan.runtime.nccl.NcclBackend;
 import dev.commplan.runtime.nccl.NcclCommunicator;
 

@@ -1,5 +1,7 @@
 package dev.commplan.runtime.bootstrap;
 
+import dev.commplan.runtime.launch.LaunchEnvironment;
+import dev.commplan.runtime.launch.ProcessInfo;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.EOFException;

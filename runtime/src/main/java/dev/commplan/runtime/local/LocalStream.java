@@ -7,7 +7,7 @@ import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
-import dev.commplan.runtime.spi.StreamProgress;
+import dev.commplan.runtime.guard.StreamProgress;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Objects;

@@ -2,7 +2,7 @@ package dev.commplan.runtime.mpi;
 
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.spi.StreamProgress;
+import dev.commplan.runtime.guard.StreamProgress;
 
 /**
  * An MPI communicator's stream. MPI has no device queue: a step's non-blocking collectives are started

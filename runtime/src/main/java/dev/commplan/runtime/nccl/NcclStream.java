@@ -2,7 +2,7 @@ package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.spi.StreamProgress;
+import dev.commplan.runtime.guard.StreamProgress;
 
 /**
  * A CUDA stream of one communicator's device: its own ({@code cudaStreamCreateWithFlags} with {@code

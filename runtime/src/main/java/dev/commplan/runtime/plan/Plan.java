@@ -5,8 +5,8 @@ import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.DeviceMemory;
-import dev.commplan.runtime.spi.InFlightWork;
-import dev.commplan.runtime.spi.StreamProgress;
+import dev.commplan.runtime.guard.InFlightWork;
+import dev.commplan.runtime.guard.StreamProgress;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -130,7 +130,7 @@ public final class Plan implements AutoCloseable {
   /**
    * Marks the buffers of steps {@code [from, to)} as in flight on {@code stream} under one new ticket;
    * field writes only, and per buffer only when another plan or step marked one of the step's buffers
-   * since this step last did (see {@link dev.commplan.runtime.spi.HostAccessGuard}). Marked before enqueueing: if the enqueue fails part way, the buffers stay guarded
+   * since this step last did (see {@link dev.commplan.runtime.guard.HostAccessGuard}). Marked before enqueueing: if the enqueue fails part way, the buffers stay guarded
    * until the stream's next successful synchronize, which is conservative.
    */
   private void markInFlight(Stream stream, int from, int to) {

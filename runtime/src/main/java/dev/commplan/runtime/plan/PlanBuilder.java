@@ -7,6 +7,7 @@ import dev.commplan.runtime.BufferBindingException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.PlanBuildException;
+import dev.commplan.runtime.guard.HostAccessGuard;
 import dev.commplan.runtime.DeviceMemory;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -52,7 +53,7 @@ public final class PlanBuilder {
    * The system property that sets the default of {@link #hostAccessGuard(boolean)}: {@code true} (the
    * default when unset) or {@code false}. Read when a builder is made.
    */
-  public static final String HOST_ACCESS_GUARD_PROPERTY = "commplan.hostAccessGuard";
+  public static final String HOST_ACCESS_GUARD_PROPERTY = HostAccessGuard.PROPERTY;
 
   private final String planName;
   private final Communicator comm;

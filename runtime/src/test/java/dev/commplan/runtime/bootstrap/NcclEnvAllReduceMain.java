@@ -1,5 +1,7 @@
 package dev.commplan.runtime.bootstrap;
 
+import dev.commplan.runtime.launch.LaunchEnvironment;
+import dev.commplan.runtime.launch.ProcessInfo;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;

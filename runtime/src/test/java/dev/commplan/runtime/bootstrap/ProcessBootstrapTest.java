@@ -3,6 +3,8 @@ package dev.commplan.runtime.bootstrap;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.commplan.runtime.launch.Launcher;
+import dev.commplan.runtime.launch.ProcessInfo;
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.nccl.NcclBackend;
 import java.util.List;

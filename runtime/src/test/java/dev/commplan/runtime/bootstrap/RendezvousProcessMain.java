@@ -1,5 +1,7 @@
 package dev.commplan.runtime.bootstrap;
 
+import dev.commplan.runtime.launch.LaunchEnvironment;
+import dev.commplan.runtime.launch.ProcessInfo;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;

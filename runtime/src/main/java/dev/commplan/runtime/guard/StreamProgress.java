@@ -1,4 +1,4 @@
-package dev.commplan.runtime.spi;
+package dev.commplan.runtime.guard;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;

@@ -1,11 +1,11 @@
-package dev.commplan.runtime.bootstrap;
+package dev.commplan.runtime.launch;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.commplan.runtime.bootstrap.LaunchEnvironment.Overrides;
+import dev.commplan.runtime.launch.LaunchEnvironment.Overrides;
 import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

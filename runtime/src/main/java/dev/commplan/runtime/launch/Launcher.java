@@ -1,4 +1,4 @@
-package dev.commplan.runtime.bootstrap;
+package dev.commplan.runtime.launch;
 
 /** Where a {@link ProcessInfo}'s rank and size came from. */
 public enum Launcher {

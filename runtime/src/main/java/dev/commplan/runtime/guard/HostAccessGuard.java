@@ -1,13 +1,10 @@
-package dev.commplan.runtime.spi;
-
-import dev.commplan.runtime.Buffer;
-import dev.commplan.runtime.BufferInFlightException;
-import dev.commplan.runtime.plan.PlanBuilder;
+package dev.commplan.runtime.guard;
 
 /**
  * A buffer's host-access guard: which plan work in flight writes it and which reads it, so that host
- * access that would race with that work throws {@link BufferInFlightException} instead of reading stale
+ * access that would race with that work throws {@code BufferInFlightException} instead of reading stale
  * data (the classic bug of reading NCCL results before synchronizing) or changing what is being sent.
+ * The buffer asks ({@link #pendingWriter()}, {@link #pendingReader()}) and builds the exception.
  *
  * <ul>
  *   <li>A host <em>read</em> ({@code get}, {@code copyTo}, {@code toArray}, ...) is refused while work
@@ -17,7 +14,7 @@ import dev.commplan.runtime.plan.PlanBuilder;
  * </ul>
  *
  * <p>Work counts as finished once a {@code synchronize()} of its stream that began after it was enqueued
- * has returned normally ({@link StreamProgress}). Each buffer owns one guard ({@link Buffer#hostAccessGuard()});
+ * has returned normally ({@link StreamProgress}). Each buffer owns one guard ({@code Buffer.hostAccessGuard()});
  * plans mark it when they enqueue ({@code PlanBuilder.hostAccessGuard}, on by default). The check costs
  * a few field loads and a volatile read per host access.
  *
@@ -30,6 +27,12 @@ import dev.commplan.runtime.plan.PlanBuilder;
  * (their communicator's), like the communicator.
  */
 public final class HostAccessGuard {
+  /**
+   * The system property that sets whether plans guard their buffers ({@code true}, the default, or
+   * {@code false}); {@code PlanBuilder.HOST_ACCESS_GUARD_PROPERTY} is the same name.
+   */
+  public static final String PROPERTY = "commplan.hostAccessGuard";
+
   private InFlightWork writer;
   private String writerField;
   private InFlightWork reader;
@@ -66,46 +69,25 @@ public final class HostAccessGuard {
     return (w != null && w.isPending()) || (r != null && r.isPending());
   }
 
-  /**
-   * Throws if work that writes {@code buffer} may still be running.
-   *
-   * @throws BufferInFlightException naming the buffer, its field, the plan, the step and the stream
-   */
-  public void checkHostRead(Buffer buffer) {
+  /** The work that may still write the buffer, so that a host read must wait; null if none. */
+  public InFlightWork pendingWriter() {
     InFlightWork w = writer;
-    if (w != null && w.isPending()) {
-      throw inFlight(buffer, w, writerField, false, true);
-    }
+    return w != null && w.isPending() ? w : null;
   }
 
-  /**
-   * Throws if work that writes or reads {@code buffer} may still be running.
-   *
-   * @throws BufferInFlightException naming the buffer, its field, the plan, the step and the stream
-   */
-  public void checkHostWrite(Buffer buffer) {
-    InFlightWork w = writer;
-    if (w != null && w.isPending()) {
-      throw inFlight(buffer, w, writerField, true, true);
-    }
+  /** The field {@link #pendingWriter()} knows the buffer as. */
+  public String writerField() {
+    return writerField;
+  }
+
+  /** The work that may still read (and not write) the buffer, so that a host write must wait; null if none. */
+  public InFlightWork pendingReader() {
     InFlightWork r = reader;
-    if (r != null && r.isPending()) {
-      throw inFlight(buffer, r, readerField, true, false);
-    }
+    return r != null && r.isPending() ? r : null;
   }
 
-  private static BufferInFlightException inFlight(
-      Buffer buffer, InFlightWork work, String field, boolean hostWrite, boolean workWrites) {
-    StreamProgress progress = work.progress();
-    String message = (hostWrite ? "host write to " : "host read of ") + buffer + " (field '" + field
-        + "' of plan " + work.planName() + ") while step " + work.step() + " of that plan, which "
-        + (workWrites ? "writes" : "reads") + " it, may still be running on " + work.stream()
-        + " (enqueued as ticket " + work.ticket() + "; the stream is synchronized up to ticket "
-        + progress.synchronizedUpTo() + ")"
-        + (hostWrite && !workWrites ? ": the collective could send the new values or the old ones" : "")
-        + (!hostWrite ? ": the values read could be the old ones" : "")
-        + "; call stream.synchronize() first. (This check is on by default; turn it off with"
-        + " PlanBuilder.hostAccessGuard(false) or -D" + PlanBuilder.HOST_ACCESS_GUARD_PROPERTY + "=false.)";
-    return new BufferInFlightException(message, work.planName(), field, work.step(), hostWrite);
+  /** The field {@link #pendingReader()} knows the buffer as. */
+  public String readerField() {
+    return readerField;
   }
 }

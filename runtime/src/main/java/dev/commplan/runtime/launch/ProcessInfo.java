@@ -1,4 +1,4 @@
-package dev.commplan.runtime.bootstrap;
+package dev.commplan.runtime.launch;
 
 /**
  * This process's place in a multi-process job: what {@link LaunchEnvironment} read from the launcher's

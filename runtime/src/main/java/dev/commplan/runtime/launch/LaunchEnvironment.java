@@ -1,4 +1,4 @@
-package dev.commplan.runtime.bootstrap;
+package dev.commplan.runtime.launch;
 
 import java.util.List;
 import java.util.Map;

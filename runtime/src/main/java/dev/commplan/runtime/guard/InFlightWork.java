@@ -1,6 +1,5 @@
-package dev.commplan.runtime.spi;
+package dev.commplan.runtime.guard;
 
-import dev.commplan.runtime.Stream;
 import java.util.Objects;
 
 /**
@@ -12,7 +11,7 @@ import java.util.Objects;
 public final class InFlightWork {
   private final String planName;
   private final int step;
-  private Stream stream;
+  private Object stream;
   private StreamProgress progress;
   private long ticket;
   /** Every buffer the step touches points at this marker: set by the plan after marking them, cleared by a guard that points one elsewhere. */
@@ -24,8 +23,11 @@ public final class InFlightWork {
     this.step = step;
   }
 
-  /** Records that the step was enqueued on {@code stream} as {@code ticket} of its {@code progress}. */
-  public void enqueued(Stream stream, StreamProgress progress, long ticket) {
+  /**
+   * Records that the step was enqueued on {@code stream} (a {@code Stream}, kept for messages) as {@code
+   * ticket} of its {@code progress}.
+   */
+  public void enqueued(Object stream, StreamProgress progress, long ticket) {
     this.stream = stream;
     this.progress = progress;
     this.ticket = ticket;
@@ -66,7 +68,7 @@ public final class InFlightWork {
   }
 
   /** The stream of the last enqueue, or null before the first. */
-  public Stream stream() {
+  public Object stream() {
     return stream;
   }
 
