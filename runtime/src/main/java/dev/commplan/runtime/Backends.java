@@ -1,29 +1,52 @@
 package dev.commplan.runtime;
 
-import dev.commplan.runtime.local.LocalCluster;
-import dev.commplan.runtime.nccl.NcclBackend;
+import dev.commplan.runtime.launch.LaunchEnvironment;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
+import java.util.ServiceLoader;
 
 /**
- * Picks a backend by name: {@code "local"} (ranks as threads of this JVM) or {@code "nccl"} (one GPU per
- * rank, all driven from this process). The third backend, {@code "mpi"}, is one rank per process: a
- * process launched by {@code mpirun} gets its communicator from {@code MpiBackend.world()} (docs/mpi.md),
- * and {@code cluster("mpi", n)} says so. One NCCL rank per process comes from {@code
- * ProcessBootstrap} (docs/distributed.md).
+ * Picks a {@link Backend} by name: those on the class path (or module path) through {@link
+ * ServiceLoader}. CommPlan ships {@code "local"} (ranks as threads of this JVM), {@code "nccl"} (one GPU
+ * per rank) and {@code "mpi"} (one rank per process under {@code mpirun}); a backend jar of someone
+ * else's is found the same way. Nothing is cached: each call asks the service loader (a lookup costs far
+ * less than making a cluster).
  */
 public final class Backends {
-  /** The names {@link #cluster} accepts. */
-  public static final List<String> NAMES = List.of("local", "nccl");
-
   private Backends() {}
 
+  /** The names of the backends found, in alphabetical order. */
+  public static List<String> names() {
+    List<String> names = new ArrayList<>();
+    for (Backend backend : ServiceLoader.load(Backend.class, Backends.class.getClassLoader())) {
+      names.add(backend.name());
+    }
+    names.sort(null);
+    return names;
+  }
+
   /**
-   * A cluster of {@code ranks} ranks on the named backend.
+   * The backend called {@code name}.
    *
-   * @throws IllegalArgumentException for an unknown name (the message lists the known ones) or {@code ranks < 1}
-   * @throws BackendUnavailableException if the backend cannot run here (no GPU, no NCCL library, ...)
+   * @throws IllegalArgumentException for an unknown name (the message lists the known ones)
    */
+  public static Backend backend(String name) {
+    if (name == null) {
+      throw new IllegalArgumentException("name a backend: one of " + names());
+    }
+    String wanted = name.strip().toLowerCase(Locale.ROOT);
+    for (Backend backend : ServiceLoader.load(Backend.class, Backends.class.getClassLoader())) {
+      if (backend.name().equals(wanted)) {
+        return backend;
+      }
+    }
+    throw new IllegalArgumentException("unknown backend '" + name + "': the backends here are " + names()
+        + " (a backend is found through META-INF/services/" + Backend.class.getName() + " on the class path)");
+  }
+
+  /** A cluster of {@code ranks} ranks on the named backend, with the default options ({@link CommOptions#defaults()}). */
   public static Cluster cluster(String backend, int ranks) {
     return cluster(backend, ranks, CommOptions.defaults());
   }
@@ -32,66 +55,41 @@ public final class Backends {
    * A cluster of {@code ranks} ranks on the named backend, with {@code options} (the timeout: see {@link
    * CommOptions}).
    *
-   * @throws IllegalArgumentException for an unknown name (the message lists the known ones) or {@code ranks < 1}
+   * @throws IllegalArgumentException for an unknown name (the message lists the known ones), {@code ranks
+   *     < 1}, or a backend of one rank per process ({@code mpi}: the message says how to start it)
    * @throws BackendUnavailableException if the backend cannot run here (no GPU, no NCCL library, ...)
    */
   public static Cluster cluster(String backend, int ranks, CommOptions options) {
     Objects.requireNonNull(options, "options");
-    if (backend == null) {
-      throw new IllegalArgumentException("name a backend: one of " + NAMES);
+    Backend found = backend(backend);
+    if (ranks < 1) {
+      throw new IllegalArgumentException("a cluster needs at least 1 rank, not " + ranks);
     }
-    checkRanks(ranks);
-    return switch (backend) {
-      case "local" -> new LocalCluster(ranks, options);
-      case "nccl" -> NcclBackend.cluster(ranks, options);
-      case "mpi" -> throw new IllegalArgumentException(
-          "the mpi backend runs one rank per process, so it has no cluster of " + ranks + " ranks in this"
-              + " process: launch the program with mpirun -np " + ranks + " and take this process's"
-              + " communicator from dev.commplan.runtime.mpi.MpiBackend.world() (docs/mpi.md)");
-      default -> throw new IllegalArgumentException(
-          "unknown backend '" + backend + "': the known backends are " + NAMES + " (and mpi, one rank per process)");
-    };
+    return found.cluster(ranks, options);
   }
 
   /**
-   * This process's communicator in a job of one rank per process, which a launcher started: {@code
-   * "nccl"} bootstraps NCCL from torchrun's, Slurm's or Open MPI's variables over the TCP rendezvous
-   * ({@code ProcessBootstrap.ncclFromEnvironment()}, docs/distributed.md); {@code "mpi"} is {@code
-   * MPI_COMM_WORLD} under {@code mpirun} ({@code MpiBackend.world()}, docs/mpi.md). The caller closes it.
+   * This process's communicator in a job of one rank per process, which a launcher started: its place in
+   * the job comes from torchrun's, Slurm's or Open MPI's variables ({@link LaunchEnvironment}); {@code
+   * "nccl"} meets the other ranks at the TCP rendezvous (docs/distributed.md), {@code "mpi"} is {@code
+   * MPI_COMM_WORLD} under {@code mpirun} (docs/mpi.md). The caller closes it.
    *
    * @throws IllegalArgumentException for {@code "local"} (its ranks are threads of one process: use
    *     {@link #cluster}) or an unknown name
    * @throws BackendUnavailableException if the backend cannot run here
    */
   public static Communicator processCommunicator(String backend) {
-    Objects.requireNonNull(backend, "backend");
-    return switch (backend) {
-      case "nccl" -> dev.commplan.runtime.bootstrap.ProcessBootstrap.ncclFromEnvironment();
-      case "mpi" -> dev.commplan.runtime.mpi.MpiBackend.world();
-      case "local" -> throw new IllegalArgumentException(
-          "the local backend's ranks are threads of one process, not one rank per process: use"
-              + " Backends.cluster(\"local\", n)");
-      default -> throw new IllegalArgumentException(
-          "unknown backend '" + backend + "': one rank per process runs on nccl or mpi");
-    };
+    Backend found = backend(Objects.requireNonNull(backend, "backend"));
+    return found.processCommunicator(LaunchEnvironment.fromEnvironment(), CommOptions.defaults());
   }
 
-  /** A cluster of {@code ranks} threads of this JVM, no GPU needed (the default rendezvous timeout). */
+  /** A cluster of {@code ranks} threads of this JVM, no GPU needed (the default options). */
   public static Cluster local(int ranks) {
-    checkRanks(ranks);
-    return new LocalCluster(ranks);
+    return cluster("local", ranks);
   }
 
   /** A cluster of {@code ranks} threads of this JVM with {@code options} (the timeout: see {@link CommOptions}). */
   public static Cluster local(int ranks, CommOptions options) {
-    Objects.requireNonNull(options, "options");
-    checkRanks(ranks);
-    return new LocalCluster(ranks, options);
-  }
-
-  private static void checkRanks(int ranks) {
-    if (ranks < 1) {
-      throw new IllegalArgumentException("a cluster needs at least 1 rank, not " + ranks);
-    }
+    return cluster("local", ranks, options);
   }
 }

@@ -35,7 +35,8 @@ class BackendsTest {
   @Test
   void mpiIsOneRankPerProcessAndTheMessageSaysHow() {
     String message = assertThrows(IllegalArgumentException.class, () -> Backends.cluster("mpi", 3)).getMessage();
-    assertTrue(message.contains("mpirun -np 3") && message.contains("MpiBackend.world()"), message);
+    assertTrue(message.contains("mpirun -np 3") && message.contains("MpiBackend.world()")
+        && message.contains("Backends.processCommunicator(\"mpi\")"), message);
   }
 
   @Test
@@ -49,6 +50,26 @@ class BackendsTest {
     String local = assertThrows(IllegalArgumentException.class, () -> Backends.processCommunicator("local")).getMessage();
     assertTrue(local.contains("Backends.cluster(\"local\", n)"), local);
     String unknown = assertThrows(IllegalArgumentException.class, () -> Backends.processCommunicator("gloo")).getMessage();
-    assertTrue(unknown.contains("'gloo'") && unknown.contains("nccl or mpi"), unknown);
+    assertTrue(unknown.contains("'gloo'") && unknown.contains("[local, mpi, nccl") , unknown);
+  }
+
+  @Test
+  void everyBuiltInBackendIsFoundByName() {
+    assertTrue(Backends.names().containsAll(java.util.List.of("local", "mpi", "nccl")), Backends.names().toString());
+    assertEquals("nccl", Backends.backend("NCCL").name());
+    assertEquals(null, Backends.backend("local").unavailableReason());
+  }
+
+  /** A backend jar of someone else's, here the test class path's {@link TestEchoBackend}, shows up by name. */
+  @Test
+  void aThirdPartyBackendOnTheClassPathShowsUpByName() {
+    assertTrue(Backends.names().contains("test-echo"), Backends.names().toString());
+    try (Cluster cluster = Backends.cluster("test-echo", 3)) {
+      assertEquals("test-echo", cluster.backendName());
+      assertEquals(3, cluster.size());
+    }
+    String message = assertThrows(IllegalArgumentException.class, () -> Backends.processCommunicator("test-echo"))
+        .getMessage();
+    assertTrue(message.contains("test-echo has no process communicator"), message);
   }
 }

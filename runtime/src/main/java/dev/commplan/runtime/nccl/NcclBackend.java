@@ -6,6 +6,9 @@ import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.nccl.internal.Nccl;
 import dev.commplan.runtime.nccl.internal.NativeLibrary;
 import java.util.Objects;
+import dev.commplan.runtime.bootstrap.Rendezvous;
+import dev.commplan.runtime.launch.LaunchEnvironment;
+import dev.commplan.runtime.launch.ProcessInfo;
 
 /**
  * The NCCL backend's entry points. The backend binds {@code libnccl.so.2} and {@code libcudart.so.13}
@@ -77,6 +80,52 @@ public final class NcclBackend {
     } catch (RuntimeException e) {
       Nccl.ncclCommAbort(comm);
       throw e;
+    }
+  }
+
+  /**
+   * {@link #processCommunicator(ProcessInfo, Rendezvous.Options, CommOptions)} for the job the launcher's
+   * variables describe ({@link LaunchEnvironment#fromEnvironment()}), with the default options.
+   */
+  public static NcclCommunicator fromEnvironment() {
+    return processCommunicator(LaunchEnvironment.fromEnvironment(), Rendezvous.Options.defaults(), CommOptions.defaults());
+  }
+
+  /**
+   * This rank's communicator in a job of one rank per process: rank 0 makes the unique id ({@code
+   * ncclGetUniqueId}), the TCP {@link Rendezvous} on {@code info}'s address broadcasts it, and every rank
+   * calls {@code ncclCommInitRank} on CUDA device {@code localRank % deviceCount}. The rendezvous is
+   * closed before returning (NCCL has its own connections from then on). If rank 0 cannot make the id
+   * (no NCCL there), it tells the others, which fail with its reason.
+   *
+   * <pre>{@code
+   * ProcessInfo me = LaunchEnvironment.fromEnvironment();       // torchrun, Slurm or Open MPI variables
+   * try (NcclCommunicator comm = NcclBackend.processCommunicator(me, Rendezvous.Options.defaults(),
+   *     CommOptions.defaults())) {
+   *   ... build plans on comm, execute them ...
+   * }
+   * }</pre>
+   *
+   * @throws dev.commplan.runtime.bootstrap.RendezvousException if the ranks do not all meet in time
+   *     (naming the missing ones)
+   * @throws BackendUnavailableException if NCCL or a GPU is missing here
+   */
+  public static NcclCommunicator processCommunicator(ProcessInfo info, Rendezvous.Options rendezvousOptions,
+      CommOptions options) {
+    Objects.requireNonNull(options, "options");
+    try (Rendezvous rendezvous = Rendezvous.join(info, rendezvousOptions)) {
+      byte[] id = null;
+      if (info.rank() == 0) {
+        try {
+          id = uniqueId();
+        } catch (RuntimeException e) {
+          rendezvous.abort("rank 0 could not make the NCCL unique id: " + e.getMessage());
+          throw e;
+        }
+      }
+      id = rendezvous.broadcast(id);
+      int device = info.device(deviceCount());
+      return initRank(info.rank(), info.size(), id, device, options);
     }
   }
 

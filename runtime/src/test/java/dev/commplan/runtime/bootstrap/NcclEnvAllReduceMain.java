@@ -5,6 +5,8 @@ import dev.commplan.runtime.launch.ProcessInfo;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
+import dev.commplan.runtime.CommOptions;
+import dev.commplan.runtime.nccl.NcclBackend;
 import dev.commplan.runtime.nccl.NcclCommunicator;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
@@ -12,7 +14,7 @@ import java.time.Duration;
 
 /**
  * One process of a multi-process NCCL job, bootstrapped from the launcher's variables: builds the
- * communicator through {@link ProcessBootstrap}, all-reduces rank-dependent data directly and through
+ * communicator through {@link NcclBackend#processCommunicator}, all-reduces rank-dependent data directly and through
  * a plan (whose fingerprint is checked across the processes at build), checks the sums, and prints
  * {@code OK rank r of n on device d} (exit 0) or {@code FAIL ...} (exit 2). Run it under torchrun-style
  * variables, srun or mpirun; {@code ProcessBootstrapGpuTest} starts one per GPU.
@@ -29,7 +31,7 @@ public final class NcclEnvAllReduceMain {
       Rendezvous.Options options = Rendezvous.Options.defaults().withJoinTimeout(Duration.ofSeconds(60))
           .withOpTimeout(Duration.ofSeconds(60));
       int n = 1 << 16;
-      try (NcclCommunicator comm = ProcessBootstrap.nccl(me, options);
+      try (NcclCommunicator comm = NcclBackend.processCommunicator(me, options, CommOptions.defaults());
           F32Buffer x = F32Buffer.allocate(comm, n)) {
         float[] data = new float[n];
         for (int i = 0; i < n; i++) {
