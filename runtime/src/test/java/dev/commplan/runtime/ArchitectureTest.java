@@ -1,0 +1,90 @@
+package dev.commplan.runtime;
+
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.library.dependencies.SliceAssignment;
+import com.tngtech.archunit.library.dependencies.SliceIdentifier;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The runtime's architecture (docs/architecture.md), written down so that it cannot drift: the layers
+ * and what each may use, no cycles between packages, and backends that do not know each other.
+ */
+class ArchitectureTest {
+  private static JavaClasses runtime;
+
+  @BeforeAll
+  static void importMainClasses() {
+    runtime = new ClassFileImporter()
+        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+        .importPackages("dev.commplan.runtime");
+  }
+
+  /** Each layer depends only on those below it (bottom first: guard and launch, API, plan, SPI and bootstrap, backends). */
+  @Test
+  void layersDependOnlyOnTheLayersBelow() {
+    layeredArchitecture().consideringOnlyDependenciesInLayers()
+        .layer("guard").definedBy("dev.commplan.runtime.guard")
+        .layer("launch").definedBy("dev.commplan.runtime.launch")
+        .layer("api").definedBy("dev.commplan.runtime")
+        .layer("plan").definedBy("dev.commplan.runtime.plan")
+        .layer("spi").definedBy("dev.commplan.runtime.spi")
+        .layer("bootstrap").definedBy("dev.commplan.runtime.bootstrap")
+        .layer("backends").definedBy("dev.commplan.runtime.local..", "dev.commplan.runtime.nccl..",
+            "dev.commplan.runtime.mpi..")
+        .whereLayer("backends").mayNotBeAccessedByAnyLayer()
+        .whereLayer("spi").mayOnlyBeAccessedByLayers("backends")
+        .whereLayer("bootstrap").mayOnlyBeAccessedByLayers("backends")
+        .whereLayer("plan").mayOnlyBeAccessedByLayers("spi", "backends")
+        .whereLayer("api").mayOnlyBeAccessedByLayers("plan", "spi", "bootstrap", "backends")
+        .whereLayer("launch").mayOnlyBeAccessedByLayers("api", "bootstrap", "backends")
+        .whereLayer("guard").mayOnlyBeAccessedByLayers("api", "plan", "spi", "backends")
+        .check(runtime);
+  }
+
+  @Test
+  void noPackageCycles() {
+    slices().assignedFrom(new SliceAssignment() {
+      @Override
+      public SliceIdentifier getIdentifierOf(JavaClass javaClass) {
+        return SliceIdentifier.of(javaClass.getPackageName()); // each package a slice of its own
+      }
+
+      @Override
+      public String getDescription() {
+        return "the runtime's packages";
+      }
+    }).should().beFreeOfCycles().check(runtime);
+  }
+
+  @Test
+  void backendsDoNotKnowEachOther() {
+    noClasses().that().resideInAPackage("dev.commplan.runtime.local..")
+        .should().dependOnClassesThat().resideInAnyPackage("dev.commplan.runtime.nccl..", "dev.commplan.runtime.mpi..")
+        .check(runtime);
+    noClasses().that().resideInAPackage("dev.commplan.runtime.nccl..")
+        .should().dependOnClassesThat().resideInAnyPackage("dev.commplan.runtime.local..", "dev.commplan.runtime.mpi..")
+        .check(runtime);
+    noClasses().that().resideInAPackage("dev.commplan.runtime.mpi..")
+        .should().dependOnClassesThat().resideInAnyPackage("dev.commplan.runtime.local..", "dev.commplan.runtime.nccl..")
+        .check(runtime);
+  }
+
+  /** The raw bindings are the bottom of their backend: they never call up into it. */
+  @Test
+  void rawBindingsDoNotDependOnTheirBackend() {
+    noClasses().that().resideInAPackage("dev.commplan.runtime.nccl.internal")
+        .should().dependOnClassesThat().resideInAPackage("dev.commplan.runtime.nccl")
+        .check(runtime);
+    noClasses().that().resideInAPackage("dev.commplan.runtime.mpi.internal")
+        .should().dependOnClassesThat().resideInAPackage("dev.commplan.runtime.mpi")
+        .check(runtime);
+  }
+}
