@@ -1,5 +1,6 @@
 package dev.commplan.runtime;
 
+import dev.commplan.runtime.guard.Guards;
 import dev.commplan.runtime.guard.HostAccessGuard;
 import dev.commplan.runtime.guard.InFlightWork;
 import java.lang.foreign.MemorySegment;
@@ -34,6 +35,10 @@ public abstract sealed class Buffer implements AutoCloseable
   private final long byteOffset;
   private final long length;
   private final boolean ownsMemory;
+  static {
+    Guards.registerBuffers(buffer -> ((Buffer) buffer).hostAccessGuard); // how plans reach it (not public API)
+  }
+
   /** Which in-flight plan work touches this buffer; marked by plans, checked by every host access. */
   private final HostAccessGuard hostAccessGuard = new HostAccessGuard();
 
@@ -117,11 +122,12 @@ public abstract sealed class Buffer implements AutoCloseable
   }
 
   /**
-   * This buffer's host-access guard: for plans, which mark the work they enqueue on it, and for checking
-   * {@link HostAccessGuard#isInFlight()}.
+   * Whether plan work that reads or writes this buffer may still be running: it was enqueued and no
+   * {@code synchronize()} of its stream begun after that has returned normally. While it is, host access
+   * may throw {@link BufferInFlightException} (see the class comment).
    */
-  public final HostAccessGuard hostAccessGuard() {
-    return hostAccessGuard;
+  public final boolean isInFlight() {
+    return hostAccessGuard.isInFlight();
   }
 
   /** Whether this buffer's memory has been freed. */

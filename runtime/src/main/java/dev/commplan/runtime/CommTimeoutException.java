@@ -17,9 +17,11 @@ public class CommTimeoutException extends CommPlanException {
   private final String planName;
   private final int step;
   private final String collective;
+  @SuppressWarnings("serial") // always an immutable List.copyOf, which serializes
   private final List<String> fields;
   private final int rank;
   private final Duration timeout;
+  @SuppressWarnings("serial") // always an immutable List.copyOf, which serializes
   private final List<Integer> missingRanks;
   private final String summary;
   private final String flightRecord;

@@ -12,6 +12,7 @@ public class PlanMismatchException extends PlanBuildException {
   private static final long serialVersionUID = 1L;
 
   private final String planName;
+  @SuppressWarnings("serial") // always an immutable List.copyOf, which serializes
   private final List<Integer> differingRanks;
 
   public PlanMismatchException(String message, String planName, List<Integer> differingRanks) {

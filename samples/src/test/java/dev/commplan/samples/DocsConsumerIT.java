@@ -138,8 +138,10 @@ class DocsConsumerIT {
     assertTrue(outputs.containsKey("demo.Hello"), "docs/dsl.md shows no output for demo.Hello");
     Path repo = Proc.localRepository();
     String version = Proc.property("commplan.it.version");
+    // What Maven puts on a consumer's run-time class path: the runtime and its two dependencies.
     List<String> classPath = List.of(dir.resolve("target/classes").toString(),
-        artifact(repo, "commplan-runtime", version).toString(), artifact(repo, "commplan-annotations", version).toString());
+        artifact(repo, "commplan-runtime", version).toString(), artifact(repo, "commplan-annotations", version).toString(),
+        artifact(repo, "commplan-model", version).toString());
     Proc hello = Proc.run(dir, Map.of(), 120, List.of(javaHome().resolve("bin/java").toString(),
         "--enable-native-access=ALL-UNNAMED", "-cp", String.join(File.pathSeparator, classPath), "demo.Hello"));
     assertEquals(0, hello.status(), hello.all());

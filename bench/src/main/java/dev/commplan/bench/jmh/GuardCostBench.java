@@ -6,6 +6,7 @@ import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.guard.Guards;
 import dev.commplan.runtime.guard.HostAccessGuard;
 import dev.commplan.runtime.guard.InFlightWork;
 import dev.commplan.runtime.guard.StreamProgress;
@@ -49,7 +50,7 @@ public class GuardCostBench {
     cluster = Backends.cluster("local", 1);
     Communicator comm = cluster.call(c -> c).get(0);
     stream = comm.stream();
-    progress = ((StreamProgress.Tracked) stream).progress();
+    progress = Guards.progressOf(stream);
     work = new InFlightWork("bench.Many200", 0);
     buffers = new Buffer[ExecuteBench.K];
     fields = new String[ExecuteBench.K];
@@ -72,7 +73,7 @@ public class GuardCostBench {
     long ticket = progress.issue();
     work.enqueued(stream, progress, ticket);
     for (int i = 0; i < buffers.length; i++) {
-      buffers[i].hostAccessGuard().markWritten(work, fields[i]);
+      Guards.of(buffers[i]).markWritten(work, fields[i]);
     }
     return ticket;
   }
@@ -88,7 +89,7 @@ public class GuardCostBench {
   /** One host-read check of a marked buffer whose stream has been synchronized (passes). */
   @Benchmark
   public Object checkRead() {
-    HostAccessGuard guard = buffers[123].hostAccessGuard();
+    HostAccessGuard guard = Guards.of(buffers[123]);
     return guard.pendingWriter(); // what a host read asks; null: the read may go ahead
   }
 }

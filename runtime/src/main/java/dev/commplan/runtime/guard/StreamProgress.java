@@ -12,16 +12,10 @@ import java.lang.invoke.VarHandle;
  * records nothing, so buffers that failed work touched stay guarded. Two volatile longs; nothing
  * allocated.
  *
- * <p>For backends: a stream that keeps one implements {@link Tracked}; plans do not guard buffers for a
- * stream that does not.
+ * <p>Backends get one by building their stream on the SPI's {@code StreamBase}, which keeps it and
+ * updates it around every {@code synchronize()}; plans do not guard buffers for a stream that does not.
  */
 public final class StreamProgress {
-  /** A stream that keeps a {@link StreamProgress} (and updates it in {@code synchronize()}). */
-  public interface Tracked {
-    /** This stream's progress. */
-    StreamProgress progress();
-  }
-
   private static final VarHandle SYNCHRONIZED;
 
   static {
@@ -32,17 +26,17 @@ public final class StreamProgress {
     }
   }
 
-  private final Thread inOrderThread;
+  private volatile Thread inOrderThread;
   private volatile long issuedTicket;
   private volatile long synchronizedTicket;
 
   /**
-   * @param inOrderThread the thread that runs the stream's work, in order (the local backend's worker,
-   *     whose host tasks run after the work enqueued before them), or null where there is none (a CUDA
-   *     stream): host access from that thread is in stream order and is not refused.
+   * Names the thread that runs the stream's work, in order (the local backend's worker, whose host tasks
+   * run after the work enqueued before them): host access from that thread is in stream order and is not
+   * refused. None by default (a CUDA stream has no such thread).
    */
-  public StreamProgress(Thread inOrderThread) {
-    this.inOrderThread = inOrderThread;
+  public void runsInOrderOn(Thread worker) {
+    this.inOrderThread = worker;
   }
 
   /** Takes the next ticket, for work about to be enqueued; called by the communicator's one thread. */

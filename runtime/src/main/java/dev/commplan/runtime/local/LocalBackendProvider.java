@@ -8,6 +8,9 @@ import dev.commplan.runtime.launch.ProcessInfo;
 
 /** The local backend as {@link Backend} {@code "local"}: ranks as threads of this JVM ({@link LocalCluster}). */
 public final class LocalBackendProvider implements Backend {
+  /** For {@link java.util.ServiceLoader}; use {@code Backends} to get one. */
+  public LocalBackendProvider() {}
+
   @Override
   public String name() {
     return "local";

@@ -41,7 +41,7 @@ public final class LocalCommunicator implements Communicator, DeviceMemory.Alloc
   LocalCommunicator(LocalCluster cluster, int rank) {
     this.cluster = cluster;
     this.rank = rank;
-    this.stream = new LocalStream(this);
+    this.stream = new LocalStream(this, cluster.timeout());
   }
 
   @Override

@@ -7,7 +7,7 @@ import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
-import dev.commplan.runtime.guard.StreamProgress;
+import dev.commplan.runtime.spi.StreamBase;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Objects;
@@ -29,7 +29,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * host task that hangs; the collective's own timeout, with the better message, normally comes first.
  * Every enqueued piece of work is recorded in the rank's {@link FlightRecorder}.
  */
-public final class LocalStream implements Stream, StreamProgress.Tracked {
+public final class LocalStream extends StreamBase {
   /** A piece of host work run on the stream, in order with the collectives (like {@code cudaLaunchHostFunc}). */
   @FunctionalInterface
   public interface HostTask {
@@ -59,8 +59,6 @@ public final class LocalStream implements Stream, StreamProgress.Tracked {
   private long completed;
   private Throwable failure;
   private boolean shutDown;
-  /** Host-access guard hook: how far this stream is synchronized (the worker's own accesses are in order). */
-  private final StreamProgress hostAccessProgress;
 
   /** Scratch memory for the collectives' kernels; used only by the worker thread, allocated once. */
   final KernelScratch scratch = new KernelScratch();
@@ -68,20 +66,16 @@ public final class LocalStream implements Stream, StreamProgress.Tracked {
   /** The rank's last operations; see {@link LocalCommunicator#flightRecorder()}. */
   final FlightRecorder recorder;
 
-  LocalStream(LocalCommunicator comm) {
+  LocalStream(LocalCommunicator comm, Duration timeout) {
+    super(timeout);
     this.comm = comm;
     this.recorder = new FlightRecorder(comm.rank(), FlightRecorder.DEFAULT_CAPACITY);
     this.worker = Thread.ofPlatform()
         .name("commplan-local-stream-rank-" + comm.rank())
         .daemon(true)
         .unstarted(this::workLoop);
-    this.hostAccessProgress = new StreamProgress(worker);
+    runsInOrderOn(worker); // the worker's own host access is in stream order
     worker.start();
-  }
-
-  @Override
-  public StreamProgress progress() {
-    return hostAccessProgress;
   }
 
   @Override
@@ -108,17 +102,16 @@ public final class LocalStream implements Stream, StreamProgress.Tracked {
    * @throws IllegalStateException if called from a task running on this very stream (it would wait for itself)
    */
   @Override
-  public void synchronize() {
+  protected void awaitIdle(Duration timeout) {
     if (Thread.currentThread() == worker) {
       throw new IllegalStateException("synchronize() called from work running on rank " + comm.rank()
           + "'s own stream; it would wait for itself");
     }
-    long ticket = hostAccessProgress.issued(); // host-access guard hook
     CommTimeoutException stalled = null;
     lock.lock();
     try {
       long target = enqueued;
-      long stallLimit = stallLimitNanos(comm.cluster().timeout());
+      long stallLimit = stallLimitNanos(timeout);
       long seen = completed;
       long lastProgress = System.nanoTime();
       while (completed < target && failure == null && !shutDown) {
@@ -155,7 +148,6 @@ public final class LocalStream implements Stream, StreamProgress.Tracked {
         if (shutDown) { // use after close: refused even when nothing was pending
           throw new IllegalStateException("rank " + comm.rank() + "'s stream was shut down (its cluster is closed)");
         }
-        hostAccessProgress.synchronizedTo(ticket); // host-access guard hook: reached only when nothing failed
         return;
       }
     } finally {

@@ -9,6 +9,9 @@ import dev.commplan.runtime.launch.ProcessInfo;
 
 /** The MPI backend as {@link Backend} {@code "mpi"}: one rank per process (see {@link MpiBackend}). */
 public final class MpiBackendProvider implements Backend {
+  /** For {@link java.util.ServiceLoader}; use {@code Backends} to get one. */
+  public MpiBackendProvider() {}
+
   @Override
   public String name() {
     return "mpi";

@@ -73,7 +73,7 @@ public final class MpiCommunicator implements Communicator, DeviceMemory.Allocat
     this.size = size;
     this.timeout = timeout;
     this.timeoutNanos = timeout.toNanos();
-    this.stream = new MpiStream(this);
+    this.stream = new MpiStream(this, timeout);
     this.flag = Arena.ofAuto().allocate(JAVA_INT);
   }
 
@@ -269,9 +269,10 @@ public final class MpiCommunicator implements Communicator, DeviceMemory.Allocat
     flightCount++;
   }
 
-  void synchronize() {
+  /** The stream's wait: completes everything in flight within {@code timeout} (see {@link #completeInFlight(long)}). */
+  void synchronize(Duration timeout) {
     ensureUsable();
-    completeInFlight();
+    completeInFlight(timeout.toNanos());
   }
 
   /**
@@ -280,11 +281,15 @@ public final class MpiCommunicator implements Communicator, DeviceMemory.Allocat
    * deadline.
    */
   private void completeInFlight() {
+    completeInFlight(timeoutNanos);
+  }
+
+  private void completeInFlight(long waitNanos) {
     if (flightCount == 0) {
       return;
     }
     long start = System.nanoTime();
-    long deadline = start + timeoutNanos;
+    long deadline = start + waitNanos;
     long flagAddress = flag.address();
     while (flightCount > 0) {
       MpiCallTable table = flightTable[0];

@@ -1,20 +1,19 @@
 package dev.commplan.runtime.mpi;
 
 import dev.commplan.runtime.Communicator;
-import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.guard.StreamProgress;
+import dev.commplan.runtime.spi.StreamBase;
+import java.time.Duration;
 
 /**
  * An MPI communicator's stream. MPI has no device queue: a step's non-blocking collectives are started
  * when it is enqueued and are in flight until {@link #synchronize()} (or the next step, which must see
  * their results) completes them; see {@link MpiCommunicator}.
  */
-final class MpiStream implements Stream, StreamProgress.Tracked {
+final class MpiStream extends StreamBase {
   private final MpiCommunicator owner;
-  /** Host-access guard hook: how far this stream is synchronized through this object. */
-  private final StreamProgress progress = new StreamProgress(null);
 
-  MpiStream(MpiCommunicator owner) {
+  MpiStream(MpiCommunicator owner, Duration timeout) {
+    super(timeout);
     this.owner = owner;
   }
 
@@ -25,15 +24,8 @@ final class MpiStream implements Stream, StreamProgress.Tracked {
    * @throws MpiException if MPI reported an error for one of them
    */
   @Override
-  public void synchronize() {
-    long ticket = progress.issued(); // host-access guard hook
-    owner.synchronize();
-    progress.synchronizedTo(ticket); // host-access guard hook: reached only when nothing failed
-  }
-
-  @Override
-  public StreamProgress progress() {
-    return progress;
+  protected void awaitIdle(Duration timeout) {
+    owner.synchronize(timeout);
   }
 
   @Override

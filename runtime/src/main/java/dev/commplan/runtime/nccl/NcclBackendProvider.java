@@ -9,6 +9,9 @@ import dev.commplan.runtime.launch.ProcessInfo;
 
 /** The NCCL backend as {@link Backend} {@code "nccl"} (see {@link NcclBackend} for its entry points). */
 public final class NcclBackendProvider implements Backend {
+  /** For {@link java.util.ServiceLoader}; use {@code Backends} to get one. */
+  public NcclBackendProvider() {}
+
   @Override
   public String name() {
     return "nccl";

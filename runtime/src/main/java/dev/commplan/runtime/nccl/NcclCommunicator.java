@@ -79,7 +79,6 @@ public final class NcclCommunicator implements Communicator, DeviceMemory.Alloca
   private final CommOptions options;
   private final long timeoutNanos;
   private final FlightRecorder recorder;
-  /** One CUDA event per flight-recorder slot, recorded after the slot's step; 0 where none (in a group). */
   /**
    * The system property that turns on a CUDA event per enqueued step ({@value}, default false). With it,
    * a timeout names exactly which of several pending steps is stuck; without it, the oldest step not known
@@ -90,6 +89,7 @@ public final class NcclCommunicator implements Communicator, DeviceMemory.Alloca
   public static final String STEP_EVENTS_PROPERTY = "commplan.nccl.stepEvents";
 
   private final boolean stepEvents;
+  /** One CUDA event per flight-recorder slot, recorded after the slot's step; 0 where none (in a group). */
   private final long[] slotEvents;
   private final boolean[] slotHasEvent;
   /** Why this communicator was aborted, for later calls' messages; null while not aborted. */
@@ -146,7 +146,7 @@ public final class NcclCommunicator implements Communicator, DeviceMemory.Alloca
       }
       throw e;
     }
-    this.stream = new NcclStream(this, s, true);
+    this.stream = new NcclStream(this, s, true, options.timeout());
     this.copyStream = copies;
     this.hostCopies = new HostCopies(CudaCopyEngine.INSTANCE, device, copies);
   }
@@ -219,7 +219,7 @@ public final class NcclCommunicator implements Communicator, DeviceMemory.Alloca
 
   NcclStream wrapStream(long cudaStream) {
     ensureUsable();
-    return new NcclStream(this, cudaStream, false);
+    return new NcclStream(this, cudaStream, false, options.timeout());
   }
 
   @Override
@@ -616,12 +616,12 @@ public final class NcclCommunicator implements Communicator, DeviceMemory.Alloca
    * or {@link CommTimeoutException} naming the step still pending (from the flight recorder's events).
    * Allocates nothing while it waits.
    */
-  void synchronize(NcclStream s) {
+  void synchronize(NcclStream s, Duration timeout) {
     ensureUsable();
     useDevice();
     long handle = s.handle();
     long start = System.nanoTime();
-    long deadline = start + timeoutNanos;
+    long deadline = start + timeout.toNanos();
     int polls = 0;
     while (!queryOrAbort(handle)) {
       if (abortCause != null) {

@@ -1,23 +1,22 @@
 package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.Communicator;
-import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.guard.StreamProgress;
+import dev.commplan.runtime.spi.StreamBase;
+import java.time.Duration;
 
 /**
  * A CUDA stream of one communicator's device: its own ({@code cudaStreamCreateWithFlags} with {@code
  * cudaStreamNonBlocking}, destroyed with the communicator) or an external {@code cudaStream_t} wrapped by
  * {@link NcclInterop#wrapStream} (never destroyed here).
  */
-final class NcclStream implements Stream, StreamProgress.Tracked {
+final class NcclStream extends StreamBase {
   private final NcclCommunicator owner;
   private final long handle;
   private final boolean owned;
   private volatile boolean destroyed;
-  /** Host-access guard hook: how far this stream is synchronized through this object. */
-  private final StreamProgress progress = new StreamProgress(null);
 
-  NcclStream(NcclCommunicator owner, long handle, boolean owned) {
+  NcclStream(NcclCommunicator owner, long handle, boolean owned, Duration timeout) {
+    super(timeout);
     this.owner = owner;
     this.handle = handle;
     this.owned = owned;
@@ -38,18 +37,11 @@ final class NcclStream implements Stream, StreamProgress.Tracked {
    * when another rank of the cluster failed (see {@link NcclCommunicator#synchronize}).
    */
   @Override
-  public void synchronize() {
+  protected void awaitIdle(Duration timeout) {
     if (destroyed) {
       throw new IllegalStateException(this + " was destroyed with its communicator");
     }
-    long ticket = progress.issued(); // host-access guard hook
-    owner.synchronize(this);
-    progress.synchronizedTo(ticket); // host-access guard hook: reached only when nothing failed
-  }
-
-  @Override
-  public StreamProgress progress() {
-    return progress;
+    owner.synchronize(this, timeout);
   }
 
   @Override

@@ -5,6 +5,8 @@ import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.DeviceMemory;
+import dev.commplan.runtime.guard.Guards;
+import dev.commplan.runtime.guard.HostAccessGuard;
 import dev.commplan.runtime.guard.InFlightWork;
 import dev.commplan.runtime.guard.StreamProgress;
 import java.util.List;
@@ -40,9 +42,9 @@ public final class Plan implements AutoCloseable {
   private final boolean hostAccessGuard;
   /** Per step (schedule order): its in-flight marker and the buffers, with their fields, it writes / only reads. */
   private final InFlightWork[] stepWork;
-  private final Buffer[][] writtenByStep;
+  private final HostAccessGuard[][] writtenByStep; // the guards of the buffers each step writes
   private final String[][] writtenFieldsByStep;
-  private final Buffer[][] readByStep;
+  private final HostAccessGuard[][] readByStep;
   private final String[][] readFieldsByStep;
   private volatile boolean closed;
 
@@ -57,9 +59,9 @@ public final class Plan implements AutoCloseable {
     this.hostAccessGuard = hostAccessGuard;
     int steps = schedule.steps().size();
     this.stepWork = new InFlightWork[steps];
-    this.writtenByStep = new Buffer[steps][];
+    this.writtenByStep = new HostAccessGuard[steps][];
     this.writtenFieldsByStep = new String[steps][];
-    this.readByStep = new Buffer[steps][];
+    this.readByStep = new HostAccessGuard[steps][];
     this.readFieldsByStep = new String[steps][];
     for (int i = 0; i < steps; i++) {
       stepWork[i] = new InFlightWork(name, schedule.steps().get(i).number());
@@ -134,12 +136,9 @@ public final class Plan implements AutoCloseable {
    * until the stream's next successful synchronize, which is conservative.
    */
   private void markInFlight(Stream stream, int from, int to) {
-    if (!(stream instanceof StreamProgress.Tracked tracked)) {
-      return;
-    }
-    StreamProgress progress = tracked.progress();
+    StreamProgress progress = Guards.progressOf(stream);
     if (progress == null) {
-      return;
+      return; // a stream that keeps no progress (not built on StreamBase): nothing to guard with
     }
     long ticket = progress.issue();
     for (int s = from; s < to; s++) {
@@ -148,24 +147,24 @@ public final class Plan implements AutoCloseable {
       if (work.marksInPlace()) {
         continue; // the buffers point at work, whose ticket is now this one: nothing else to mark
       }
-      Buffer[] written = writtenByStep[s];
+      HostAccessGuard[] written = writtenByStep[s];
       String[] writtenFields = writtenFieldsByStep[s];
       for (int i = 0; i < written.length; i++) {
-        written[i].hostAccessGuard().markWritten(work, writtenFields[i]);
+        written[i].markWritten(work, writtenFields[i]);
       }
-      Buffer[] read = readByStep[s];
+      HostAccessGuard[] read = readByStep[s];
       String[] readFields = readFieldsByStep[s];
       for (int i = 0; i < read.length; i++) {
-        read[i].hostAccessGuard().markRead(work, readFields[i]);
+        read[i].markRead(work, readFields[i]);
       }
       work.marksPlaced();
     }
   }
 
-  private static Buffer[] select(Buffer[] buffers, int[] handles) {
-    Buffer[] out = new Buffer[handles.length];
+  private static HostAccessGuard[] select(Buffer[] buffers, int[] handles) {
+    HostAccessGuard[] out = new HostAccessGuard[handles.length];
     for (int i = 0; i < handles.length; i++) {
-      out[i] = buffers[handles[i]];
+      out[i] = Guards.of(buffers[handles[i]]);
     }
     return out;
   }

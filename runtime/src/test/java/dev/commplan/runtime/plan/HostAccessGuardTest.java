@@ -103,10 +103,10 @@ class HostAccessGuardTest {
           inFlight(() -> part.copyFrom(new float[n]));
           inFlight(() -> part.fill(2f));
           inFlight(() -> x.copyFrom(0, new float[1], 0, 1));
-          assertTrue(all.hostAccessGuard().isInFlight());
+          assertTrue(all.isInFlight());
 
           stream.synchronize();
-          assertFalse(all.hostAccessGuard().isInFlight());
+          assertFalse(all.isInFlight());
           float[] sum = new float[n];
           for (int i = 0; i < n; i++) {
             sum[i] = xs[0][i] + xs[1][i];

@@ -1,0 +1,68 @@
+package dev.commplan.runtime.spi;
+
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.guard.Guards;
+import dev.commplan.runtime.guard.StreamProgress;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * What every backend's stream is built on, so that none can skip the two things every stream owes its
+ * users (as Netty's transports get lifecycle and errors from {@code AbstractChannel}):
+ *
+ * <ul>
+ *   <li>the host-access guard: {@link #synchronize()} is final; it takes the guard's ticket before the
+ *       wait and records it only after a wait that returned normally, so a failed synchronize clears
+ *       nothing ({@code BufferInFlightException} keeps refusing stale reads);
+ *   <li>the timeout: the stream is made with its communicator's timeout ({@code CommOptions}) and hands
+ *       it to every {@link #awaitIdle} (which throws {@code CommTimeoutException} when it passes).
+ * </ul>
+ */
+public abstract class StreamBase implements Stream {
+  static {
+    Guards.registerStreams(stream -> stream instanceof StreamBase base ? base.progress : null);
+  }
+
+  private final StreamProgress progress = new StreamProgress();
+  private final Duration timeout;
+
+  /** @param timeout how long {@link #awaitIdle} may wait before the stream's work counts as hung */
+  protected StreamBase(Duration timeout) {
+    this.timeout = Objects.requireNonNull(timeout, "timeout");
+  }
+
+  /**
+   * Blocks until all work enqueued so far has finished ({@link #awaitIdle}), then tells the host-access
+   * guard that every plan step enqueued before the call is done.
+   */
+  @Override
+  public final void synchronize() {
+    long ticket = progress.issued();
+    awaitIdle(timeout);
+    progress.synchronizedTo(ticket); // reached only when the wait returned normally
+  }
+
+  /**
+   * Waits for the work enqueued so far. Throws if it failed, if the communicator was aborted or closed,
+   * or with {@code CommTimeoutException} once {@code timeout} has passed without it finishing (each
+   * backend says what "finishing" means: the last CUDA op, the last MPI request, the worker's queue).
+   */
+  protected abstract void awaitIdle(Duration timeout);
+
+  /** The timeout this stream's waits use. */
+  protected final Duration timeout() {
+    return timeout;
+  }
+
+  /**
+   * For a stream whose work runs on one thread of the JVM (the local backend's worker): host access from
+   * that thread is in stream order, so the guard never refuses it.
+   */
+  protected final void runsInOrderOn(Thread worker) {
+    progress.runsInOrderOn(worker);
+  }
+
+  @Override
+  public abstract Communicator communicator();
+}
