@@ -13,6 +13,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntPredicate;
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.spi.RankSupervisor;
 
 /**
  * The local backend: N ranks as threads of this JVM, no GPU needed. Each rank has a {@link
@@ -51,10 +54,9 @@ public final class LocalCluster implements Cluster {
   private final Duration rendezvousTimeout;
   private final LocalRendezvous rendezvous;
   private final LocalCommunicator[] communicators;
+  /** The rank threads and the failure rules every backend shares; aborting means what {@link Control} says. */
+  private final RankSupervisor supervisor;
   private final Object state = new Object();
-  private Thread[] runningRankThreads; // guarded by state
-  private Throwable abortCause; // guarded by state
-  private int abortingRank = -1; // guarded by state
   private boolean closed; // guarded by state
   /** Allocation accounting, for leak tests: this cluster's blocks (and bytes) not yet freed. */
   private final AtomicLong openBlocks = new AtomicLong();
@@ -90,6 +92,40 @@ public final class LocalCluster implements Cluster {
     this.communicators = new LocalCommunicator[ranks];
     for (int rank = 0; rank < ranks; rank++) {
       communicators[rank] = new LocalCommunicator(this, rank);
+    }
+    // After an abort, ranks get the timeout to stop: a rank waiting at a collective wakes at once, one in
+    // code of its own is interrupted.
+    this.supervisor = new RankSupervisor("local", ranks, rendezvousTimeout);
+    supervisor.control(new Control());
+  }
+
+  /** What aborting means here: wake every collective, fail every stream, interrupt the stream workers. */
+  private final class Control implements RankSupervisor.RankControl {
+    @Override
+    public Communicator communicator(int rank) {
+      return communicators[rank];
+    }
+
+    @Override
+    public void abortRanks(int failedRank, Throwable cause, IntPredicate stillRunning) {
+      rendezvous.abort(failedRank, cause);
+      String who = failedRank >= 0 ? "rank " + failedRank : "the caller of run";
+      String why = brief(cause);
+      long now = System.nanoTime();
+      for (LocalCommunicator comm : communicators) {
+        // Streams that already failed (the rank that failed; ranks given their own timeout) keep that failure.
+        if (!comm.stream().hasFailed()) {
+          comm.stream().fail(new RankAbortedException("rank " + comm.rank() + " aborted because " + who
+              + " failed: " + why + "\n" + comm.flightRecorder().format(now), cause));
+        }
+        comm.stream().interruptWorker(); // also the failing rank's: after a stall it is what hangs
+      }
+    }
+
+    /** Never: every stream keeps the abort's error, so the ranks' state is lost. */
+    @Override
+    public boolean usableAfterFailure() {
+      return false;
     }
   }
 
@@ -164,9 +200,7 @@ public final class LocalCluster implements Cluster {
 
   /** Whether a failure has aborted this cluster (it then refuses to run anything more). */
   public boolean isAborted() {
-    synchronized (state) {
-      return abortCause != null;
-    }
+    return supervisor.abortCauseOrNull() != null;
   }
 
   @Override
@@ -178,148 +212,24 @@ public final class LocalCluster implements Cluster {
     });
   }
 
+  /** Runs {@code function} on every rank; the failure rules are {@link RankSupervisor}'s. */
   @Override
   public <T> List<T> call(RankFunction<T> function) {
-    Objects.requireNonNull(function, "function");
-    Object[] results = new Object[ranks];
-    Throwable[] failures = new Throwable[ranks];
-    List<Integer> failureOrder = new ArrayList<>();
-    Thread[] threads = new Thread[ranks];
-    for (int r = 0; r < ranks; r++) {
-      int rank = r;
-      threads[r] = Thread.ofPlatform().name("commplan-local-rank-" + rank).daemon(true).unstarted(() -> {
-        try {
-          results[rank] = function.apply(communicators[rank]);
-        } catch (Throwable t) {
-          synchronized (failureOrder) {
-            failures[rank] = t;
-            failureOrder.add(rank);
-          }
-          abort(rank, t);
-        }
-      });
-    }
-    startRun(threads);
-    try {
-      awaitRankThreads(threads);
-    } finally {
-      synchronized (state) {
-        runningRankThreads = null;
-      }
-    }
-    synchronized (failureOrder) {
-      if (!failureOrder.isEmpty()) {
-        throw firstFailure(failures, failureOrder);
-      }
-    }
-    @SuppressWarnings("unchecked")
-    List<T> list = (List<T>) Arrays.asList(results);
-    return list;
-  }
-
-  private void startRun(Thread[] threads) {
     synchronized (state) {
       if (closed) {
         throw new IllegalStateException("this local cluster is closed");
       }
-      if (abortCause != null) {
-        throw new IllegalStateException(
-            "this local cluster was aborted when rank " + abortingRank + " failed (" + abortCause.getMessage()
-                + "); its ranks' state is lost, make a new cluster", abortCause);
-      }
-      if (runningRankThreads != null) {
-        throw new IllegalStateException("this local cluster is already running a task; run one at a time");
-      }
-      runningRankThreads = threads;
     }
-    for (Thread thread : threads) {
-      thread.start();
-    }
+    return supervisor.call(function);
   }
 
   /**
-   * Waits for every rank thread. After an abort the others get a bounded wait (the rendezvous timeout)
-   * to notice; a thread still running then is stuck in user code that ignores interrupts, and is reported
-   * rather than waited for forever.
-   */
-  private void awaitRankThreads(Thread[] threads) {
-    try {
-      for (Thread thread : threads) {
-        while (thread.isAlive()) {
-          if (isAborted()) {
-            thread.join(rendezvousTimeout);
-            if (thread.isAlive()) {
-              throw new CommPlanException(
-                  thread.getName() + " did not stop within " + rendezvousTimeout + " of the cluster's abort"
-                      + " (it is blocked somewhere that ignores interrupts) and was left running",
-                  abortCauseOrNull());
-            }
-          } else {
-            thread.join(100); // wake now and then to switch to the bounded wait once aborted
-          }
-        }
-      }
-    } catch (InterruptedException e) {
-      abort(-1, e);
-      Thread.currentThread().interrupt();
-      throw new CommPlanException("interrupted while waiting for the ranks; the cluster was aborted", e);
-    }
-  }
-
-  private CommPlanException firstFailure(Throwable[] failures, List<Integer> failureOrder) {
-    // The rank whose failure caused the abort is the first failure; its task may have thrown after
-    // others' (they were woken by the abort), so prefer it when it threw at all.
-    int first = failureOrder.getFirst();
-    synchronized (state) {
-      if (abortingRank >= 0 && failures[abortingRank] != null) {
-        first = abortingRank;
-      }
-    }
-    Throwable cause = failures[first];
-    CommPlanException failure =
-        new CommPlanException("rank " + first + " of " + ranks + " failed: " + cause, cause);
-    for (int rank : failureOrder) {
-      if (rank != first) {
-        failure.addSuppressed(failures[rank]);
-      }
-    }
-    return failure;
-  }
-
-  /**
-   * Aborts the cluster because {@code rank} failed with {@code cause} (rank -1: the caller of run was
-   * interrupted): wakes every rendezvous, fails every stream, interrupts the other rank threads and stream
-   * workers. Only the first abort counts; later ones do nothing.
+   * Aborts the cluster because {@code rank} failed with {@code cause} (a stream's work, a stall): every
+   * rank waiting at a collective wakes, every stream fails, the other rank threads are interrupted. Only
+   * the first abort counts.
    */
   void abort(int rank, Throwable cause) {
-    Thread[] rankThreads;
-    synchronized (state) {
-      if (abortCause != null) {
-        return;
-      }
-      abortCause = cause;
-      abortingRank = rank;
-      rankThreads = runningRankThreads;
-    }
-    rendezvous.abort(rank, cause);
-    String who = rank >= 0 ? "rank " + rank : "the caller of run";
-    String why = brief(cause);
-    long now = System.nanoTime();
-    for (LocalCommunicator comm : communicators) {
-      // Streams that already failed (the rank that failed; ranks given their own timeout) keep that failure.
-      if (!comm.stream().hasFailed()) {
-        comm.stream().fail(new RankAbortedException("rank " + comm.rank() + " aborted because " + who + " failed: "
-            + why + "\n" + comm.flightRecorder().format(now), cause));
-      }
-      comm.stream().interruptWorker(); // also the failing rank's: after a stall it is what hangs
-    }
-    if (rankThreads != null) {
-      for (int r = 0; r < rankThreads.length; r++) {
-        if (r != rank && rankThreads[r] != Thread.currentThread()) {
-          rankThreads[r].interrupt();
-        }
-      }
-    }
+    supervisor.abort(rank, cause);
   }
 
   /** A failure in one line for other ranks' messages: a timeout's summary (no flight record), else toString. */
@@ -329,16 +239,10 @@ public final class LocalCluster implements Cluster {
 
   /** {@code exception} itself, or, if the cluster has been aborted, a RankAbortedException caused by the abort. */
   RuntimeException abortedOr(RuntimeException exception) {
-    Throwable cause = abortCauseOrNull();
+    Throwable cause = supervisor.abortCauseOrNull();
     return cause == null
         ? exception
         : new RankAbortedException(exception.getMessage() + " (the cluster was aborted: " + brief(cause) + ")", cause);
-  }
-
-  private Throwable abortCauseOrNull() {
-    synchronized (state) {
-      return abortCause;
-    }
   }
 
   LocalRendezvous rendezvous() {
@@ -362,6 +266,7 @@ public final class LocalCluster implements Cluster {
     for (LocalCommunicator comm : communicators) {
       comm.close();
     }
+    supervisor.close();
   }
 
   @Override

@@ -1,0 +1,217 @@
+package dev.commplan.runtime.spi;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.commplan.runtime.CommPlanException;
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.RankAbortedException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntPredicate;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The failure rules every backend's cluster shares, with a backend that only records what it is asked
+ * to do. Ranks wait on latches, never on time, so no outcome depends on timing.
+ */
+class RankSupervisorTest {
+  /** A backend whose ranks have no communicator; it records the aborts and forced aborts it is asked for. */
+  private static final class Recording implements RankSupervisor.RankControl {
+    final List<String> calls = Collections.synchronizedList(new ArrayList<>());
+    final CountDownLatch aborted = new CountDownLatch(1);
+    final AtomicInteger watched = new AtomicInteger();
+    volatile boolean usable;
+    private final int ranks;
+
+    Recording(int ranks) {
+      this.ranks = ranks;
+    }
+
+    @Override
+    public Communicator communicator(int rank) {
+      return null;
+    }
+
+    @Override
+    public void abortRanks(int failedRank, Throwable cause, IntPredicate stillRunning) {
+      List<Integer> running = new ArrayList<>();
+      for (int r = 0; r < ranks; r++) {
+        if (stillRunning.test(r)) {
+          running.add(r);
+        }
+      }
+      calls.add("abort after rank " + failedRank + " (" + cause.getMessage() + "), running " + running);
+      aborted.countDown();
+    }
+
+    @Override
+    public void forceAbort(int rank) {
+      calls.add("force " + rank);
+    }
+
+    @Override
+    public void watch(long nowNanos) {
+      watched.incrementAndGet();
+    }
+
+    @Override
+    public boolean usableAfterFailure() {
+      return usable;
+    }
+  }
+
+  private static RankSupervisor supervisor(Duration grace, Recording control) {
+    RankSupervisor s = new RankSupervisor("test", control.ranks, grace);
+    s.control(control);
+    return s;
+  }
+
+  @Test
+  void resultsComeBackInRankOrderOnEachRanksOwnThread() {
+    Recording control = new Recording(4);
+    try (RankSupervisor s = supervisor(Duration.ofSeconds(1), control)) {
+      assertEquals(List.of("commplan-test-rank-0", "commplan-test-rank-1", "commplan-test-rank-2",
+          "commplan-test-rank-3"), s.call(c -> Thread.currentThread().getName()));
+      assertEquals(List.of("commplan-test-rank-0", "commplan-test-rank-1", "commplan-test-rank-2",
+          "commplan-test-rank-3"), s.call(c -> Thread.currentThread().getName()), "the same threads run again");
+      assertTrue(control.calls.isEmpty());
+    }
+  }
+
+  @Test
+  void theFirstFailureAbortsTheRanksStillRunningAndIsRethrown() {
+    Recording control = new Recording(4);
+    try (RankSupervisor s = supervisor(Duration.ofSeconds(5), control)) {
+      CommPlanException e = assertThrows(CommPlanException.class, () -> s.call(c -> {
+        String me = Thread.currentThread().getName();
+        if (me.endsWith("-1")) {
+          throw new IllegalStateException("boom");
+        }
+        control.aborted.await(); // the others wait until the abort, then give up
+        throw new RankAbortedException("gave up", null);
+      }));
+      assertTrue(e.getMessage().startsWith("rank 1 of 4 failed: java.lang.IllegalStateException: boom"), e.getMessage());
+      assertInstanceOf(IllegalStateException.class, e.getCause());
+      assertEquals(3, e.getSuppressed().length, "ranks 0, 2 and 3's failures are suppressed");
+      String abort = control.calls.getFirst();
+      assertEquals("abort after rank 1 (boom), running [0, 2, 3]", abort, "the failed rank is not asked to give up");
+      assertTrue(s.isBroken(), "the backend said its ranks are not usable after a failure");
+      IllegalStateException refused = assertThrows(IllegalStateException.class, () -> s.call(c -> 1));
+      assertTrue(refused.getMessage().contains("was aborted when rank 1 failed (boom)"), refused.getMessage());
+    }
+  }
+
+  @Test
+  void aClusterWhoseRanksSurviveAFailureRunsAgain() {
+    Recording control = new Recording(1);
+    control.usable = true;
+    try (RankSupervisor s = supervisor(Duration.ofSeconds(5), control)) {
+      assertThrows(CommPlanException.class, () -> s.call(c -> {
+        throw new IllegalStateException("boom");
+      }));
+      assertFalse(s.isBroken());
+      assertEquals(List.of(7), s.call(c -> 7));
+      assertFalse(s.isAborted(), "a new run starts without the last one's abort");
+    }
+  }
+
+  @Test
+  void aRankBlockedInItsOwnCodeIsInterrupted() {
+    Recording control = new Recording(2);
+    try (RankSupervisor s = supervisor(Duration.ofSeconds(30), control)) {
+      CommPlanException e = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> assertThrows(CommPlanException.class,
+          () -> s.call(c -> {
+            if (Thread.currentThread().getName().endsWith("-0")) {
+              throw new IllegalStateException("boom");
+            }
+            new CountDownLatch(1).await(); // forever, unless interrupted
+            return null;
+          })));
+      assertInstanceOf(InterruptedException.class, e.getSuppressed()[0]);
+      assertTrue(control.calls.stream().noneMatch(c -> c.startsWith("force")), control.calls.toString());
+    }
+  }
+
+  @Test
+  void aRankThatIgnoresTheAbortIsForcedThenLeftBehind() throws InterruptedException {
+    Recording control = new Recording(2);
+    AtomicBoolean release = new AtomicBoolean();
+    CountDownLatch stuckEnded = new CountDownLatch(1);
+    try (RankSupervisor s = supervisor(Duration.ofMillis(200), control)) {
+      CommPlanException e = assertThrows(CommPlanException.class, () -> s.call(c -> {
+        if (Thread.currentThread().getName().endsWith("-0")) {
+          throw new IllegalStateException("boom");
+        }
+        while (!release.get()) {
+          Thread.onSpinWait(); // ignores interrupts: neither the abort nor the interrupt stops it
+        }
+        stuckEnded.countDown();
+        return null;
+      }));
+      assertEquals(List.of("force 1"), control.calls.subList(1, control.calls.size()));
+      RankAbortedException left = assertInstanceOf(RankAbortedException.class, e.getSuppressed()[0]);
+      assertTrue(left.getMessage().contains("rank 1 did not stop within PT0.4S") && left.getMessage().contains("left behind"),
+          left.getMessage());
+      assertTrue(s.isBroken());
+      release.set(true);
+      assertTrue(stuckEnded.await(10, TimeUnit.SECONDS));
+    }
+  }
+
+  @Test
+  void anAbortReportedByTheBackendBetweenRunsRefusesTheNext() {
+    Recording control = new Recording(2);
+    try (RankSupervisor s = supervisor(Duration.ofSeconds(1), control)) {
+      s.abort(1, new IllegalStateException("a stream's work failed"));
+      assertEquals("abort after rank 1 (a stream's work failed), running [0]", control.calls.getFirst());
+      IllegalStateException refused = assertThrows(IllegalStateException.class, () -> s.call(c -> 1));
+      assertTrue(refused.getMessage().contains("rank 1 failed between runs"), refused.getMessage());
+    }
+  }
+
+  @Test
+  void theCallerWatchesWhileATaskRuns() {
+    Recording control = new Recording(1);
+    try (RankSupervisor s = supervisor(Duration.ofSeconds(1), control)) {
+      s.call(c -> {
+        long until = System.nanoTime() + 50_000_000L;
+        while (control.watched.get() < 5 && System.nanoTime() - until < 0) {
+          Thread.onSpinWait();
+        }
+        return null;
+      });
+      assertTrue(control.watched.get() >= 5, "watched " + control.watched.get() + " times");
+    }
+  }
+
+  @Test
+  void oneTaskAtATimeAndNoneAfterClose() throws InterruptedException {
+    Recording control = new Recording(1);
+    RankSupervisor s = supervisor(Duration.ofSeconds(1), control);
+    CountDownLatch inside = new CountDownLatch(1);
+    CountDownLatch leave = new CountDownLatch(1);
+    Thread first = Thread.ofPlatform().start(() -> s.call(c -> {
+      inside.countDown();
+      leave.await();
+      return null;
+    }));
+    assertTrue(inside.await(10, TimeUnit.SECONDS));
+    IllegalStateException busy = assertThrows(IllegalStateException.class, () -> s.call(c -> 1));
+    assertTrue(busy.getMessage().contains("one at a time"), busy.getMessage());
+    leave.countDown();
+    first.join();
+    s.close();
+    assertThrows(IllegalStateException.class, () -> s.call(c -> 1));
+  }
+}
