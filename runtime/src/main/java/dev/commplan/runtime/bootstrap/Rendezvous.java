@@ -14,8 +14,6 @@ import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -68,7 +66,6 @@ public final class Rendezvous implements AutoCloseable {
 
   private static final byte OP_BROADCAST = 1;
   private static final byte OP_ALL_GATHER = 2;
-  private static final SecureRandom RANDOM = new SecureRandom();
 
   /**
    * How the rendezvous behaves.
@@ -277,7 +274,7 @@ public final class Rendezvous implements AutoCloseable {
       this.size = size;
       this.where = where;
       this.options = options;
-      this.helloKey = options.secret == null ? null : Wire.derive(options.secret, "hello");
+      this.helloKey = Authentication.of(options.secret).helloKey();
     }
 
     static Rendezvous serve(int size, String host, int port, String where, Options options) {
@@ -398,7 +395,7 @@ public final class Rendezvous implements AutoCloseable {
         socket.setTcpNoDelay(true);
         InputStream in = new BufferedInputStream(socket.getInputStream());
         OutputStream out = new BufferedOutputStream(socket.getOutputStream());
-        byte[] serverNonce = nonce();
+        byte[] serverNonce = Authentication.nonce();
         byte[] challenge = ByteBuffer.allocate(Wire.NONCE_BYTES + 4).put(serverNonce).putInt(size).array();
         Wire.write(out, Wire.encode(Wire.CHALLENGE, helloKey != null ? Wire.AUTH : 0, 0, 0, challenge, null));
         Wire.Frame hello = Wire.read(socket, in, deadline, Wire.HANDSHAKE_CAP, helloKey);
@@ -417,9 +414,7 @@ public final class Rendezvous implements AutoCloseable {
         byte[] echo = new byte[Wire.NONCE_BYTES];
         p.get(clientNonce).get(echo);
         int theirSize = p.getInt();
-        if (!MessageDigest.isEqual(echo, serverNonce)) {
-          throw new FrameException("HELLO does not answer this connection's challenge (replayed?)");
-        }
+        Authentication.requireEcho(echo, serverNonce);
         int r = hello.rank();
         if (theirSize != size) {
           throw new FrameException("rank " + r + " has a job size of " + theirSize + " but rank 0's is " + size
@@ -429,10 +424,8 @@ public final class Rendezvous implements AutoCloseable {
           throw new FrameException("rank " + r + " is not a rank that joins a " + size + "-rank rendezvous (1.."
               + (size - 1) + ")");
         }
-        byte[] rankBytes = ByteBuffer.allocate(4).putInt(r).array();
-        byte[] s2c = options.secret == null ? null : Wire.derive(options.secret, "s2c", serverNonce, clientNonce, rankBytes);
-        byte[] c2s = options.secret == null ? null : Wire.derive(options.secret, "c2s", serverNonce, clientNonce, rankBytes);
-        link = new Link(r, socket, in, out, s2c, c2s);
+        Authentication.SessionKeys keys = Authentication.of(options.secret).sessionKeys(serverNonce, clientNonce, r);
+        link = new Link(r, socket, in, out, keys.serverToClient(), keys.clientToServer());
         synchronized (this) {
           if (done) {
             throw new FrameException("the join is over");
@@ -508,7 +501,7 @@ public final class Rendezvous implements AutoCloseable {
 
   private static Rendezvous connect(int rank, int size, String host, int port, String where, Options options) {
     long deadline = System.nanoTime() + options.joinTimeout().toNanos();
-    byte[] helloKey = options.secret == null ? null : Wire.derive(options.secret, "hello");
+    byte[] helloKey = Authentication.of(options.secret).helloKey();
     long backoffMs = 20;
     String last = "no attempt";
     while (true) {
@@ -571,13 +564,12 @@ public final class Rendezvous implements AutoCloseable {
       throw new RendezvousException("rank " + rank + " has a job size of " + size + " but the rendezvous at " + where
           + " is for " + theirSize + " ranks: every rank must have the same WORLD_SIZE (or is another job on this port?)");
     }
-    byte[] clientNonce = nonce();
+    byte[] clientNonce = Authentication.nonce();
     byte[] payload = ByteBuffer.allocate(2 * Wire.NONCE_BYTES + 4).put(clientNonce).put(serverNonce).putInt(size).array();
     Wire.write(out, Wire.encode(Wire.HELLO, (byte) 0, rank, 0, payload, helloKey));
-    byte[] rankBytes = ByteBuffer.allocate(4).putInt(rank).array();
-    byte[] s2c = options.secret == null ? null : Wire.derive(options.secret, "s2c", serverNonce, clientNonce, rankBytes);
-    byte[] c2s = options.secret == null ? null : Wire.derive(options.secret, "c2s", serverNonce, clientNonce, rankBytes);
-    Link link = new Link(0, socket, in, out, c2s, s2c);
+    Authentication.SessionKeys keys = Authentication.of(options.secret).sessionKeys(serverNonce, clientNonce, rank);
+    byte[] s2c = keys.serverToClient();
+    Link link = new Link(0, socket, in, out, keys.clientToServer(), s2c);
     link.recvSeq = -1; // WELCOME has sequence number 0
     Wire.Frame welcome;
     try {
@@ -923,16 +915,8 @@ public final class Rendezvous implements AutoCloseable {
 
   // ---- Helpers ------------------------------------------------------------------------------------
 
-  private static byte[] nonce() {
-    byte[] n = new byte[Wire.NONCE_BYTES];
-    RANDOM.nextBytes(n);
-    return n;
-  }
-
-  /** A reason as UTF-8, cut to fit a handshake frame. */
-  static byte[] cut(String message) {
-    byte[] b = message.getBytes(StandardCharsets.UTF_8);
-    return b.length <= Wire.HANDSHAKE_CAP - 64 ? b : Arrays.copyOf(b, Wire.HANDSHAKE_CAP - 64);
+  private static byte[] cut(String message) {
+    return Wire.cut(message);
   }
 
   private static String text(byte[] payload) {
