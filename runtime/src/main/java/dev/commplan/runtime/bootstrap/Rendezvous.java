@@ -143,56 +143,6 @@ public final class Rendezvous implements AutoCloseable {
     }
   }
 
-  /** One authenticated connection: rank 0 has one per other rank; the others one, to rank 0. */
-  private static final class Link {
-    final int peer;
-    final Socket socket;
-    final InputStream in;
-    final OutputStream out;
-    final byte[] sendKey;
-    final byte[] recvKey;
-    int sendSeq;
-    int recvSeq;
-
-    Link(int peer, Socket socket, InputStream in, OutputStream out, byte[] sendKey, byte[] recvKey) {
-      this.peer = peer;
-      this.socket = socket;
-      this.in = in;
-      this.out = out;
-      this.sendKey = sendKey;
-      this.recvKey = recvKey;
-    }
-
-    void send(byte type, byte[] payload, int self) throws IOException {
-      synchronized (this) {
-        Wire.write(out, Wire.encode(type, (byte) 0, self, ++sendSeq, payload, sendKey));
-      }
-    }
-
-    /** The next frame, checked: sender rank and sequence number. */
-    Wire.Frame receive(long deadline, int cap) throws IOException {
-      Wire.Frame f = Wire.read(socket, in, deadline, cap, recvKey);
-      if (f.rank() != peer) {
-        throw new FrameException(Wire.typeName(f.type()) + " frame claims to come from rank " + f.rank()
-            + " on rank " + peer + "'s connection");
-      }
-      if (f.seq() != recvSeq + 1) {
-        throw new FrameException(Wire.typeName(f.type()) + " frame has sequence number " + f.seq() + ", expected "
-            + (recvSeq + 1) + " (replayed, reordered or lost)");
-      }
-      recvSeq++;
-      return f;
-    }
-
-    void close() {
-      try {
-        socket.close();
-      } catch (IOException ignored) {
-        // closing: nothing to do
-      }
-    }
-  }
-
   private record Event(int rank, Wire.Frame frame, Exception failure) {}
 
   private final int rank;

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.ByteArrayInputStream;
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -19,8 +20,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The authentication unit on its own, through the frame decoder (in memory, no sockets): a right tag is
- * accepted; a wrong secret, a truncated frame, a replayed hello or frame, a reflected frame and every
- * single flipped bit are rejected; keys are per purpose, direction, connection and rank.
+ * accepted; a wrong secret, a truncated frame, a replayed hello or frame (across connections by the
+ * keys, within one by {@link Link}'s sequence numbers), a reflected frame and every single flipped bit
+ * are rejected; keys are per purpose, direction, connection and rank.
  */
 class AuthenticationTest {
   private static final byte[] SECRET = "auth-test-secret".getBytes(StandardCharsets.UTF_8);
@@ -101,6 +103,38 @@ class AuthenticationTest {
     // Reflected: a frame rank 0 sent, sent back to it, fails under the other direction's key.
     byte[] fromRankZero = Wire.encode(Wire.RESULT, (byte) 0, 0, 1, new byte[] {9}, keys(SECRET).serverToClient());
     assertThrows(FrameException.class, () -> decode(fromRankZero, keys(SECRET).clientToServer()));
+  }
+
+  @Test
+  void aFrameRepeatedOrReorderedWithinAConnectionIsRejectedByItsLink() throws IOException {
+    Authentication.SessionKeys k = keys(SECRET);
+    java.io.ByteArrayOutputStream wire = new java.io.ByteArrayOutputStream();
+    Link sender = new Link(0, null, InputStream.nullInputStream(), wire, k.clientToServer(), k.serverToClient());
+    sender.send(Wire.DATA, new byte[] {1}, 1);
+    byte[] first = wire.toByteArray();
+    sender.send(Wire.DATA, new byte[] {2}, 1);
+    byte[] second = Arrays.copyOfRange(wire.toByteArray(), first.length, wire.size());
+    // in order: accepted
+    Link receiver = receiver(k, first, second);
+    assertArrayEquals(new byte[] {1}, receiver.receive(Long.MAX_VALUE, 4096).payload());
+    assertArrayEquals(new byte[] {2}, receiver.receive(Long.MAX_VALUE, 4096).payload());
+    // the first frame again (replayed), or the second before the first (reordered): refused
+    Link replay = receiver(k, first, first);
+    replay.receive(Long.MAX_VALUE, 4096);
+    FrameException e = assertThrows(FrameException.class, () -> replay.receive(Long.MAX_VALUE, 4096));
+    assertTrue(e.getMessage().contains("sequence number 1, expected 2 (replayed, reordered or lost)"), e.getMessage());
+    assertThrows(FrameException.class, () -> receiver(k, second, first).receive(Long.MAX_VALUE, 4096));
+    // a genuine frame of rank 1's connection does not pass on rank 2's
+    Link other = new Link(2, null, new ByteArrayInputStream(first), java.io.OutputStream.nullOutputStream(),
+        k.serverToClient(), k.clientToServer());
+    assertThrows(FrameException.class, () -> other.receive(Long.MAX_VALUE, 4096));
+  }
+
+  private static Link receiver(Authentication.SessionKeys k, byte[] a, byte[] b) {
+    byte[] both = Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, both, a.length, b.length);
+    return new Link(1, null, new ByteArrayInputStream(both), java.io.OutputStream.nullOutputStream(),
+        k.serverToClient(), k.clientToServer());
   }
 
   @Test
