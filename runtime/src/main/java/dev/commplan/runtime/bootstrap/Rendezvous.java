@@ -194,7 +194,11 @@ public final class Rendezvous implements AutoCloseable {
     if (size == 1) {
       return new Rendezvous(0, 1, where, options, new Link[0]);
     }
-    return rank == 0 ? Server.serve(size, host, port, where, options) : connect(rank, size, host, port, where, options);
+    if (rank == 0) {
+      return Server.serve(size, host, port, where, options);
+    }
+    Link toRankZero = RendezvousClient.connect(rank, size, host, port, where, options);
+    return new Rendezvous(rank, size, where, options, new Link[] {toRankZero});
   }
 
   /** This process's rank. */
@@ -445,120 +449,6 @@ public final class Rendezvous implements AutoCloseable {
         events.add(new Event(link.peer, null, e));
       }
     }
-  }
-
-  // ---- The other ranks ----------------------------------------------------------------------------
-
-  private static Rendezvous connect(int rank, int size, String host, int port, String where, Options options) {
-    long deadline = System.nanoTime() + options.joinTimeout().toNanos();
-    byte[] helloKey = Authentication.of(options.secret).helloKey();
-    long backoffMs = 20;
-    String last = "no attempt";
-    while (true) {
-      long left = deadline - System.nanoTime();
-      if (left <= 0) {
-        throw new RendezvousException("rank " + rank + " could not join the rendezvous at " + where
-            + " within the join timeout of " + options.joinTimeout() + " (last attempt: " + last
-            + "); check that rank 0 is running and reachable there (MASTER_ADDR/MASTER_PORT)");
-      }
-      Socket socket = new Socket();
-      try {
-        socket.setTcpNoDelay(true);
-        socket.connect(new InetSocketAddress(host, port), (int) Math.max(1, Math.min(5000, left / 1_000_000)));
-      } catch (IOException e) { // not listening yet: retry
-        closeQuietly(socket);
-        last = e.getMessage();
-        sleep(Math.min(backoffMs, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)));
-        backoffMs = Math.min(1000, backoffMs * 2);
-        continue;
-      }
-      try {
-        return hello(rank, size, where, options, socket, helloKey, deadline);
-      } catch (RendezvousException e) {
-        closeQuietly(socket);
-        throw e;
-      } catch (IOException e) { // dropped before the challenge (e.g. rank 0 restarting): retry
-        closeQuietly(socket);
-        last = e.getMessage();
-        sleep(backoffMs);
-        backoffMs = Math.min(1000, backoffMs * 2);
-      }
-    }
-  }
-
-  private static Rendezvous hello(int rank, int size, String where, Options options, Socket socket, byte[] helloKey,
-      long joinDeadline) throws IOException {
-    InputStream in = new BufferedInputStream(socket.getInputStream());
-    OutputStream out = new BufferedOutputStream(socket.getOutputStream());
-    long handshakeDeadline = Math.min(joinDeadline, System.nanoTime() + options.handshakeTimeout().toNanos());
-    Wire.Frame challenge = Wire.read(socket, in, handshakeDeadline, Wire.HANDSHAKE_CAP, null);
-    if (challenge.type() == Wire.ERROR) {
-      throw new RendezvousException("rank " + rank + ": the rendezvous at " + where + " refused it: "
-          + text(challenge.payload()));
-    }
-    if (challenge.type() != Wire.CHALLENGE || challenge.payload().length != Wire.NONCE_BYTES + 4) {
-      throw new RendezvousException("rank " + rank + ": " + where + " did not answer like a CommPlan rendezvous (got "
-          + Wire.typeName(challenge.type()) + " of " + challenge.payload().length + " bytes)");
-    }
-    boolean serverAuth = (challenge.flags() & Wire.AUTH) != 0;
-    if (serverAuth != (helloKey != null)) {
-      throw new RendezvousException("rank " + rank + ": " + (serverAuth
-          ? "rank 0 requires authenticated frames (" + SECRET_ENV + " is set there) but it is not set here"
-          : SECRET_ENV + " is set here but not on rank 0") + ": set the same secret on every rank, or on none");
-    }
-    ByteBuffer c = ByteBuffer.wrap(challenge.payload());
-    byte[] serverNonce = new byte[Wire.NONCE_BYTES];
-    c.get(serverNonce);
-    int theirSize = c.getInt();
-    if (theirSize != size) {
-      throw new RendezvousException("rank " + rank + " has a job size of " + size + " but the rendezvous at " + where
-          + " is for " + theirSize + " ranks: every rank must have the same WORLD_SIZE (or is another job on this port?)");
-    }
-    byte[] clientNonce = Authentication.nonce();
-    byte[] payload = ByteBuffer.allocate(2 * Wire.NONCE_BYTES + 4).put(clientNonce).put(serverNonce).putInt(size).array();
-    Wire.write(out, Wire.encode(Wire.HELLO, (byte) 0, rank, 0, payload, helloKey));
-    Authentication.SessionKeys keys = Authentication.of(options.secret).sessionKeys(serverNonce, clientNonce, rank);
-    byte[] s2c = keys.serverToClient();
-    Link link = new Link(0, socket, in, out, keys.clientToServer(), s2c);
-    link.recvSeq = -1; // WELCOME has sequence number 0
-    Wire.Frame welcome;
-    try {
-      welcome = Wire.read(socket, in, handshakeDeadline, Wire.HANDSHAKE_CAP, s2c, true);
-    } catch (FrameException e) {
-      throw new RendezvousException("rank " + rank + ": rank 0's answer (" + where + ") was refused: " + e.getMessage(), e);
-    }
-    if (welcome.type() == Wire.ERROR) {
-      throw new RendezvousException("rank " + rank + ": rank 0 (" + where + ") rejected it: " + text(welcome.payload()));
-    }
-    if (welcome.type() != Wire.WELCOME || welcome.rank() != 0 || welcome.seq() != 0) {
-      throw new RendezvousException("rank " + rank + ": rank 0 (" + where + ") answered its hello with "
-          + Wire.typeName(welcome.type()) + " (rank " + welcome.rank() + ", sequence " + welcome.seq() + ")");
-    }
-    link.recvSeq = 0;
-    // Joined; now wait for every other rank (rank 0 says READY, or ERROR naming who never came).
-    Wire.Frame ready;
-    long readyDeadline = joinDeadline + options.handshakeTimeout().toNanos();
-    try {
-      ready = link.receive(readyDeadline, Wire.HANDSHAKE_CAP);
-    } catch (SocketTimeoutException e) {
-      throw new RendezvousException("rank " + rank + " joined the rendezvous at " + where + " but rank 0 did not say"
-          + " every rank had joined within the join timeout of " + options.joinTimeout(), e);
-    } catch (EOFException | SocketException e) {
-      throw new RendezvousException("rank " + rank + ": rank 0 (" + where + ") closed the connection while waiting for"
-          + " the other ranks to join (did its process exit?)", e);
-    } catch (FrameException e) {
-      throw new RendezvousException("rank " + rank + ": rank 0 (" + where + ") sent a bad frame while joining: "
-          + e.getMessage(), e);
-    }
-    if (ready.type() == Wire.ERROR) {
-      throw new RendezvousException("rank " + rank + ": rank 0 (" + where + ") reports: " + text(ready.payload()));
-    }
-    if (ready.type() != Wire.READY) {
-      throw new RendezvousException("rank " + rank + ": rank 0 (" + where + ") sent " + Wire.typeName(ready.type())
-          + " instead of READY");
-    }
-    Link[] links = {link};
-    return new Rendezvous(rank, size, where, options, links);
   }
 
   // ---- Operations ---------------------------------------------------------------------------------
@@ -871,15 +761,6 @@ public final class Rendezvous implements AutoCloseable {
 
   private static String text(byte[] payload) {
     return new String(payload, StandardCharsets.UTF_8);
-  }
-
-  private static void sleep(long ms) {
-    try {
-      Thread.sleep(Math.max(1, ms));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new RendezvousException("interrupted while joining the rendezvous", e);
-    }
   }
 
   private static void closeQuietly(AutoCloseable c) {
