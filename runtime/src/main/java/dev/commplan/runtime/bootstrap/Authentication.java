@@ -30,9 +30,11 @@ final class Authentication {
   record SessionKeys(byte[] serverToClient, byte[] clientToServer) {}
 
   private final byte[] secret; // null: no authentication
+  private final byte[] helloKey;
 
   private Authentication(byte[] secret) {
     this.secret = secret;
+    this.helloKey = secret == null ? null : derive(secret, "hello");
   }
 
   /** Authentication with {@code secret}, or none when it is null. */
@@ -47,7 +49,7 @@ final class Authentication {
 
   /** The key of the hello (the only tagged frame before a connection has its own keys); null without a secret. */
   byte[] helloKey() {
-    return secret == null ? null : derive(secret, "hello");
+    return helloKey;
   }
 
   /**

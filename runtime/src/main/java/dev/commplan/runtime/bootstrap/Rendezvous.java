@@ -143,25 +143,23 @@ public final class Rendezvous implements AutoCloseable {
     }
   }
 
-  private record Event(int rank, Wire.Frame frame, Exception failure) {}
-
   private final int rank;
   private final int size;
   private final String where; // host:port, for messages
   private final Options options;
-  private final Link[] links; // rank 0: indexed by peer rank; others: [0] is rank 0
-  private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
-  private final List<Thread> readers = new ArrayList<>();
+  private final RendezvousServer server; // rank 0 of several ranks
+  private final Link root; // the other ranks: the link to rank 0
   private int ops;
   private volatile boolean closed;
   private String broken;
 
-  private Rendezvous(int rank, int size, String where, Options options, Link[] links) {
+  private Rendezvous(int rank, int size, String where, Options options, RendezvousServer server, Link root) {
     this.rank = rank;
     this.size = size;
     this.where = where;
     this.options = options;
-    this.links = links;
+    this.server = server;
+    this.root = root;
   }
 
   /** Joins the job {@code info} describes ({@link LaunchEnvironment#fromEnvironment()}). */
@@ -192,13 +190,13 @@ public final class Rendezvous implements AutoCloseable {
     }
     String where = (host == null ? "127.0.0.1" : host) + ":" + port;
     if (size == 1) {
-      return new Rendezvous(0, 1, where, options, new Link[0]);
+      return new Rendezvous(0, 1, where, options, null, null);
     }
     if (rank == 0) {
-      return Server.serve(size, host, port, where, options);
+      return new Rendezvous(0, size, where, options, RendezvousServer.serve(size, host, port, where, options), null);
     }
     Link toRankZero = RendezvousClient.connect(rank, size, host, port, where, options);
-    return new Rendezvous(rank, size, where, options, new Link[] {toRankZero});
+    return new Rendezvous(rank, size, where, options, null, toRankZero);
   }
 
   /** This process's rank. */
@@ -211,244 +209,9 @@ public final class Rendezvous implements AutoCloseable {
     return size;
   }
 
-  // ---- Rank 0 ---------------------------------------------------------------------------------------
-
-  /** Rank 0's join: accepts connections until every rank has joined or the join timeout passes. */
-  private static final class Server {
-    final int size;
-    final String where;
-    final Options options;
-    final byte[] helloKey;
-    final Map<Integer, Link> joined = new TreeMap<>();
-    final AtomicLong rejected = new AtomicLong();
-    final List<Socket> pending = new ArrayList<>();
-    volatile boolean done;
-
-    Server(int size, String where, Options options) {
-      this.size = size;
-      this.where = where;
-      this.options = options;
-      this.helloKey = Authentication.of(options.secret).helloKey();
-    }
-
-    static Rendezvous serve(int size, String host, int port, String where, Options options) {
-      Server s = new Server(size, where, options);
-      long deadline = System.nanoTime() + options.joinTimeout().toNanos();
-      ServerSocket listener;
-      try {
-        listener = new ServerSocket();
-        listener.setReuseAddress(true);
-        InetAddress bind = InetAddress.getByName(host).isLoopbackAddress() ? InetAddress.getByName(host) : null;
-        listener.bind(new InetSocketAddress(bind, port), 512);
-      } catch (IOException e) {
-        throw new RendezvousException("rank 0 could not listen on port " + port + " (" + where + "): " + e.getMessage()
-            + "; is another job (or torchrun's own store) using it? set " + LaunchEnvironment.PORT_ENV
-            + " (or MASTER_PORT) to a free port on every rank", e);
-      }
-      Thread acceptor = Thread.ofVirtual().name("commplan-rendezvous-accept").start(() -> s.accept(listener, deadline));
-      try {
-        synchronized (s) {
-          while (s.joined.size() < size - 1) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-              break;
-            }
-            s.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
-          }
-          s.done = true;
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        s.done = true;
-      } finally {
-        closeQuietly(listener);
-        acceptor.interrupt();
-      }
-      synchronized (s) {
-        for (Socket p : s.pending) {
-          closeQuietly(p);
-        }
-      }
-      Link[] links = new Link[size];
-      List<Integer> missing = new ArrayList<>();
-      synchronized (s) {
-        for (int r = 1; r < size; r++) {
-          links[r] = s.joined.get(r);
-          if (links[r] == null) {
-            missing.add(r);
-          }
-        }
-      }
-      if (!missing.isEmpty()) {
-        String message = (missing.size() == 1 ? "rank " + missing.getFirst() + " never joined" : "ranks " + missing
-            + " never joined") + " the rendezvous at " + where + " within the join timeout of " + options.joinTimeout()
-            + " (joined: " + joinedText(links) + " of " + size + "; " + s.rejected.get()
-            + " connections rejected); check that every rank was started (under Slurm, with srun), reaches this"
-            + " host and port (MASTER_ADDR/MASTER_PORT), and has the same " + SECRET_ENV;
-        for (Link l : links) {
-          if (l != null) {
-            try {
-              l.send(Wire.ERROR, cut(message), 0);
-            } catch (IOException ignored) {
-              // it fails on its own deadline then
-            }
-            l.close();
-          }
-        }
-        throw new RendezvousException(message);
-      }
-      Rendezvous rv = new Rendezvous(0, size, where, options, links);
-      rv.rejectedAtJoin = s.rejected.get();
-      for (int r = 1; r < size; r++) {
-        try {
-          links[r].send(Wire.READY, new byte[0], 0);
-        } catch (IOException e) {
-          rv.closeLinks();
-          throw new RendezvousException("rank 0 lost rank " + r + " (" + e.getMessage() + ") right after every rank"
-              + " joined the rendezvous at " + where, e);
-        }
-      }
-      rv.startReaders();
-      return rv;
-    }
-
-    private static String joinedText(Link[] links) {
-      List<Integer> j = new ArrayList<>(List.of(0));
-      for (int r = 1; r < links.length; r++) {
-        if (links[r] != null) {
-          j.add(r);
-        }
-      }
-      return "ranks " + j;
-    }
-
-    void accept(ServerSocket listener, long deadline) {
-      while (!done) {
-        Socket socket;
-        try {
-          socket = listener.accept();
-        } catch (IOException e) {
-          return; // closed: the join is over
-        }
-        synchronized (this) {
-          if (done) {
-            closeQuietly(socket);
-            return;
-          }
-          pending.add(socket);
-        }
-        Thread.ofVirtual().name("commplan-rendezvous-hello").start(() -> handshake(socket, deadline));
-      }
-    }
-
-    /** One connection's hello; on any breach of the protocol, that connection is closed and counted. */
-    void handshake(Socket socket, long joinDeadline) {
-      long deadline = Math.min(joinDeadline, System.nanoTime() + options.handshakeTimeout().toNanos());
-      Link link = null;
-      try {
-        socket.setTcpNoDelay(true);
-        InputStream in = new BufferedInputStream(socket.getInputStream());
-        OutputStream out = new BufferedOutputStream(socket.getOutputStream());
-        byte[] serverNonce = Authentication.nonce();
-        byte[] challenge = ByteBuffer.allocate(Wire.NONCE_BYTES + 4).put(serverNonce).putInt(size).array();
-        Wire.write(out, Wire.encode(Wire.CHALLENGE, helloKey != null ? Wire.AUTH : 0, 0, 0, challenge, null));
-        Wire.Frame hello = Wire.read(socket, in, deadline, Wire.HANDSHAKE_CAP, helloKey);
-        if (hello.type() != Wire.HELLO) {
-          throw new FrameException("expected HELLO, got " + Wire.typeName(hello.type()));
-        }
-        if (hello.seq() != 0) {
-          throw new FrameException("HELLO has sequence number " + hello.seq() + ", expected 0");
-        }
-        if (hello.payload().length != 2 * Wire.NONCE_BYTES + 4) {
-          throw new FrameException("HELLO payload of " + hello.payload().length + " bytes, expected "
-              + (2 * Wire.NONCE_BYTES + 4));
-        }
-        ByteBuffer p = ByteBuffer.wrap(hello.payload());
-        byte[] clientNonce = new byte[Wire.NONCE_BYTES];
-        byte[] echo = new byte[Wire.NONCE_BYTES];
-        p.get(clientNonce).get(echo);
-        int theirSize = p.getInt();
-        Authentication.requireEcho(echo, serverNonce);
-        int r = hello.rank();
-        if (theirSize != size) {
-          throw new FrameException("rank " + r + " has a job size of " + theirSize + " but rank 0's is " + size
-              + ": every rank must have the same WORLD_SIZE");
-        }
-        if (r < 1 || r >= size) {
-          throw new FrameException("rank " + r + " is not a rank that joins a " + size + "-rank rendezvous (1.."
-              + (size - 1) + ")");
-        }
-        Authentication.SessionKeys keys = Authentication.of(options.secret).sessionKeys(serverNonce, clientNonce, r);
-        link = new Link(r, socket, in, out, keys.serverToClient(), keys.clientToServer());
-        synchronized (this) {
-          if (done) {
-            throw new FrameException("the join is over");
-          }
-          if (joined.containsKey(r)) {
-            throw new FrameException("rank " + r + " has already joined; two processes claim rank " + r
-                + " (check RANK on every process)");
-          }
-          link.sendSeq = -1; // WELCOME goes out with sequence number 0, like the HELLO it answers
-          link.send(Wire.WELCOME, new byte[0], 0);
-          pending.remove(socket);
-          joined.put(r, link);
-          notifyAll();
-        }
-      } catch (IOException | RuntimeException e) {
-        rejected.incrementAndGet();
-        if (e instanceof FrameException) {
-          try {
-            Wire.write(socket.getOutputStream(), Wire.encode(Wire.ERROR, (byte) 0, 0, 0,
-                cut("rank 0 rejected this connection: " + e.getMessage()), null));
-          } catch (IOException ignored) {
-            // it is closed below anyway
-          }
-        }
-        synchronized (this) {
-          pending.remove(socket);
-        }
-        closeQuietly(socket);
-      }
-    }
-  }
-
-  /** Connections rank 0 rejected while joining (for tests and logs). */
-  private long rejectedAtJoin;
-
   /** How many connections rank 0 rejected during the join; 0 on other ranks. */
   public long rejectedConnections() {
-    return rejectedAtJoin;
-  }
-
-  private void startReaders() {
-    for (int r = 1; r < size; r++) {
-      Link link = links[r];
-      readers.add(Thread.ofVirtual().name("commplan-rendezvous-read-" + r).start(() -> read(link)));
-    }
-  }
-
-  /** Rank 0's reader of one connection: between frames it waits without a deadline; a frame must then arrive whole. */
-  private void read(Link link) {
-    try {
-      while (!closed) {
-        try {
-          link.socket.setSoTimeout(1000);
-          link.in.mark(1);
-          if (link.in.read() < 0) {
-            throw new EOFException("connection closed");
-          }
-          link.in.reset();
-        } catch (SocketTimeoutException idle) {
-          continue;
-        }
-        Wire.Frame f = link.receive(System.nanoTime() + options.opTimeout().toNanos(), options.maxPayload() + 64);
-        events.add(new Event(link.peer, f, null));
-      }
-    } catch (IOException | RuntimeException e) {
-      if (!closed) {
-        events.add(new Event(link.peer, null, e));
-      }
-    }
+    return server == null ? 0 : server.rejectedAtJoin();
   }
 
   // ---- Operations ---------------------------------------------------------------------------------
@@ -467,7 +230,7 @@ public final class Rendezvous implements AutoCloseable {
     if (rank == 0) {
       Objects.requireNonNull(data, "rank 0's data");
       checkSize(data.length, "broadcast");
-      Event early = events.poll(); // a rank that failed or broke the protocol since the last operation
+      RendezvousServer.Event early = server.poll(); // a rank that failed or broke the protocol since the last operation
       if (early != null) {
         checkOp(early.frame() != null ? early.frame() : failedFrame(early), op, OP_BROADCAST, "broadcast", early.rank());
       }
@@ -497,7 +260,7 @@ public final class Rendezvous implements AutoCloseable {
     String name = "allGather #" + op;
     if (rank != 0) {
       try {
-        links[0].send(Wire.DATA, opPayload(op, OP_ALL_GATHER, data), rank);
+        root.send(Wire.DATA, opPayload(op, OP_ALL_GATHER, data), rank);
       } catch (IOException e) {
         throw fail("rank " + rank + " lost its connection to rank 0 (" + where + ") in " + name + ": " + e.getMessage(), e);
       }
@@ -508,7 +271,7 @@ public final class Rendezvous implements AutoCloseable {
     parts[0] = data.clone();
     int have = 1;
     while (have < size) {
-      Event e = nextEvent(deadline, name, parts);
+      RendezvousServer.Event e = nextEvent(deadline, name, parts);
       byte[] body = checkOp(e.frame(), op, OP_ALL_GATHER, "allGather", e.rank());
       if (parts[e.rank()] != null) {
         throw failAll("rank " + e.rank() + " sent two contributions to " + name, null);
@@ -548,13 +311,13 @@ public final class Rendezvous implements AutoCloseable {
   public void abort(String reason) {
     if (!closed && broken == null) {
       byte[] message = cut("rank " + rank + " aborted: " + reason);
-      for (int r = 0; r < links.length; r++) {
-        if (links[r] != null) {
-          try {
-            links[r].send(Wire.ERROR, message, rank);
-          } catch (IOException ignored) {
-            // it is going away anyway
-          }
+      if (server != null) {
+        server.tellAll(message);
+      } else if (root != null) {
+        try {
+          root.send(Wire.ERROR, message, rank);
+        } catch (IOException ignored) {
+          // it is going away anyway
         }
       }
       broken = "rank " + rank + " aborted: " + reason;
@@ -569,17 +332,11 @@ public final class Rendezvous implements AutoCloseable {
       return;
     }
     closed = true;
-    closeLinks();
-    for (Thread t : readers) {
-      t.interrupt();
+    if (server != null) {
+      server.close();
     }
-  }
-
-  private void closeLinks() {
-    for (Link l : links) {
-      if (l != null) {
-        l.close();
-      }
+    if (root != null) {
+      root.close();
     }
   }
 
@@ -639,7 +396,7 @@ public final class Rendezvous implements AutoCloseable {
   private byte[] receiveResult(int op, byte kind, String what, long deadline) {
     Wire.Frame f;
     try {
-      f = links[0].receive(deadline, options.maxPayload() + 64);
+      f = root.receive(deadline, options.maxPayload() + 64);
     } catch (SocketTimeoutException e) {
       throw fail("rank " + rank + " got no " + what + " #" + op + " result from rank 0 (" + where + ") within "
           + options.opTimeout() + ": rank 0 or another rank is stuck or slow", e);
@@ -679,10 +436,9 @@ public final class Rendezvous implements AutoCloseable {
     }
   }
 
-  private Event nextEvent(long deadline, String name, byte[][] parts) {
+  private RendezvousServer.Event nextEvent(long deadline, String name, byte[][] parts) {
     try {
-      long left = deadline - System.nanoTime();
-      Event e = left > 0 ? events.poll(left, TimeUnit.NANOSECONDS) : null;
+      RendezvousServer.Event e = server.poll(deadline - System.nanoTime());
       if (e == null) {
         List<Integer> silent = new ArrayList<>();
         for (int r = 1; r < size; r++) {
@@ -704,7 +460,7 @@ public final class Rendezvous implements AutoCloseable {
   }
 
   /** Turns a reader's failure into the error it means for the operation. */
-  private Wire.Frame failedFrame(Event e) {
+  private Wire.Frame failedFrame(RendezvousServer.Event e) {
     throw failAll("rank " + e.rank() + " " + how(e.failure()) + " before broadcast #" + ops, e.failure());
   }
 
@@ -725,7 +481,7 @@ public final class Rendezvous implements AutoCloseable {
 
   private void sendOrFail(int r, byte type, byte[] payload, String name) {
     try {
-      links[r].send(type, payload, 0);
+      server.send(r, type, payload);
     } catch (IOException e) {
       throw failAll("rank 0 lost rank " + r + " (" + e.getMessage() + ") in " + name, e);
     }
@@ -740,15 +496,8 @@ public final class Rendezvous implements AutoCloseable {
 
   /** On rank 0: tells every other rank why, then marks it broken. */
   private RendezvousException failAll(String message, Throwable cause) {
-    if (rank == 0 && !closed) {
-      byte[] reason = cut(message);
-      for (int r = 1; r < size; r++) {
-        try {
-          links[r].send(Wire.ERROR, reason, 0);
-        } catch (IOException ignored) {
-          // that one is gone already
-        }
-      }
+    if (server != null && !closed) {
+      server.tellAll(cut(message));
     }
     return fail(message, cause);
   }
