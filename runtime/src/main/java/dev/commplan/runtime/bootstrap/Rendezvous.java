@@ -37,8 +37,9 @@ import java.util.Objects;
  * <p><b>The code</b>, one unit per concern, each reviewable alone: this class is the public facade and
  * the {@link Options}; {@code Wire} is the framing (layout, caps, parsing); {@code Authentication} the
  * HMAC keys, tags, nonces and replay checks; {@code Link} one joined connection (sequence numbers);
- * {@code RendezvousServer} rank 0 (accept loop, admission, join, per-peer readers, failure fan-out), with
- * {@code ServerHandshake} checking each hello; {@code RendezvousClient} the other ranks (connect with
+ * {@code Admission} rank 0's door (accept loop, admitting or rejecting each connection), with {@code
+ * ServerHandshake} checking each hello; {@code RendezvousServer} rank 0's join, per-peer readers and
+ * failure fan-out; {@code RendezvousClient} the other ranks (connect with
  * retry, handshake); {@code Collectives} the operations on a joined rendezvous.
  *
  * <p>Used by one thread.
