@@ -38,7 +38,9 @@ final class RendezvousClient {
       if (left <= 0) {
         throw new RendezvousException("rank " + rank + " could not join the rendezvous at " + where
             + " within the join timeout of " + options.joinTimeout() + " (last attempt: " + last
-            + "); check that rank 0 is running and reachable there (MASTER_ADDR/MASTER_PORT)");
+            + "); check that rank 0 is running and reachable there (MASTER_ADDR/MASTER_PORT); rank 0 stops listening"
+            + " once its rendezvous closes, so if the other ranks have started, check that no two processes claim"
+            + " rank " + rank + " (RANK on every process)");
       }
       Socket socket = new Socket();
       try {

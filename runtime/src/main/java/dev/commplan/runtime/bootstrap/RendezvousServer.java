@@ -14,7 +14,8 @@ import java.util.concurrent.TimeUnit;
  * until every rank has joined (READY to each) or the join timeout passes (an ERROR naming the missing
  * ranks to those that came, and a {@link RendezvousException}). Once joined: one {@link Link} per other
  * rank, a reader thread per link turning its frames (or its failure) into {@link Event}s for the
- * collectives, and the failure fan-out that tells every rank why the rendezvous failed.
+ * collectives, and the failure fan-out that tells every rank why the rendezvous failed. Closing it closes
+ * the links and the admission (the port).
  *
  * <p>Trusts the ranks admitted (their hellos were authenticated, when a secret is set) to be who they
  * say; trusts nothing they send beyond what {@link Link} and the collectives check.
@@ -25,17 +26,19 @@ final class RendezvousServer {
 
   private final int size;
   private final Rendezvous.Options options;
+  private final Admission admission;
   private final Link[] links; // indexed by rank, [0] unused
   private final long rejectedAtJoin;
   private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
   private final List<Thread> readers = new ArrayList<>();
   private volatile boolean closed;
 
-  private RendezvousServer(int size, Rendezvous.Options options, Link[] links, long rejectedAtJoin) {
+  private RendezvousServer(int size, Rendezvous.Options options, Admission admission, Link[] links) {
     this.size = size;
     this.options = options;
+    this.admission = admission;
     this.links = links;
-    this.rejectedAtJoin = rejectedAtJoin;
+    this.rejectedAtJoin = admission.rejected();
   }
 
   /** Rank 0's join: accepts connections until every rank has joined or the join timeout passes. */
@@ -49,6 +52,7 @@ final class RendezvousServer {
       }
     }
     if (!missing.isEmpty()) {
+      admission.close(); // the listener and the connections in their handshake
       String message = (missing.size() == 1 ? "rank " + missing.getFirst() + " never joined" : "ranks " + missing
           + " never joined") + " the rendezvous at " + where + " within the join timeout of " + options.joinTimeout()
           + " (joined: " + joinedText(links) + " of " + size + "; " + admission.rejected()
@@ -66,7 +70,7 @@ final class RendezvousServer {
       }
       throw new RendezvousException(message);
     }
-    RendezvousServer s = new RendezvousServer(size, options, links, admission.rejected());
+    RendezvousServer s = new RendezvousServer(size, options, admission, links);
     for (int r = 1; r < size; r++) {
       try {
         links[r].send(Wire.READY, new byte[0], 0);
@@ -120,6 +124,7 @@ final class RendezvousServer {
         events.add(new Event(link.peer, f, null));
       }
     } catch (IOException | RuntimeException e) {
+      admission.left(link.peer);
       if (!closed) {
         events.add(new Event(link.peer, null, e));
       }
@@ -152,9 +157,10 @@ final class RendezvousServer {
     }
   }
 
-  /** Closes every link and stops the readers; idempotent. */
+  /** Closes every link, stops the readers, and stops listening; idempotent. */
   void close() {
     closed = true;
+    admission.close();
     for (Link l : links) {
       if (l != null) {
         l.close();
