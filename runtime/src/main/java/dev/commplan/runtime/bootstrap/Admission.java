@@ -22,8 +22,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Who gets in, on rank 0: listens on the port, accepts connections (a virtual thread each runs {@link
  * ServerHandshake}), admits each authenticated rank once (WELCOME), and rejects anything else: an ERROR
- * with the reason when there is one, then that connection closed (the others are not disturbed) and
- * counted.
+ * with the reason when there is one, then that connection closed (the others are not disturbed), counted,
+ * and logged by {@link RejectionLog}.
  *
  * <p>Once every rank has joined, it keeps listening until the rendezvous closes, so that a late process
  * hears why it cannot join rather than "connection refused": the same handshake, then an ERROR saying
@@ -36,7 +36,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * fails closes the listener at once.
  *
  * <p>Trusts nothing a connection sends: what reaches {@link #admit} has passed {@link ServerHandshake}
- * (its rank authenticated when a secret is set). Reasons sent are rank 0's own words.
+ * (its rank authenticated when a secret is set). Reasons sent and logged are rank 0's own words.
  */
 final class Admission {
   /** Late connections (after the join) in their handshake at once, at most; beyond, answered without one. */
@@ -45,6 +45,7 @@ final class Admission {
   private final int size;
   private final Rendezvous.Options options;
   private final Authentication auth;
+  private final RejectionLog rejections;
   private final ServerSocket listener;
   private final long joinDeadline;
   private final Map<Integer, Link> joined = new TreeMap<>(); // guarded by this
@@ -57,16 +58,18 @@ final class Admission {
   private int lateInFlight; // guarded by this
   private volatile boolean closed;
 
-  private Admission(int size, Rendezvous.Options options, ServerSocket listener, long joinDeadline) {
+  private Admission(int size, String where, Rendezvous.Options options, System.Logger log, ServerSocket listener,
+      long joinDeadline) {
     this.size = size;
     this.options = options;
     this.auth = Authentication.of(options.secret());
+    this.rejections = new RejectionLog(log, where);
     this.listener = listener;
     this.joinDeadline = joinDeadline;
   }
 
   /** Listens on {@code port} (loopback only when {@code host} is a loopback address) and starts accepting. */
-  static Admission open(int size, String host, int port, String where, Rendezvous.Options options) {
+  static Admission open(int size, String host, int port, String where, Rendezvous.Options options, System.Logger log) {
     long deadline = System.nanoTime() + options.joinTimeout().toNanos();
     ServerSocket listener;
     try {
@@ -79,7 +82,7 @@ final class Admission {
           + "; is another job (or torchrun's own store) using it? set " + LaunchEnvironment.PORT_ENV
           + " (or MASTER_PORT) to a free port on every rank", e);
     }
-    Admission a = new Admission(size, options, listener, deadline);
+    Admission a = new Admission(size, where, options, log, listener, deadline);
     a.acceptor = Thread.ofVirtual().name("commplan-rendezvous-accept").start(a::accept);
     return a;
   }
@@ -145,6 +148,7 @@ final class Admission {
         closeQuietly(p);
       }
     }
+    rejections.summary();
   }
 
   /** Under the lock: the join is over, complete if every rank has joined. */
@@ -187,7 +191,7 @@ final class Admission {
     }
   }
 
-  /** One connection: admitted, or, on any breach of the protocol, closed and counted. */
+  /** One connection: admitted, or, on any breach of the protocol, closed, counted and logged. */
   private void handshake(Socket socket, boolean late) {
     long deadline = System.nanoTime() + options.handshakeTimeout().toNanos();
     Exception failure = null;
@@ -244,6 +248,7 @@ final class Admission {
   private void reject(Socket socket, Exception e) {
     rejected.incrementAndGet();
     String reason = reason(socket, e) + (joinedAt != null && !(e instanceof RankLeft) ? "; " + closedNote() : "");
+    rejections.rejected(socket, reason);
     if (e instanceof FrameException) {
       try {
         Wire.write(socket.getOutputStream(), Wire.encode(Wire.ERROR, (byte) 0, 0, 0,
@@ -263,6 +268,7 @@ final class Admission {
     rejected.incrementAndGet();
     String reason = closedNote() + "; answered without a handshake (" + LATE_HANDSHAKES
         + " late connections are in theirs)";
+    rejections.rejected(socket, reason);
     try {
       Wire.write(socket.getOutputStream(), Wire.encode(Wire.ERROR, (byte) 0, 0, 0, Wire.cut(reason), null));
     } catch (IOException ignored) {

@@ -154,6 +154,11 @@ public final class Rendezvous implements AutoCloseable {
    *     rejects this rank (with its reason), or the ranks disagree on the size or the secret
    */
   public static Rendezvous join(int rank, int size, String host, int port, Options options) {
+    return join(rank, size, host, port, options, RejectionLog.defaultLogger());
+  }
+
+  /** {@link #join(int, int, String, int, Options)}, rank 0 logging rejected connections to {@code log}. */
+  static Rendezvous join(int rank, int size, String host, int port, Options options, System.Logger log) {
     Objects.requireNonNull(options, "options");
     if (size < 1 || rank < 0 || rank >= size) {
       throw new IllegalArgumentException("rank " + rank + " is not in [0, " + size + ")");
@@ -170,7 +175,7 @@ public final class Rendezvous implements AutoCloseable {
       return new Rendezvous(0, 1, where, Collectives.alone(where, options));
     }
     if (rank == 0) {
-      RendezvousServer server = RendezvousServer.serve(size, host, port, where, options);
+      RendezvousServer server = RendezvousServer.serve(size, host, port, where, options, log);
       return new Rendezvous(0, size, where, Collectives.rankZero(size, where, options, server));
     }
     Link toRankZero = RendezvousClient.connect(rank, size, host, port, where, options);

@@ -42,8 +42,9 @@ final class RendezvousServer {
   }
 
   /** Rank 0's join: accepts connections until every rank has joined or the join timeout passes. */
-  static RendezvousServer serve(int size, String host, int port, String where, Rendezvous.Options options) {
-    Admission admission = Admission.open(size, host, port, where, options);
+  static RendezvousServer serve(int size, String host, int port, String where, Rendezvous.Options options,
+      System.Logger log) {
+    Admission admission = Admission.open(size, host, port, where, options, log);
     Link[] links = admission.awaitJoin();
     List<Integer> missing = new ArrayList<>();
     for (int r = 1; r < size; r++) {
