@@ -171,7 +171,7 @@ final class Admission {
       boolean late;
       boolean overflow = false;
       synchronized (this) {
-        if (closed) {
+        if (closed || (done && joinedAt == null)) { // closing, or the join failed: nobody is let in
           closeQuietly(socket);
           return;
         }
