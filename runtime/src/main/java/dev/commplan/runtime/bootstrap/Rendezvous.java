@@ -17,7 +17,10 @@ import java.util.Objects;
  * it). On connecting, rank 0 sends a challenge (a fresh random nonce); the joining rank answers with its
  * rank, the job's size, its own nonce and the echoed challenge. Rank 0 refuses (and closes that
  * connection only, keeping on serving the others) any frame that breaks the protocol, a rank out of
- * range, a size that differs, a rank already joined, or a reply that does not echo its challenge.
+ * range, a size that differs, a rank already joined, or a reply that does not echo its challenge, and
+ * logs one line per rejected connection (its address and the reason). Once every rank has joined, rank 0
+ * keeps listening until the rendezvous closes, to tell a late process why it cannot join (a second
+ * process claiming a rank hears "two processes claim rank N").
  *
  * <p><b>Authentication</b>, when a shared secret is set ({@link #SECRET_ENV}, or {@link
  * Options#withSecret}): every frame but the challenge carries an HMAC-SHA256 tag, compared in constant
@@ -37,10 +40,10 @@ import java.util.Objects;
  * <p><b>The code</b>, one unit per concern, each reviewable alone: this class is the public facade and
  * the {@link Options}; {@code Wire} is the framing (layout, caps, parsing); {@code Authentication} the
  * HMAC keys, tags, nonces and replay checks; {@code Link} one joined connection (sequence numbers);
- * {@code Admission} rank 0's door (accept loop, admitting or rejecting each connection), with {@code
- * ServerHandshake} checking each hello; {@code RendezvousServer} rank 0's join, per-peer readers and
- * failure fan-out; {@code RendezvousClient} the other ranks (connect with
- * retry, handshake); {@code Collectives} the operations on a joined rendezvous.
+ * {@code Admission} rank 0's door (accept loop, admitting or rejecting each connection, late processes),
+ * with {@code ServerHandshake} checking each hello and {@code RejectionLog} logging each rejection; {@code
+ * RendezvousServer} rank 0's join, per-peer readers and failure fan-out; {@code RendezvousClient} the
+ * other ranks (connect with retry, handshake); {@code Collectives} the operations on a joined rendezvous.
  *
  * <p>Used by one thread.
  */
