@@ -2,33 +2,10 @@ package dev.commplan.runtime.bootstrap;
 
 import dev.commplan.runtime.launch.LaunchEnvironment;
 import dev.commplan.runtime.launch.ProcessInfo;
-import java.io.BufferedInputStream;
-import java.io.BufferedOutputStream;
-import java.io.EOFException;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.net.SocketException;
-import java.net.SocketTimeoutException;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.TreeMap;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A small TCP rendezvous for the processes of one job, to pass an NCCL unique id (and other small data,
@@ -42,7 +19,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * it). On connecting, rank 0 sends a challenge (a fresh random nonce); the joining rank answers with its
  * rank, the job's size, its own nonce and the echoed challenge. Rank 0 refuses (and closes that
  * connection only, keeping on serving the others) any frame that breaks the protocol, a rank out of
- * range, a size that differs, a rank already joined, or a reply that does not echo its challenge.
+ * range, a size that differs, a rank already joined, or a reply that does not echo its challenge, and
+ * logs one line per rejected connection (its address and the reason). Once every rank has joined, rank 0
+ * keeps listening until the rendezvous closes, to tell a late process why it cannot join (a second
+ * process claiming a rank hears "two processes claim rank N").
  *
  * <p><b>Authentication</b>, when a shared secret is set ({@link #SECRET_ENV}, or {@link
  * Options#withSecret}): every frame but the challenge carries an HMAC-SHA256 tag, compared in constant
@@ -59,6 +39,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * closes its connection or sends nothing in time fails the operation on rank 0 naming it, and rank 0
  * tells the other ranks, which fail with that reason. After a failure the rendezvous is unusable.
  *
+ * <p><b>The code</b>, one unit per concern, each reviewable alone: this class is the public facade and
+ * the {@link Options}; {@code Wire} is the framing (layout, caps, parsing); {@code Authentication} the
+ * HMAC keys, tags, nonces and replay checks; {@code Link} one joined connection (sequence numbers);
+ * {@code Admission} rank 0's door (accept loop, admitting or rejecting each connection, late processes),
+ * with {@code ServerHandshake} checking each hello and {@code RejectionLog} logging each rejection; {@code
+ * RendezvousServer} rank 0's join, per-peer readers and failure fan-out; {@code RendezvousClient} the
+ * other ranks (connect with retry, handshake); {@code Collectives} the operations on a joined rendezvous.
+ *
  * <p>Used by one thread.
  */
 public final class Rendezvous implements AutoCloseable {
@@ -67,10 +55,6 @@ public final class Rendezvous implements AutoCloseable {
 
   /** The default cap on an operation's payload once joined: 16 MiB. */
   public static final int DEFAULT_MAX_PAYLOAD = 16 << 20;
-
-  private static final byte OP_BROADCAST = 1;
-  private static final byte OP_ALL_GATHER = 2;
-  private static final SecureRandom RANDOM = new SecureRandom();
 
   /**
    * How the rendezvous behaves.
@@ -148,75 +132,16 @@ public final class Rendezvous implements AutoCloseable {
     }
   }
 
-  /** One authenticated connection: rank 0 has one per other rank; the others one, to rank 0. */
-  private static final class Link {
-    final int peer;
-    final Socket socket;
-    final InputStream in;
-    final OutputStream out;
-    final byte[] sendKey;
-    final byte[] recvKey;
-    int sendSeq;
-    int recvSeq;
-
-    Link(int peer, Socket socket, InputStream in, OutputStream out, byte[] sendKey, byte[] recvKey) {
-      this.peer = peer;
-      this.socket = socket;
-      this.in = in;
-      this.out = out;
-      this.sendKey = sendKey;
-      this.recvKey = recvKey;
-    }
-
-    void send(byte type, byte[] payload, int self) throws IOException {
-      synchronized (this) {
-        Wire.write(out, Wire.encode(type, (byte) 0, self, ++sendSeq, payload, sendKey));
-      }
-    }
-
-    /** The next frame, checked: sender rank and sequence number. */
-    Wire.Frame receive(long deadline, int cap) throws IOException {
-      Wire.Frame f = Wire.read(socket, in, deadline, cap, recvKey);
-      if (f.rank() != peer) {
-        throw new FrameException(Wire.typeName(f.type()) + " frame claims to come from rank " + f.rank()
-            + " on rank " + peer + "'s connection");
-      }
-      if (f.seq() != recvSeq + 1) {
-        throw new FrameException(Wire.typeName(f.type()) + " frame has sequence number " + f.seq() + ", expected "
-            + (recvSeq + 1) + " (replayed, reordered or lost)");
-      }
-      recvSeq++;
-      return f;
-    }
-
-    void close() {
-      try {
-        socket.close();
-      } catch (IOException ignored) {
-        // closing: nothing to do
-      }
-    }
-  }
-
-  private record Event(int rank, Wire.Frame frame, Exception failure) {}
-
   private final int rank;
   private final int size;
   private final String where; // host:port, for messages
-  private final Options options;
-  private final Link[] links; // rank 0: indexed by peer rank; others: [0] is rank 0
-  private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
-  private final List<Thread> readers = new ArrayList<>();
-  private int ops;
-  private volatile boolean closed;
-  private String broken;
+  private final Collectives ops;
 
-  private Rendezvous(int rank, int size, String where, Options options, Link[] links) {
+  private Rendezvous(int rank, int size, String where, Collectives ops) {
     this.rank = rank;
     this.size = size;
     this.where = where;
-    this.options = options;
-    this.links = links;
+    this.ops = ops;
   }
 
   /** Joins the job {@code info} describes ({@link LaunchEnvironment#fromEnvironment()}). */
@@ -234,6 +159,11 @@ public final class Rendezvous implements AutoCloseable {
    *     rejects this rank (with its reason), or the ranks disagree on the size or the secret
    */
   public static Rendezvous join(int rank, int size, String host, int port, Options options) {
+    return join(rank, size, host, port, options, RejectionLog.defaultLogger());
+  }
+
+  /** {@link #join(int, int, String, int, Options)}, rank 0 logging rejected connections to {@code log}. */
+  static Rendezvous join(int rank, int size, String host, int port, Options options, System.Logger log) {
     Objects.requireNonNull(options, "options");
     if (size < 1 || rank < 0 || rank >= size) {
       throw new IllegalArgumentException("rank " + rank + " is not in [0, " + size + ")");
@@ -247,9 +177,14 @@ public final class Rendezvous implements AutoCloseable {
     }
     String where = (host == null ? "127.0.0.1" : host) + ":" + port;
     if (size == 1) {
-      return new Rendezvous(0, 1, where, options, new Link[0]);
+      return new Rendezvous(0, 1, where, Collectives.alone(where, options));
     }
-    return rank == 0 ? Server.serve(size, host, port, where, options) : connect(rank, size, host, port, where, options);
+    if (rank == 0) {
+      RendezvousServer server = RendezvousServer.serve(size, host, port, where, options, log);
+      return new Rendezvous(0, size, where, Collectives.rankZero(size, where, options, server));
+    }
+    Link toRankZero = RendezvousClient.connect(rank, size, host, port, where, options);
+    return new Rendezvous(rank, size, where, Collectives.member(rank, size, where, options, toRankZero));
   }
 
   /** This process's rank. */
@@ -262,366 +197,10 @@ public final class Rendezvous implements AutoCloseable {
     return size;
   }
 
-  // ---- Rank 0 ---------------------------------------------------------------------------------------
-
-  /** Rank 0's join: accepts connections until every rank has joined or the join timeout passes. */
-  private static final class Server {
-    final int size;
-    final String where;
-    final Options options;
-    final byte[] helloKey;
-    final Map<Integer, Link> joined = new TreeMap<>();
-    final AtomicLong rejected = new AtomicLong();
-    final List<Socket> pending = new ArrayList<>();
-    volatile boolean done;
-
-    Server(int size, String where, Options options) {
-      this.size = size;
-      this.where = where;
-      this.options = options;
-      this.helloKey = options.secret == null ? null : Wire.derive(options.secret, "hello");
-    }
-
-    static Rendezvous serve(int size, String host, int port, String where, Options options) {
-      Server s = new Server(size, where, options);
-      long deadline = System.nanoTime() + options.joinTimeout().toNanos();
-      ServerSocket listener;
-      try {
-        listener = new ServerSocket();
-        listener.setReuseAddress(true);
-        InetAddress bind = InetAddress.getByName(host).isLoopbackAddress() ? InetAddress.getByName(host) : null;
-        listener.bind(new InetSocketAddress(bind, port), 512);
-      } catch (IOException e) {
-        throw new RendezvousException("rank 0 could not listen on port " + port + " (" + where + "): " + e.getMessage()
-            + "; is another job (or torchrun's own store) using it? set " + LaunchEnvironment.PORT_ENV
-            + " (or MASTER_PORT) to a free port on every rank", e);
-      }
-      Thread acceptor = Thread.ofVirtual().name("commplan-rendezvous-accept").start(() -> s.accept(listener, deadline));
-      try {
-        synchronized (s) {
-          while (s.joined.size() < size - 1) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-              break;
-            }
-            s.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
-          }
-          s.done = true;
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        s.done = true;
-      } finally {
-        closeQuietly(listener);
-        acceptor.interrupt();
-      }
-      synchronized (s) {
-        for (Socket p : s.pending) {
-          closeQuietly(p);
-        }
-      }
-      Link[] links = new Link[size];
-      List<Integer> missing = new ArrayList<>();
-      synchronized (s) {
-        for (int r = 1; r < size; r++) {
-          links[r] = s.joined.get(r);
-          if (links[r] == null) {
-            missing.add(r);
-          }
-        }
-      }
-      if (!missing.isEmpty()) {
-        String message = (missing.size() == 1 ? "rank " + missing.getFirst() + " never joined" : "ranks " + missing
-            + " never joined") + " the rendezvous at " + where + " within the join timeout of " + options.joinTimeout()
-            + " (joined: " + joinedText(links) + " of " + size + "; " + s.rejected.get()
-            + " connections rejected); check that every rank was started (under Slurm, with srun), reaches this"
-            + " host and port (MASTER_ADDR/MASTER_PORT), and has the same " + SECRET_ENV;
-        for (Link l : links) {
-          if (l != null) {
-            try {
-              l.send(Wire.ERROR, cut(message), 0);
-            } catch (IOException ignored) {
-              // it fails on its own deadline then
-            }
-            l.close();
-          }
-        }
-        throw new RendezvousException(message);
-      }
-      Rendezvous rv = new Rendezvous(0, size, where, options, links);
-      rv.rejectedAtJoin = s.rejected.get();
-      for (int r = 1; r < size; r++) {
-        try {
-          links[r].send(Wire.READY, new byte[0], 0);
-        } catch (IOException e) {
-          rv.closeLinks();
-          throw new RendezvousException("rank 0 lost rank " + r + " (" + e.getMessage() + ") right after every rank"
-              + " joined the rendezvous at " + where, e);
-        }
-      }
-      rv.startReaders();
-      return rv;
-    }
-
-    private static String joinedText(Link[] links) {
-      List<Integer> j = new ArrayList<>(List.of(0));
-      for (int r = 1; r < links.length; r++) {
-        if (links[r] != null) {
-          j.add(r);
-        }
-      }
-      return "ranks " + j;
-    }
-
-    void accept(ServerSocket listener, long deadline) {
-      while (!done) {
-        Socket socket;
-        try {
-          socket = listener.accept();
-        } catch (IOException e) {
-          return; // closed: the join is over
-        }
-        synchronized (this) {
-          if (done) {
-            closeQuietly(socket);
-            return;
-          }
-          pending.add(socket);
-        }
-        Thread.ofVirtual().name("commplan-rendezvous-hello").start(() -> handshake(socket, deadline));
-      }
-    }
-
-    /** One connection's hello; on any breach of the protocol, that connection is closed and counted. */
-    void handshake(Socket socket, long joinDeadline) {
-      long deadline = Math.min(joinDeadline, System.nanoTime() + options.handshakeTimeout().toNanos());
-      Link link = null;
-      try {
-        socket.setTcpNoDelay(true);
-        InputStream in = new BufferedInputStream(socket.getInputStream());
-        OutputStream out = new BufferedOutputStream(socket.getOutputStream());
-        byte[] serverNonce = nonce();
-        byte[] challenge = ByteBuffer.allocate(Wire.NONCE_BYTES + 4).put(serverNonce).putInt(size).array();
-        Wire.write(out, Wire.encode(Wire.CHALLENGE, helloKey != null ? Wire.AUTH : 0, 0, 0, challenge, null));
-        Wire.Frame hello = Wire.read(socket, in, deadline, Wire.HANDSHAKE_CAP, helloKey);
-        if (hello.type() != Wire.HELLO) {
-          throw new FrameException("expected HELLO, got " + Wire.typeName(hello.type()));
-        }
-        if (hello.seq() != 0) {
-          throw new FrameException("HELLO has sequence number " + hello.seq() + ", expected 0");
-        }
-        if (hello.payload().length != 2 * Wire.NONCE_BYTES + 4) {
-          throw new FrameException("HELLO payload of " + hello.payload().length + " bytes, expected "
-              + (2 * Wire.NONCE_BYTES + 4));
-        }
-        ByteBuffer p = ByteBuffer.wrap(hello.payload());
-        byte[] clientNonce = new byte[Wire.NONCE_BYTES];
-        byte[] echo = new byte[Wire.NONCE_BYTES];
-        p.get(clientNonce).get(echo);
-        int theirSize = p.getInt();
-        if (!MessageDigest.isEqual(echo, serverNonce)) {
-          throw new FrameException("HELLO does not answer this connection's challenge (replayed?)");
-        }
-        int r = hello.rank();
-        if (theirSize != size) {
-          throw new FrameException("rank " + r + " has a job size of " + theirSize + " but rank 0's is " + size
-              + ": every rank must have the same WORLD_SIZE");
-        }
-        if (r < 1 || r >= size) {
-          throw new FrameException("rank " + r + " is not a rank that joins a " + size + "-rank rendezvous (1.."
-              + (size - 1) + ")");
-        }
-        byte[] rankBytes = ByteBuffer.allocate(4).putInt(r).array();
-        byte[] s2c = options.secret == null ? null : Wire.derive(options.secret, "s2c", serverNonce, clientNonce, rankBytes);
-        byte[] c2s = options.secret == null ? null : Wire.derive(options.secret, "c2s", serverNonce, clientNonce, rankBytes);
-        link = new Link(r, socket, in, out, s2c, c2s);
-        synchronized (this) {
-          if (done) {
-            throw new FrameException("the join is over");
-          }
-          if (joined.containsKey(r)) {
-            throw new FrameException("rank " + r + " has already joined; two processes claim rank " + r
-                + " (check RANK on every process)");
-          }
-          link.sendSeq = -1; // WELCOME goes out with sequence number 0, like the HELLO it answers
-          link.send(Wire.WELCOME, new byte[0], 0);
-          pending.remove(socket);
-          joined.put(r, link);
-          notifyAll();
-        }
-      } catch (IOException | RuntimeException e) {
-        rejected.incrementAndGet();
-        if (e instanceof FrameException) {
-          try {
-            Wire.write(socket.getOutputStream(), Wire.encode(Wire.ERROR, (byte) 0, 0, 0,
-                cut("rank 0 rejected this connection: " + e.getMessage()), null));
-          } catch (IOException ignored) {
-            // it is closed below anyway
-          }
-        }
-        synchronized (this) {
-          pending.remove(socket);
-        }
-        closeQuietly(socket);
-      }
-    }
-  }
-
-  /** Connections rank 0 rejected while joining (for tests and logs). */
-  private long rejectedAtJoin;
-
   /** How many connections rank 0 rejected during the join; 0 on other ranks. */
   public long rejectedConnections() {
-    return rejectedAtJoin;
+    return ops.rejectedConnections();
   }
-
-  private void startReaders() {
-    for (int r = 1; r < size; r++) {
-      Link link = links[r];
-      readers.add(Thread.ofVirtual().name("commplan-rendezvous-read-" + r).start(() -> read(link)));
-    }
-  }
-
-  /** Rank 0's reader of one connection: between frames it waits without a deadline; a frame must then arrive whole. */
-  private void read(Link link) {
-    try {
-      while (!closed) {
-        try {
-          link.socket.setSoTimeout(1000);
-          link.in.mark(1);
-          if (link.in.read() < 0) {
-            throw new EOFException("connection closed");
-          }
-          link.in.reset();
-        } catch (SocketTimeoutException idle) {
-          continue;
-        }
-        Wire.Frame f = link.receive(System.nanoTime() + options.opTimeout().toNanos(), options.maxPayload() + 64);
-        events.add(new Event(link.peer, f, null));
-      }
-    } catch (IOException | RuntimeException e) {
-      if (!closed) {
-        events.add(new Event(link.peer, null, e));
-      }
-    }
-  }
-
-  // ---- The other ranks ----------------------------------------------------------------------------
-
-  private static Rendezvous connect(int rank, int size, String host, int port, String where, Options options) {
-    long deadline = System.nanoTime() + options.joinTimeout().toNanos();
-    byte[] helloKey = options.secret == null ? null : Wire.derive(options.secret, "hello");
-    long backoffMs = 20;
-    String last = "no attempt";
-    while (true) {
-      long left = deadline - System.nanoTime();
-      if (left <= 0) {
-        throw new RendezvousException("rank " + rank + " could not join the rendezvous at " + where
-            + " within the join timeout of " + options.joinTimeout() + " (last attempt: " + last
-            + "); check that rank 0 is running and reachable there (MASTER_ADDR/MASTER_PORT)");
-      }
-      Socket socket = new Socket();
-      try {
-        socket.setTcpNoDelay(true);
-        socket.connect(new InetSocketAddress(host, port), (int) Math.max(1, Math.min(5000, left / 1_000_000)));
-      } catch (IOException e) { // not listening yet: retry
-        closeQuietly(socket);
-        last = e.getMessage();
-        sleep(Math.min(backoffMs, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)));
-        backoffMs = Math.min(1000, backoffMs * 2);
-        continue;
-      }
-      try {
-        return hello(rank, size, where, options, socket, helloKey, deadline);
-      } catch (RendezvousException e) {
-        closeQuietly(socket);
-        throw e;
-      } catch (IOException e) { // dropped before the challenge (e.g. rank 0 restarting): retry
-        closeQuietly(socket);
-        last = e.getMessage();
-        sleep(backoffMs);
-        backoffMs = Math.min(1000, backoffMs * 2);
-      }
-    }
-  }
-
-  private static Rendezvous hello(int rank, int size, String where, Options options, Socket socket, byte[] helloKey,
-      long joinDeadline) throws IOException {
-    InputStream in = new BufferedInputStream(socket.getInputStream());
-    OutputStream out = new BufferedOutputStream(socket.getOutputStream());
-    long handshakeDeadline = Math.min(joinDeadline, System.nanoTime() + options.handshakeTimeout().toNanos());
-    Wire.Frame challenge = Wire.read(socket, in, handshakeDeadline, Wire.HANDSHAKE_CAP, null);
-    if (challenge.type() == Wire.ERROR) {
-      throw new RendezvousException("rank " + rank + ": the rendezvous at " + where + " refused it: "
-          + text(challenge.payload()));
-    }
-    if (challenge.type() != Wire.CHALLENGE || challenge.payload().length != Wire.NONCE_BYTES + 4) {
-      throw new RendezvousException("rank " + rank + ": " + where + " did not answer like a CommPlan rendezvous (got "
-          + Wire.typeName(challenge.type()) + " of " + challenge.payload().length + " bytes)");
-    }
-    boolean serverAuth = (challenge.flags() & Wire.AUTH) != 0;
-    if (serverAuth != (helloKey != null)) {
-      throw new RendezvousException("rank " + rank + ": " + (serverAuth
-          ? "rank 0 requires authenticated frames (" + SECRET_ENV + " is set there) but it is not set here"
-          : SECRET_ENV + " is set here but not on rank 0") + ": set the same secret on every rank, or on none");
-    }
-    ByteBuffer c = ByteBuffer.wrap(challenge.payload());
-    byte[] serverNonce = new byte[Wire.NONCE_BYTES];
-    c.get(serverNonce);
-    int theirSize = c.getInt();
-    if (theirSize != size) {
-      throw new RendezvousException("rank " + rank + " has a job size of " + size + " but the rendezvous at " + where
-          + " is for " + theirSize + " ranks: every rank must have the same WORLD_SIZE (or is another job on this port?)");
-    }
-    byte[] clientNonce = nonce();
-    byte[] payload = ByteBuffer.allocate(2 * Wire.NONCE_BYTES + 4).put(clientNonce).put(serverNonce).putInt(size).array();
-    Wire.write(out, Wire.encode(Wire.HELLO, (byte) 0, rank, 0, payload, helloKey));
-    byte[] rankBytes = ByteBuffer.allocate(4).putInt(rank).array();
-    byte[] s2c = options.secret == null ? null : Wire.derive(options.secret, "s2c", serverNonce, clientNonce, rankBytes);
-    byte[] c2s = options.secret == null ? null : Wire.derive(options.secret, "c2s", serverNonce, clientNonce, rankBytes);
-    Link link = new Link(0, socket, in, out, c2s, s2c);
-    link.recvSeq = -1; // WELCOME has sequence number 0
-    Wire.Frame welcome;
-    try {
-      welcome = Wire.read(socket, in, handshakeDeadline, Wire.HANDSHAKE_CAP, s2c, true);
-    } catch (FrameException e) {
-      throw new RendezvousException("rank " + rank + ": rank 0's answer (" + where + ") was refused: " + e.getMessage(), e);
-    }
-    if (welcome.type() == Wire.ERROR) {
-      throw new RendezvousException("rank " + rank + ": rank 0 (" + where + ") rejected it: " + text(welcome.payload()));
-    }
-    if (welcome.type() != Wire.WELCOME || welcome.rank() != 0 || welcome.seq() != 0) {
-      throw new RendezvousException("rank " + rank + ": rank 0 (" + where + ") answered its hello with "
-          + Wire.typeName(welcome.type()) + " (rank " + welcome.rank() + ", sequence " + welcome.seq() + ")");
-    }
-    link.recvSeq = 0;
-    // Joined; now wait for every other rank (rank 0 says READY, or ERROR naming who never came).
-    Wire.Frame ready;
-    long readyDeadline = joinDeadline + options.handshakeTimeout().toNanos();
-    try {
-      ready = link.receive(readyDeadline, Wire.HANDSHAKE_CAP);
-    } catch (SocketTimeoutException e) {
-      throw new RendezvousException("rank " + rank + " joined the rendezvous at " + where + " but rank 0 did not say"
-          + " every rank had joined within the join timeout of " + options.joinTimeout(), e);
-    } catch (EOFException | SocketException e) {
-      throw new RendezvousException("rank " + rank + ": rank 0 (" + where + ") closed the connection while waiting for"
-          + " the other ranks to join (did its process exit?)", e);
-    } catch (FrameException e) {
-      throw new RendezvousException("rank " + rank + ": rank 0 (" + where + ") sent a bad frame while joining: "
-          + e.getMessage(), e);
-    }
-    if (ready.type() == Wire.ERROR) {
-      throw new RendezvousException("rank " + rank + ": rank 0 (" + where + ") reports: " + text(ready.payload()));
-    }
-    if (ready.type() != Wire.READY) {
-      throw new RendezvousException("rank " + rank + ": rank 0 (" + where + ") sent " + Wire.typeName(ready.type())
-          + " instead of READY");
-    }
-    Link[] links = {link};
-    return new Rendezvous(rank, size, where, options, links);
-  }
-
-  // ---- Operations ---------------------------------------------------------------------------------
 
   /**
    * Rank 0's {@code data} on every rank: rank 0 passes it (up to the cap), the others pass anything
@@ -630,24 +209,7 @@ public final class Rendezvous implements AutoCloseable {
    * @throws RendezvousException on a peer's failure or the operation deadline, naming the rank
    */
   public byte[] broadcast(byte[] data) {
-    int op = begin("broadcast");
-    if (size == 1) {
-      return Objects.requireNonNull(data, "rank 0's data").clone();
-    }
-    if (rank == 0) {
-      Objects.requireNonNull(data, "rank 0's data");
-      checkSize(data.length, "broadcast");
-      Event early = events.poll(); // a rank that failed or broke the protocol since the last operation
-      if (early != null) {
-        checkOp(early.frame() != null ? early.frame() : failedFrame(early), op, OP_BROADCAST, "broadcast", early.rank());
-      }
-      byte[] payload = opPayload(op, OP_BROADCAST, data);
-      for (int r = 1; r < size; r++) {
-        sendOrFail(r, Wire.RESULT, payload, "broadcast #" + op);
-      }
-      return data.clone();
-    }
-    return receiveResult(op, OP_BROADCAST, "broadcast", clientDeadline());
+    return ops.broadcast(data);
   }
 
   /**
@@ -657,57 +219,12 @@ public final class Rendezvous implements AutoCloseable {
    * @throws RendezvousException on a peer's failure or the operation deadline, naming the rank
    */
   public List<byte[]> allGather(byte[] data) {
-    Objects.requireNonNull(data, "data");
-    int op = begin("allGather");
-    checkSize(data.length, "allGather");
-    if (size == 1) {
-      return List.of(data.clone());
-    }
-    long deadline = System.nanoTime() + options.opTimeout().toNanos();
-    String name = "allGather #" + op;
-    if (rank != 0) {
-      try {
-        links[0].send(Wire.DATA, opPayload(op, OP_ALL_GATHER, data), rank);
-      } catch (IOException e) {
-        throw fail("rank " + rank + " lost its connection to rank 0 (" + where + ") in " + name + ": " + e.getMessage(), e);
-      }
-      byte[] result = receiveResult(op, OP_ALL_GATHER, "allGather", clientDeadline());
-      return unpack(result, name);
-    }
-    byte[][] parts = new byte[size][];
-    parts[0] = data.clone();
-    int have = 1;
-    while (have < size) {
-      Event e = nextEvent(deadline, name, parts);
-      byte[] body = checkOp(e.frame(), op, OP_ALL_GATHER, "allGather", e.rank());
-      if (parts[e.rank()] != null) {
-        throw failAll("rank " + e.rank() + " sent two contributions to " + name, null);
-      }
-      parts[e.rank()] = body;
-      have++;
-    }
-    long total = 4;
-    for (byte[] p : parts) {
-      total += 4 + p.length;
-    }
-    if (total > options.maxPayload()) {
-      throw failAll(name + ": the gathered result would be " + total + " bytes, above the cap of " + options.maxPayload()
-          + " (Options.withMaxPayload)", null);
-    }
-    ByteBuffer packed = ByteBuffer.allocate((int) total).putInt(size);
-    for (byte[] p : parts) {
-      packed.putInt(p.length).put(p);
-    }
-    byte[] payload = opPayload(op, OP_ALL_GATHER, packed.array());
-    for (int r = 1; r < size; r++) {
-      sendOrFail(r, Wire.RESULT, payload, name);
-    }
-    return List.of(parts);
+    return ops.allGather(data);
   }
 
   /** Returns once every rank has called it. */
   public void barrier() {
-    allGather(new byte[0]);
+    ops.barrier();
   }
 
   /**
@@ -716,250 +233,17 @@ public final class Rendezvous implements AutoCloseable {
    * next operation.
    */
   public void abort(String reason) {
-    if (!closed && broken == null) {
-      byte[] message = cut("rank " + rank + " aborted: " + reason);
-      for (int r = 0; r < links.length; r++) {
-        if (links[r] != null) {
-          try {
-            links[r].send(Wire.ERROR, message, rank);
-          } catch (IOException ignored) {
-            // it is going away anyway
-          }
-        }
-      }
-      broken = "rank " + rank + " aborted: " + reason;
-    }
-    close();
+    ops.abort(reason);
   }
 
   /** Closes every connection; idempotent. */
   @Override
   public void close() {
-    if (closed) {
-      return;
-    }
-    closed = true;
-    closeLinks();
-    for (Thread t : readers) {
-      t.interrupt();
-    }
-  }
-
-  private void closeLinks() {
-    for (Link l : links) {
-      if (l != null) {
-        l.close();
-      }
-    }
-  }
-
-  /**
-   * A non-zero rank waits longer than rank 0 (up to twice the timeout, at most 10 s more), so that when a
-   * rank is silent, rank 0's report naming it arrives before this rank's own deadline.
-   */
-  private long clientDeadline() {
-    long t = options.opTimeout().toNanos();
-    return System.nanoTime() + t + Math.min(t, Duration.ofSeconds(10).toNanos());
-  }
-
-  private int begin(String what) {
-    if (closed) {
-      throw new IllegalStateException("the rendezvous (rank " + rank + ") is closed; " + what + " needs an open one");
-    }
-    if (broken != null) {
-      throw new RendezvousException("the rendezvous failed before (" + broken + "); " + what
-          + " cannot run on it: start a new job");
-    }
-    return ++ops;
-  }
-
-  private void checkSize(int length, String what) {
-    if (length > options.maxPayload() - 16) {
-      throw new IllegalArgumentException(what + " of " + length + " bytes is above the cap of " + options.maxPayload()
-          + " bytes (Options.withMaxPayload)");
-    }
-  }
-
-  private static byte[] opPayload(int op, byte kind, byte[] data) {
-    return ByteBuffer.allocate(5 + data.length).putInt(op).put(kind).put(data).array();
-  }
-
-  /** The body of an operation frame, after checking it is op {@code op} of kind {@code kind}. */
-  private byte[] checkOp(Wire.Frame f, int op, byte kind, String what, int from) {
-    if (f.type() == Wire.ERROR) {
-      String reason = text(f.payload());
-      throw from == 0 ? fail("rank 0 (" + where + ") reports: " + reason, null) : failAll(reason, null);
-    }
-    byte expected = rank == 0 ? Wire.DATA : Wire.RESULT;
-    if (f.type() != expected || f.payload().length < 5) {
-      throw failAll("rank " + from + " sent " + Wire.typeName(f.type()) + " (" + f.payload().length + " bytes) in "
-          + what + " #" + op + "; the protocol expects " + Wire.typeName(expected), null);
-    }
-    ByteBuffer b = ByteBuffer.wrap(f.payload());
-    int theirOp = b.getInt();
-    byte theirKind = b.get();
-    if (theirOp != op || theirKind != kind) {
-      throw failAll("the ranks call different rendezvous operations: rank " + rank + " is in " + what + " #" + op
-          + ", rank " + from + " in " + (theirKind == OP_BROADCAST ? "broadcast" : "allGather") + " #" + theirOp
-          + "; every rank must call the same operations in the same order", null);
-    }
-    return Arrays.copyOfRange(f.payload(), 5, f.payload().length);
-  }
-
-  private byte[] receiveResult(int op, byte kind, String what, long deadline) {
-    Wire.Frame f;
-    try {
-      f = links[0].receive(deadline, options.maxPayload() + 64);
-    } catch (SocketTimeoutException e) {
-      throw fail("rank " + rank + " got no " + what + " #" + op + " result from rank 0 (" + where + ") within "
-          + options.opTimeout() + ": rank 0 or another rank is stuck or slow", e);
-    } catch (EOFException | SocketException e) {
-      throw fail("rank 0 (" + where + ") closed the connection during " + what + " #" + op
-          + " (did its process exit? " + e.getMessage() + ")", e);
-    } catch (IOException e) {
-      throw fail("rank " + rank + ": " + what + " #" + op + " failed reading from rank 0 (" + where + "): "
-          + e.getMessage(), e);
-    }
-    return checkOp(f, op, kind, what, 0);
-  }
-
-  private List<byte[]> unpack(byte[] result, String name) {
-    try {
-      ByteBuffer b = ByteBuffer.wrap(result);
-      int n = b.getInt();
-      if (n != size) {
-        throw new FrameException("result for " + n + " ranks");
-      }
-      List<byte[]> out = new ArrayList<>(n);
-      for (int r = 0; r < n; r++) {
-        int len = b.getInt();
-        if (len < 0 || len > b.remaining()) {
-          throw new FrameException("contribution " + r + " of " + len + " bytes with " + b.remaining() + " left");
-        }
-        byte[] p = new byte[len];
-        b.get(p);
-        out.add(p);
-      }
-      if (b.hasRemaining()) {
-        throw new FrameException(b.remaining() + " bytes after the last contribution");
-      }
-      return out;
-    } catch (FrameException | java.nio.BufferUnderflowException e) {
-      throw fail("rank 0 sent a malformed " + name + " result: " + e.getMessage(), e);
-    }
-  }
-
-  private Event nextEvent(long deadline, String name, byte[][] parts) {
-    try {
-      long left = deadline - System.nanoTime();
-      Event e = left > 0 ? events.poll(left, TimeUnit.NANOSECONDS) : null;
-      if (e == null) {
-        List<Integer> silent = new ArrayList<>();
-        for (int r = 1; r < size; r++) {
-          if (parts[r] == null) {
-            silent.add(r);
-          }
-        }
-        throw failAll((silent.size() == 1 ? "rank " + silent.getFirst() : "ranks " + silent) + " sent nothing for " + name
-            + " within " + options.opTimeout() + " (stuck, slow, or calling other operations)", null);
-      }
-      if (e.failure() != null) {
-        throw failAll("rank " + e.rank() + " " + how(e.failure()) + " during " + name, e.failure());
-      }
-      return e;
-    } catch (InterruptedException ie) {
-      Thread.currentThread().interrupt();
-      throw failAll("rank 0 was interrupted in " + name, ie);
-    }
-  }
-
-  /** Turns a reader's failure into the error it means for the operation. */
-  private Wire.Frame failedFrame(Event e) {
-    throw failAll("rank " + e.rank() + " " + how(e.failure()) + " before broadcast #" + ops, e.failure());
-  }
-
-  /** What a reader's failure means, in words. */
-  private static String how(Exception f) {
-    if (f instanceof FrameException) {
-      return "broke the protocol (" + f.getMessage() + ")";
-    }
-    if (f instanceof SocketTimeoutException) {
-      return "stopped mid-frame (" + f.getMessage() + ")";
-    }
-    if (f instanceof EOFException || f instanceof SocketException) {
-      return "closed its connection (did its process exit?" + (f instanceof EOFException ? "" : " " + f.getMessage())
-          + ")";
-    }
-    return "failed (" + f + ")";
-  }
-
-  private void sendOrFail(int r, byte type, byte[] payload, String name) {
-    try {
-      links[r].send(type, payload, 0);
-    } catch (IOException e) {
-      throw failAll("rank 0 lost rank " + r + " (" + e.getMessage() + ") in " + name, e);
-    }
-  }
-
-  /** Marks this rendezvous broken and returns the exception to throw. */
-  private RendezvousException fail(String message, Throwable cause) {
-    broken = message;
-    close();
-    return new RendezvousException(message, cause);
-  }
-
-  /** On rank 0: tells every other rank why, then marks it broken. */
-  private RendezvousException failAll(String message, Throwable cause) {
-    if (rank == 0 && !closed) {
-      byte[] reason = cut(message);
-      for (int r = 1; r < size; r++) {
-        try {
-          links[r].send(Wire.ERROR, reason, 0);
-        } catch (IOException ignored) {
-          // that one is gone already
-        }
-      }
-    }
-    return fail(message, cause);
-  }
-
-  // ---- Helpers ------------------------------------------------------------------------------------
-
-  private static byte[] nonce() {
-    byte[] n = new byte[Wire.NONCE_BYTES];
-    RANDOM.nextBytes(n);
-    return n;
-  }
-
-  /** A reason as UTF-8, cut to fit a handshake frame. */
-  static byte[] cut(String message) {
-    byte[] b = message.getBytes(StandardCharsets.UTF_8);
-    return b.length <= Wire.HANDSHAKE_CAP - 64 ? b : Arrays.copyOf(b, Wire.HANDSHAKE_CAP - 64);
-  }
-
-  private static String text(byte[] payload) {
-    return new String(payload, StandardCharsets.UTF_8);
-  }
-
-  private static void sleep(long ms) {
-    try {
-      Thread.sleep(Math.max(1, ms));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new RendezvousException("interrupted while joining the rendezvous", e);
-    }
-  }
-
-  private static void closeQuietly(AutoCloseable c) {
-    try {
-      c.close();
-    } catch (Exception ignored) {
-      // closing
-    }
+    ops.close();
   }
 
   @Override
   public String toString() {
-    return "Rendezvous[rank " + rank + " of " + size + " at " + where + (closed ? ", closed" : "") + "]";
+    return "Rendezvous[rank " + rank + " of " + size + " at " + where + (ops.isClosed() ? ", closed" : "") + "]";
   }
 }

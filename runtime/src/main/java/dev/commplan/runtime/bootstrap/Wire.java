@@ -8,22 +8,24 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
-import java.security.MessageDigest;
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
+import java.util.Arrays;
 
 /**
- * The rendezvous's frames. Layout (big-endian): magic {@code "CPRV"} (4), version (1), type (1), flags
- * (1), sender rank (4), sequence (4), payload length (4), payload, and, when the {@link #AUTH} flag is set,
- * a 32-byte HMAC-SHA256 tag over everything before it. Nothing is deserialized but these fixed fields
- * and byte arrays; a length above the reader's cap is refused before anything is allocated.
+ * Framing: the layout of the rendezvous's frames, their size limits, and their parsing. Layout
+ * (big-endian): magic {@code "CPRV"} (4), version (1), type (1), flags (1), sender rank (4), sequence
+ * (4), payload length (4), payload, and, when the {@link #AUTH} flag is set, a 32-byte HMAC-SHA256 tag
+ * over everything before it. Nothing is deserialized but these fixed fields and byte arrays; a length
+ * above the reader's cap is refused before anything is allocated; every read has a deadline.
+ *
+ * <p>Trusts nothing it reads. Whether a frame must be tagged, and whether its tag is right, it leaves to
+ * {@link Authentication}; which sender and sequence number a connection expects, to {@link Link}; what
+ * a payload means, to the handshake and the collectives.
  */
 final class Wire {
   static final int MAGIC = 0x43505256; // "CPRV"
   static final byte VERSION = 1;
   static final int HEADER_BYTES = 4 + 1 + 1 + 1 + 4 + 4 + 4;
-  static final int TAG_BYTES = 32;
+  static final int TAG_BYTES = Authentication.TAG_BYTES;
   static final int NONCE_BYTES = 16;
 
   /** Flag: a tag follows (on CHALLENGE, which has none: "this server requires authenticated frames"). */
@@ -67,7 +69,7 @@ final class Wire {
     ByteBuffer b = ByteBuffer.allocate(HEADER_BYTES + payload.length + (tagged ? TAG_BYTES : 0));
     b.putInt(MAGIC).put(VERSION).put(type).put(flags).putInt(rank).putInt(seq).putInt(payload.length).put(payload);
     if (tagged) {
-      b.put(hmac(key, b.array(), 0, HEADER_BYTES + payload.length));
+      b.put(Authentication.tag(key, b.array(), 0, HEADER_BYTES + payload.length));
     }
     return b.array();
   }
@@ -126,28 +128,13 @@ final class Wire {
           + " bytes");
     }
     boolean tagged = (flags & AUTH) != 0 && type != CHALLENGE;
-    if (type != CHALLENGE && !(handshake && type == ERROR && !tagged)) {
-      if (key != null && !tagged) {
-        throw new FrameException(typeName(type) + " frame is not authenticated, but a secret is set here ("
-            + Rendezvous.SECRET_ENV + "): set the same secret on every rank");
-      }
-      if (key == null && tagged) {
-        throw new FrameException(typeName(type) + " frame is authenticated (the peer has a secret), but no secret is set"
-            + " here: set " + Rendezvous.SECRET_ENV + " to the same value on every rank");
-      }
-    }
+    Authentication.requireTagRule(type, tagged, key != null, handshake); // before anything is allocated
     byte[] payload = new byte[length];
     readFully(socket, in, payload, deadlineNanos);
     if (tagged) {
       byte[] tag = new byte[TAG_BYTES];
       readFully(socket, in, tag, deadlineNanos);
-      Mac mac = mac(key);
-      mac.update(header);
-      mac.update(payload);
-      if (!MessageDigest.isEqual(mac.doFinal(), tag)) { // constant time
-        throw new FrameException(typeName(type) + " frame failed authentication (HMAC-SHA256): the secrets differ, or"
-            + " the frame was altered or replayed");
-      }
+      Authentication.verify(key, type, header, payload, tag);
     }
     return new Frame(type, flags, rank, seq, payload);
   }
@@ -171,29 +158,9 @@ final class Wire {
     }
   }
 
-  static byte[] hmac(byte[] key, byte[] data, int off, int len) {
-    Mac mac = mac(key);
-    mac.update(data, off, len);
-    return mac.doFinal();
-  }
-
-  static Mac mac(byte[] key) {
-    try {
-      Mac mac = Mac.getInstance("HmacSHA256");
-      mac.init(new SecretKeySpec(key, "HmacSHA256"));
-      return mac;
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException("HmacSHA256 is required of every Java platform", e);
-    }
-  }
-
-  /** A key derived from the secret for one purpose: HMAC(secret, label || parts). */
-  static byte[] derive(byte[] secret, String label, byte[]... parts) {
-    Mac mac = mac(secret);
-    mac.update(("commplan-rendezvous/" + VERSION + " " + label).getBytes(StandardCharsets.UTF_8));
-    for (byte[] p : parts) {
-      mac.update(p);
-    }
-    return mac.doFinal();
+  /** A reason as UTF-8, cut to fit a handshake frame (an ERROR payload). */
+  static byte[] cut(String message) {
+    byte[] b = message.getBytes(StandardCharsets.UTF_8);
+    return b.length <= HANDSHAKE_CAP - 64 ? b : Arrays.copyOf(b, HANDSHAKE_CAP - 64);
   }
 }

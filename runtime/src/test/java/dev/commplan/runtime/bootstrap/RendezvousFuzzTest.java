@@ -41,7 +41,7 @@ class RendezvousFuzzTest {
   private static final int CONNECTIONS = 10_000;
   private static final String SECRET = "fuzz-secret";
   private static final byte[] KEY = SECRET.getBytes(StandardCharsets.UTF_8);
-  private static final byte[] HELLO_KEY = Wire.derive(KEY, "hello");
+  private static final byte[] HELLO_KEY = Authentication.derive(KEY, "hello");
 
   enum Attack {
     WRONG_SECRET, NO_TAG, TRUNCATED, STALLED, OVERSIZED, GARBAGE, BAD_MAGIC, BAD_VERSION, REPLAY, BIT_FLIP,
@@ -69,7 +69,7 @@ class RendezvousFuzzTest {
       byte[] nonce = Arrays.copyOf(challenge, Wire.NONCE_BYTES);
       byte[] stale = staleNonce.getAndSet(nonce);
       byte[] frame = switch (attack) {
-        case WRONG_SECRET -> hello(2, 3, nonce, Wire.derive("not-it".getBytes(StandardCharsets.UTF_8), "hello"),
+        case WRONG_SECRET -> hello(2, 3, nonce, Authentication.derive("not-it".getBytes(StandardCharsets.UTF_8), "hello"),
             Wire.HELLO, 0, random);
         case NO_TAG -> hello(2, 3, nonce, null, Wire.HELLO, 0, random);
         case TRUNCATED, STALLED -> {
@@ -217,7 +217,7 @@ class RendezvousFuzzTest {
   @Test
   void tenThousandAlteredSessionFramesAreRejectedByTheDecoder() throws IOException {
     Random random = new Random(SEED);
-    byte[] key = Wire.derive(KEY, "c2s", new byte[16], new byte[16], new byte[4]);
+    byte[] key = Authentication.derive(KEY, "c2s", new byte[16], new byte[16], new byte[4]);
     int rejected = 0;
     Map<String, Integer> reasons = new java.util.TreeMap<>();
     for (int i = 0; i < 10_000; i++) {
@@ -240,7 +240,7 @@ class RendezvousFuzzTest {
           b[at] = (byte) (b[at] + 1 + random.nextInt(255));
           yield b;
         }
-        case 3 -> Wire.encode(Wire.DATA, (byte) 0, 1, 1, payload, Wire.derive(KEY, "s2c", new byte[16], new byte[16],
+        case 3 -> Wire.encode(Wire.DATA, (byte) 0, 1, 1, payload, Authentication.derive(KEY, "s2c", new byte[16], new byte[16],
             new byte[4])); // the other direction's key: a reflected frame
         default -> Wire.encode(Wire.DATA, (byte) 0, 1, 1, payload, null); // untagged
       };
