@@ -123,6 +123,24 @@ final class Checked {
     }
   }
 
+  /** {@code ncclCommAbort}, returning its code: a failure path that must go on whatever it returns. */
+  static int ncclCommAbortQuietly(long comm) {
+    return Nccl.ncclCommAbort(comm);
+  }
+
+  static void ncclCommDestroy(long comm) {
+    nccl("ncclCommDestroy", Nccl.ncclCommDestroy(comm), 0);
+  }
+
+  /**
+   * The communicator's asynchronous error, or the call's own code if the call failed: for the watchdog,
+   * which treats either as the communicator's failure.
+   */
+  static int ncclCommGetAsyncErrorRaw(long comm, MemorySegment scratch) {
+    int rc = Nccl.ncclCommGetAsyncError(comm, scratch);
+    return rc == 0 ? scratch.get(JAVA_INT, 0) : rc;
+  }
+
   /** The communicator's asynchronous error ({@code ncclSuccess} when none). */
   static int ncclCommGetAsyncError(long comm, MemorySegment scratch) {
     nccl("ncclCommGetAsyncError", Nccl.ncclCommGetAsyncError(comm, scratch), comm);
@@ -151,6 +169,11 @@ final class Checked {
     cuda("cudaSetDevice", Cuda.cudaSetDevice(device));
   }
 
+  /** {@code cudaSetDevice} on a failure or clean-up path, which goes on whatever it returns. */
+  static void cudaSetDeviceQuietly(int device) {
+    Cuda.cudaSetDevice(device);
+  }
+
   static int cudaGetDevice() {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment out = arena.allocate(JAVA_INT);
@@ -171,6 +194,11 @@ final class Checked {
     cuda("cudaFree", Cuda.cudaFree(pointer));
   }
 
+  /** Best effort, on a failure path (the allocation's own error is the one reported). */
+  static void cudaFreeQuietly(long pointer) {
+    Cuda.cudaFree(pointer);
+  }
+
   static long cudaStreamCreateNonBlocking() {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment out = arena.allocate(ADDRESS);
@@ -185,6 +213,11 @@ final class Checked {
 
   static void cudaStreamDestroy(long stream) {
     cuda("cudaStreamDestroy", Cuda.cudaStreamDestroy(stream));
+  }
+
+  /** Best effort, on a failure path: nothing useful can be done if it fails. */
+  static void cudaStreamDestroyQuietly(long stream) {
+    Cuda.cudaStreamDestroy(stream);
   }
 
   /** {@code cudaStreamQuery}: true when all work is done, false while pending, else throws. */
@@ -246,6 +279,11 @@ final class Checked {
 
   static void cudaEventDestroy(long event) {
     cuda("cudaEventDestroy", Cuda.cudaEventDestroy(event));
+  }
+
+  /** Best effort, when freeing: nothing useful can be done if it fails. */
+  static void cudaEventDestroyQuietly(long event) {
+    Cuda.cudaEventDestroy(event);
   }
 
   static int cudaDriverGetVersion() {

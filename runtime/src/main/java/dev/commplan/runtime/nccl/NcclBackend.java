@@ -78,7 +78,7 @@ public final class NcclBackend {
     try {
       return new NcclCommunicator(comm, version, options);
     } catch (RuntimeException e) {
-      Nccl.ncclCommAbort(comm);
+      Checked.ncclCommAbortQuietly(comm);
       throw e;
     }
   }

@@ -6,7 +6,6 @@ import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.RankFunction;
 import dev.commplan.runtime.RankTask;
-import dev.commplan.runtime.nccl.internal.Nccl;
 import dev.commplan.runtime.spi.RankSupervisor;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -83,7 +82,7 @@ final class NcclCluster implements Cluster {
             e.addSuppressed(suppressed);
           }
         } else {
-          Nccl.ncclCommAbort(handles[r]);
+          Checked.ncclCommAbortQuietly(handles[r]);
         }
       }
       cluster.supervisor.close();

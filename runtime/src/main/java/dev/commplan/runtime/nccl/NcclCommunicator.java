@@ -1,34 +1,27 @@
 package dev.commplan.runtime.nccl;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-
 import dev.commplan.annotations.ReduceOp;
+import dev.commplan.model.Collective;
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.CommOptions;
-import dev.commplan.runtime.CommPlanException;
-import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
-import dev.commplan.runtime.RankAbortedException;
+import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.nccl.internal.Cuda;
-import dev.commplan.runtime.nccl.internal.Nccl;
+import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.spi.CollectiveChecks;
-import dev.commplan.runtime.plan.CompiledSchedule;
-import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * One rank of an NCCL communicator ({@code ncclComm_t}) on one GPU, with its own non-blocking CUDA
@@ -37,76 +30,44 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Like the {@code ncclComm_t} under it, a communicator is used by one thread at a time. Collectives
  * check their arguments with the shared {@link CollectiveChecks} (the local backend rejects the same
- * calls with the same messages), then enqueue without allocating on the Java heap. Every CUDA call is made
- * after {@code cudaSetDevice} to this rank's device, on whatever thread calls.
+ * calls with the same messages), then enqueue through {@link NcclCalls} without allocating on the Java
+ * heap. Every CUDA call is made after {@code cudaSetDevice} to this rank's device, on whatever thread
+ * calls.
  *
- * <p>{@link #close()} destroys the communicator ({@code ncclCommDestroy}), frees the memory allocated
- * through it and destroys its stream; {@link #abort()} does the same with {@code ncclCommAbort}, which
- * also stops work still running on the device (for a rank whose peers failed).
- *
- * <p><b>Failures.</b> NCCL has no timeout of its own; this class gives every communicator one ({@link
- * CommOptions#timeout()}, default 5 minutes). {@link Stream#synchronize()} never blocks in {@code
- * cudaStreamSynchronize}: it polls {@code cudaStreamQuery} (spinning briefly, then parking), checks
- * {@code ncclCommGetAsyncError} as it goes, and when the timeout passes, or NCCL reports an asynchronous
- * error, calls {@code ncclCommAbort} and throws ({@link CommTimeoutException} naming the plan, step,
- * collective and fields still pending, with the flight record; or {@link NcclException}). After an
- * error code that leaves the communicator usable ({@code ncclInvalidArgument}, {@code ncclInvalidUsage}:
- * NCCL refused the call before enqueueing anything) it stays open; after any other code it is aborted.
- * An aborted communicator refuses every later use with a message saying why. Every step a compiled
- * schedule enqueues is recorded in the {@linkplain #flightRecorder() flight recorder}, with a CUDA event
- * (one per ring slot, made once) recorded after the step's group so that a timeout can name the step
- * still pending.
+ * <p>Its lifecycle and failures (OPEN, ABORTED, CLOSED; timeouts, asynchronous errors, a cluster's
+ * request to give up) live in one {@link NcclRankState}, which its streams and compiled schedules ask
+ * too; every step it enqueues is in its flight record ({@link StepEvents}). {@link #close()} destroys the
+ * communicator ({@code ncclCommDestroy}), frees the memory allocated through it and destroys its
+ * streams; {@link #abort()} does the same with {@code ncclCommAbort}, which also stops work still
+ * running on the device.
  */
 public final class NcclCommunicator implements Communicator, DeviceMemory.Allocator, CompiledSchedule.Compiler {
-  private static final int OPEN = 0;
-  private static final int ABORTED = 1;
-  private static final int CLOSED = 2;
+  /** The system property that turns on a CUDA event per enqueued step (see {@link StepEvents}). */
+  public static final String STEP_EVENTS_PROPERTY = StepEvents.PROPERTY;
+
+  private static final Map<Collective, OperationLabel> DIRECT_LABELS = new EnumMap<>(Collective.class);
+
+  static {
+    for (Collective c : Collective.values()) {
+      DIRECT_LABELS.put(c, OperationLabel.direct(c.label()));
+    }
+  }
 
   private final long comm;
   private final int rank;
   private final int size;
   private final int device;
   private final NcclVersion version;
+  private final CommOptions options;
   private final NcclStream stream;
   /** The stream host copies run on, and the copies themselves (see {@link HostCopies}). */
   private final long copyStream;
   private final HostCopies hostCopies;
   private final Set<NcclMemory> live = ConcurrentHashMap.newKeySet();
-  private final MemorySegment asyncErrorScratch = Arena.ofAuto().allocate(JAVA_INT);
-  /** The cluster's watchdog polls on its own thread, so it has its own out-parameter. */
-  private final MemorySegment watchdogScratch = Arena.ofAuto().allocate(JAVA_INT);
-  private final Object lifecycle = new Object();
-  private final CommOptions options;
-  private final long timeoutNanos;
-  private final FlightRecorder recorder;
-  /**
-   * The system property that turns on a CUDA event per enqueued step ({@value}, default false). With it,
-   * a timeout names exactly which of several pending steps is stuck; without it, the oldest step not known
-   * to have finished. Off by default, so that {@code execute()} issues nothing but the NCCL calls: on an
-   * H200 the {@code cudaEventRecord} added about 0.3 µs per step to ten back-to-back executes of a
-   * coalesced step whose NCCL call takes 4.4 µs to enqueue (docs/gpu.md, "Step events").
-   */
-  public static final String STEP_EVENTS_PROPERTY = "commplan.nccl.stepEvents";
-
-  private final boolean stepEvents;
-  /** One CUDA event per flight-recorder slot, recorded after the slot's step; 0 where none (in a group). */
-  private final long[] slotEvents;
-  private final boolean[] slotHasEvent;
-  /** Why this communicator was aborted, for later calls' messages; null while not aborted. */
-  private volatile String abortedBecause;
-  /** A timeout or async error the cluster's watchdog found (it then aborted us from outside). */
-  private volatile CommPlanException watchdogFailure;
-  /** When this rank's thread entered a host call that may block on its peers (ncclGroupEnd); 0 if none. */
-  private volatile long blockedSince;
-  private volatile OperationLabel blockedIn;
+  private final StepEvents events;
+  private final NcclRankState state;
   /** The stream of the last direct collective (for the event after a user's group); rank thread only. */
   private long lastDirectStream;
-
-  private volatile int state = OPEN;
-  private boolean released;
-  /** Set by the cluster when another rank failed: this rank gives up at its next call. */
-  private volatile Throwable abortCause;
-  private volatile String abortReason;
   private int groupDepth;
 
   /** Wraps an initialized {@code ncclComm_t} with the default options. */
@@ -115,40 +76,35 @@ public final class NcclCommunicator implements Communicator, DeviceMemory.Alloca
   }
 
   /**
-   * Wraps an initialized {@code ncclComm_t}: reads its rank, size and device, creates its stream and the
+   * Wraps an initialized {@code ncclComm_t}: reads its rank, size and device, creates its streams and the
    * flight recorder's events.
    */
   NcclCommunicator(long comm, NcclVersion version, CommOptions options) {
     this.comm = comm;
     this.version = version;
     this.options = Objects.requireNonNull(options, "options");
-    this.timeoutNanos = options.timeout().toNanos();
     this.rank = Checked.ncclCommUserRank(comm);
     this.size = Checked.ncclCommCount(comm);
     this.device = Checked.ncclCommCuDevice(comm);
-    this.recorder = new FlightRecorder(rank, FlightRecorder.DEFAULT_CAPACITY);
-    this.stepEvents = Boolean.parseBoolean(System.getProperty(STEP_EVENTS_PROPERTY, "false"));
-    this.slotEvents = new long[stepEvents ? recorder.capacity() : 0];
-    this.slotHasEvent = new boolean[recorder.capacity()];
     Checked.cudaSetDevice(device);
     long s = Checked.cudaStreamCreateNonBlocking();
     long copies = 0;
+    StepEvents made;
     try {
       copies = Checked.cudaStreamCreateNonBlocking();
-      for (int i = 0; i < slotEvents.length; i++) {
-        slotEvents[i] = Checked.cudaEventCreateDisableTiming();
-      }
+      made = new StepEvents(rank);
     } catch (RuntimeException e) {
-      destroyEvents();
-      Cuda.cudaStreamDestroy(s);
+      Checked.cudaStreamDestroyQuietly(s);
       if (copies != 0) {
-        Cuda.cudaStreamDestroy(copies);
+        Checked.cudaStreamDestroyQuietly(copies);
       }
       throw e;
     }
+    this.events = made;
     this.stream = new NcclStream(this, s, true, options.timeout());
     this.copyStream = copies;
     this.hostCopies = new HostCopies(CudaCopyEngine.INSTANCE, device, copies);
+    this.state = new NcclRankState(comm, rank, size, device, options.timeout(), events, this::release);
   }
 
   /** The options (the timeout) this communicator was made with. */
@@ -163,7 +119,7 @@ public final class NcclCommunicator implements Communicator, DeviceMemory.Alloca
    * (or a timeout asked the step's CUDA event).
    */
   public FlightRecorder flightRecorder() {
-    return recorder;
+    return events.recorder();
   }
 
   @Override
@@ -200,31 +156,39 @@ public final class NcclCommunicator implements Communicator, DeviceMemory.Alloca
     return comm;
   }
 
+  NcclRankState state() {
+    return state;
+  }
+
+  StepEvents events() {
+    return events;
+  }
+
   // ---------------------------------------------------------------- memory, schedules
 
   @Override
   public DeviceMemory allocate(long bytes) {
-    ensureUsable();
+    state.ensureUsable();
     NcclMemory memory = NcclMemory.allocate(this, hostCopies, live::remove, bytes);
     live.add(memory);
     return memory;
   }
 
   NcclMemory wrap(long address, long bytes) {
-    ensureUsable();
+    state.ensureUsable();
     NcclMemory memory = new NcclMemory(this, hostCopies, live::remove, address, bytes, false);
     live.add(memory);
     return memory;
   }
 
   NcclStream wrapStream(long cudaStream) {
-    ensureUsable();
+    state.ensureUsable();
     return new NcclStream(this, cudaStream, false, options.timeout());
   }
 
   @Override
   public CompiledSchedule compile(Schedule schedule) {
-    ensureUsable();
+    state.ensureUsable();
     CollectiveChecks.checkSchedule(this, schedule);
     return new NcclCompiledSchedule(this, schedule);
   }
@@ -233,299 +197,115 @@ public final class NcclCommunicator implements Communicator, DeviceMemory.Alloca
 
   @Override
   public void allReduce(Buffer send, Buffer recv, ReduceOp op, Stream stream) {
-    ensureUsable();
+    state.ensureUsable();
     long count = CollectiveChecks.checkAllReduce(this, send, recv, op, stream);
-    long s = streamHandle(stream);
-    requireSupported(send.dataType(), op);
-    long sp = pointer(send);
-    long rp = pointer(recv);
-    int type = NcclArgs.dataType(send.dataType());
-    int nop = NcclArgs.op(op);
-    enterBlocking(DIRECT_ALLREDUCE); // outside a group NCCL may wait here for its peers to connect
-    int rc = groupDepth > 0
-        ? Nccl.ncclAllReduceCritical(sp, rp, count, type, nop, comm, s)
-        : Nccl.ncclAllReduce(sp, rp, count, type, nop, comm, s);
-    leaveBlocking();
-    afterDirectCall(DIRECT_ALLREDUCE, rc, "ncclAllReduce", s);
+    direct(Collective.ALL_REDUCE, send, recv, count, op, NcclArgs.op(op), stream);
   }
 
   @Override
   public void broadcast(Buffer send, Buffer recv, int root, Stream stream) {
-    ensureUsable();
+    state.ensureUsable();
     long count = CollectiveChecks.checkBroadcast(this, send, recv, root, stream);
-    long s = streamHandle(stream);
-    requireSupported(send.dataType(), null);
-    long sp = pointer(send);
-    long rp = pointer(recv);
-    int type = NcclArgs.dataType(send.dataType());
-    enterBlocking(DIRECT_BROADCAST); // outside a group NCCL may wait here for its peers to connect
-    int rc = groupDepth > 0
-        ? Nccl.ncclBroadcastCritical(sp, rp, count, type, root, comm, s)
-        : Nccl.ncclBroadcast(sp, rp, count, type, root, comm, s);
-    leaveBlocking();
-    afterDirectCall(DIRECT_BROADCAST, rc, "ncclBroadcast", s);
+    direct(Collective.BROADCAST, send, recv, count, null, root, stream);
   }
 
   @Override
   public void allGather(Buffer send, Buffer recv, Stream stream) {
-    ensureUsable();
+    state.ensureUsable();
     long count = CollectiveChecks.checkAllGather(this, send, recv, stream);
-    long s = streamHandle(stream);
-    requireSupported(send.dataType(), null);
-    long sp = pointer(send);
-    long rp = pointer(recv);
-    int type = NcclArgs.dataType(send.dataType());
-    enterBlocking(DIRECT_ALLGATHER); // outside a group NCCL may wait here for its peers to connect
-    int rc = groupDepth > 0
-        ? Nccl.ncclAllGatherCritical(sp, rp, count, type, comm, s)
-        : Nccl.ncclAllGather(sp, rp, count, type, comm, s);
-    leaveBlocking();
-    afterDirectCall(DIRECT_ALLGATHER, rc, "ncclAllGather", s);
+    direct(Collective.ALL_GATHER, send, recv, count, null, 0, stream);
   }
 
   @Override
   public void reduceScatter(Buffer send, Buffer recv, ReduceOp op, Stream stream) {
-    ensureUsable();
+    state.ensureUsable();
     long count = CollectiveChecks.checkReduceScatter(this, send, recv, op, stream);
-    long s = streamHandle(stream);
-    requireSupported(send.dataType(), op);
-    long sp = pointer(send);
-    long rp = pointer(recv);
-    int type = NcclArgs.dataType(send.dataType());
-    int nop = NcclArgs.op(op);
-    enterBlocking(DIRECT_REDUCESCATTER); // outside a group NCCL may wait here for its peers to connect
-    int rc = groupDepth > 0
-        ? Nccl.ncclReduceScatterCritical(sp, rp, count, type, nop, comm, s)
-        : Nccl.ncclReduceScatter(sp, rp, count, type, nop, comm, s);
-    leaveBlocking();
-    afterDirectCall(DIRECT_REDUCESCATTER, rc, "ncclReduceScatter", s);
+    direct(Collective.REDUCE_SCATTER, send, recv, count, op, NcclArgs.op(op), stream);
   }
 
-  private static final OperationLabel DIRECT_ALLREDUCE = OperationLabel.direct("all-reduce");
-  private static final OperationLabel DIRECT_BROADCAST = OperationLabel.direct("broadcast");
-  private static final OperationLabel DIRECT_ALLGATHER = OperationLabel.direct("all-gather");
-  private static final OperationLabel DIRECT_REDUCESCATTER = OperationLabel.direct("reduce-scatter");
-
-  /** A direct collective returned {@code rc}: records it (with an event when not in a group) or fails. */
-  private void afterDirectCall(OperationLabel label, int rc, String function, long cudaStream) {
+  /**
+   * Enqueues one checked direct collective; outside a group NCCL may wait in the call for its peers to
+   * connect, which the cluster's watchdog times. Records it (with an event when not in a group) or fails.
+   */
+  private void direct(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int opOrRoot,
+      Stream stream) {
+    long s = streamHandle(stream);
+    requireSupported(send.dataType(), op);
+    OperationLabel label = DIRECT_LABELS.get(collective);
+    state.enterBlocking(label);
+    int rc = NcclCalls.enqueue(collective, pointer(send), pointer(recv), count, NcclArgs.dataType(send.dataType()),
+        opOrRoot, comm, s, groupDepth > 0);
+    state.leaveBlocking();
     if (rc != 0) {
-      throw failed(function, rc);
+      throw state.failed(collective.ncclFunction(), rc);
     }
-    lastDirectStream = cudaStream;
-    record(label, groupDepth == 0 ? cudaStream : 0);
+    lastDirectStream = s;
+    events.record(label, groupDepth == 0 ? s : 0);
   }
 
   @Override
   public void groupStart() {
-    ensureUsable();
-    int rc = Nccl.ncclGroupStart();
+    state.ensureUsable();
+    int rc = NcclCalls.groupStart();
     if (rc != 0) {
-      throw failed("ncclGroupStart", rc);
+      throw state.failed("ncclGroupStart", rc);
     }
     groupDepth++;
   }
 
   @Override
   public void groupEnd() {
-    ensureUsable();
+    state.ensureUsable();
     if (groupDepth == 0) {
       throw new IllegalStateException("groupEnd() without a matching groupStart() on " + this);
     }
     groupDepth--;
-    enterBlocking(null);
-    int rc = Nccl.ncclGroupEnd();
-    leaveBlocking();
+    state.enterBlocking(null);
+    int rc = NcclCalls.groupEnd();
+    state.leaveBlocking();
     if (rc != 0) {
-      throw failed("ncclGroupEnd", rc);
+      throw state.failed("ncclGroupEnd", rc);
     }
     if (groupDepth == 0) {
-      markLastWithEvent(lastDirectStream); // the group's calls are launched now: one event covers them
-    }
-  }
-
-  // ---------------------------------------------------------------- failures: error codes, watchdog, record
-
-  /** Whether {@code rc} leaves the communicator unusable, so that it must be aborted ({@link NcclResult#isFatal()}). */
-  static boolean isFatal(int rc) {
-    return NcclResult.of(rc).isFatal();
-  }
-
-  /**
-   * The exception for NCCL's {@code function} returning {@code rc}; after a fatal code the communicator is
-   * aborted ({@code ncclCommAbort}) first. If the cluster's watchdog aborted this communicator (the call
-   * returned because of that), its timeout or async error instead.
-   */
-  RuntimeException failed(String function, int rc) {
-    NcclException e = Checked.ncclError(function, rc, comm); // before any abort: it reads the comm's last error
-    CommPlanException watchdog = watchdogFailure;
-    if (watchdog != null) {
-      RuntimeException w = rethrowable(watchdog);
-      w.addSuppressed(e);
-      return w;
-    }
-    if (isFatal(rc) && state == OPEN) {
-      abortedBecause = function + " failed with " + NcclResult.of(rc).cName() + " (" + rc + "), which is fatal";
-      try {
-        abort();
-      } catch (RuntimeException suppressed) {
-        e.addSuppressed(suppressed);
-      }
-      e.addSuppressed(new CommPlanException("rank " + rank + "'s communicator was aborted (ncclCommAbort) because "
-          + NcclResult.of(rc).cName() + " is fatal; make a new communicator"));
-    }
-    return e;
-  }
-
-  /** The watchdog's failure again, for this thread (its own stack), caused by the original. */
-  private static RuntimeException rethrowable(CommPlanException e) {
-    if (e instanceof CommTimeoutException t) {
-      return new CommTimeoutException(t);
-    }
-    if (e instanceof NcclException n) {
-      NcclException again = new NcclException(n.function(), n.rawCode(), n.errorString(), n.lastError());
-      again.initCause(n);
-      return again;
-    }
-    return new CommPlanException(e.getMessage(), e);
-  }
-
-  /**
-   * Records an operation in the flight recorder; with {@code cudaStream != 0} also its slot's event (if
-   * step events are on).
-   */
-  void record(OperationLabel label, long cudaStream) {
-    long seq = recorder.enqueued(label, System.nanoTime());
-    int slot = recorder.slot(seq);
-    slotHasEvent[slot] = false;
-    if (cudaStream != 0) {
-      recordEvent(slot, cudaStream);
-    }
-  }
-
-  /** After a user's group: the last recorded operation gets the event (the group's calls finish together). */
-  private void markLastWithEvent(long cudaStream) {
-    long next = recorder.nextSequence();
-    if (next > 0 && cudaStream != 0) {
-      recordEvent(recorder.slot(next - 1), cudaStream);
-    }
-  }
-
-  /** Records the slot's CUDA event on the stream; does nothing with step events off (there are no events). */
-  private void recordEvent(int slot, long cudaStream) {
-    if (!stepEvents) {
-      return;
-    }
-    int rc = Cuda.cudaEventRecord(slotEvents[slot], cudaStream);
-    if (rc != 0) {
-      throw Checked.cudaError("cudaEventRecord (flight recorder)", rc);
-    }
-    slotHasEvent[slot] = true;
-  }
-
-  /** This rank's thread enters a host call that may wait for its peers; the cluster's watchdog times it. */
-  void enterBlocking(OperationLabel label) {
-    blockedIn = label;
-    blockedSince = System.nanoTime();
-  }
-
-  void leaveBlocking() {
-    blockedSince = 0;
-  }
-
-  /**
-   * Asks the CUDA events which recorded operations have finished, marks them, and returns the oldest
-   * that has not (null when all have). For failure paths; allocates.
-   */
-  private FlightRecorder.Entry pendingOperation() {
-    List<FlightRecorder.Entry> entries = recorder.snapshot();
-    long now = System.nanoTime();
-    for (int i = entries.size() - 1; i >= 0; i--) {
-      FlightRecorder.Entry e = entries.get(i);
-      int slot = recorder.slot(e.sequence());
-      if (!slotHasEvent[slot]) {
-        continue;
-      }
-      boolean done;
-      try {
-        done = Checked.cudaEventQuery(slotEvents[slot]);
-      } catch (RuntimeException failure) {
-        break; // the device is in trouble; the record stays as it is
-      }
-      if (done) {
-        recorder.finishedBefore(e.sequence() + 1, now); // stream order: everything up to it is done
-        break;
-      }
-    }
-    return recorder.oldestPending();
-  }
-
-  private CommTimeoutException timeout(long waitedNanos, String where) {
-    FlightRecorder.Entry pending = pendingOperation();
-    OperationLabel what = pending != null ? pending.label() : blockedIn;
-    String whatText = what != null ? what.toString() : "work enqueued on the stream (not recorded)";
-    String summary = "nccl backend: rank " + rank + " (device " + device + ") timed out after "
-        + options.timeout() + " " + where + ": " + whatText + " is still pending"
-        + (pending != null ? " (operation #" + pending.sequence() + (stepEvents
-            ? "; the operations before it finished)"
-            : ", the oldest not known to have finished; -D" + STEP_EVENTS_PROPERTY + "=true tells which exactly)") : "")
-        + " after " + Duration.ofNanos(waitedNanos) + ". A rank that stopped, skipped a collective, or issues"
-        + " its collectives in another order or with other sizes leaves the others waiting; NCCL does not say"
-        + " which. The communicator was aborted (ncclCommAbort); set the timeout with CommOptions.timeout.";
-    CommTimeoutException e = new CommTimeoutException(summary, what != null ? what.planName() : null,
-        what != null ? what.step() : -1, what != null ? what.collective() : "unknown",
-        what != null ? what.fields() : List.of(), rank, options.timeout(), List.of(), recorder.format(), null);
-    recorder.failPending(System.nanoTime());
-    return e;
-  }
-
-  /**
-   * Called often by the cluster's thread while this rank's task runs: times a host call that blocks on
-   * peers ({@code ncclGroupEnd} of a blocking communicator can), and polls {@code ncclCommGetAsyncError}
-   * when {@code pollAsync}. On a timeout or an async error it records the failure and aborts the
-   * communicator from outside, which makes the blocked call return; the rank's thread then throws it.
-   */
-  void watch(long now, boolean pollAsync) {
-    if (state != OPEN || watchdogFailure != null) {
-      return;
-    }
-    long since = blockedSince;
-    if (since != 0 && now - since > timeoutNanos) {
-      OperationLabel in = blockedIn;
-      String summary = "nccl backend: rank " + rank + " (device " + device + ") timed out after " + options.timeout()
-          + " blocked in ncclGroupEnd" + (in != null ? " of " + in : "") + " (NCCL waits there for its peers"
-          + " to connect); the cluster's watchdog aborted the communicator (ncclCommAbort)";
-      watchdogFailure = new CommTimeoutException(summary, in != null ? in.planName() : null,
-          in != null ? in.step() : -1, in != null ? in.collective() : "ncclGroupEnd",
-          in != null ? in.fields() : List.of(), rank, options.timeout(), List.of(), recorder.format(), null);
-      abortedBecause = summary;
-      abortFromOutside();
-      return;
-    }
-    if (pollAsync) {
-      NcclException e;
-      // Under the lifecycle lock: abort and close change the state under it before they free the comm,
-      // so the comm cannot be freed while this thread asks it.
-      synchronized (lifecycle) {
-        if (state != OPEN) {
-          return;
-        }
-        int rc = Nccl.ncclCommGetAsyncError(comm, watchdogScratch);
-        int async = rc == 0 ? watchdogScratch.get(JAVA_INT, 0) : rc;
-        if (async == 0 || async == NcclResult.IN_PROGRESS.code()) {
-          return;
-        }
-        e = Checked.ncclError("ncclCommGetAsyncError (rank " + rank + ", seen by the cluster's watchdog)", async,
-            comm);
-      }
-      watchdogFailure = e;
-      abortedBecause = e.getMessage();
-      abortFromOutside();
+      events.markLast(lastDirectStream); // the group's calls are launched now: one event covers them
     }
   }
 
   /** Whether a group opened by {@link #groupStart()} is open. */
   boolean inGroup() {
     return groupDepth > 0;
+  }
+
+  // ---------------------------------------------------------------- failures
+
+  /** Whether {@code rc} leaves the communicator unusable, so that it must be aborted ({@link NcclResult#isFatal()}). */
+  static boolean isFatal(int rc) {
+    return NcclRankState.isFatal(rc);
+  }
+
+  /** The exception for NCCL's {@code function} returning {@code rc} (see {@link NcclRankState#failed}). */
+  RuntimeException failed(String function, int rc) {
+    return state.failed(function, rc);
+  }
+
+  /** The wait of a stream of this communicator (see {@link NcclRankState#awaitStream}). */
+  void synchronize(NcclStream s, Duration timeout) {
+    state.awaitStream(s.handle(), timeout, s.toString(), s == stream);
+  }
+
+  /** For the cluster's watchdog (see {@link NcclRankState#watch}). */
+  void watch(long now, boolean pollAsync) {
+    state.watch(now, pollAsync);
+  }
+
+  /** Asks this rank to give up at its next call (another rank failed); any thread may call it. */
+  void requestAbort(String reason, Throwable cause) {
+    state.requestAbort(reason, cause);
+  }
+
+  /** {@code ncclCommAbort} only, from another thread, for a rank blocked inside NCCL or CUDA. */
+  void abortFromOutside() {
+    state.abortFromOutside();
   }
 
   // ---------------------------------------------------------------- helpers for this package
@@ -571,213 +351,39 @@ public final class NcclCommunicator implements Communicator, DeviceMemory.Alloca
     Checked.cudaSetDevice(device);
   }
 
-  void useDeviceQuietly() {
-    Cuda.cudaSetDevice(device);
-  }
-
   /** Throws if this communicator was closed or aborted; gives up if the cluster asked it to. */
   void ensureUsable() {
-    if (state != OPEN) {
-      throw notUsable();
-    }
-    if (abortCause != null) {
-      giveUp();
-    }
-  }
-
-  private RuntimeException notUsable() {
-    CommPlanException watchdog = watchdogFailure;
-    if (watchdog != null) {
-      return rethrowable(watchdog);
-    }
-    Throwable cause = abortCause;
-    if (cause != null) {
-      return new RankAbortedException("rank " + rank + " was aborted: " + abortReason, cause);
-    }
-    String why = abortedBecause;
-    if (state == ABORTED || why != null) {
-      return new IllegalStateException(this + " was aborted (ncclCommAbort)"
-          + (why != null ? " after " + why : " by abort()") + "; it cannot be used any more, make a new communicator");
-    }
-    return new IllegalStateException(this + " is closed");
-  }
-
-  private void giveUp() {
-    abort();
-    throw new RankAbortedException("rank " + rank + " was aborted: " + abortReason, abortCause);
-  }
-
-  /**
-   * Waits for {@code s}: polls {@code cudaStreamQuery}, spinning at first and then parking briefly, so
-   * that a request to abort (another rank failed), an asynchronous NCCL error ({@code
-   * ncclCommGetAsyncError}) or the timeout is seen while waiting. A rank whose peer is gone would
-   * otherwise wait forever in {@code cudaStreamSynchronize}; here it calls {@code ncclCommAbort} on its
-   * own thread, which stops its kernels, and throws: {@link RankAbortedException}, {@link NcclException},
-   * or {@link CommTimeoutException} naming the step still pending (from the flight recorder's events).
-   * Allocates nothing while it waits.
-   */
-  void synchronize(NcclStream s, Duration timeout) {
-    ensureUsable();
-    useDevice();
-    long handle = s.handle();
-    long start = System.nanoTime();
-    long deadline = start + timeout.toNanos();
-    int polls = 0;
-    while (!queryOrAbort(handle)) {
-      if (abortCause != null) {
-        giveUp();
-      }
-      if (state != OPEN) {
-        throw notUsable(); // the cluster's watchdog aborted this communicator (it says why)
-      }
-      if ((++polls & 0xff) == 0) {
-        checkAsyncError();
-      }
-      long now = System.nanoTime();
-      if (now - deadline > 0) {
-        CommTimeoutException e = timeout(now - start, "in synchronize() of " + s);
-        abortedBecause = e.summary();
-        abortQuietly(e);
-        throw e;
-      }
-      if (now - start < 2_000_000L) {
-        Thread.onSpinWait();
-      } else {
-        LockSupport.parkNanos(20_000L);
-      }
-    }
-    checkAsyncError();
-    if (s == stream) {
-      recorder.finishedBefore(recorder.nextSequence(), System.nanoTime());
-    }
-  }
-
-  /** {@code cudaStreamQuery}; a CUDA error there (a kernel faulted) is fatal: abort, then throw it. */
-  private boolean queryOrAbort(long handle) {
-    try {
-      return Checked.cudaStreamQuery(handle);
-    } catch (CudaException e) {
-      abortedBecause = e.getMessage();
-      abortQuietly(e);
-      throw e;
-    }
-  }
-
-  private void checkAsyncError() {
-    NcclException e;
-    // Under the lifecycle lock, as in watch(): the cluster's watchdog may abort (free) the comm meanwhile.
-    synchronized (lifecycle) {
-      if (state != OPEN) {
-        throw notUsable();
-      }
-      int async = Checked.ncclCommGetAsyncError(comm, asyncErrorScratch);
-      if (async == 0 || async == NcclResult.IN_PROGRESS.code()) {
-        return;
-      }
-      e = Checked.ncclError("ncclCommGetAsyncError (rank " + rank + ")", async, comm);
-    }
-    // An asynchronous error leaves the communicator broken: NCCL's documented answer is ncclCommAbort.
-    abortedBecause = e.getMessage();
-    recorder.failPending(System.nanoTime());
-    abortQuietly(e);
-    throw e;
-  }
-
-  private void abortQuietly(RuntimeException into) {
-    try {
-      abort();
-    } catch (RuntimeException e) {
-      into.addSuppressed(e);
-    }
-  }
-
-  /** Asks this rank to give up at its next call (another rank failed); any thread may call it. */
-  void requestAbort(String reason, Throwable cause) {
-    abortReason = reason;
-    abortCause = cause;
-  }
-
-  /**
-   * {@code ncclCommAbort} only, from another thread, for a rank that did not give up by itself (it is
-   * blocked inside NCCL or CUDA): NCCL documents abort as the way to stop such a call. Memory and stream
-   * are released later by {@link #close()}.
-   */
-  void abortFromOutside() {
-    synchronized (lifecycle) {
-      if (state != OPEN) {
-        return;
-      }
-      state = ABORTED;
-    }
-    Nccl.ncclCommAbort(comm);
+    state.ensureUsable();
   }
 
   // ---------------------------------------------------------------- lifecycle
 
   /**
    * Aborts this rank: {@code ncclCommAbort} (which also stops its work running on the device), then frees
-   * the memory allocated through it and destroys its stream. Idempotent; a no-op after {@link #close()}.
+   * the memory allocated through it and destroys its streams. Idempotent; a no-op after {@link #close()}.
    * Call it from the rank's own thread, or when no other thread uses the communicator.
    */
   public void abort() {
-    synchronized (lifecycle) {
-      if (state != OPEN) {
-        return;
-      }
-      state = ABORTED;
-    }
-    int rc = Nccl.ncclCommAbort(comm);
-    RuntimeException failure = release(null);
-    if (rc != 0) {
-      throw Checked.ncclError("ncclCommAbort", rc, 0);
-    }
-    if (failure != null) {
-      throw failure;
-    }
+    state.abort();
   }
 
   /** Whether {@link #abort()} (or the cluster) aborted this communicator. */
   public boolean isAborted() {
-    return state == ABORTED || (state == CLOSED && abortCause != null);
+    return state.isAborted();
   }
 
   @Override
   public boolean isClosed() {
-    return state != OPEN;
+    return state.isClosedOrAborted();
   }
 
   @Override
   public void close() {
-    int previous;
-    synchronized (lifecycle) {
-      previous = state;
-      if (previous == CLOSED) {
-        return;
-      }
-      state = CLOSED;
-    }
-    RuntimeException failure = null;
-    if (previous == OPEN) {
-      int rc = Nccl.ncclCommDestroy(comm);
-      if (rc != 0) {
-        failure = Checked.ncclError("ncclCommDestroy", rc, 0);
-      }
-    }
-    failure = release(failure);
-    if (failure != null) {
-      throw failure;
-    }
+    state.close();
   }
 
-  /** Frees the memory allocated through this communicator and destroys its stream, once. */
+  /** Frees the memory allocated through this communicator and destroys its streams and events (once, by the state). */
   private RuntimeException release(RuntimeException failure) {
-    synchronized (lifecycle) {
-      if (released) {
-        return failure;
-      }
-      released = true;
-    }
-    useDeviceQuietly();
     for (NcclMemory memory : new ArrayList<>(live)) {
       try {
         memory.close();
@@ -795,17 +401,8 @@ public final class NcclCommunicator implements Communicator, DeviceMemory.Alloca
     } catch (RuntimeException e) {
       failure = add(failure, e);
     }
-    destroyEvents();
+    events.destroy();
     return failure;
-  }
-
-  private void destroyEvents() {
-    for (int i = 0; i < slotEvents.length; i++) {
-      if (slotEvents[i] != 0) {
-        Cuda.cudaEventDestroy(slotEvents[i]); // best effort: nothing useful to do if it fails
-        slotEvents[i] = 0;
-      }
-    }
   }
 
   private static RuntimeException add(RuntimeException first, RuntimeException next) {

@@ -1,7 +1,7 @@
 package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.nccl.internal.Nccl;
+import dev.commplan.model.Collective;
 import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
@@ -26,16 +26,14 @@ import java.util.Map;
  * stream (one downcall), so that it names exactly which step.
  */
 final class NcclCompiledSchedule implements CompiledSchedule {
-  private static final int ALL_REDUCE = 0;
-  private static final int BROADCAST = 1;
-  private static final int ALL_GATHER = 2;
-  private static final int REDUCE_SCATTER = 3;
-
   private final NcclCommunicator comm;
+  /** The rank's state and flight record, asked at every enqueue. */
+  private final NcclRankState state;
+  private final StepEvents events;
   private final String planName;
   private final int[] stepStart; // calls of step i are [stepStart[i], stepStart[i + 1])
   private final int[] stepNumber;
-  private final int[] kind;
+  private final Collective[] kind;
   private final long[] send;
   private final long[] recv;
   private final long[] count;
@@ -46,6 +44,8 @@ final class NcclCompiledSchedule implements CompiledSchedule {
 
   NcclCompiledSchedule(NcclCommunicator comm, Schedule schedule) {
     this.comm = comm;
+    this.state = comm.state();
+    this.events = comm.events();
     this.planName = schedule.planName(); // checked by CollectiveChecks.checkSchedule in compile
     int calls = 0;
     for (Step step : schedule.steps()) {
@@ -55,7 +55,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     stepStart = new int[steps.size() + 1];
     stepNumber = new int[steps.size()];
     stepLabel = new OperationLabel[steps.size()];
-    kind = new int[calls];
+    kind = new Collective[calls];
     send = new long[calls];
     recv = new long[calls];
     count = new long[calls];
@@ -76,20 +76,15 @@ final class NcclCompiledSchedule implements CompiledSchedule {
         distinct.put(sm, sm);
         distinct.put(rm, rm);
         comm.requireSupported(call.dataType(), call.op());
-        kind[i] = switch (call.collective()) {
-          case ALL_REDUCE -> ALL_REDUCE;
-          case BROADCAST -> BROADCAST;
-          case ALL_GATHER -> ALL_GATHER;
-          case REDUCE_SCATTER -> REDUCE_SCATTER;
-        };
+        kind[i] = call.collective();
         send[i] = sm.rawAddress() + call.sendByteOffset();
         recv[i] = rm.rawAddress() + call.recvByteOffset();
         count[i] = call.count();
         dataType[i] = NcclArgs.dataType(call.dataType());
-        opOrRoot[i] = switch (call.collective()) {
-          case BROADCAST -> call.root();
-          case ALL_GATHER -> 0;
-          case ALL_REDUCE, REDUCE_SCATTER -> NcclArgs.op(call.op());
+        opOrRoot[i] = switch (call.collective().operand()) {
+          case ROOT -> call.root();
+          case OP -> NcclArgs.op(call.op());
+          case NONE -> 0;
         };
         i++;
       }
@@ -104,10 +99,10 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     List<String> fields = new ArrayList<>();
     for (CollectiveCall call : step.calls()) {
       StringBuilder c = new StringBuilder(call.collective().label()).append(' ').append(call.dataType());
-      switch (call.collective()) {
-        case ALL_REDUCE, REDUCE_SCATTER -> c.append(' ').append(call.op());
-        case BROADCAST -> c.append(" root ").append(call.root());
-        case ALL_GATHER -> { }
+      switch (call.collective().operand()) {
+        case OP -> c.append(' ').append(call.op());
+        case ROOT -> c.append(" root ").append(call.root());
+        case NONE -> { }
       }
       calls.add(c.append(", count ").append(call.count()).toString());
       fields.addAll(call.fields());
@@ -132,7 +127,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
       throw new IndexOutOfBoundsException(planName + ": step index " + fromIndex + " is negative");
     }
     int endStep = Math.min(toIndex, stepNumber.length);
-    comm.ensureUsable();
+    state.ensureUsable();
     long s = comm.streamHandle(stream);
     for (NcclMemory m : memories) {
       if (m.isClosed()) {
@@ -145,40 +140,35 @@ final class NcclCompiledSchedule implements CompiledSchedule {
         enqueueAlone(stepStart[step], step, c, s);
         continue;
       }
-      int rc = Nccl.ncclGroupStart();
+      int rc = NcclCalls.groupStart();
       if (rc != 0) {
-        throw comm.failed("ncclGroupStart", rc);
+        throw state.failed("ncclGroupStart", rc);
       }
       int failed = -1;
       int failedRc = 0;
       for (int i = stepStart[step], end = stepStart[step + 1]; i < end; i++) {
-        rc = switch (kind[i]) {
-          case ALL_REDUCE -> Nccl.ncclAllReduceCritical(send[i], recv[i], count[i], dataType[i], opOrRoot[i], c, s);
-          case BROADCAST -> Nccl.ncclBroadcastCritical(send[i], recv[i], count[i], dataType[i], opOrRoot[i], c, s);
-          case ALL_GATHER -> Nccl.ncclAllGatherCritical(send[i], recv[i], count[i], dataType[i], c, s);
-          default -> Nccl.ncclReduceScatterCritical(send[i], recv[i], count[i], dataType[i], opOrRoot[i], c, s);
-        };
+        rc = NcclCalls.enqueue(kind[i], send[i], recv[i], count[i], dataType[i], opOrRoot[i], c, s, true);
         if (rc != 0) {
           failed = i;
           failedRc = rc;
           break;
         }
       }
-      comm.enterBlocking(stepLabel[step]); // a blocking communicator may wait here for its peers
-      int endRc = Nccl.ncclGroupEnd(); // always close the group, also after a failed call
-      comm.leaveBlocking();
+      state.enterBlocking(stepLabel[step]); // a blocking communicator may wait here for its peers
+      int endRc = NcclCalls.groupEnd(); // always close the group, also after a failed call
+      state.leaveBlocking();
       if (failed >= 0) {
         NcclException endError = endRc != 0 ? Checked.ncclError("ncclGroupEnd", endRc, c) : null;
-        RuntimeException e = comm.failed(function(kind[failed]) + " (" + stepLabel[step] + ")", failedRc);
+        RuntimeException e = state.failed(kind[failed].ncclFunction() + " (" + stepLabel[step] + ")", failedRc);
         if (endError != null) {
           e.addSuppressed(endError);
         }
         throw e;
       }
       if (endRc != 0) {
-        throw comm.failed("ncclGroupEnd (" + stepLabel[step] + ")", endRc);
+        throw state.failed("ncclGroupEnd (" + stepLabel[step] + ")", endRc);
       }
-      comm.record(stepLabel[step], s);
+      events.record(stepLabel[step], s);
     }
   }
 
@@ -188,27 +178,13 @@ final class NcclCompiledSchedule implements CompiledSchedule {
    * naming, docs/gpu.md). Plain downcalls: outside a group NCCL launches work and may block.
    */
   private void enqueueAlone(int i, int step, long c, long s) {
-    comm.enterBlocking(stepLabel[step]); // outside a group the call itself may wait for its peers
-    int rc = switch (kind[i]) {
-      case ALL_REDUCE -> Nccl.ncclAllReduce(send[i], recv[i], count[i], dataType[i], opOrRoot[i], c, s);
-      case BROADCAST -> Nccl.ncclBroadcast(send[i], recv[i], count[i], dataType[i], opOrRoot[i], c, s);
-      case ALL_GATHER -> Nccl.ncclAllGather(send[i], recv[i], count[i], dataType[i], c, s);
-      default -> Nccl.ncclReduceScatter(send[i], recv[i], count[i], dataType[i], opOrRoot[i], c, s);
-    };
-    comm.leaveBlocking();
+    state.enterBlocking(stepLabel[step]); // outside a group the call itself may wait for its peers
+    int rc = NcclCalls.enqueue(kind[i], send[i], recv[i], count[i], dataType[i], opOrRoot[i], c, s, false);
+    state.leaveBlocking();
     if (rc != 0) {
-      throw comm.failed(function(kind[i]) + " (" + stepLabel[step] + ")", rc);
+      throw state.failed(kind[i].ncclFunction() + " (" + stepLabel[step] + ")", rc);
     }
-    comm.record(stepLabel[step], s);
-  }
-
-  private static String function(int kind) {
-    return switch (kind) {
-      case ALL_REDUCE -> "ncclAllReduce";
-      case BROADCAST -> "ncclBroadcast";
-      case ALL_GATHER -> "ncclAllGather";
-      default -> "ncclReduceScatter";
-    };
+    events.record(stepLabel[step], s);
   }
 
   /** The number of NCCL calls one enqueue issues. */

@@ -72,10 +72,8 @@ final class NcclEnvironment {
 
   /** "no CUDA device: cudaGetDeviceCount returned cudaErrorNoDevice (100): no CUDA-capable device..." */
   static String noDeviceMessage(int rc) {
-    String name = NativeAccess.cString(Cuda.cudaGetErrorName(rc));
-    String text = NativeAccess.cString(Cuda.cudaGetErrorString(rc));
-    Cuda.cudaGetLastError();
-    String returned = "cudaGetDeviceCount returned " + name + " (" + rc + "): " + text;
+    CudaException e = Checked.cudaError("cudaGetDeviceCount", rc); // names the code and clears the last error
+    String returned = "cudaGetDeviceCount returned " + e.cudaName() + " (" + rc + "): " + e.errorString();
     if (rc == Cuda.ERROR_NO_DEVICE) {
       return "no CUDA device: " + returned;
     }

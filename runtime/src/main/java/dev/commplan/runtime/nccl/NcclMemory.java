@@ -1,7 +1,6 @@
 package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.Communicator;
-import dev.commplan.runtime.nccl.internal.Cuda;
 import dev.commplan.runtime.DeviceMemory;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
@@ -47,7 +46,7 @@ final class NcclMemory implements DeviceMemory {
     try {
       copies.zero(pointer, bytes);
     } catch (RuntimeException e) {
-      Cuda.cudaFree(pointer);
+      Checked.cudaFreeQuietly(pointer);
       throw e;
     }
     return new NcclMemory(owner, copies, onClose, pointer, bytes, true);
@@ -127,7 +126,7 @@ final class NcclMemory implements DeviceMemory {
     }
     onClose.accept(this);
     if (owned && address != 0) {
-      Cuda.cudaSetDevice(copies.device());
+      Checked.cudaSetDeviceQuietly(copies.device());
       Checked.cudaFree(address);
     }
   }

@@ -1,0 +1,411 @@
+package dev.commplan.runtime.nccl;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import dev.commplan.runtime.CommPlanException;
+import dev.commplan.runtime.CommTimeoutException;
+import dev.commplan.runtime.RankAbortedException;
+import dev.commplan.runtime.spi.FlightRecorder;
+import dev.commplan.runtime.spi.OperationLabel;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * One rank's lifecycle and failure state, which its communicator, streams and compiled schedules all ask
+ * before they touch NCCL: OPEN, then ABORTED or CLOSED (one atomic field with named transitions, as in
+ * {@code FutureTask}), why it was aborted, a failure the cluster's watchdog found, an abort that another
+ * rank's failure asked for, and the host call the rank is blocked in (which the watchdog times).
+ *
+ * <p>NCCL has no timeout of its own, so waiting lives here too ({@link #awaitStream}): it polls {@code
+ * cudaStreamQuery} rather than block in {@code cudaStreamSynchronize}, checks {@code
+ * ncclCommGetAsyncError} as it goes, and on the timeout, an asynchronous error or a request to give up
+ * calls {@code ncclCommAbort} on the rank's own thread and throws. After a code NCCL documents as leaving
+ * the communicator usable ({@code ncclInvalidArgument}, {@code ncclInvalidUsage}) it stays open; after
+ * any other it is aborted, and every later use says why.
+ */
+final class NcclRankState {
+  private static final int OPEN = 0;
+  private static final int ABORTED = 1;
+  private static final int CLOSED = 2;
+
+  /** What aborting and closing free: the communicator's memory, streams and events. */
+  interface Resources {
+    /** Frees them once; returns {@code failure} with anything that failed added (or the first failure). */
+    RuntimeException release(RuntimeException failure);
+  }
+
+  private final long comm;
+  private final int rank;
+  private final int size;
+  private final int device;
+  private final Duration timeout;
+  private final StepEvents events;
+  private final Resources resources;
+  private final AtomicInteger state = new AtomicInteger(OPEN);
+  /** Held while the comm is asked something from another thread, so that it cannot be freed meanwhile. */
+  private final Object lifecycle = new Object();
+  private final MemorySegment asyncErrorScratch = Arena.ofAuto().allocate(JAVA_INT);
+  /** The cluster's watchdog polls on its own thread, so it has its own out-parameter. */
+  private final MemorySegment watchdogScratch = Arena.ofAuto().allocate(JAVA_INT);
+  /** Why the communicator was aborted, for later calls' messages; null while not aborted. */
+  private volatile String abortedBecause;
+  /** A timeout or async error the cluster's watchdog found (it then aborted the comm from outside). */
+  private volatile CommPlanException watchdogFailure;
+  /** Set when another rank failed: this rank gives up at its next call. */
+  private volatile Throwable requestedCause;
+  private volatile String requestedReason;
+  /** When the rank's thread entered a host call that may block on its peers (ncclGroupEnd); 0 if none. */
+  private volatile long blockedSince;
+  private volatile OperationLabel blockedIn;
+  private boolean released; // guarded by lifecycle
+
+  NcclRankState(long comm, int rank, int size, int device, Duration timeout, StepEvents events, Resources resources) {
+    this.comm = comm;
+    this.rank = rank;
+    this.size = size;
+    this.device = device;
+    this.timeout = timeout;
+    this.events = events;
+    this.resources = resources;
+  }
+
+  // ---------------------------------------------------------------- asking
+
+  /** Throws if the communicator was closed or aborted; gives up (aborts, throws) if the cluster asked it to. */
+  void ensureUsable() {
+    if (state.get() != OPEN) {
+      throw notUsable();
+    }
+    if (requestedCause != null) {
+      giveUp();
+    }
+  }
+
+  boolean isOpen() {
+    return state.get() == OPEN;
+  }
+
+  /** Whether it was aborted: by itself, by {@code abort()}, or by the cluster. */
+  boolean isAborted() {
+    int s = state.get();
+    return s == ABORTED || (s == CLOSED && requestedCause != null);
+  }
+
+  private RuntimeException notUsable() {
+    CommPlanException watchdog = watchdogFailure;
+    if (watchdog != null) {
+      return rethrowable(watchdog);
+    }
+    Throwable cause = requestedCause;
+    if (cause != null) {
+      return new RankAbortedException("rank " + rank + " was aborted: " + requestedReason, cause);
+    }
+    String why = abortedBecause;
+    if (state.get() == ABORTED || why != null) {
+      return new IllegalStateException(who() + " was aborted (ncclCommAbort)"
+          + (why != null ? " after " + why : " by abort()") + "; it cannot be used any more, make a new communicator");
+    }
+    return new IllegalStateException(who() + " is closed");
+  }
+
+  private void giveUp() {
+    abort();
+    throw new RankAbortedException("rank " + rank + " was aborted: " + requestedReason, requestedCause);
+  }
+
+  // ---------------------------------------------------------------- error codes
+
+  /** Whether {@code rc} leaves the communicator unusable, so that it must be aborted ({@link NcclResult#isFatal()}). */
+  static boolean isFatal(int rc) {
+    return NcclResult.of(rc).isFatal();
+  }
+
+  /**
+   * The exception for NCCL's {@code function} returning {@code rc}; after a fatal code the communicator is
+   * aborted ({@code ncclCommAbort}) first. If the cluster's watchdog aborted the communicator (the call
+   * returned because of that), its timeout or async error instead.
+   */
+  RuntimeException failed(String function, int rc) {
+    NcclException e = Checked.ncclError(function, rc, comm); // before any abort: it reads the comm's last error
+    CommPlanException watchdog = watchdogFailure;
+    if (watchdog != null) {
+      RuntimeException w = rethrowable(watchdog);
+      w.addSuppressed(e);
+      return w;
+    }
+    if (isFatal(rc) && state.get() == OPEN) {
+      abortedBecause = function + " failed with " + NcclResult.of(rc).cName() + " (" + rc + "), which is fatal";
+      try {
+        abort();
+      } catch (RuntimeException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      e.addSuppressed(new CommPlanException("rank " + rank + "'s communicator was aborted (ncclCommAbort) because "
+          + NcclResult.of(rc).cName() + " is fatal; make a new communicator"));
+    }
+    return e;
+  }
+
+  /** The watchdog's failure again, for this thread (its own stack), caused by the original. */
+  private static RuntimeException rethrowable(CommPlanException e) {
+    if (e instanceof CommTimeoutException t) {
+      return new CommTimeoutException(t);
+    }
+    if (e instanceof NcclException n) {
+      NcclException again = new NcclException(n.function(), n.rawCode(), n.errorString(), n.lastError());
+      again.initCause(n);
+      return again;
+    }
+    return new CommPlanException(e.getMessage(), e);
+  }
+
+  // ---------------------------------------------------------------- waiting and the watchdog
+
+  /** The rank's thread enters a host call that may wait for its peers; the cluster's watchdog times it. */
+  void enterBlocking(OperationLabel label) {
+    blockedIn = label;
+    blockedSince = System.nanoTime();
+  }
+
+  void leaveBlocking() {
+    blockedSince = 0;
+  }
+
+  /**
+   * Waits for {@code cudaStream}: polls {@code cudaStreamQuery}, spinning at first and then parking
+   * briefly, so that a request to give up, an asynchronous NCCL error or the timeout is seen while
+   * waiting; on any of them calls {@code ncclCommAbort} on this thread and throws ({@link
+   * RankAbortedException}, {@link NcclException}, or {@link CommTimeoutException} naming the operation
+   * still pending). Allocates nothing while it waits.
+   *
+   * @param ownStream whether it is the communicator's own stream, after which every recorded operation
+   *     has finished
+   */
+  void awaitStream(long cudaStream, Duration limit, String where, boolean ownStream) {
+    ensureUsable();
+    Checked.cudaSetDevice(device);
+    long start = System.nanoTime();
+    long deadline = start + limit.toNanos();
+    int polls = 0;
+    while (!queryOrAbort(cudaStream)) {
+      if (requestedCause != null) {
+        giveUp();
+      }
+      if (state.get() != OPEN) {
+        throw notUsable(); // the cluster's watchdog aborted this communicator (it says why)
+      }
+      if ((++polls & 0xff) == 0) {
+        checkAsyncError();
+      }
+      long now = System.nanoTime();
+      if (now - deadline > 0) {
+        CommTimeoutException e = timedOut(now - start, limit, "in synchronize() of " + where);
+        abortedBecause = e.summary();
+        abortQuietly(e);
+        throw e;
+      }
+      if (now - start < 2_000_000L) {
+        Thread.onSpinWait();
+      } else {
+        LockSupport.parkNanos(20_000L);
+      }
+    }
+    checkAsyncError();
+    if (ownStream) {
+      events.allFinished();
+    }
+  }
+
+  /** {@code cudaStreamQuery}; a CUDA error there (a kernel faulted) is fatal: abort, then throw it. */
+  private boolean queryOrAbort(long cudaStream) {
+    try {
+      return Checked.cudaStreamQuery(cudaStream);
+    } catch (CudaException e) {
+      abortedBecause = e.getMessage();
+      abortQuietly(e);
+      throw e;
+    }
+  }
+
+  private void checkAsyncError() {
+    NcclException e;
+    // Under the lifecycle lock, as in watch(): the cluster's watchdog may abort (free) the comm meanwhile.
+    synchronized (lifecycle) {
+      if (state.get() != OPEN) {
+        throw notUsable();
+      }
+      int async = Checked.ncclCommGetAsyncError(comm, asyncErrorScratch);
+      if (async == 0 || async == NcclResult.IN_PROGRESS.code()) {
+        return;
+      }
+      e = Checked.ncclError("ncclCommGetAsyncError (rank " + rank + ")", async, comm);
+    }
+    // An asynchronous error leaves the communicator broken: NCCL's documented answer is ncclCommAbort.
+    abortedBecause = e.getMessage();
+    events.recorder().failPending(System.nanoTime());
+    abortQuietly(e);
+    throw e;
+  }
+
+  private CommTimeoutException timedOut(long waitedNanos, Duration limit, String where) {
+    FlightRecorder.Entry pending = events.pendingOperation();
+    OperationLabel what = pending != null ? pending.label() : blockedIn;
+    String whatText = what != null ? what.toString() : "work enqueued on the stream (not recorded)";
+    String summary = "nccl backend: rank " + rank + " (device " + device + ") timed out after "
+        + limit + " " + where + ": " + whatText + " is still pending"
+        + (pending != null ? " (operation #" + pending.sequence() + (events.enabled()
+            ? "; the operations before it finished)"
+            : ", the oldest not known to have finished; -D" + StepEvents.PROPERTY + "=true tells which exactly)") : "")
+        + " after " + Duration.ofNanos(waitedNanos) + ". A rank that stopped, skipped a collective, or issues"
+        + " its collectives in another order or with other sizes leaves the others waiting; NCCL does not say"
+        + " which. The communicator was aborted (ncclCommAbort); set the timeout with CommOptions.timeout.";
+    CommTimeoutException e = new CommTimeoutException(summary, what != null ? what.planName() : null,
+        what != null ? what.step() : -1, what != null ? what.collective() : "unknown",
+        what != null ? what.fields() : List.of(), rank, limit, List.of(), events.recorder().format(), null);
+    events.recorder().failPending(System.nanoTime());
+    return e;
+  }
+
+  /**
+   * Called often by the cluster's thread while this rank's task runs: times a host call that blocks on
+   * peers ({@code ncclGroupEnd} of a blocking communicator can), and polls {@code ncclCommGetAsyncError}
+   * when {@code pollAsync}. On a timeout or an async error it records the failure and aborts the
+   * communicator from outside, which makes the blocked call return; the rank's thread then throws it.
+   */
+  void watch(long now, boolean pollAsync) {
+    if (state.get() != OPEN || watchdogFailure != null) {
+      return;
+    }
+    long since = blockedSince;
+    if (since != 0 && now - since > timeout.toNanos()) {
+      OperationLabel in = blockedIn;
+      String summary = "nccl backend: rank " + rank + " (device " + device + ") timed out after " + timeout
+          + " blocked in ncclGroupEnd" + (in != null ? " of " + in : "") + " (NCCL waits there for its peers"
+          + " to connect); the cluster's watchdog aborted the communicator (ncclCommAbort)";
+      watchdogFailure = new CommTimeoutException(summary, in != null ? in.planName() : null,
+          in != null ? in.step() : -1, in != null ? in.collective() : "ncclGroupEnd",
+          in != null ? in.fields() : List.of(), rank, timeout, List.of(), events.recorder().format(), null);
+      abortedBecause = summary;
+      abortFromOutside();
+      return;
+    }
+    if (pollAsync) {
+      NcclException e;
+      // Under the lifecycle lock: abort and close change the state under it before they free the comm,
+      // so the comm cannot be freed while this thread asks it.
+      synchronized (lifecycle) {
+        if (state.get() != OPEN) {
+          return;
+        }
+        int async = Checked.ncclCommGetAsyncErrorRaw(comm, watchdogScratch);
+        if (async == 0 || async == NcclResult.IN_PROGRESS.code()) {
+          return;
+        }
+        e = Checked.ncclError("ncclCommGetAsyncError (rank " + rank + ", seen by the cluster's watchdog)", async,
+            comm);
+      }
+      watchdogFailure = e;
+      abortedBecause = e.getMessage();
+      abortFromOutside();
+    }
+  }
+
+  // ---------------------------------------------------------------- transitions
+
+  /** Asks this rank to give up at its next call (another rank failed); any thread may call it. */
+  void requestAbort(String reason, Throwable cause) {
+    requestedReason = reason;
+    requestedCause = cause;
+  }
+
+  /**
+   * OPEN → ABORTED with {@code ncclCommAbort} only, from another thread, for a rank that did not give up
+   * by itself (it is blocked inside NCCL or CUDA): NCCL documents abort as the way to stop such a call.
+   * Memory and streams are released later, by the rank's own close.
+   */
+  void abortFromOutside() {
+    synchronized (lifecycle) {
+      if (!state.compareAndSet(OPEN, ABORTED)) {
+        return;
+      }
+    }
+    Checked.ncclCommAbortQuietly(comm);
+  }
+
+  /**
+   * OPEN → ABORTED: {@code ncclCommAbort} (which also stops the rank's work on the device), then the
+   * resources are released. Idempotent; a no-op once closed.
+   */
+  void abort() {
+    synchronized (lifecycle) {
+      if (!state.compareAndSet(OPEN, ABORTED)) {
+        return;
+      }
+    }
+    int rc = Checked.ncclCommAbortQuietly(comm);
+    RuntimeException failure = release(null);
+    if (rc != 0) {
+      throw Checked.ncclError("ncclCommAbort", rc, 0);
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  private void abortQuietly(RuntimeException into) {
+    try {
+      abort();
+    } catch (RuntimeException e) {
+      into.addSuppressed(e);
+    }
+  }
+
+  /**
+   * → CLOSED: {@code ncclCommDestroy} if it was open, then the resources are released. Idempotent.
+   */
+  void close() {
+    int previous;
+    synchronized (lifecycle) {
+      previous = state.getAndSet(CLOSED);
+      if (previous == CLOSED) {
+        return;
+      }
+    }
+    RuntimeException failure = null;
+    if (previous == OPEN) {
+      try {
+        Checked.ncclCommDestroy(comm);
+      } catch (RuntimeException e) {
+        failure = e;
+      }
+    }
+    failure = release(failure);
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  /** Whether {@link #close()} or an abort has ended it. */
+  boolean isClosedOrAborted() {
+    return state.get() != OPEN;
+  }
+
+  private RuntimeException release(RuntimeException failure) {
+    synchronized (lifecycle) {
+      if (released) {
+        return failure;
+      }
+      released = true;
+    }
+    Checked.cudaSetDeviceQuietly(device);
+    return resources.release(failure);
+  }
+
+  private String who() {
+    return "NcclCommunicator[rank " + rank + " of " + size + ", device " + device + "]";
+  }
+}
