@@ -1,6 +1,7 @@
 package dev.commplan.runtime.local;
 
 import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.spi.BackendCommunicator;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.Stream;
@@ -28,7 +29,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * group, whose calls must not depend on one another (the plan processor and {@code PlanBuilder} check
  * that they do not race).
  */
-public final class LocalCommunicator implements Communicator, DeviceMemory.Allocator, CompiledSchedule.Compiler {
+public final class LocalCommunicator implements BackendCommunicator {
   private final LocalCluster cluster;
   private final int rank;
   private final LocalStream stream;

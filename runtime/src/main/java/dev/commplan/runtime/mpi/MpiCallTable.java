@@ -3,6 +3,7 @@ package dev.commplan.runtime.mpi;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.commplan.annotations.ReduceOp;
+import dev.commplan.model.Collective;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.mpi.internal.UserOps;
 import dev.commplan.runtime.mpi.internal.Mpi;
@@ -48,11 +49,6 @@ import java.util.Map;
  * </ul>
  */
 final class MpiCallTable {
-  static final int ALL_REDUCE = 0;
-  static final int BROADCAST = 1;
-  static final int ALL_GATHER = 2;
-  static final int REDUCE_SCATTER = 3;
-
   private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
   private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
   private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
@@ -63,7 +59,7 @@ final class MpiCallTable {
   private final int ranks;
   private final int[] stepStart; // calls of step s are [stepStart[s], stepStart[s + 1])
   private final int[] stepNumber;
-  private final int[] kind;
+  private final Collective[] kind;
   private final long[] send;
   private final long[] recv;
   private final int[] count;
@@ -99,7 +95,7 @@ final class MpiCallTable {
     stepStart = new int[steps.size() + 1];
     stepNumber = new int[steps.size()];
     stepInFlight = new boolean[steps.size()];
-    kind = new int[calls];
+    kind = new Collective[calls];
     send = new long[calls];
     recv = new long[calls];
     count = new int[calls];
@@ -160,19 +156,17 @@ final class MpiCallTable {
         }
         ReduceOp reduce = call.op();
         root[i] = call.root();
+        kind[i] = call.collective();
         switch (call.collective()) {
           case ALL_REDUCE -> {
-            kind[i] = ALL_REDUCE;
             send[i] = inPlace ? Mpi.IN_PLACE : sendAddress;
             recv[i] = recvAddress;
           }
           case ALL_GATHER -> {
-            kind[i] = ALL_GATHER;
             send[i] = inPlace ? Mpi.IN_PLACE : sendAddress;
             recv[i] = recvAddress;
           }
           case REDUCE_SCATTER -> {
-            kind[i] = REDUCE_SCATTER;
             send[i] = sendAddress;
             if (inPlace) {
               MemorySegment scratch = arena.allocate(Math.max(recvBytes, 1), HostMemoryBlock.ALIGNMENT);
@@ -185,7 +179,6 @@ final class MpiCallTable {
             }
           }
           case BROADCAST -> {
-            kind[i] = BROADCAST;
             send[i] = recvAddress;
             recv[i] = recvAddress;
             if (!inPlace && rank == call.root()) {
@@ -315,7 +308,7 @@ final class MpiCallTable {
         case ALL_REDUCE -> Mpi.MPI_Iallreduce(send[i], recv[i], count[i], type[i], op[i], comm, request);
         case ALL_GATHER -> Mpi.MPI_Iallgather(send[i], count[i], type[i], recv[i], count[i], type[i], comm, request);
         case REDUCE_SCATTER -> Mpi.MPI_Ireduce_scatter_block(send[i], recv[i], count[i], type[i], op[i], comm, request);
-        default -> Mpi.MPI_Ibcast(recv[i], count[i], type[i], root[i], comm, request);
+        case BROADCAST -> Mpi.MPI_Ibcast(recv[i], count[i], type[i], root[i], comm, request);
       };
       if (rc != Mpi.SUCCESS) {
         failedCode = rc;
@@ -358,7 +351,7 @@ final class MpiCallTable {
       case ALL_REDUCE -> "MPI_Iallreduce";
       case ALL_GATHER -> "MPI_Iallgather";
       case REDUCE_SCATTER -> "MPI_Ireduce_scatter_block";
-      default -> "MPI_Ibcast";
+      case BROADCAST -> "MPI_Ibcast";
     };
   }
 

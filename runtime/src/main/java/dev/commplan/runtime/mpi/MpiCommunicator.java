@@ -4,6 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.spi.BackendCommunicator;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.Communicator;
@@ -49,7 +50,7 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Like the other backends' communicators, it is used by one thread at a time.
  */
-public final class MpiCommunicator implements Communicator, DeviceMemory.Allocator, CompiledSchedule.Compiler {
+public final class MpiCommunicator implements BackendCommunicator {
   private final long handle;
   private final int rank;
   private final int size;

@@ -2,6 +2,7 @@ package dev.commplan.runtime.nccl;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
+import dev.commplan.runtime.spi.BackendCommunicator;
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.CommOptions;
@@ -41,7 +42,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * streams; {@link #abort()} does the same with {@code ncclCommAbort}, which also stops work still
  * running on the device.
  */
-public final class NcclCommunicator implements Communicator, DeviceMemory.Allocator, CompiledSchedule.Compiler {
+public final class NcclCommunicator implements BackendCommunicator {
   /** The system property that turns on a CUDA event per enqueued step (see {@link StepEvents}). */
   public static final String STEP_EVENTS_PROPERTY = StepEvents.PROPERTY;
 
