@@ -2,6 +2,8 @@ package dev.commplan.runtime.local;
 
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.CommTimeoutException;
+import dev.commplan.runtime.PlanOrderException;
+import dev.commplan.runtime.spi.OperationLabel;
 import dev.commplan.runtime.RankAbortedException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -45,7 +47,8 @@ final class LocalRendezvous {
     int arrived;
     int finished;
     int left;
-    String mismatch;
+    /** What fails every rank here: a mismatch of the calls or of the plans' order; null when they agree. */
+    CommPlanException mismatch;
     /** Set by the first rank to time out here: each waiting rank's own exception. */
     CommTimeoutException[] timedOut;
 
@@ -100,7 +103,9 @@ final class LocalRendezvous {
       }
       if (meeting.mismatch != null) {
         leave(meeting);
-        throw new CommPlanException(meeting.mismatch);
+        throw meeting.mismatch instanceof PlanOrderException order
+            ? new PlanOrderException(order.getMessage(), order.expected(), order.found(), order.differingRanks())
+            : new CommPlanException(meeting.mismatch.getMessage());
       }
       return meeting;
     } finally {
@@ -207,7 +212,7 @@ final class LocalRendezvous {
   }
 
   /** Null if every rank called the same thing; else a message naming rank 0's call and each differing one. */
-  private static String mismatch(Meeting meeting) {
+  private static CommPlanException mismatch(Meeting meeting) {
     LocalCollective reference = meeting.calls[0];
     StringBuilder differing = new StringBuilder();
     for (int r = 1; r < meeting.calls.length; r++) {
@@ -215,11 +220,49 @@ final class LocalRendezvous {
         differing.append(", rank ").append(r).append(" called ").append(meeting.calls[r].describe());
       }
     }
+    if (!differing.isEmpty()) {
+      return new CommPlanException("local backend: collective #" + meeting.sequence + " does not match across ranks:"
+          + " rank 0 called " + reference.describe() + differing + "; every rank must issue the same collectives,"
+          + " with the same data type, count, op and root, in the same order");
+    }
+    return orderMismatch(meeting);
+  }
+
+  /**
+   * The execute-order check, free here since the ranks meet anyway: calls of the same shape that are
+   * steps of different plans (or different steps) on different ranks mean the ranks execute their plans in
+   * different orders, which NCCL would not notice. Direct calls carry no plan and are not compared.
+   */
+  private static PlanOrderException orderMismatch(Meeting meeting) {
+    int referenceRank = -1;
+    for (int r = 0; r < meeting.calls.length && referenceRank < 0; r++) {
+      if (meeting.calls[r].label.planName() != null) {
+        referenceRank = r;
+      }
+    }
+    if (referenceRank < 0) {
+      return null;
+    }
+    OperationLabel reference = meeting.calls[referenceRank].label;
+    List<Integer> differing = new ArrayList<>();
+    OperationLabel found = null;
+    for (int r = 0; r < meeting.calls.length; r++) {
+      OperationLabel label = meeting.calls[r].label;
+      if (label.planName() != null
+          && (!label.planName().equals(reference.planName()) || label.step() != reference.step())) {
+        differing.add(r);
+        found = found == null ? label : found;
+      }
+    }
     if (differing.isEmpty()) {
       return null;
     }
-    return "local backend: collective #" + meeting.sequence + " does not match across ranks: rank 0 called "
-        + reference.describe() + differing + "; every rank must issue the same collectives, with the same data"
-        + " type, count, op and root, in the same order";
+    String expected = "plan " + reference.planName() + ", step " + reference.step();
+    String other = "plan " + found.planName() + ", step " + found.step();
+    return new PlanOrderException("local backend: the ranks execute their plans in different orders: collective #"
+        + meeting.sequence + " is " + expected + " on rank " + referenceRank + " but " + other + " on rank"
+        + (differing.size() == 1 ? " " + differing.getFirst() : "s " + differing) + " (calls of the same shape, "
+        + meeting.calls[referenceRank].describe() + ": NCCL would mix their data without a word); every rank must"
+        + " execute the same plans, and their steps, in the same order", expected, other, differing);
   }
 }

@@ -1,0 +1,89 @@
+package dev.commplan.runtime.local;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.CommPlanException;
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.F32Buffer;
+import dev.commplan.runtime.PlanOrderException;
+import dev.commplan.runtime.plan.Plan;
+import dev.commplan.runtime.plan.PlanBuilder;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 20, case 1: plans A and B, each an F32 all-reduce of 256, executed A then B on one rank and B then
+ * A on another. Before the check every rank got the other plan's sums and no error; the local backend
+ * now compares the plans' steps where the ranks meet anyway, so every rank fails naming both plans.
+ */
+class LocalExecuteOrderTest {
+  private static Plan plan(Communicator comm, String name) {
+    PlanBuilder b = new PlanBuilder(name, comm, 0);
+    int x = b.buffer("x", DataType.F32, 256, "{\"256\"}", null);
+    b.allReduce(0, x, x, ReduceOp.SUM);
+    return b.build();
+  }
+
+  @Test
+  void plansExecutedInDifferentOrdersFailEveryRankNamingBothPlans() {
+    try (LocalCluster cluster = new LocalCluster(3)) {
+      CommPlanException e = assertThrows(CommPlanException.class, () -> cluster.run(comm -> {
+        try (Plan a = plan(comm, "t.A"); Plan b = plan(comm, "t.B")) {
+          ((F32Buffer) a.buffer(0)).fill(1f);
+          ((F32Buffer) b.buffer(0)).fill(10f);
+          if (comm.rank() == 2) {
+            b.execute(comm.stream());
+            a.execute(comm.stream());
+          } else {
+            a.execute(comm.stream());
+            b.execute(comm.stream());
+          }
+          comm.stream().synchronize();
+        }
+      }));
+      PlanOrderException order = findOrder(e);
+      assertEquals("plan t.A, step 0", order.expected());
+      assertEquals("plan t.B, step 0", order.found());
+      assertEquals(List.of(2), order.differingRanks());
+      assertTrue(order.getMessage().contains("different orders") && order.getMessage().contains("on rank 2"),
+          order.getMessage());
+    }
+  }
+
+  @Test
+  void theSameOrderOnEveryRankRunsAndSums() {
+    try (LocalCluster cluster = new LocalCluster(3)) {
+      cluster.run(comm -> {
+        try (Plan a = plan(comm, "t.A"); Plan b = plan(comm, "t.B")) {
+          ((F32Buffer) a.buffer(0)).fill(1f);
+          ((F32Buffer) b.buffer(0)).fill(10f);
+          a.execute(comm.stream());
+          b.execute(comm.stream());
+          comm.stream().synchronize();
+          float[] three = new float[256];
+          Arrays.fill(three, 3f);
+          float[] thirty = new float[256];
+          Arrays.fill(thirty, 30f);
+          assertArrayEquals(three, ((F32Buffer) a.buffer(0)).toArray());
+          assertArrayEquals(thirty, ((F32Buffer) b.buffer(0)).toArray());
+        }
+      });
+    }
+  }
+
+  private static PlanOrderException findOrder(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof PlanOrderException p) {
+        return p;
+      }
+    }
+    throw new AssertionError("no PlanOrderException in " + t, t);
+  }
+}
