@@ -27,8 +27,19 @@ public final class StreamProgress {
   }
 
   private volatile Thread inOrderThread;
+  private final CallGate gate;
   private volatile long issuedTicket;
   private volatile long synchronizedTicket;
+
+  /** @param gate the stream's communicator's gate: plans hold it while they execute on the stream */
+  public StreamProgress(CallGate gate) {
+    this.gate = java.util.Objects.requireNonNull(gate, "gate");
+  }
+
+  /** The stream's communicator's gate ({@link CallGate}). */
+  public CallGate gate() {
+    return gate;
+  }
 
   /**
    * Names the thread that runs the stream's work, in order (the local backend's worker, whose host tasks

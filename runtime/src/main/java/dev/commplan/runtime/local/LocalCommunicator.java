@@ -1,5 +1,7 @@
 package dev.commplan.runtime.local;
 
+import dev.commplan.runtime.ConcurrentUseException;
+import dev.commplan.runtime.guard.CallGate;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.spi.BackendCommunicator;
 import dev.commplan.runtime.Buffer;
@@ -30,6 +32,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * that they do not race).
  */
 public final class LocalCommunicator implements BackendCommunicator {
+  /** One thread at a time: held by executes on this communicator's streams, its direct calls and open groups. */
+  private final CallGate gate = new CallGate((holder, holderDoing, caller, callerDoing) ->
+      ConcurrentUseException.of(this, holder, holderDoing, caller, callerDoing));
   private final LocalCluster cluster;
   private final int rank;
   private final LocalStream stream;
@@ -43,6 +48,11 @@ public final class LocalCommunicator implements BackendCommunicator {
     this.cluster = cluster;
     this.rank = rank;
     this.stream = new LocalStream(this, cluster.timeout());
+  }
+
+  /** This communicator's gate ({@link CallGate}). */
+  CallGate gate() {
+    return gate;
   }
 
   @Override

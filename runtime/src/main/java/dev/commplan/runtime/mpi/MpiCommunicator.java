@@ -1,5 +1,7 @@
 package dev.commplan.runtime.mpi;
 
+import dev.commplan.runtime.ConcurrentUseException;
+import dev.commplan.runtime.guard.CallGate;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -51,6 +53,9 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Like the other backends' communicators, it is used by one thread at a time.
  */
 public final class MpiCommunicator implements BackendCommunicator {
+  /** One thread at a time: held by executes on this communicator's streams, its direct calls and open groups. */
+  private final CallGate gate = new CallGate((holder, holderDoing, caller, callerDoing) ->
+      ConcurrentUseException.of(this, holder, holderDoing, caller, callerDoing));
   private final long handle;
   private final int rank;
   private final int size;
@@ -105,6 +110,11 @@ public final class MpiCommunicator implements BackendCommunicator {
     } finally {
       MpiRuntime.LOCK.unlock();
     }
+  }
+
+  /** This communicator's gate ({@link CallGate}). */
+  CallGate gate() {
+    return gate;
   }
 
   @Override

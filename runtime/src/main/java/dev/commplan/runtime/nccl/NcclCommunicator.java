@@ -1,5 +1,7 @@
 package dev.commplan.runtime.nccl;
 
+import dev.commplan.runtime.ConcurrentUseException;
+import dev.commplan.runtime.guard.CallGate;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.spi.BackendCommunicator;
@@ -43,6 +45,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * running on the device.
  */
 public final class NcclCommunicator implements BackendCommunicator {
+  /** One thread at a time: held by executes on this communicator's streams, its direct calls and open groups. */
+  private final CallGate gate = new CallGate((holder, holderDoing, caller, callerDoing) ->
+      ConcurrentUseException.of(this, holder, holderDoing, caller, callerDoing));
   /** The system property that turns on a CUDA event per enqueued step (see {@link StepEvents}). */
   public static final String STEP_EVENTS_PROPERTY = StepEvents.PROPERTY;
 
@@ -121,6 +126,11 @@ public final class NcclCommunicator implements BackendCommunicator {
    */
   public FlightRecorder flightRecorder() {
     return events.recorder();
+  }
+
+  /** This communicator's gate ({@link CallGate}). */
+  CallGate gate() {
+    return gate;
   }
 
   @Override

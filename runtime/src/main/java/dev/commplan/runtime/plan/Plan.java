@@ -5,6 +5,7 @@ import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.DeviceMemory;
+import dev.commplan.runtime.guard.CallGate;
 import dev.commplan.runtime.guard.Guards;
 import dev.commplan.runtime.guard.HostAccessGuard;
 import dev.commplan.runtime.guard.InFlightWork;
@@ -47,6 +48,8 @@ public final class Plan implements AutoCloseable {
   private final HostAccessGuard[][] readByStep;
   private final String[][] readFieldsByStep;
   private volatile boolean closed;
+  /** What the communicator's gate says this thread was doing, made once: {@code execute() of plan p.X}. */
+  private final String executeLabel;
 
   /**
    * @param written per step, in the schedule's order, the handles its calls write (receive sides and
@@ -71,6 +74,7 @@ public final class Plan implements AutoCloseable {
       readFieldsByStep[i] = select(fields, read[i]);
     }
     this.name = name;
+    this.executeLabel = "execute() of plan " + name;
     this.comm = comm;
     this.schedule = schedule;
     this.compiled = compiled;
@@ -99,10 +103,21 @@ public final class Plan implements AutoCloseable {
    */
   public void execute(Stream stream) {
     checkExecutable(stream);
-    if (hostAccessGuard) {
-      markInFlight(stream, 0, stepWork.length);
+    StreamProgress progress = Guards.progressOf(stream);
+    if (progress == null) {
+      compiled.enqueue(stream); // a stream not built on StreamBase keeps no guard and no gate
+      return;
     }
-    compiled.enqueue(stream);
+    CallGate gate = progress.gate();
+    gate.enter(executeLabel); // one thread at a time: another thread in this communicator is refused
+    try {
+      if (hostAccessGuard) {
+        markInFlight(stream, progress, 0, stepWork.length);
+      }
+      compiled.enqueue(stream);
+    } finally {
+      gate.exit();
+    }
   }
 
   /**
@@ -118,10 +133,21 @@ public final class Plan implements AutoCloseable {
     List<Step> steps = schedule.steps();
     for (int i = 0; i < steps.size(); i++) {
       if (steps.get(i).number() == step) {
-        if (hostAccessGuard) {
-          markInFlight(stream, i, i + 1);
+        StreamProgress progress = Guards.progressOf(stream);
+        if (progress == null) {
+          compiled.enqueueSteps(stream, i, i + 1);
+          return;
         }
-        compiled.enqueueSteps(stream, i, i + 1);
+        CallGate gate = progress.gate();
+        gate.enter(executeLabel);
+        try {
+          if (hostAccessGuard) {
+            markInFlight(stream, progress, i, i + 1);
+          }
+          compiled.enqueueSteps(stream, i, i + 1);
+        } finally {
+          gate.exit();
+        }
         return;
       }
     }
@@ -135,11 +161,7 @@ public final class Plan implements AutoCloseable {
    * since this step last did (see {@link dev.commplan.runtime.guard.HostAccessGuard}). Marked before enqueueing: if the enqueue fails part way, the buffers stay guarded
    * until the stream's next successful synchronize, which is conservative.
    */
-  private void markInFlight(Stream stream, int from, int to) {
-    StreamProgress progress = Guards.progressOf(stream);
-    if (progress == null) {
-      return; // a stream that keeps no progress (not built on StreamBase): nothing to guard with
-    }
+  private void markInFlight(Stream stream, StreamProgress progress, int from, int to) {
     long ticket = progress.issue();
     for (int s = from; s < to; s++) {
       InFlightWork work = stepWork[s];

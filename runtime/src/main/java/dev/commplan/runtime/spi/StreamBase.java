@@ -2,6 +2,7 @@ package dev.commplan.runtime.spi;
 
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.guard.CallGate;
 import dev.commplan.runtime.guard.Guards;
 import dev.commplan.runtime.guard.StreamProgress;
 import java.time.Duration;
@@ -16,7 +17,9 @@ import java.util.Objects;
  *       wait and records it only after a wait that returned normally, so a failed synchronize clears
  *       nothing ({@code BufferInFlightException} keeps refusing stale reads);
  *   <li>the timeout: the stream is made with its communicator's timeout ({@code CommOptions}) and hands
- *       it to every {@link #awaitIdle} (which throws {@code CommTimeoutException} when it passes).
+ *       it to every {@link #awaitIdle} (which throws {@code CommTimeoutException} when it passes);
+ *   <li>one thread at a time: the stream carries its communicator's {@link CallGate}, which plans hold
+ *       while they execute on it.
  * </ul>
  */
 public abstract class StreamBase implements Stream {
@@ -24,12 +27,17 @@ public abstract class StreamBase implements Stream {
     Guards.registerStreams(stream -> stream instanceof StreamBase base ? base.progress : null);
   }
 
-  private final StreamProgress progress = new StreamProgress();
+  private final StreamProgress progress;
   private final Duration timeout;
 
-  /** @param timeout how long {@link #awaitIdle} may wait before the stream's work counts as hung */
-  protected StreamBase(Duration timeout) {
+  /**
+   * @param timeout how long {@link #awaitIdle} may wait before the stream's work counts as hung
+   * @param gate the communicator's "one thread at a time" gate (one per communicator, shared by its
+   *     streams): plans hold it while they execute on this stream
+   */
+  protected StreamBase(Duration timeout, CallGate gate) {
     this.timeout = Objects.requireNonNull(timeout, "timeout");
+    this.progress = new StreamProgress(gate);
   }
 
   /**
