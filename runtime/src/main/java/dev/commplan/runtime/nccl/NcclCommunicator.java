@@ -3,6 +3,7 @@ package dev.commplan.runtime.nccl;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import dev.commplan.annotations.ReduceOp;
+import dev.commplan.model.Collective;
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.CommOptions;
@@ -15,8 +16,8 @@ import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.nccl.internal.Cuda;
 import dev.commplan.runtime.nccl.internal.Nccl;
 import dev.commplan.runtime.plan.Schedule;
-import dev.commplan.runtime.spi.CollectiveChecks;
 import dev.commplan.runtime.plan.CompiledSchedule;
+import dev.commplan.runtime.plan.PlanRules;
 import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
@@ -36,7 +37,7 @@ import java.util.concurrent.locks.LockSupport;
  * NcclBackend#initRank} (one rank of a group spread over processes).
  *
  * <p>Like the {@code ncclComm_t} under it, a communicator is used by one thread at a time. Collectives
- * check their arguments with the shared {@link CollectiveChecks} (the local backend rejects the same
+ * check their arguments with the shared {@link PlanRules} (the local backend rejects the same
  * calls with the same messages), then enqueue without allocating on the Java heap. Every CUDA call is made
  * after {@code cudaSetDevice} to this rank's device, on whatever thread calls.
  *
@@ -225,7 +226,7 @@ public final class NcclCommunicator implements Communicator, DeviceMemory.Alloca
   @Override
   public CompiledSchedule compile(Schedule schedule) {
     ensureUsable();
-    CollectiveChecks.checkSchedule(this, schedule);
+    PlanRules.checkSchedule(this, schedule);
     return new NcclCompiledSchedule(this, schedule);
   }
 
@@ -234,7 +235,7 @@ public final class NcclCommunicator implements Communicator, DeviceMemory.Alloca
   @Override
   public void allReduce(Buffer send, Buffer recv, ReduceOp op, Stream stream) {
     ensureUsable();
-    long count = CollectiveChecks.checkAllReduce(this, send, recv, op, stream);
+    long count = PlanRules.checkCollective(Collective.ALL_REDUCE, this, send, recv, op, -1, stream);
     long s = streamHandle(stream);
     requireSupported(send.dataType(), op);
     long sp = pointer(send);
@@ -252,7 +253,7 @@ public final class NcclCommunicator implements Communicator, DeviceMemory.Alloca
   @Override
   public void broadcast(Buffer send, Buffer recv, int root, Stream stream) {
     ensureUsable();
-    long count = CollectiveChecks.checkBroadcast(this, send, recv, root, stream);
+    long count = PlanRules.checkCollective(Collective.BROADCAST, this, send, recv, null, root, stream);
     long s = streamHandle(stream);
     requireSupported(send.dataType(), null);
     long sp = pointer(send);
@@ -269,7 +270,7 @@ public final class NcclCommunicator implements Communicator, DeviceMemory.Alloca
   @Override
   public void allGather(Buffer send, Buffer recv, Stream stream) {
     ensureUsable();
-    long count = CollectiveChecks.checkAllGather(this, send, recv, stream);
+    long count = PlanRules.checkCollective(Collective.ALL_GATHER, this, send, recv, null, -1, stream);
     long s = streamHandle(stream);
     requireSupported(send.dataType(), null);
     long sp = pointer(send);
@@ -286,7 +287,7 @@ public final class NcclCommunicator implements Communicator, DeviceMemory.Alloca
   @Override
   public void reduceScatter(Buffer send, Buffer recv, ReduceOp op, Stream stream) {
     ensureUsable();
-    long count = CollectiveChecks.checkReduceScatter(this, send, recv, op, stream);
+    long count = PlanRules.checkCollective(Collective.REDUCE_SCATTER, this, send, recv, op, -1, stream);
     long s = streamHandle(stream);
     requireSupported(send.dataType(), op);
     long sp = pointer(send);

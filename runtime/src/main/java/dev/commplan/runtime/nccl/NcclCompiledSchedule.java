@@ -46,7 +46,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
 
   NcclCompiledSchedule(NcclCommunicator comm, Schedule schedule) {
     this.comm = comm;
-    this.planName = schedule.planName(); // checked by CollectiveChecks.checkSchedule in compile
+    this.planName = schedule.planName(); // checked by PlanRules.checkSchedule in compile
     int calls = 0;
     for (Step step : schedule.steps()) {
       calls += step.calls().size();

@@ -18,13 +18,14 @@ import java.util.Objects;
  * #reduceScatter}, or any of them through {@link #collective}), then {@link #build()}.
  *
  * <p>The processor has proved what it could symbolically; {@code build()} re-checks every relation with
- * the bound dims and the real communicator, because a plan can be built with any dims and on any communicator size (and because a hand-written
+ * the bound dims and the real communicator ({@link PlanRules}, the same rules and ids as the processor's),
+ * because a plan can be built with any dims and on any communicator size (and because a hand-written
  * caller gets the same checks).
  *
- * <p>{@code build()} runs the stages in order: the checks of each declared call, {@link BufferLayout}
+ * <p>{@code build()} runs the stages in order: {@link PlanRules} (each declared call), {@link BufferLayout}
  * (plan-owned buffers grouped by step, collective, data type, op, root and in-place-ness, contiguous in
- * declaration order, in blocks aligned to {@value #BLOCK_ALIGNMENT} bytes of one allocation), the checks
- * of that memory (races and overlaps), {@link ScheduleBuilder} (steps, NCCL counts and
+ * declaration order, in blocks aligned to {@value #BLOCK_ALIGNMENT} bytes of one allocation), {@link
+ * PlanRules} again on that memory (races and overlaps), {@link ScheduleBuilder} (steps, NCCL counts and
  * offsets, and coalescing of adjacent element-wise calls, user-bound views of one block included), the
  * {@linkplain FingerprintLines fingerprint} compared across the ranks, and the {@linkplain GuardTables
  * guard tables} of the {@link Plan}. All is decided once, here.
@@ -176,38 +177,9 @@ public final class PlanBuilder {
     }
     Declarations.Field declared = declarations.next(field, type, count, shapeAsWritten, bound);
     if (bound != null) {
-      checkBound(field, type, count, shapeAsWritten, bound);
+      PlanRules.checkBinding(planName, comm, declared);
     }
     return declarations.add(declared);
-  }
-
-  private void checkBound(String field, DataType type, long count, String shape, Buffer bound) {
-    String wanted = "field '" + field + "' needs a " + type + " buffer of " + count + " elements (shape "
-        + shape + ")";
-    if (bound.isClosed()) {
-      throw new BufferBindingException("plan " + planName + ": " + wanted + ", but the bound " + bound + " is closed");
-    }
-    if (bound.dataType() != type) {
-      throw new BufferBindingException(
-          "plan " + planName + ": " + wanted + ", but the bound buffer is a " + bound.dataType() + " buffer of "
-              + bound.length() + " elements (" + bound.getClass().getSimpleName() + ")");
-    }
-    if (bound.communicator() != comm) {
-      Communicator other = bound.communicator();
-      String whose = !other.backendName().equals(comm.backendName())
-          ? "the " + other.backendName() + " backend (rank " + other.rank() + ")"
-          : other.rank() == comm.rank()
-              ? "another " + other.backendName() + " communicator of rank " + other.rank() + " (another cluster's)"
-              : "another communicator (" + other.backendName() + " rank " + other.rank() + ")";
-      throw new BufferBindingException(
-          "plan " + planName + ": " + wanted + ", but the bound buffer of " + bound.length()
-              + " elements belongs to " + whose + ", not to this plan's (" + comm.backendName() + " rank "
-              + comm.rank() + "); allocate it on the communicator the plan is built for");
-    }
-    if (bound.length() != count) {
-      throw new BufferBindingException(
-          "plan " + planName + ": " + wanted + ", but the bound buffer has " + bound.length() + " elements");
-    }
   }
 
   /** Declares an AllReduce in {@code step}; {@code send == recv} means in place. */
@@ -240,7 +212,7 @@ public final class PlanBuilder {
   /**
    * Declares any collective in {@code step}: what the named methods above call. {@code send == recv}
    * means in place, with the collective's {@linkplain Collective#inPlace() in-place meaning}; its counts,
-   * root and in-place slicing are checked at build.
+   * root and in-place slicing are checked at build by {@link PlanRules}.
    *
    * @param op the reduction if the collective takes one ({@link Collective#hasOp()}), else null
    * @param root the root rank if the collective takes one ({@link Collective#hasRoot()}), else -1
@@ -296,7 +268,7 @@ public final class PlanBuilder {
   }
 
   /**
-   * Checks every relation, lays out and allocates the plan-owned buffers ({@link
+   * Checks every relation ({@link PlanRules}), lays out and allocates the plan-owned buffers ({@link
    * BufferLayout}), builds the schedule, coalescing where the layout allows ({@link ScheduleBuilder}),
    * compares the plan's fingerprint across the ranks (see {@link #fingerprintCheck}) and compiles it for
    * the communicator's backend.
@@ -320,12 +292,12 @@ public final class PlanBuilder {
       Schedule schedule = null;
       try {
         for (Declarations.Call call : declarations.calls()) {
-          checkCall(call, ranks);
+          PlanRules.checkCall(planName, declarations, call, ranks);
         }
         layout = BufferLayout.of(declarations, ordered);
         owned = layout.bytes() > 0 ? DeviceMemory.allocate(comm, layout.bytes()) : null;
         views = layout.views(declarations, owned);
-        checkNoRaces(ordered, views);
+        PlanRules.checkNoRaces(planName, declarations, ordered, views);
         schedule = ScheduleBuilder.build(planName, declarations, ordered, views, comm.rank(), ranks);
       } catch (RuntimeException e) {
         failure = e;
@@ -361,99 +333,5 @@ public final class PlanBuilder {
       }
       throw e;
     }
-  }
-
-  // ---- Checks -------------------------------------------------------------------------------------
-
-  private void checkCall(Declarations.Call call, int ranks) {
-    Declarations.Field send = declarations.field(call.send());
-    Declarations.Field recv = declarations.field(call.recv());
-    String where = "plan " + planName + ": " + declarations.annotation(call) + " on field '" + send.field() + "'";
-    if (send.type() != recv.type()) {
-      throw new PlanBuildException(
-          where + ": '" + send.field() + "' is " + send.type() + " but '" + recv.field() + "' is " + recv.type()
-              + "; both sides of a collective must have the same data type");
-    }
-    if (call.collective() == Collective.BROADCAST && (call.root() < 0 || call.root() >= ranks)) {
-      throw new PlanBuildException(
-          where + ": root " + call.root() + " is not a rank of this " + ranks + "-rank communicator; it must be in [0, "
-              + ranks + ")");
-    }
-    if (call.inPlace()) {
-      if ((call.collective() == Collective.ALL_GATHER || call.collective() == Collective.REDUCE_SCATTER)
-          && send.count() % ranks != 0) {
-        String holds = call.collective() == Collective.ALL_GATHER ? "the whole gathered result" : "the whole input";
-        throw new PlanBuildException(
-            where + ": in place, the field holds " + holds + ", one slice per rank, but its count " + send.count()
-                + " (shape " + send.shape() + ") is not divisible by ranks = " + ranks
-                + "; make the count a multiple of the ranks (e.g. a shape with \"ranks\" in it) or use a separate"
-                + " field with into");
-      }
-      return;
-    }
-    String sizes = "count(" + send.field() + ") = " + send.count() + " (shape " + send.shape() + "), count("
-        + recv.field() + ") = " + recv.count() + " (shape " + recv.shape() + "), ranks = " + ranks;
-    switch (call.collective()) {
-      case ALL_REDUCE, BROADCAST -> {
-        if (send.count() != recv.count()) {
-          throw new PlanBuildException(where + ": count(" + recv.field() + ") must equal count(" + send.field()
-              + "); " + sizes);
-        }
-      }
-      case ALL_GATHER -> {
-        if (recv.count() != ranks * send.count()) {
-          throw new PlanBuildException(where + ": count(" + recv.field() + ") must be ranks × count(" + send.field()
-              + ") = " + ranks + " × " + send.count() + " = " + ranks * send.count() + "; " + sizes);
-        }
-      }
-      case REDUCE_SCATTER -> {
-        if (send.count() != ranks * recv.count()) {
-          throw new PlanBuildException(where + ": count(" + send.field() + ") must be ranks × count(" + recv.field()
-              + ") = " + ranks + " × " + recv.count() + " = " + ranks * recv.count() + "; " + sizes);
-        }
-      }
-    }
-  }
-
-  /**
-   * Within one step, no call may write memory another call of that step reads or writes, and an
-   * out-of-place call's sides must not overlap: NCCL leaves both undefined. The processor proves this for
-   * fields; here it is re-checked on memory, which also covers user-bound buffers that share memory.
-   */
-  private void checkNoRaces(List<Declarations.Call> ordered, Buffer[] views) {
-    for (int i = 0; i < ordered.size(); i++) {
-      Declarations.Call a = ordered.get(i);
-      if (!a.inPlace() && overlaps(views[a.send()], views[a.recv()])) {
-        String send = declarations.name(a.send());
-        throw new PlanBuildException(
-            "plan " + planName + ": " + declarations.annotation(a) + " on field '" + send + "': the buffers bound to '"
-                + send + "' and '" + declarations.name(a.recv()) + "' overlap; out of place, they must be disjoint"
-                + " (or the same buffer, for in place)");
-      }
-      for (int j = 0; j < ordered.size(); j++) {
-        Declarations.Call b = ordered.get(j);
-        if (i == j || a.step() != b.step()) {
-          continue;
-        }
-        boolean writesWhatBReads = overlaps(views[a.recv()], views[b.send()]);
-        boolean bothWrite = j > i && overlaps(views[a.recv()], views[b.recv()]);
-        if (writesWhatBReads || bothWrite) {
-          throw new PlanBuildException(
-              "plan " + planName + ", step " + a.step() + ": " + declarations.annotation(a) + " on field '"
-                  + declarations.name(a.send()) + "' writes '" + declarations.name(a.recv()) + "', which overlaps '"
-                  + declarations.name(writesWhatBReads ? b.send() : b.recv()) + "', which "
-                  + declarations.annotation(b) + " on field '" + declarations.name(b.send()) + "' "
-                  + (writesWhatBReads ? "reads" : "writes")
-                  + " in the same step; collectives of one group must not race: move one to another step");
-        }
-      }
-    }
-  }
-
-  private static boolean overlaps(Buffer x, Buffer y) {
-    if (x.memory() != y.memory()) {
-      return false;
-    }
-    return x.byteOffset() < y.byteOffset() + y.byteSize() && y.byteOffset() < x.byteOffset() + x.byteSize();
   }
 }
