@@ -11,8 +11,8 @@ import dev.commplan.model.Collective;
 import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
-import dev.commplan.runtime.spi.CollectiveChecks;
 import dev.commplan.runtime.plan.CompiledSchedule;
+import dev.commplan.runtime.plan.PlanRules;
 import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
@@ -23,7 +23,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * One rank of a {@link LocalCluster}. Collectives are checked ({@link CollectiveChecks}) and enqueued on
+ * One rank of a {@link LocalCluster}. Collectives are checked ({@link PlanRules}) and enqueued on
  * the rank's {@link LocalStream}; the stream's worker runs them, meeting the other ranks' workers.
  *
  * <p>Groups: {@link #groupStart()} and {@link #groupEnd()} may nest, as in NCCL; the calls inside a group
@@ -88,12 +88,12 @@ public final class LocalCommunicator implements BackendCommunicator {
   }
 
   /**
-   * Checks {@code schedule} ({@link CollectiveChecks#checkSchedule}) and resolves every call to its
+   * Checks {@code schedule} ({@link PlanRules#checkSchedule}) and resolves every call to its
    * work item once; {@link CompiledSchedule#enqueue} then only puts those same items on the stream.
    */
   @Override
   public CompiledSchedule compile(Schedule schedule) {
-    CollectiveChecks.checkSchedule(this, schedule);
+    PlanRules.checkSchedule(this, schedule);
     List<LocalCollective> work = new ArrayList<>();
     int[] stepStart = new int[schedule.steps().size() + 1]; // step i's calls are [stepStart[i], stepStart[i + 1])
     int index = 0;
@@ -127,25 +127,25 @@ public final class LocalCommunicator implements BackendCommunicator {
 
   @Override
   public void allReduce(Buffer send, Buffer recv, ReduceOp op, Stream stream) {
-    long count = CollectiveChecks.checkAllReduce(this, send, recv, op, stream);
+    long count = PlanRules.checkCollective(Collective.ALL_REDUCE, this, send, recv, op, -1, stream);
     enqueue(Collective.ALL_REDUCE, op, -1, count, send, recv);
   }
 
   @Override
   public void broadcast(Buffer send, Buffer recv, int root, Stream stream) {
-    long count = CollectiveChecks.checkBroadcast(this, send, recv, root, stream);
+    long count = PlanRules.checkCollective(Collective.BROADCAST, this, send, recv, null, root, stream);
     enqueue(Collective.BROADCAST, null, root, count, send, recv);
   }
 
   @Override
   public void allGather(Buffer send, Buffer recv, Stream stream) {
-    long count = CollectiveChecks.checkAllGather(this, send, recv, stream);
+    long count = PlanRules.checkCollective(Collective.ALL_GATHER, this, send, recv, null, -1, stream);
     enqueue(Collective.ALL_GATHER, null, -1, count, send, recv);
   }
 
   @Override
   public void reduceScatter(Buffer send, Buffer recv, ReduceOp op, Stream stream) {
-    long count = CollectiveChecks.checkReduceScatter(this, send, recv, op, stream);
+    long count = PlanRules.checkCollective(Collective.REDUCE_SCATTER, this, send, recv, op, -1, stream);
     enqueue(Collective.REDUCE_SCATTER, op, -1, count, send, recv);
   }
 

@@ -17,8 +17,8 @@ import dev.commplan.model.Collective;
 import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
-import dev.commplan.runtime.spi.CollectiveChecks;
 import dev.commplan.runtime.plan.CompiledSchedule;
+import dev.commplan.runtime.plan.PlanRules;
 import dev.commplan.runtime.DeviceMemory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -179,7 +179,7 @@ public final class MpiCommunicator implements BackendCommunicator {
   @Override
   public CompiledSchedule compile(Schedule schedule) {
     ensureUsable();
-    CollectiveChecks.checkSchedule(this, schedule);
+    PlanRules.checkSchedule(this, schedule);
     return new MpiCompiledSchedule(this, new MpiCallTable(this, schedule.planName(), schedule.steps()));
   }
 
@@ -188,28 +188,28 @@ public final class MpiCommunicator implements BackendCommunicator {
   @Override
   public void allReduce(Buffer send, Buffer recv, ReduceOp op, Stream stream) {
     ensureUsable();
-    long count = CollectiveChecks.checkAllReduce(this, send, recv, op, stream);
+    long count = PlanRules.checkCollective(Collective.ALL_REDUCE, this, send, recv, op, -1, stream);
     direct(Collective.ALL_REDUCE, send, recv, op, -1, count);
   }
 
   @Override
   public void broadcast(Buffer send, Buffer recv, int root, Stream stream) {
     ensureUsable();
-    long count = CollectiveChecks.checkBroadcast(this, send, recv, root, stream);
+    long count = PlanRules.checkCollective(Collective.BROADCAST, this, send, recv, null, root, stream);
     direct(Collective.BROADCAST, send, recv, null, root, count);
   }
 
   @Override
   public void allGather(Buffer send, Buffer recv, Stream stream) {
     ensureUsable();
-    long count = CollectiveChecks.checkAllGather(this, send, recv, stream);
+    long count = PlanRules.checkCollective(Collective.ALL_GATHER, this, send, recv, null, -1, stream);
     direct(Collective.ALL_GATHER, send, recv, null, -1, count);
   }
 
   @Override
   public void reduceScatter(Buffer send, Buffer recv, ReduceOp op, Stream stream) {
     ensureUsable();
-    long count = CollectiveChecks.checkReduceScatter(this, send, recv, op, stream);
+    long count = PlanRules.checkCollective(Collective.REDUCE_SCATTER, this, send, recv, op, -1, stream);
     direct(Collective.REDUCE_SCATTER, send, recv, op, -1, count);
   }
 
@@ -217,7 +217,7 @@ public final class MpiCommunicator implements BackendCommunicator {
   private void direct(Collective collective, Buffer send, Buffer recv, ReduceOp op, int root, long count) {
     CollectiveCall call = new CollectiveCall(collective, send.dataType(), op, root, send.memory(), send.byteOffset(),
         recv.memory(), recv.byteOffset(), count, List.of(),
-        CollectiveChecks.isInPlace(collective, send, recv, rank));
+        PlanRules.isInPlace(collective, send, recv, rank));
     run(new MpiCallTable(this, collective.label() + " call", List.of(new Step(0, List.of(call)))), 0);
   }
 

@@ -13,8 +13,8 @@ import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.plan.CompiledSchedule;
+import dev.commplan.runtime.plan.PlanRules;
 import dev.commplan.runtime.plan.Schedule;
-import dev.commplan.runtime.spi.CollectiveChecks;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.time.Duration;
@@ -32,7 +32,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * NcclBackend#initRank} (one rank of a group spread over processes).
  *
  * <p>Like the {@code ncclComm_t} under it, a communicator is used by one thread at a time. Collectives
- * check their arguments with the shared {@link CollectiveChecks} (the local backend rejects the same
+ * check their arguments with the shared {@link PlanRules} (the local backend rejects the same
  * calls with the same messages), then enqueue through {@link NcclCalls} without allocating on the Java
  * heap. Every CUDA call is made after {@code cudaSetDevice} to this rank's device, on whatever thread
  * calls.
@@ -200,7 +200,7 @@ public final class NcclCommunicator implements BackendCommunicator {
   @Override
   public CompiledSchedule compile(Schedule schedule) {
     state.ensureUsable();
-    CollectiveChecks.checkSchedule(this, schedule);
+    PlanRules.checkSchedule(this, schedule);
     return new NcclCompiledSchedule(this, schedule);
   }
 
@@ -209,28 +209,28 @@ public final class NcclCommunicator implements BackendCommunicator {
   @Override
   public void allReduce(Buffer send, Buffer recv, ReduceOp op, Stream stream) {
     state.ensureUsable();
-    long count = CollectiveChecks.checkAllReduce(this, send, recv, op, stream);
+    long count = PlanRules.checkCollective(Collective.ALL_REDUCE, this, send, recv, op, -1, stream);
     direct(Collective.ALL_REDUCE, send, recv, count, op, NcclArgs.op(op), stream);
   }
 
   @Override
   public void broadcast(Buffer send, Buffer recv, int root, Stream stream) {
     state.ensureUsable();
-    long count = CollectiveChecks.checkBroadcast(this, send, recv, root, stream);
+    long count = PlanRules.checkCollective(Collective.BROADCAST, this, send, recv, null, root, stream);
     direct(Collective.BROADCAST, send, recv, count, null, root, stream);
   }
 
   @Override
   public void allGather(Buffer send, Buffer recv, Stream stream) {
     state.ensureUsable();
-    long count = CollectiveChecks.checkAllGather(this, send, recv, stream);
+    long count = PlanRules.checkCollective(Collective.ALL_GATHER, this, send, recv, null, -1, stream);
     direct(Collective.ALL_GATHER, send, recv, count, null, 0, stream);
   }
 
   @Override
   public void reduceScatter(Buffer send, Buffer recv, ReduceOp op, Stream stream) {
     state.ensureUsable();
-    long count = CollectiveChecks.checkReduceScatter(this, send, recv, op, stream);
+    long count = PlanRules.checkCollective(Collective.REDUCE_SCATTER, this, send, recv, op, -1, stream);
     direct(Collective.REDUCE_SCATTER, send, recv, count, op, NcclArgs.op(op), stream);
   }
 

@@ -46,7 +46,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     this.comm = comm;
     this.state = comm.state();
     this.events = comm.events();
-    this.planName = schedule.planName(); // checked by CollectiveChecks.checkSchedule in compile
+    this.planName = schedule.planName(); // checked by PlanRules.checkSchedule in compile
     int calls = 0;
     for (Step step : schedule.steps()) {
       calls += step.calls().size();

@@ -380,6 +380,41 @@ class PlanBuilderTest {
     assertThrows(IllegalStateException.class, () -> b.allReduce(0, x, x, ReduceOp.SUM));
   }
 
+  @Test
+  void theNamedDeclarationsAreTheGenericOne() {
+    PlanBuilder named = builder();
+    PlanBuilder generic = builder();
+    for (PlanBuilder b : List.of(named, generic)) {
+      int w = b.buffer("w", DataType.F32, 8, F, null);
+      int bias = b.buffer("bias", DataType.F32, 4, F, null);
+      int part = b.buffer("part", DataType.F32, 2, F, null);
+      int all = b.buffer("all", DataType.F32, 8, F, null);
+      int whole = b.buffer("whole", DataType.F32, 8, F, null);
+      if (b == named) {
+        b.allReduce(0, w, w, ReduceOp.AVG);
+        b.broadcast(0, bias, bias, 3);
+        b.allGather(1, part, all);
+        b.reduceScatter(2, whole, whole, ReduceOp.MAX);
+      } else {
+        b.collective(0, Collective.ALL_REDUCE, w, w, ReduceOp.AVG, -1);
+        b.collective(0, Collective.BROADCAST, bias, bias, null, 3);
+        b.collective(1, Collective.ALL_GATHER, part, all, null, -1);
+        b.collective(2, Collective.REDUCE_SCATTER, whole, whole, ReduceOp.MAX, -1);
+      }
+    }
+    try (Plan a = named.build(); Plan b = generic.build()) {
+      assertEquals(a.describe(), b.describe());
+      assertEquals(a.schedule().toDot(), b.schedule().toDot());
+    }
+    PlanBuilder b = builder();
+    int x = b.buffer("x", DataType.F32, 8, F, null);
+    assertThrows(NullPointerException.class, () -> b.collective(0, Collective.REDUCE_SCATTER, x, x, null, -1));
+    assertMentions(messageOf(IllegalArgumentException.class,
+        () -> b.collective(0, Collective.ALL_GATHER, x, x, ReduceOp.SUM, -1)), "all-gather takes no op");
+    assertMentions(messageOf(IllegalArgumentException.class,
+        () -> b.collective(0, Collective.ALL_REDUCE, x, x, ReduceOp.SUM, 0)), "all-reduce takes no root");
+  }
+
   // ---- The plan -----------------------------------------------------------------------------------
 
   @Test

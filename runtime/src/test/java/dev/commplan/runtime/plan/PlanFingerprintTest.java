@@ -279,7 +279,7 @@ class PlanFingerprintTest {
     List<Object> results = buildEverywhere(four, d);
     String m = mismatchOnEveryRank(results, List.of(1));
     assertMentions(m, "first difference: the build itself", "rank 0: (built without error)",
-        "rank 1: build failed on this rank: PlanBuildException: plan p.Grads: @AllReduce(op = SUM, into = \"y\")"
+        "rank 1: build failed on this rank: PlanBuildException: [CommPlan/Overlap] plan p.Grads: @AllReduce(op = SUM, into = \"y\")"
             + " on field 'x': the buffers bound to 'x' and 'y' overlap",
         "fix: the plan failed to build on some ranks only");
     assertEquals(1, ((PlanMismatchException) results.get(1)).getSuppressed().length);

@@ -1,0 +1,109 @@
+package dev.commplan.runtime.plan;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.model.Collective;
+import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.DataType;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a {@link PlanBuilder} was told: the buffer fields (indexed by handle) and the collectives (in
+ * declaration order). Every later stage (rules, layout, schedule, fingerprint, guard tables) reads it.
+ */
+final class Declarations {
+  /** A declared buffer field; {@code bound} is null when the plan allocates it. */
+  record Field(int handle, String field, DataType type, long count, String shape, Buffer bound) {}
+
+  /** A declared collective; {@code op} is null and {@code root} -1 where the collective takes none. */
+  record Call(int order, int step, Collective collective, int send, int recv, ReduceOp op, int root) {
+    boolean inPlace() {
+      return send == recv;
+    }
+  }
+
+  private final List<Field> fields = new ArrayList<>();
+  private final Map<String, Integer> handlesByField = new HashMap<>();
+  private final List<Call> calls = new ArrayList<>();
+
+  boolean hasField(String field) {
+    return handlesByField.containsKey(field);
+  }
+
+  /** The field that {@link #add} would declare next (with the next handle), so that it can be checked first. */
+  Field next(String field, DataType type, long count, String shape, Buffer bound) {
+    return new Field(fields.size(), field, type, count, shape, bound);
+  }
+
+  /** Declares {@code field}, made by {@link #next}; returns its handle. */
+  int add(Field field) {
+    if (field.handle() != fields.size()) {
+      throw new IllegalStateException("field " + field + " is not the next one (handle " + fields.size() + ")");
+    }
+    fields.add(field);
+    handlesByField.put(field.field(), field.handle());
+    return field.handle();
+  }
+
+  void addCall(int step, Collective collective, int send, int recv, ReduceOp op, int root) {
+    calls.add(new Call(calls.size(), step, collective, send, recv, op, root));
+  }
+
+  /** The fields, indexed by handle. */
+  List<Field> fields() {
+    return fields;
+  }
+
+  Field field(int handle) {
+    return fields.get(handle);
+  }
+
+  String name(int handle) {
+    return fields.get(handle).field();
+  }
+
+  /** The collectives in declaration order. */
+  List<Call> calls() {
+    return calls;
+  }
+
+  /** The collectives in execution order: ascending step, then declaration order. */
+  List<Call> ordered() {
+    List<Call> ordered = new ArrayList<>(calls);
+    ordered.sort(Comparator.comparingInt(Call::step).thenComparingInt(Call::order));
+    return ordered;
+  }
+
+  /** "send field@step" to the receive field, for out-of-place calls ({@link Plan#describe()}). */
+  Map<String, String> intoByField() {
+    Map<String, String> into = new HashMap<>();
+    for (Call c : calls) {
+      if (!c.inPlace()) {
+        into.put(name(c.send()) + "@" + c.step(), name(c.recv()));
+      }
+    }
+    return into;
+  }
+
+  /** The call as its annotation would be written: {@code @Broadcast(root = 0, into = "q", step = 2)}. */
+  String annotation(Call c) {
+    List<String> attributes = new ArrayList<>();
+    if (c.op() != null) {
+      attributes.add("op = " + c.op());
+    }
+    if (c.collective().hasRoot()) {
+      attributes.add("root = " + c.root());
+    }
+    if (!c.inPlace()) {
+      attributes.add("into = \"" + name(c.recv()) + "\"");
+    }
+    if (c.step() != 0) {
+      attributes.add("step = " + c.step());
+    }
+    String name = "@" + c.collective().annotation();
+    return attributes.isEmpty() ? name : name + "(" + String.join(", ", attributes) + ")";
+  }
+}

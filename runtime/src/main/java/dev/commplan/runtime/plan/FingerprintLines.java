@@ -1,0 +1,63 @@
+package dev.commplan.runtime.plan;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Renders a plan's {@link PlanFingerprint}: a header, each declared collective in execution order, each
+ * NCCL call of the schedule (if this rank got that far), and this rank's build failure. Nothing
+ * rank-specific (addresses, offsets) goes in, so that equal plans render equal text on every rank.
+ */
+final class FingerprintLines {
+  private FingerprintLines() {}
+
+  static PlanFingerprint render(String planName, int ranks, Declarations declarations,
+      List<Declarations.Call> ordered, Schedule schedule, RuntimeException failure) {
+    List<String> lines = new ArrayList<>();
+    lines.add("plan " + planName + " on " + ranks + " ranks");
+    for (int i = 0; i < ordered.size(); i++) {
+      lines.add(operation(i + 1, declarations, ordered.get(i)));
+    }
+    if (schedule != null) {
+      int k = 0;
+      for (Step step : schedule.steps()) {
+        for (CollectiveCall call : step.calls()) {
+          lines.add(PlanFingerprint.CALL_PREFIX + ++k + ": step " + step.number() + " " + call(call));
+        }
+      }
+    }
+    if (failure != null) {
+      String message = String.valueOf(failure.getMessage());
+      int newline = message.indexOf('\n');
+      lines.add(PlanFingerprint.FAILED_PREFIX + failure.getClass().getSimpleName() + ": "
+          + (newline < 0 ? message : message.substring(0, newline)));
+    }
+    return new PlanFingerprint(planName, lines);
+  }
+
+  /** {@code op 3: step 1 @AllReduce(op = SUM) grads F32[4096]}, with {@code -> recv ...} out of place. */
+  private static String operation(int number, Declarations declarations, Declarations.Call c) {
+    Declarations.Field send = declarations.field(c.send());
+    StringBuilder line = new StringBuilder(PlanFingerprint.OP_PREFIX).append(number).append(": step ")
+        .append(c.step()).append(" @").append(c.collective().annotation());
+    if (c.op() != null) {
+      line.append("(op = ").append(c.op()).append(')');
+    } else if (c.collective().hasRoot()) {
+      line.append("(root = ").append(c.root()).append(')');
+    }
+    line.append(' ').append(send.field()).append(' ').append(send.type()).append('[').append(send.count()).append(']');
+    if (!c.inPlace()) {
+      Declarations.Field recv = declarations.field(c.recv());
+      line.append(" -> ").append(recv.field()).append(' ').append(recv.type()).append('[').append(recv.count())
+          .append(']');
+    }
+    return line.toString();
+  }
+
+  /** {@code all-reduce F32 SUM, count 16, in place: a, c}. */
+  private static String call(CollectiveCall call) {
+    return call.collective().label() + " " + call.dataType() + (call.op() != null ? " " + call.op() : "")
+        + (call.collective().hasRoot() ? " root " + call.root() : "") + ", count " + call.count()
+        + (call.inPlace() ? ", in place: " : ", out of place: ") + String.join(", ", call.fields());
+  }
+}

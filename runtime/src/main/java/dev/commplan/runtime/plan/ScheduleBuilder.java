@@ -1,0 +1,115 @@
+package dev.commplan.runtime.plan;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.model.Collective;
+import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.DataType;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Turns the declared calls, on the memory they use, into the {@link Schedule}: one {@link Step} per
+ * step number, ascending; within it, calls with the same (collective, data type, op, root, in place), in
+ * declaration order, whose send regions and receive regions both follow on from the previous call's in
+ * the same memory block, become one NCCL call if the collective is {@linkplain Collective#elementwise()
+ * element-wise} (one call over the concatenation means the separate calls). Adjacent user-bound views of
+ * one block are merged too. Each call gets NCCL's count and, in place, NCCL's offsets ({@link
+ * Collective#inPlace()}).
+ */
+final class ScheduleBuilder {
+  private record CallKey(Collective collective, DataType type, ReduceOp op, int root, boolean inPlace) {}
+
+  private final Declarations declarations;
+  private final Buffer[] views;
+  private final int rank;
+  private final int ranks;
+
+  private ScheduleBuilder(Declarations declarations, Buffer[] views, int rank, int ranks) {
+    this.declarations = declarations;
+    this.views = views;
+    this.rank = rank;
+    this.ranks = ranks;
+  }
+
+  /** The schedule of {@code ordered} (execution order) for {@code rank} of {@code ranks}. */
+  static Schedule build(String planName, Declarations declarations, List<Declarations.Call> ordered, Buffer[] views,
+      int rank, int ranks) {
+    return new ScheduleBuilder(declarations, views, rank, ranks).schedule(planName, ordered);
+  }
+
+  private Schedule schedule(String planName, List<Declarations.Call> ordered) {
+    Map<Integer, List<Declarations.Call>> bySteps = new TreeMap<>();
+    for (Declarations.Call c : ordered) {
+      bySteps.computeIfAbsent(c.step(), s -> new ArrayList<>()).add(c);
+    }
+    List<Step> steps = new ArrayList<>();
+    for (Map.Entry<Integer, List<Declarations.Call>> step : bySteps.entrySet()) {
+      Map<CallKey, List<Declarations.Call>> byKey = new LinkedHashMap<>();
+      for (Declarations.Call c : step.getValue()) {
+        CallKey key = new CallKey(c.collective(), views[c.send()].dataType(), c.op(), c.root(), c.inPlace());
+        byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(c);
+      }
+      List<CollectiveCall> out = new ArrayList<>();
+      for (List<Declarations.Call> run : byKey.values()) {
+        run.sort(Comparator.comparingInt(Declarations.Call::send));
+        coalesce(run, out);
+      }
+      steps.add(new Step(step.getKey(), out));
+    }
+    return new Schedule(planName, ranks, steps);
+  }
+
+  /** Emits the calls of one key, merging element-wise calls whose both sides follow on in memory. */
+  private void coalesce(List<Declarations.Call> run, List<CollectiveCall> out) {
+    boolean mergeable = run.getFirst().collective().elementwise();
+    int first = 0;
+    while (first < run.size()) {
+      int last = first;
+      long count = views[run.get(first).send()].length();
+      while (mergeable && last + 1 < run.size()
+          && followsOn(views[run.get(last).send()], views[run.get(last + 1).send()])
+          && followsOn(views[run.get(last).recv()], views[run.get(last + 1).recv()])) {
+        last++;
+        count += views[run.get(last).send()].length();
+      }
+      List<String> fields = run.subList(first, last + 1).stream().map(c -> declarations.name(c.send())).toList();
+      out.add(call(run.get(first), count, fields));
+      first = last + 1;
+    }
+  }
+
+  private static boolean followsOn(Buffer previous, Buffer next) {
+    return previous.memory() == next.memory()
+        && previous.byteOffset() + previous.byteSize() == next.byteOffset();
+  }
+
+  /**
+   * The NCCL call for {@code c} (the first of a merged run of {@code count} send elements): out of place,
+   * NCCL's count from the count rule; in place, the whole buffer is one side and the other is this rank's
+   * slice of it.
+   */
+  private CollectiveCall call(Declarations.Call c, long count, List<String> fields) {
+    Buffer send = views[c.send()];
+    Buffer recv = views[c.recv()];
+    DataType type = send.dataType();
+    long sendOffset = send.byteOffset();
+    long recvOffset = recv.byteOffset();
+    Collective collective = c.collective();
+    long ncclCount = c.inPlace() ? count : collective.counts().ncclCount(count, recv.length());
+    if (c.inPlace() && collective.inPlace().sliced()) {
+      ncclCount = count / ranks;
+      long slice = rank * ncclCount * type.byteSize();
+      switch (collective.inPlace()) {
+        case SEND_IS_RANK_SLICE_OF_RECV -> sendOffset = recvOffset + slice;
+        case RECV_IS_RANK_SLICE_OF_SEND -> recvOffset = sendOffset + slice;
+        case SAME_BUFFER -> {}
+      }
+    }
+    return new CollectiveCall(collective, type, c.op(), collective.hasRoot() ? c.root() : -1,
+        send.memory(), sendOffset, recv.memory(), recvOffset, ncclCount, fields, c.inPlace());
+  }
+}
