@@ -77,6 +77,25 @@ class ArchitectureTest {
         .check(runtime);
   }
 
+  /** No main source file over 500 lines: a class that grows past that is doing several things. */
+  @Test
+  void noMainFileOverFiveHundredLines() throws java.io.IOException {
+    java.nio.file.Path main = java.nio.file.Path.of("src/main/java");
+    java.util.List<String> tooLong = new java.util.ArrayList<>();
+    try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.walk(main)) {
+      for (java.nio.file.Path f : (Iterable<java.nio.file.Path>) files.filter(p -> p.toString().endsWith(".java"))::iterator) {
+        long lines;
+        try (java.util.stream.Stream<String> l = java.nio.file.Files.lines(f)) {
+          lines = l.count();
+        }
+        if (lines > 500) {
+          tooLong.add(main.relativize(f) + " (" + lines + " lines)");
+        }
+      }
+    }
+    org.junit.jupiter.api.Assertions.assertEquals(java.util.List.of(), tooLong);
+  }
+
   /** The raw bindings are the bottom of their backend: they never call up into it. */
   @Test
   void rawBindingsDoNotDependOnTheirBackend() {

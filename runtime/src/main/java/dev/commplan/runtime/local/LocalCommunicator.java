@@ -1,9 +1,8 @@
 package dev.commplan.runtime.local;
 
-import dev.commplan.runtime.ConcurrentUseException;
 import dev.commplan.runtime.guard.CallGate;
 import dev.commplan.annotations.ReduceOp;
-import dev.commplan.runtime.spi.BackendCommunicator;
+import dev.commplan.runtime.spi.AbstractCommunicator;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.Stream;
@@ -31,10 +30,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * group, whose calls must not depend on one another (the plan processor and {@code PlanBuilder} check
  * that they do not race).
  */
-public final class LocalCommunicator implements BackendCommunicator {
-  /** One thread at a time: held by executes on this communicator's streams, its direct calls and open groups. */
-  private final CallGate gate = new CallGate((holder, holderDoing, caller, callerDoing) ->
-      ConcurrentUseException.of(this, holder, holderDoing, caller, callerDoing));
+public final class LocalCommunicator extends AbstractCommunicator {
   private final LocalCluster cluster;
   private final int rank;
   private final LocalStream stream;
@@ -50,9 +46,9 @@ public final class LocalCommunicator implements BackendCommunicator {
     this.stream = new LocalStream(this, cluster.timeout());
   }
 
-  /** This communicator's gate ({@link CallGate}). */
-  CallGate gate() {
-    return gate;
+  /** The gate its streams carry ({@link AbstractCommunicator#gate()}). */
+  CallGate streamGate() {
+    return gate();
   }
 
   @Override
@@ -126,27 +122,14 @@ public final class LocalCommunicator implements BackendCommunicator {
   }
 
   @Override
-  public void allReduce(Buffer send, Buffer recv, ReduceOp op, Stream stream) {
-    long count = PlanRules.checkCollective(Collective.ALL_REDUCE, this, send, recv, op, -1, stream);
-    enqueue(Collective.ALL_REDUCE, op, -1, count, send, recv);
+  protected void enqueueDirect(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int root,
+      Stream stream) {
+    enqueue(collective, op, root, count, send, recv);
   }
 
   @Override
-  public void broadcast(Buffer send, Buffer recv, int root, Stream stream) {
-    long count = PlanRules.checkCollective(Collective.BROADCAST, this, send, recv, null, root, stream);
-    enqueue(Collective.BROADCAST, null, root, count, send, recv);
-  }
-
-  @Override
-  public void allGather(Buffer send, Buffer recv, Stream stream) {
-    long count = PlanRules.checkCollective(Collective.ALL_GATHER, this, send, recv, null, -1, stream);
-    enqueue(Collective.ALL_GATHER, null, -1, count, send, recv);
-  }
-
-  @Override
-  public void reduceScatter(Buffer send, Buffer recv, ReduceOp op, Stream stream) {
-    long count = PlanRules.checkCollective(Collective.REDUCE_SCATTER, this, send, recv, op, -1, stream);
-    enqueue(Collective.REDUCE_SCATTER, op, -1, count, send, recv);
+  protected void ensureUsable() {
+    checkOpen();
   }
 
   private void enqueue(Collective collective, ReduceOp op, int root, long count, Buffer send, Buffer recv) {
@@ -156,15 +139,13 @@ public final class LocalCommunicator implements BackendCommunicator {
 
   /** Opens a group; groups nest. On this backend the group's calls run in order (see the class comment). */
   @Override
-  public void groupStart() {
-    checkOpen();
+  protected void openGroup() {
     groupDepth++;
   }
 
   /** Closes the innermost group. */
   @Override
-  public void groupEnd() {
-    checkOpen();
+  protected void closeGroup() {
     if (groupDepth == 0) {
       throw new IllegalStateException("rank " + rank + ": groupEnd() without a matching groupStart()");
     }

@@ -67,7 +67,7 @@ public final class LocalStream extends StreamBase {
   final FlightRecorder recorder;
 
   LocalStream(LocalCommunicator comm, Duration timeout) {
-    super(timeout, comm.gate());
+    super(timeout, comm.streamGate());
     this.comm = comm;
     this.recorder = new FlightRecorder(comm.rank(), FlightRecorder.DEFAULT_CAPACITY);
     this.worker = Thread.ofPlatform()

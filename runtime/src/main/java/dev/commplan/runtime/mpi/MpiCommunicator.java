@@ -1,12 +1,11 @@
 package dev.commplan.runtime.mpi;
 
-import dev.commplan.runtime.ConcurrentUseException;
 import dev.commplan.runtime.guard.CallGate;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.commplan.annotations.ReduceOp;
-import dev.commplan.runtime.spi.BackendCommunicator;
+import dev.commplan.runtime.spi.AbstractCommunicator;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.Communicator;
@@ -52,10 +51,7 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Like the other backends' communicators, it is used by one thread at a time.
  */
-public final class MpiCommunicator implements BackendCommunicator {
-  /** One thread at a time: held by executes on this communicator's streams, its direct calls and open groups. */
-  private final CallGate gate = new CallGate((holder, holderDoing, caller, callerDoing) ->
-      ConcurrentUseException.of(this, holder, holderDoing, caller, callerDoing));
+public final class MpiCommunicator extends AbstractCommunicator {
   private final long handle;
   private final int rank;
   private final int size;
@@ -112,9 +108,9 @@ public final class MpiCommunicator implements BackendCommunicator {
     }
   }
 
-  /** This communicator's gate ({@link CallGate}). */
-  CallGate gate() {
-    return gate;
+  /** The gate its streams carry ({@link AbstractCommunicator#gate()}). */
+  CallGate streamGate() {
+    return gate();
   }
 
   @Override
@@ -186,31 +182,9 @@ public final class MpiCommunicator implements BackendCommunicator {
   // ---------------------------------------------------------------- collectives
 
   @Override
-  public void allReduce(Buffer send, Buffer recv, ReduceOp op, Stream stream) {
-    ensureUsable();
-    long count = PlanRules.checkCollective(Collective.ALL_REDUCE, this, send, recv, op, -1, stream);
-    direct(Collective.ALL_REDUCE, send, recv, op, -1, count);
-  }
-
-  @Override
-  public void broadcast(Buffer send, Buffer recv, int root, Stream stream) {
-    ensureUsable();
-    long count = PlanRules.checkCollective(Collective.BROADCAST, this, send, recv, null, root, stream);
-    direct(Collective.BROADCAST, send, recv, null, root, count);
-  }
-
-  @Override
-  public void allGather(Buffer send, Buffer recv, Stream stream) {
-    ensureUsable();
-    long count = PlanRules.checkCollective(Collective.ALL_GATHER, this, send, recv, null, -1, stream);
-    direct(Collective.ALL_GATHER, send, recv, null, -1, count);
-  }
-
-  @Override
-  public void reduceScatter(Buffer send, Buffer recv, ReduceOp op, Stream stream) {
-    ensureUsable();
-    long count = PlanRules.checkCollective(Collective.REDUCE_SCATTER, this, send, recv, op, -1, stream);
-    direct(Collective.REDUCE_SCATTER, send, recv, op, -1, count);
+  protected void enqueueDirect(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int root,
+      Stream stream) {
+    direct(collective, send, recv, op, root, count);
   }
 
   /** One call outside a plan: a table of one step of one call (this path allocates; plans do not). */
@@ -226,8 +200,7 @@ public final class MpiCommunicator implements BackendCommunicator {
    * and are in flight together, until something after the group completes them. Groups nest.
    */
   @Override
-  public void groupStart() {
-    ensureUsable();
+  protected void openGroup() {
     if (groupDepth == 0) {
       completeInFlight();
     }
@@ -235,8 +208,7 @@ public final class MpiCommunicator implements BackendCommunicator {
   }
 
   @Override
-  public void groupEnd() {
-    ensureUsable();
+  protected void closeGroup() {
     if (groupDepth == 0) {
       throw new IllegalStateException("rank " + rank + ": groupEnd() without a matching groupStart()");
     }
@@ -393,7 +365,8 @@ public final class MpiCommunicator implements BackendCommunicator {
     }
   }
 
-  void ensureUsable() {
+  @Override
+  protected void ensureUsable() {
     if (closed) {
       throw new IllegalStateException("mpi communicator of rank " + rank + " is closed");
     }

@@ -13,7 +13,7 @@ final class MpiStream extends StreamBase {
   private final MpiCommunicator owner;
 
   MpiStream(MpiCommunicator owner, Duration timeout) {
-    super(timeout, owner.gate());
+    super(timeout, owner.streamGate());
     this.owner = owner;
   }
 

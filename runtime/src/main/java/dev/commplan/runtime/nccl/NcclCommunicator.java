@@ -1,10 +1,9 @@
 package dev.commplan.runtime.nccl;
 
-import dev.commplan.runtime.ConcurrentUseException;
 import dev.commplan.runtime.guard.CallGate;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
-import dev.commplan.runtime.spi.BackendCommunicator;
+import dev.commplan.runtime.spi.AbstractCommunicator;
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.CommOptions;
@@ -44,10 +43,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * streams; {@link #abort()} does the same with {@code ncclCommAbort}, which also stops work still
  * running on the device.
  */
-public final class NcclCommunicator implements BackendCommunicator {
-  /** One thread at a time: held by executes on this communicator's streams, its direct calls and open groups. */
-  private final CallGate gate = new CallGate((holder, holderDoing, caller, callerDoing) ->
-      ConcurrentUseException.of(this, holder, holderDoing, caller, callerDoing));
+public final class NcclCommunicator extends AbstractCommunicator {
   /** The system property that turns on a CUDA event per enqueued step (see {@link StepEvents}). */
   public static final String STEP_EVENTS_PROPERTY = StepEvents.PROPERTY;
 
@@ -128,9 +124,9 @@ public final class NcclCommunicator implements BackendCommunicator {
     return events.recorder();
   }
 
-  /** This communicator's gate ({@link CallGate}). */
-  CallGate gate() {
-    return gate;
+  /** The gate its streams carry ({@link AbstractCommunicator#gate()}). */
+  CallGate streamGate() {
+    return gate();
   }
 
   @Override
@@ -207,31 +203,14 @@ public final class NcclCommunicator implements BackendCommunicator {
   // ---------------------------------------------------------------- collectives
 
   @Override
-  public void allReduce(Buffer send, Buffer recv, ReduceOp op, Stream stream) {
-    state.ensureUsable();
-    long count = PlanRules.checkCollective(Collective.ALL_REDUCE, this, send, recv, op, -1, stream);
-    direct(Collective.ALL_REDUCE, send, recv, count, op, NcclArgs.op(op), stream);
-  }
-
-  @Override
-  public void broadcast(Buffer send, Buffer recv, int root, Stream stream) {
-    state.ensureUsable();
-    long count = PlanRules.checkCollective(Collective.BROADCAST, this, send, recv, null, root, stream);
-    direct(Collective.BROADCAST, send, recv, count, null, root, stream);
-  }
-
-  @Override
-  public void allGather(Buffer send, Buffer recv, Stream stream) {
-    state.ensureUsable();
-    long count = PlanRules.checkCollective(Collective.ALL_GATHER, this, send, recv, null, -1, stream);
-    direct(Collective.ALL_GATHER, send, recv, count, null, 0, stream);
-  }
-
-  @Override
-  public void reduceScatter(Buffer send, Buffer recv, ReduceOp op, Stream stream) {
-    state.ensureUsable();
-    long count = PlanRules.checkCollective(Collective.REDUCE_SCATTER, this, send, recv, op, -1, stream);
-    direct(Collective.REDUCE_SCATTER, send, recv, count, op, NcclArgs.op(op), stream);
+  protected void enqueueDirect(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int root,
+      Stream stream) {
+    int opOrRoot = switch (collective.operand()) {
+      case OP -> NcclArgs.op(op);
+      case ROOT -> root;
+      case NONE -> 0;
+    };
+    direct(collective, send, recv, count, op, opOrRoot, stream);
   }
 
   /**
@@ -255,8 +234,7 @@ public final class NcclCommunicator implements BackendCommunicator {
   }
 
   @Override
-  public void groupStart() {
-    state.ensureUsable();
+  protected void openGroup() {
     int rc = NcclCalls.groupStart();
     if (rc != 0) {
       throw state.failed("ncclGroupStart", rc);
@@ -265,8 +243,7 @@ public final class NcclCommunicator implements BackendCommunicator {
   }
 
   @Override
-  public void groupEnd() {
-    state.ensureUsable();
+  protected void closeGroup() {
     if (groupDepth == 0) {
       throw new IllegalStateException("groupEnd() without a matching groupStart() on " + this);
     }
@@ -363,7 +340,8 @@ public final class NcclCommunicator implements BackendCommunicator {
   }
 
   /** Throws if this communicator was closed or aborted; gives up if the cluster asked it to. */
-  void ensureUsable() {
+  @Override
+  protected void ensureUsable() {
     state.ensureUsable();
   }
 

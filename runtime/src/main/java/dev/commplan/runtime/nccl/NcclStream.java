@@ -16,7 +16,7 @@ final class NcclStream extends StreamBase {
   private volatile boolean destroyed;
 
   NcclStream(NcclCommunicator owner, long handle, boolean owned, Duration timeout) {
-    super(timeout, owner.gate());
+    super(timeout, owner.streamGate());
     this.owner = owner;
     this.handle = handle;
     this.owned = owned;

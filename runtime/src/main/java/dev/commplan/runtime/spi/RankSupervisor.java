@@ -11,7 +11,8 @@ import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -91,11 +92,14 @@ public final class RankSupervisor implements AutoCloseable {
     this.threads = new Thread[ranks];
     for (int r = 0; r < ranks; r++) {
       int rank = r;
-      executors[r] = Executors.newSingleThreadExecutor(runnable -> {
-        Thread t = Thread.ofPlatform().name("commplan-" + name + "-rank-" + rank).daemon(true).unstarted(runnable);
-        threads[rank] = t;
-        return t;
-      });
+      ThreadPoolExecutor executor = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
+          runnable -> {
+            Thread t = Thread.ofPlatform().name("commplan-" + name + "-rank-" + rank).daemon(true).unstarted(runnable);
+            threads[rank] = t;
+            return t;
+          });
+      executor.prestartAllCoreThreads(); // every rank's thread exists before a run: an abort can interrupt it
+      executors[r] = executor;
     }
   }
 
@@ -161,6 +165,12 @@ public final class RankSupervisor implements AutoCloseable {
         int rank = r;
         futures.add(executors[r].submit(() -> {
           try {
+            // The pool clears a thread's interrupt before a task, so an abort that came before this point
+            // interrupts again here (one after it interrupts the task itself); the task still runs and
+            // meets the abort where it waits, as every other rank does.
+            if (rank != abortingRank() && abortCauseOrNull() != null) {
+              Thread.currentThread().interrupt();
+            }
             return function.apply(c.communicator(rank));
           } catch (Throwable t) {
             abort(rank, t); // at once, from the failing thread, so that nobody waits for the caller to notice

@@ -129,12 +129,15 @@ class RankSupervisorTest {
   @Test
   void aRankBlockedInItsOwnCodeIsInterrupted() {
     Recording control = new Recording(2);
+    CountDownLatch blocked = new CountDownLatch(1);
     try (RankSupervisor s = supervisor(Duration.ofSeconds(30), control)) {
       CommPlanException e = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> assertThrows(CommPlanException.class,
           () -> s.call(c -> {
             if (Thread.currentThread().getName().endsWith("-0")) {
+              blocked.await(); // fail only once rank 1 is inside its own code
               throw new IllegalStateException("boom");
             }
+            blocked.countDown();
             new CountDownLatch(1).await(); // forever, unless interrupted
             return null;
           })));
@@ -148,11 +151,14 @@ class RankSupervisorTest {
     Recording control = new Recording(2);
     AtomicBoolean release = new AtomicBoolean();
     CountDownLatch stuckEnded = new CountDownLatch(1);
+    CountDownLatch spinning = new CountDownLatch(1);
     try (RankSupervisor s = supervisor(Duration.ofMillis(200), control)) {
       CommPlanException e = assertThrows(CommPlanException.class, () -> s.call(c -> {
         if (Thread.currentThread().getName().endsWith("-0")) {
+          spinning.await(); // fail only once rank 1 is inside its own code
           throw new IllegalStateException("boom");
         }
+        spinning.countDown();
         while (!release.get()) {
           Thread.onSpinWait(); // ignores interrupts: neither the abort nor the interrupt stops it
         }

@@ -1,0 +1,124 @@
+package dev.commplan.runtime.spi;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.model.Collective;
+import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.ConcurrentUseException;
+import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.guard.CallGate;
+import dev.commplan.runtime.plan.PlanRules;
+
+/**
+ * What every backend's communicator is built on, so that none can skip what a direct call owes its
+ * users (as {@link StreamBase} does for streams): the direct collectives and groups are final here, and
+ * each one
+ *
+ * <ol>
+ *   <li>holds the communicator's {@link CallGate} (one thread at a time: another thread's overlapping
+ *       call, execute or open group is refused with {@link ConcurrentUseException} naming both threads;
+ *       an open group holds it until its {@code groupEnd()});
+ *   <li>asks the backend whether the communicator can be used ({@link #ensureUsable});
+ *   <li>checks its arguments with {@link PlanRules} (the rules plans are checked by, with the same ids);
+ *   <li>hands the checked call to the backend's one dispatch, {@link #enqueueDirect}.
+ * </ol>
+ */
+public abstract class AbstractCommunicator implements BackendCommunicator {
+  private static final String[] DIRECT = new String[Collective.values().length];
+
+  static {
+    for (Collective c : Collective.values()) {
+      DIRECT[c.ordinal()] = c.methodName() + "()";
+    }
+  }
+
+  private final CallGate gate = new CallGate((holder, holderDoing, caller, callerDoing) ->
+      ConcurrentUseException.of(this, holder, holderDoing, caller, callerDoing));
+
+  /** The gate: the backend's streams carry it ({@link StreamBase}), so that plans hold it when they execute. */
+  protected final CallGate gate() {
+    return gate;
+  }
+
+  @Override
+  public final void allReduce(Buffer send, Buffer recv, ReduceOp op, Stream stream) {
+    direct(Collective.ALL_REDUCE, send, recv, op, -1, stream);
+  }
+
+  @Override
+  public final void broadcast(Buffer send, Buffer recv, int root, Stream stream) {
+    direct(Collective.BROADCAST, send, recv, null, root, stream);
+  }
+
+  @Override
+  public final void allGather(Buffer send, Buffer recv, Stream stream) {
+    direct(Collective.ALL_GATHER, send, recv, null, -1, stream);
+  }
+
+  @Override
+  public final void reduceScatter(Buffer send, Buffer recv, ReduceOp op, Stream stream) {
+    direct(Collective.REDUCE_SCATTER, send, recv, op, -1, stream);
+  }
+
+  private void direct(Collective collective, Buffer send, Buffer recv, ReduceOp op, int root, Stream stream) {
+    gate.enter(DIRECT[collective.ordinal()]);
+    try {
+      ensureUsable();
+      long count = PlanRules.checkCollective(collective, this, send, recv, op, root, stream);
+      enqueueDirect(collective, send, recv, count, op, root, stream);
+    } finally {
+      gate.exit();
+    }
+  }
+
+  /** Opens a group; the calling thread holds the gate until the matching {@link #groupEnd()}. */
+  @Override
+  public final void groupStart() {
+    gate.enter("an open group (groupStart() .. groupEnd())");
+    boolean opened = false;
+    try {
+      ensureUsable();
+      openGroup();
+      opened = true;
+    } finally {
+      if (!opened) {
+        gate.exit();
+      }
+    }
+  }
+
+  /** Closes the innermost group and lets go of the gate its {@link #groupStart()} took. */
+  @Override
+  public final void groupEnd() {
+    gate.enter("groupEnd()");
+    try {
+      ensureUsable();
+      closeGroup(); // throws, holding nothing more, when no group is open
+      gate.exit(); // the hold of the matching groupStart
+    } finally {
+      gate.exit();
+    }
+  }
+
+  /**
+   * Throws if the communicator cannot be used: closed, aborted, or asked to give up because another rank
+   * failed (which it does here, on the calling thread).
+   */
+  protected abstract void ensureUsable();
+
+  /**
+   * Enqueues one checked direct collective: {@code count} is NCCL's count, {@code op} null for a
+   * collective without one, {@code root} -1 for one without a root. Called holding the gate.
+   */
+  protected abstract void enqueueDirect(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op,
+      int root, Stream stream);
+
+  /** Opens a group (groups nest); called holding the gate. */
+  protected abstract void openGroup();
+
+  /**
+   * Closes the innermost group, launching its calls when it was the outermost.
+   *
+   * @throws IllegalStateException when no group is open
+   */
+  protected abstract void closeGroup();
+}
