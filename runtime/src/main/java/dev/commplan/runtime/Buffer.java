@@ -73,12 +73,24 @@ public abstract sealed class Buffer implements AutoCloseable
     };
   }
 
-  /** Allocates an owning buffer of {@code length} zeroed elements of {@code type} on {@code comm}'s device. */
+  /**
+   * Allocates an owning buffer of {@code length} zeroed elements of {@code type} on {@code comm}'s device.
+   *
+   * @throws IllegalArgumentException if {@code length < 1}, its byte size does not fit in a long, or the
+   *     device cannot hold it (the message says how much was asked for and, where the backend can tell,
+   *     how much the device has)
+   */
   public static Buffer allocate(DataType type, Communicator comm, long length) {
-    if (length < 0) {
-      throw new IllegalArgumentException("length must be >= 0, was " + length);
+    if (length < 1) {
+      throw new IllegalArgumentException("a " + type + " buffer of " + length + " elements: a buffer has at least one"
+          + " element (a collective over nothing has nothing to do)");
     }
-    DeviceMemory memory = DeviceMemory.allocate(comm, Math.multiplyExact(length, (long) type.byteSize()));
+    if (length > Long.MAX_VALUE / type.byteSize()) {
+      throw new IllegalArgumentException("a " + type + " buffer of " + length + " elements would be "
+          + java.math.BigInteger.valueOf(length).multiply(java.math.BigInteger.valueOf(type.byteSize()))
+          + " bytes, more than a long can count (" + Long.MAX_VALUE + ")");
+    }
+    DeviceMemory memory = DeviceMemory.allocate(comm, length * type.byteSize());
     return switch (type) {
       case F16 -> new F16Buffer(memory, 0, length, true);
       case BF16 -> new BF16Buffer(memory, 0, length, true);

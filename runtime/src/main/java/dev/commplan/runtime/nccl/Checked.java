@@ -190,6 +190,19 @@ final class Checked {
     }
   }
 
+  /** {@code cudaMemGetInfo} of the current device: {free, total} bytes, or null if it fails. */
+  static long[] cudaMemGetInfo() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment free = arena.allocate(JAVA_LONG);
+      MemorySegment total = arena.allocate(JAVA_LONG);
+      if (Cuda.cudaMemGetInfo(free, total) != 0) {
+        Cuda.cudaGetLastError();
+        return null;
+      }
+      return new long[] {free.get(JAVA_LONG, 0), total.get(JAVA_LONG, 0)};
+    }
+  }
+
   static void cudaFree(long pointer) {
     cuda("cudaFree", Cuda.cudaFree(pointer));
   }

@@ -1,6 +1,7 @@
 package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.nccl.internal.Cuda;
 import dev.commplan.runtime.DeviceMemory;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
@@ -42,7 +43,18 @@ final class NcclMemory implements DeviceMemory {
       return new NcclMemory(owner, copies, onClose, 0, 0, true);
     }
     Checked.cudaSetDevice(copies.device());
-    long pointer = Checked.cudaMalloc(bytes);
+    long pointer;
+    try {
+      pointer = Checked.cudaMalloc(bytes);
+    } catch (CudaException e) {
+      if (e.rawCode() != Cuda.ERROR_MEMORY_ALLOCATION) {
+        throw e;
+      }
+      long[] info = Checked.cudaMemGetInfo();
+      throw new IllegalArgumentException("cannot allocate " + bytes + " bytes on CUDA device " + copies.device()
+          + " of rank " + owner.rank() + (info == null ? "" : ": the device has " + info[0] + " bytes free of "
+          + info[1]) + " (cudaMalloc: cudaErrorMemoryAllocation)", e);
+    }
     try {
       copies.zero(pointer, bytes);
     } catch (RuntimeException e) {

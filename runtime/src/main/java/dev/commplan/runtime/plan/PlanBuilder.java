@@ -136,6 +136,11 @@ public final class PlanBuilder {
   public static long count(String field, String shapeAsWritten, long... factors) {
     long count = 1;
     for (long factor : factors) {
+      if (factor <= 0) {
+        throw new PlanBuildException("field '" + field + "' @Shape(" + shapeAsWritten + "): a factor is " + factor
+            + ", but every factor of a shape is > 0 (literals are checked by the processor, dims when they are"
+            + " set); pass the dims' values, each > 0");
+      }
       try {
         count = Math.multiplyExact(count, factor);
       } catch (ArithmeticException overflow) {
@@ -175,11 +180,46 @@ public final class PlanBuilder {
           "plan " + planName + ": field '" + field + "' has shape " + shapeAsWritten + " = " + count
               + " elements; every buffer needs at least one element");
     }
+    if (count > Long.MAX_VALUE / type.byteSize()) {
+      throw new PlanBuildException("plan " + planName + ": field '" + field + "' has shape " + shapeAsWritten + " = "
+          + count + " elements of " + type + ", " + java.math.BigInteger.valueOf(count)
+              .multiply(java.math.BigInteger.valueOf(type.byteSize())) + " bytes, more than a long can count ("
+          + Long.MAX_VALUE + "); use smaller dims");
+    }
     Declarations.Field declared = declarations.next(field, type, count, shapeAsWritten, bound);
     if (bound != null) {
       PlanRules.checkBinding(planName, comm, declared);
+      for (Declarations.Field other : declarations.fields()) {
+        if (other.bound() == bound) {
+          throw new BufferBindingException("plan " + planName + ": the same buffer (" + bound + ") is bound to"
+              + " field '" + other.field() + "' and to field '" + field + "'; each field is a buffer of its own:"
+              + " bind another buffer to one of them, or leave it to the plan to allocate");
+        }
+      }
     }
     return declarations.add(declared);
+  }
+
+  /**
+   * The plan-owned memory; a backend that cannot allocate it says how much it was asked for and has, and
+   * this names the plan and its largest fields.
+   */
+  private DeviceMemory allocate(BufferLayout layout) {
+    try {
+      return DeviceMemory.allocate(comm, layout.bytes());
+    } catch (IllegalArgumentException | OutOfMemoryError e) {
+      StringBuilder largest = new StringBuilder();
+      declarations.fields().stream().filter(f -> f.bound() == null)
+          .sorted((a, b) -> Long.compare(b.count() * b.type().byteSize(), a.count() * a.type().byteSize())).limit(3)
+          .forEach(f -> largest.append(largest.isEmpty() ? "" : ", ").append("'").append(f.field()).append("' @Shape(")
+              .append(f.shape()).append(") = ").append(f.count()).append(" elements of ").append(f.type()).append(", ")
+              .append(f.count() * f.type().byteSize()).append(" bytes"));
+      PlanBuildException failure = new PlanBuildException("plan " + planName + ": its " + layout.bytes()
+          + " bytes of plan-owned memory could not be allocated on rank " + comm.rank() + " (" + e.getMessage()
+          + "); the largest fields: " + largest + ". Use smaller dims, or bind buffers of your own");
+      failure.initCause(e);
+      throw failure;
+    }
   }
 
   /** Declares an AllReduce in {@code step}; {@code send == recv} means in place. */
@@ -295,7 +335,7 @@ public final class PlanBuilder {
           PlanRules.checkCall(planName, declarations, call, ranks);
         }
         layout = BufferLayout.of(declarations, ordered);
-        owned = layout.bytes() > 0 ? DeviceMemory.allocate(comm, layout.bytes()) : null;
+        owned = layout.bytes() > 0 ? allocate(layout) : null;
         views = layout.views(declarations, owned);
         PlanRules.checkNoRaces(planName, declarations, ordered, views);
         schedule = ScheduleBuilder.build(planName, declarations, ordered, views, comm.rank(), ranks);

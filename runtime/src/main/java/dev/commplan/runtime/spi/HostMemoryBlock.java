@@ -31,10 +31,36 @@ public abstract class HostMemoryBlock<C extends Communicator> implements DeviceM
   protected final MemorySegment segment;
   private final AtomicBoolean closed = new AtomicBoolean();
 
+  /**
+   * @throws IllegalArgumentException if the host cannot give {@code bytes}, saying how much it has
+   */
   protected HostMemoryBlock(C owner, long bytes) {
     this.owner = owner;
     this.arena = Arena.ofShared();
-    this.segment = arena.allocate(Math.max(bytes, 1), ALIGNMENT).asSlice(0, bytes); // Arena.allocate zeroes it
+    MemorySegment block;
+    try {
+      block = arena.allocate(Math.max(bytes, 1), ALIGNMENT); // Arena.allocate zeroes it
+    } catch (OutOfMemoryError e) {
+      arena.close();
+      throw new IllegalArgumentException("cannot allocate " + bytes + " bytes for rank " + owner.rank() + " of the "
+          + owner.backendName() + " backend, whose device memory is this host's memory: " + available(), e);
+    }
+    this.segment = block.asSlice(0, bytes);
+  }
+
+  /** What the host has, from {@code /proc/meminfo} where there is one. */
+  private static String available() {
+    try {
+      for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/meminfo"))) {
+        if (line.startsWith("MemAvailable:")) {
+          String[] parts = line.trim().split("\\s+");
+          return "the host has " + Long.parseLong(parts[1]) * 1024 + " bytes available (MemAvailable)";
+        }
+      }
+    } catch (java.io.IOException | RuntimeException e) {
+      // not Linux, or unreadable: say only what was asked for
+    }
+    return "the host could not give that much";
   }
 
   @Override

@@ -43,7 +43,7 @@ public final class Cuda {
   public static final int EVENT_DISABLE_TIMING = 0x02;
 
   static final List<String> FUNCTIONS = List.of(
-      "cudaGetDeviceCount", "cudaSetDevice", "cudaGetDevice", "cudaMalloc", "cudaFree",
+      "cudaGetDeviceCount", "cudaSetDevice", "cudaGetDevice", "cudaMalloc", "cudaFree", "cudaMemGetInfo",
       "cudaMemcpyAsync", "cudaMemsetAsync", "cudaStreamCreateWithFlags", "cudaStreamSynchronize",
       "cudaStreamDestroy", "cudaStreamQuery", "cudaEventCreate", "cudaEventCreateWithFlags", "cudaEventRecord",
       "cudaEventQuery", "cudaEventSynchronize", "cudaEventElapsedTime", "cudaEventDestroy", "cudaGetErrorString", "cudaGetErrorName",
@@ -111,6 +111,22 @@ public final class Cuda {
       throw Nccl.unreachable(t);
     }
   }
+
+  private static final class cudaMemGetInfo {
+    static final MethodHandle H = handle("cudaMemGetInfo", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+  }
+
+  /** {@code cudaError_t cudaMemGetInfo(size_t *free, size_t *total)}: the current device's memory. */
+  public static int cudaMemGetInfo(MemorySegment free, MemorySegment total) {
+    try {
+      return (int) cudaMemGetInfo.H.invokeExact(free, total);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  /** {@code cudaErrorMemoryAllocation}: what {@code cudaMalloc} returns when the device cannot give the bytes. */
+  public static final int ERROR_MEMORY_ALLOCATION = 2;
 
   private static final class cudaFree {
     static final MethodHandle H = handle("cudaFree", HANDLE_IN);
