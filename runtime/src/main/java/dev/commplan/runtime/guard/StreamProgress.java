@@ -80,6 +80,71 @@ public final class StreamProgress {
     return ticket > synchronizedTicket;
   }
 
+  /** Work to check once the stream is synchronized past it (the execute-order check reads its tags then). */
+  @FunctionalInterface
+  public interface AfterSynchronize {
+    /** Runs on the synchronizing thread; throws to make the synchronize fail. */
+    void verify();
+  }
+
+  private AfterSynchronize[] checks = new AfterSynchronize[4]; // guarded by this
+  private long[] checkTickets = new long[4]; // guarded by this
+  private int checkCount; // guarded by this
+
+  /** Registers {@code check}, to run after the synchronize that covers {@code ticket}. */
+  public synchronized void afterSynchronize(AfterSynchronize check, long ticket) {
+    if (checkCount == checks.length) {
+      checks = java.util.Arrays.copyOf(checks, checkCount * 2);
+      checkTickets = java.util.Arrays.copyOf(checkTickets, checkCount * 2);
+    }
+    checks[checkCount] = check;
+    checkTickets[checkCount++] = ticket;
+  }
+
+  /**
+   * Runs, in registration order, every check whose ticket {@code ticket} covers, and forgets them; the first
+   * failure is thrown after all due checks ran (the others suppressed).
+   */
+  public void runChecks(long ticket) {
+    AfterSynchronize[] due;
+    synchronized (this) {
+      if (checkCount == 0) {
+        return;
+      }
+      int n = 0;
+      int kept = 0;
+      due = new AfterSynchronize[checkCount];
+      for (int i = 0; i < checkCount; i++) {
+        if (checkTickets[i] <= ticket) {
+          due[n++] = checks[i];
+        } else {
+          checks[kept] = checks[i];
+          checkTickets[kept++] = checkTickets[i];
+        }
+      }
+      java.util.Arrays.fill(checks, kept, checkCount, null);
+      checkCount = kept;
+    }
+    RuntimeException failure = null;
+    for (AfterSynchronize check : due) {
+      if (check == null) {
+        break;
+      }
+      try {
+        check.verify();
+      } catch (RuntimeException e) {
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
   /** Whether the calling thread is the one that runs the stream's work in order. */
   public boolean isInStreamOrder() {
     return inOrderThread != null && Thread.currentThread() == inOrderThread;

@@ -48,6 +48,8 @@ public final class Plan implements AutoCloseable {
   private final HostAccessGuard[][] readByStep;
   private final String[][] readFieldsByStep;
   private volatile boolean closed;
+  /** Per step (schedule order), its execute-order check; null when the plan has none (the default). */
+  private OrderCheck[] orderChecks;
   /** What the communicator's gate says this thread was doing, made once: {@code execute() of plan p.X}. */
   private final String executeLabel;
 
@@ -85,6 +87,16 @@ public final class Plan implements AutoCloseable {
     this.description = description;
   }
 
+  /** Set once by the builder, before the plan is handed out, when it was built with the order check. */
+  void orderChecks(OrderCheck[] checks) {
+    this.orderChecks = checks;
+  }
+
+  /** Whether the plan checks the order of executes across the ranks ({@link PlanBuilder#orderCheck}). */
+  public boolean orderCheck() {
+    return orderChecks != null;
+  }
+
   /** The buffer of a handle {@link PlanBuilder#buffer} returned: a plan-owned view or the bound buffer. */
   public Buffer buffer(int handle) {
     if (handle < 0 || handle >= buffers.length) {
@@ -111,9 +123,7 @@ public final class Plan implements AutoCloseable {
     CallGate gate = progress.gate();
     gate.enter(executeLabel); // one thread at a time: another thread in this communicator is refused
     try {
-      if (hostAccessGuard) {
-        markInFlight(stream, progress, 0, stepWork.length);
-      }
+      track(stream, progress, 0, stepWork.length);
       compiled.enqueue(stream);
     } finally {
       gate.exit();
@@ -141,9 +151,7 @@ public final class Plan implements AutoCloseable {
         CallGate gate = progress.gate();
         gate.enter(executeLabel);
         try {
-          if (hostAccessGuard) {
-            markInFlight(stream, progress, i, i + 1);
-          }
+          track(stream, progress, i, i + 1);
           compiled.enqueueSteps(stream, i, i + 1);
         } finally {
           gate.exit();
@@ -156,13 +164,32 @@ public final class Plan implements AutoCloseable {
   }
 
   /**
-   * Marks the buffers of steps {@code [from, to)} as in flight on {@code stream} under one new ticket;
+   * The host-side bookkeeping of an enqueue of steps {@code [from, to)}, under one new ticket of the
+   * stream: the guard's marks, and the execute-order check to run after the synchronize that covers it.
+   * Nothing at all when both are off.
+   */
+  private void track(Stream stream, StreamProgress progress, int from, int to) {
+    if (!hostAccessGuard && orderChecks == null) {
+      return;
+    }
+    long ticket = progress.issue();
+    if (hostAccessGuard) {
+      markInFlight(stream, progress, ticket, from, to);
+    }
+    if (orderChecks != null) {
+      for (int s = from; s < to; s++) {
+        progress.afterSynchronize(orderChecks[s], ticket);
+      }
+    }
+  }
+
+  /**
+   * Marks the buffers of steps {@code [from, to)} as in flight on {@code stream} under {@code ticket};
    * field writes only, and per buffer only when another plan or step marked one of the step's buffers
    * since this step last did (see {@link dev.commplan.runtime.guard.HostAccessGuard}). Marked before enqueueing: if the enqueue fails part way, the buffers stay guarded
    * until the stream's next successful synchronize, which is conservative.
    */
-  private void markInFlight(Stream stream, StreamProgress progress, int from, int to) {
-    long ticket = progress.issue();
+  private void markInFlight(Stream stream, StreamProgress progress, long ticket, int from, int to) {
     for (int s = from; s < to; s++) {
       InFlightWork work = stepWork[s];
       work.enqueued(stream, progress, ticket);

@@ -42,12 +42,19 @@ public final class PlanBuilder {
    */
   public static final String HOST_ACCESS_GUARD_PROPERTY = HostAccessGuard.PROPERTY;
 
+  /**
+   * The system property that sets the default of {@link #orderCheck(boolean)}: {@code true}, or {@code
+   * false} (the default when unset).
+   */
+  public static final String ORDER_CHECK_PROPERTY = "commplan.orderCheck";
+
   private final String planName;
   private final Communicator comm;
   private final Declarations declarations = new Declarations();
   private boolean built;
   private boolean hostAccessGuard = defaultHostAccessGuard();
   private boolean fingerprintCheck = !"false".equalsIgnoreCase(System.getProperty(PlanFingerprint.PROPERTY));
+  private boolean orderCheck = "true".equalsIgnoreCase(System.getProperty(ORDER_CHECK_PROPERTY));
 
   /**
    * Starts a plan for {@code comm}.
@@ -201,6 +208,30 @@ public final class PlanBuilder {
   }
 
   /**
+   * The execute-order check's calls ({@link #orderCheck(boolean)}): per step, in ascending order, a tag
+   * field and the field that gathers every rank's tag, and an all-gather between them in that step.
+   *
+   * @return per step, the handles of the tag and of the gathered tags
+   */
+  private int[][] declareOrderChecks(int ranks) {
+    java.util.TreeSet<Integer> steps = new java.util.TreeSet<>();
+    for (Declarations.Call call : declarations.calls()) {
+      steps.add(call.step());
+    }
+    int[][] handles = new int[steps.size()][];
+    int i = 0;
+    for (int step : steps) {
+      int tag = buffer(OrderCheck.sendField(step), OrderCheck.type(), OrderCheck.TAG_BYTES,
+          "{\"" + OrderCheck.TAG_BYTES + "\"}", null);
+      int gathered = buffer(OrderCheck.gatheredField(step), OrderCheck.type(), (long) OrderCheck.TAG_BYTES * ranks,
+          "{\"ranks\", \"" + OrderCheck.TAG_BYTES + "\"}", null);
+      collective(step, Collective.ALL_GATHER, tag, gathered, null, -1);
+      handles[i++] = new int[] {tag, gathered};
+    }
+    return handles;
+  }
+
+  /**
    * The plan-owned memory; a backend that cannot allocate it says how much it was asked for and has, and
    * this names the plan and its largest fields.
    */
@@ -292,6 +323,25 @@ public final class PlanBuilder {
   }
 
   /**
+   * Whether the plan checks, on every backend, that every rank executes its steps at the same place of
+   * the collective sequence as the others (the default: the system property {@value
+   * #ORDER_CHECK_PROPERTY}, else off). With it on each step carries one more call, an all-gather of a
+   * 64-byte tag naming the plan and step, and the synchronize that covers an execute reads the gathered
+   * tags: when another rank ran another plan's step there, that synchronize throws {@link
+   * dev.commplan.runtime.PlanOrderException} on every rank, naming both plans and the ranks. It costs that
+   * call per step and a read of {@code 64 × ranks} bytes per checked step at synchronize (docs/reliability.md
+   * has the figures). The local backend makes the same check for free where its ranks meet, whatever this
+   * says.
+   *
+   * @return this builder
+   */
+  public PlanBuilder orderCheck(boolean check) {
+    checkNotBuilt();
+    this.orderCheck = check;
+    return this;
+  }
+
+  /**
    * Whether {@link #build()} compares this plan's {@link PlanFingerprint} across the ranks (one small
    * all-gather; a second only if they differ) and, if any rank's differs, fails on every rank with a
    * {@link dev.commplan.runtime.PlanMismatchException}. On by default; the system property {@value
@@ -318,8 +368,9 @@ public final class PlanBuilder {
    */
   public Plan build() {
     checkNotBuilt();
-    built = true;
     int ranks = comm.size();
+    int[][] orderTags = orderCheck ? declareOrderChecks(ranks) : null; // before the order: they are calls too
+    built = true;
     List<Declarations.Call> ordered = declarations.ordered();
 
     DeviceMemory owned = null;
@@ -365,8 +416,17 @@ public final class PlanBuilder {
       String description =
           Plan.describe(schedule, comm, names, bound, views, declarations.intoByField(), layout.bytes());
       GuardTables access = GuardTables.of(ordered);
-      return new Plan(planName, comm, schedule, compiled, views, names, bound, owned, description,
+      Plan plan = new Plan(planName, comm, schedule, compiled, views, names, bound, owned, description,
           hostAccessGuard, access.written(), access.read());
+      if (orderTags != null) {
+        OrderCheck[] checks = new OrderCheck[orderTags.length];
+        for (int s = 0; s < orderTags.length; s++) {
+          checks[s] = OrderCheck.of(planName, schedule.steps().get(s).number(), views[orderTags[s][0]],
+              views[orderTags[s][1]], comm.rank(), ranks);
+        }
+        plan.orderChecks(checks);
+      }
+      return plan;
     } catch (RuntimeException | Error e) {
       if (owned != null) {
         owned.close();

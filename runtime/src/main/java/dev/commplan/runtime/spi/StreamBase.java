@@ -49,6 +49,7 @@ public abstract class StreamBase implements Stream {
     long ticket = progress.issued();
     awaitIdle(timeout);
     progress.synchronizedTo(ticket); // reached only when the wait returned normally
+    progress.runChecks(ticket); // the execute-order check, where a plan asked for one
   }
 
   /**

@@ -63,6 +63,20 @@ class MpiMultiProcessTest {
     assertFalse(run.output().contains("for collectives that did not complete"), run.toString());
   }
 
+  /** Issue 20, case 1, across processes: rank 1 executes plans A and B in the other order; every rank names both. */
+  @Test
+  void theOrderCheckCatchesPlansExecutedInAnotherOrderOnOneRank() throws Exception {
+    MpiLauncher.Result run = MpiLauncher.run(3, LIMIT, MpiLauncher.classPath(),
+        List.of("-D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + "=60"), MpiSuiteMain.class.getName(), "--order");
+    assertFalse(run.killed(), run.toString());
+    assertEquals(0, run.exitCode(), run.toString());
+    for (int r = 0; r < 3; r++) {
+      assertTrue(run.output().contains("rank " + r + ": order check caught: the ranks execute their plans in different"
+          + " orders"), run.toString());
+    }
+    assertTrue(run.output().contains("rank 0 ran plan t.A, step 0, rank 1 ran plan t.B, step 0"), run.toString());
+  }
+
   /** A rank that never joins: the others wait the timeout (3 s), say what they waited for, and abort the job. */
   @Test
   void aRankThatNeverJoinsMakesTheOthersAbortAtTheTimeout() throws Exception {

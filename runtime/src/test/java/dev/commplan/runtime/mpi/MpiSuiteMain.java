@@ -36,16 +36,48 @@ public final class MpiSuiteMain {
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--fault" -> fault = args[++i];
+        case "--order" -> fault = "order";
         case "--counts" -> counts = Arrays.stream(args[++i].split(",")).mapToLong(Long::parseLong).toArray();
         default -> throw new IllegalArgumentException("unknown argument " + args[i]);
       }
     }
     int status;
     try (MpiCommunicator comm = MpiBackend.world()) {
-      status = fault == null ? suite(comm, counts) : fault(comm, fault);
+      status = fault == null ? suite(comm, counts) : "order".equals(fault) ? order(comm) : fault(comm, fault);
     }
     MpiBackend.finalizeMpi();
     System.exit(status);
+  }
+
+  /**
+   * The execute-order check across processes: plans t.A and t.B (the same shape) with the check on; rank
+   * 1 executes them in the other order. MPI matches the calls by order and mixes the data, and every rank
+   * must fail its synchronize with PlanOrderException naming both plans.
+   */
+  private static int order(MpiCommunicator comm) {
+    int rank = comm.rank();
+    try (dev.commplan.runtime.plan.Plan a = orderPlan(comm, "t.A"); dev.commplan.runtime.plan.Plan b = orderPlan(comm, "t.B")) {
+      if (rank == 1) {
+        b.execute(comm.stream());
+        a.execute(comm.stream());
+      } else {
+        a.execute(comm.stream());
+        b.execute(comm.stream());
+      }
+      comm.stream().synchronize();
+      System.out.println("rank " + rank + ": order check missed the swap");
+      return 1;
+    } catch (dev.commplan.runtime.PlanOrderException e) {
+      System.out.println("rank " + rank + ": order check caught: " + e.getMessage());
+      return 0;
+    }
+  }
+
+  private static dev.commplan.runtime.plan.Plan orderPlan(MpiCommunicator comm, String name) {
+    dev.commplan.runtime.plan.PlanBuilder b = new dev.commplan.runtime.plan.PlanBuilder(name, comm, 0).orderCheck(true);
+    int x = b.buffer("x", dev.commplan.runtime.DataType.F32, 256, "{\"256\"}", null);
+    b.allReduce(0, x, x, dev.commplan.annotations.ReduceOp.SUM);
+    return b.build();
   }
 
   private static int suite(MpiCommunicator comm, long[] counts) {
