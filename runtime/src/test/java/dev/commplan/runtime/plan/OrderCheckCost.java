@@ -1,0 +1,69 @@
+package dev.commplan.runtime.plan;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.Backends;
+import dev.commplan.runtime.Cluster;
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.DataType;
+import java.util.Arrays;
+import java.util.Locale;
+
+/**
+ * What the execute-order check costs (docs/reliability.md): median time of execute + synchronize of a
+ * one-step plan (an F32 all-reduce of {@code count}), with the check off and on, after warm-up.
+ *
+ * <pre>
+ *   java -cp ... dev.commplan.runtime.plan.OrderCheckCost local 2 [iters] [count]
+ *   mpirun -np 2 java -cp ... dev.commplan.runtime.plan.OrderCheckCost mpi [iters] [count]
+ * </pre>
+ */
+public final class OrderCheckCost {
+  private OrderCheckCost() {}
+
+  public static void main(String[] args) {
+    String backend = args[0];
+    int next = backend.equals("mpi") ? 1 : 2;
+    int iters = args.length > next ? Integer.parseInt(args[next]) : 2000;
+    long count = args.length > next + 1 ? Long.parseLong(args[next + 1]) : 256;
+    if (backend.equals("mpi")) {
+      try (Communicator comm = Backends.processCommunicator("mpi")) {
+        run(comm, iters, count);
+      }
+      dev.commplan.runtime.mpi.MpiBackend.finalizeMpi();
+    } else {
+      try (Cluster cluster = Backends.cluster(backend, Integer.parseInt(args[1]))) {
+        cluster.run(comm -> run(comm, iters, count));
+      }
+    }
+  }
+
+  private static void run(Communicator comm, int iters, long count) {
+    double off = median(comm, false, iters, count);
+    double on = median(comm, true, iters, count);
+    double offAgain = median(comm, false, iters, count);
+    if (comm.rank() == 0) {
+      System.out.printf(Locale.ROOT, "%s, %d ranks, all-reduce F32 x %d, %d iterations: execute+synchronize median"
+              + " %.2f us with the order check off (%.2f again), %.2f us on: +%.2f us%n", comm.backendName(), comm.size(),
+          count, iters, off, offAgain, on, on - Math.min(off, offAgain));
+    }
+  }
+
+  private static double median(Communicator comm, boolean check, int iters, long count) {
+    PlanBuilder b = new PlanBuilder("cost.Order" + check, comm, 0).orderCheck(check);
+    int x = b.buffer("x", DataType.F32, count, "{\"n\"}", null);
+    b.allReduce(0, x, x, ReduceOp.SUM);
+    try (Plan plan = b.build()) {
+      double[] us = new double[iters];
+      for (int i = -iters / 2; i < iters; i++) {
+        long t0 = System.nanoTime();
+        plan.execute(comm.stream());
+        comm.stream().synchronize();
+        if (i >= 0) {
+          us[i] = (System.nanoTime() - t0) / 1e3;
+        }
+      }
+      Arrays.sort(us);
+      return us[iters / 2];
+    }
+  }
+}
