@@ -2,6 +2,7 @@ package dev.commplan.runtime.plan;
 
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.CapturedPlan;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.DeviceMemory;
@@ -12,6 +13,8 @@ import dev.commplan.runtime.guard.StreamProgress;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A built plan: its buffers, its {@link Schedule} and the schedule compiled for the communicator's
@@ -27,6 +30,19 @@ import java.util.Objects;
  * execute, returns normally, a host read of a written buffer or a host write to any marked buffer throws
  * {@link dev.commplan.runtime.BufferInFlightException}. Streams that do not keep a {@link StreamProgress}
  * are not guarded.
+ *
+ * <p><b>Capture</b> ({@link #capture}): the backend records the whole schedule once ({@link
+ * CompiledSchedule#capture}; a CUDA graph on the NCCL backend), and each {@link CapturedPlan#launch()}
+ * enqueues it again. What a replay of the graph would skip is done here, on the host, at every launch:
+ * the checks of {@link #execute} (plan, communicator and bound buffers open) and the guard's marks; the
+ * backend adds its flight record. The plan keeps its live captured plans and closes them before it frees
+ * its memory, so that no graph outlives the addresses it holds.
+ *
+ * <p><b>Inside someone else's capture.</b> When the stream is being captured into a CUDA graph by the
+ * caller's own code ({@link CompiledSchedule#isCapturing}, asked once per execute), {@code execute}
+ * records the calls into that graph and marks nothing: no work runs until the caller launches the
+ * graph, and the guard cannot see that launch (the caller synchronizes the stream before reading, as
+ * with any CUDA work of their own).
  */
 public final class Plan implements AutoCloseable {
   private final String name;
@@ -46,6 +62,8 @@ public final class Plan implements AutoCloseable {
   private final String[][] writtenFieldsByStep;
   private final HostAccessGuard[][] readByStep;
   private final String[][] readFieldsByStep;
+  /** The captured plans not yet closed: closed before the plan frees its memory. */
+  private final Set<PlanCapture> captures = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
   /**
@@ -99,10 +117,56 @@ public final class Plan implements AutoCloseable {
    */
   public void execute(Stream stream) {
     checkExecutable(stream);
-    if (hostAccessGuard) {
+    boolean capturing = compiled.isCapturing(stream);
+    if (hostAccessGuard && !capturing) {
       markInFlight(stream, 0, stepWork.length);
     }
-    compiled.enqueue(stream);
+    compiled.enqueueSteps(stream, 0, Integer.MAX_VALUE, capturing);
+  }
+
+  /**
+   * Records the whole plan once for {@code stream}, for launching again and again: on the NCCL backend
+   * every step (each an NCCL group) is captured into one CUDA graph, and {@link CapturedPlan#launch()} is
+   * one {@code cudaGraphLaunch}; on backends without CUDA graphs, {@code launch()} executes the plan.
+   * Capturing runs nothing. A collective call: every rank captures at the same point of its sequence of
+   * collectives, and launches where the others do. See {@link CapturedPlan} for what launch checks and
+   * for the lifetime rule (closing this plan closes its captured plans).
+   *
+   * @throws IllegalStateException if the plan, its communicator or a buffer bound to it is closed, or
+   *     (NCCL) the stream is already being captured: inside a capture of your own, call {@link #execute}
+   * @throws IllegalArgumentException if {@code stream} belongs to another communicator, or (NCCL) is the
+   *     legacy default stream, which CUDA cannot capture
+   */
+  public CapturedPlan capture(Stream stream) {
+    checkExecutable(stream);
+    CompiledSchedule.Capture recording = compiled.capture(stream);
+    PlanCapture captured = new PlanCapture(this, stream, recording);
+    captures.add(captured);
+    if (closed) { // closed by another thread meanwhile: do not leave a graph behind
+      captured.closeBecause("its plan was closed");
+      checkExecutable(stream);
+    }
+    return captured;
+  }
+
+  /** One launch of a captured plan: {@link #execute}'s checks and marks, then the backend's launch. */
+  void launch(Stream stream, CompiledSchedule.Capture recording) {
+    checkExecutable(stream);
+    boolean capturing = compiled.isCapturing(stream);
+    if (hostAccessGuard && !capturing) {
+      markInFlight(stream, 0, stepWork.length);
+    }
+    recording.launch(capturing);
+  }
+
+  /** A captured plan was closed. */
+  void forget(PlanCapture captured) {
+    captures.remove(captured);
+  }
+
+  /** The plan's name, for messages. */
+  String name() {
+    return name;
   }
 
   /**
@@ -118,10 +182,11 @@ public final class Plan implements AutoCloseable {
     List<Step> steps = schedule.steps();
     for (int i = 0; i < steps.size(); i++) {
       if (steps.get(i).number() == step) {
-        if (hostAccessGuard) {
+        boolean capturing = compiled.isCapturing(stream);
+        if (hostAccessGuard && !capturing) {
           markInFlight(stream, i, i + 1);
         }
-        compiled.enqueueSteps(stream, i, i + 1);
+        compiled.enqueueSteps(stream, i, i + 1, capturing);
         return;
       }
     }
@@ -227,15 +292,33 @@ public final class Plan implements AutoCloseable {
     return closed;
   }
 
-  /** Frees the plan-owned buffers; idempotent. Bound buffers stay open (the user owns them). */
+  /**
+   * Closes the plan's captured plans (destroying their graphs), then frees the plan-owned buffers;
+   * idempotent. Bound buffers stay open (the user owns them).
+   */
   @Override
   public void close() {
     if (closed) {
       return;
     }
     closed = true;
+    RuntimeException failure = null;
+    for (PlanCapture captured : List.copyOf(captures)) {
+      try {
+        captured.closeBecause("its plan was closed");
+      } catch (RuntimeException e) { // a graph that could not be destroyed can no longer be launched either
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
     if (ownedMemory != null) {
       ownedMemory.close();
+    }
+    if (failure != null) {
+      throw failure;
     }
   }
 
