@@ -286,6 +286,38 @@ final class Checked {
     Cuda.cudaEventDestroy(event);
   }
 
+  // ---------------------------------------------------------------- stream capture, graphs
+
+  /**
+   * {@code cudaStreamEndCapture}: the graph, or 0 if the capture was invalidated; the code in {@code
+   * rc[0]} (a failure path must still end the capture, so this never throws).
+   */
+  static long cudaStreamEndCaptureRaw(long stream, int[] rc) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(ADDRESS);
+      rc[0] = Cuda.cudaStreamEndCapture(stream, out);
+      return rc[0] == 0 ? out.get(JAVA_LONG, 0) : 0;
+    }
+  }
+
+  /** {@code cudaGraphInstantiateWithFlags} with no flags: the executable graph. */
+  static long cudaGraphInstantiate(long graph) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(ADDRESS);
+      cuda("cudaGraphInstantiateWithFlags", Cuda.cudaGraphInstantiateWithFlags(out, graph, 0L));
+      return out.get(JAVA_LONG, 0);
+    }
+  }
+
+  /** Best effort: the graph was only a step on the way to the executable one (or a failed capture's). */
+  static void cudaGraphDestroyQuietly(long graph) {
+    Cuda.cudaGraphDestroy(graph);
+  }
+
+  static void cudaGraphExecDestroy(long graphExec) {
+    cuda("cudaGraphExecDestroy", Cuda.cudaGraphExecDestroy(graphExec));
+  }
+
   static int cudaDriverGetVersion() {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment out = arena.allocate(JAVA_INT);
