@@ -39,7 +39,9 @@ public final class BenchMain {
           --csv FILE             also write the rows as CSV
           --quiet                no progress lines on stderr
         many           the many-buffers case: K buffers as K separate calls, one group of K calls, one plan,
-                       and one flat call over the same bytes (time per step, median of iterations)
+                       one flat call over the same bytes, and the plan captured once and launched (graph:
+                       a CUDA graph on nccl; on local and mpi launch() executes the plan, and the output
+                       says so) (time per step, median of iterations)
           --buffers K --count S  K buffers of S elements (default 200 x 256)
           --model gpt2           instead: GPT-2 small's 148 gradient tensors (124,439,808 parameters)
           --in-place             all-reduce in place (default: out of place)
@@ -53,7 +55,8 @@ public final class BenchMain {
           --metric busbw|algbw   which bandwidth (default busbw; one rank's busbw is 0, use algbw)
           --placement out|in|both  which columns (default both)
           --name FILE            the sweep plot's file name (default METRIC.svg)
-          --many FILES           comma-separated many CSVs: the ratios separate/plan, group/plan, plan/flat
+          --many FILES           comma-separated many CSVs: the ratios separate/plan, group/plan, plan/flat,
+                                 graph/flat (where the CSV has the graph row)
           --out DIR              where to write the plots, many-buffers.svg for --many (default .)
         jmh [JMH options]        the JMH benchmarks of execute()'s host cost (e.g. -prof gc); the NCCL one
                                  is skipped, with the reason, where NCCL cannot run

@@ -1,6 +1,7 @@
 package dev.commplan.bench;
 
 import dev.commplan.bench.jmh.NcclExecuteBench;
+import dev.commplan.bench.jmh.NcclLaunchBench;
 import dev.commplan.runtime.Backends;
 import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.CommPlanException;
@@ -13,7 +14,7 @@ import org.openjdk.jmh.runner.options.CommandLineOptions;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 
 /**
- * {@code commplan-bench jmh [JMH options]}: JMH's own command line, except that the NCCL benchmark is
+ * {@code commplan-bench jmh [JMH options]}: JMH's own command line, except that the NCCL benchmarks are
  * left out, with the reason printed, where NCCL cannot run here (no GPU, no library, native access off).
  */
 final class Jmh {
@@ -38,8 +39,10 @@ final class Jmh {
     ChainedOptionsBuilder options = new OptionsBuilder().parent(cli);
     String unavailable = ncclUnavailable();
     if (unavailable != null) {
-      err.println("# skipping " + NcclExecuteBench.class.getSimpleName() + ": " + unavailable);
-      options.exclude(NcclExecuteBench.class.getSimpleName());
+      for (Class<?> nccl : new Class<?>[] {NcclExecuteBench.class, NcclLaunchBench.class}) {
+        err.println("# skipping " + nccl.getSimpleName() + ": " + unavailable);
+        options.exclude(nccl.getSimpleName());
+      }
     }
     try {
       new Runner(options.build()).run();

@@ -6,6 +6,7 @@ import dev.commplan.bench.plans.Many200OutPlan;
 import dev.commplan.bench.plans.Many200Plan;
 import dev.commplan.runtime.Backends;
 import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.CapturedPlan;
 import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
@@ -34,7 +35,12 @@ import java.util.function.Consumer;
  *   <li>{@code group}: the same K calls inside one {@code groupStart()}/{@code groupEnd()};
  *   <li>{@code plan}: one {@code execute} of a plan that holds the K buffers (the processor's generated
  *       plan where one exists for the case, else the same plan built with {@link PlanBuilder});
- *   <li>{@code flat}: the ideal, one call over one buffer of the same total size.
+ *   <li>{@code flat}: the ideal, one call over one buffer of the same total size;
+ *   <li>{@code graph}: the same plan captured once ({@code Plan.capture}) and launched each step: on the
+ *       NCCL backend one {@code cudaGraphLaunch} of a CUDA graph holding the plan's calls; on backends
+ *       without CUDA graphs (local, MPI) {@code launch()} executes the plan, so the row measures that
+ *       fallback, and the output says so. Built with {@link PlanBuilder} (the same plan as the generated
+ *       one; generated classes gain {@code capture(Stream)} separately).
  * </ul>
  *
  * <p>After timing, each way runs once more on fresh inputs and is checked element by element (#wrong).
@@ -91,7 +97,7 @@ final class ManyBuffers {
   static final String CSV_HEADER =
       "backend,ranks,case,buffers,elements,type,redop,placement,mode,calls,median_us,min_us,wrong";
 
-  static final List<String> MODES = List.of("separate", "group", "plan", "flat");
+  static final List<String> MODES = List.of("separate", "group", "plan", "flat", "graph");
 
   /** Progress lines on stderr, as the sweep's: only after 2 s, then at most one every 5 s within a way (tests set 0). */
   static volatile double quietForS = 2;
@@ -102,6 +108,7 @@ final class ManyBuffers {
   private final long started = System.nanoTime();
   private long lastProgress = started;
   private volatile String planDescription = "";
+  private volatile String graphDescription = "";
 
   private ManyBuffers(Config config, PrintStream progress) {
     this.config = config;
@@ -302,6 +309,7 @@ final class ManyBuffers {
         yield new Way(mode, 1, s -> comm.allReduce(send, recv, op, s), List.of(Piece.of(send, recv)), free);
       }
       case "plan" -> planWay(comm);
+      case "graph" -> graphWay(comm);
       default -> throw new IllegalArgumentException(mode);
     };
   }
@@ -365,6 +373,40 @@ final class ManyBuffers {
     return new Way("plan", pieces.size(), execute, pieces, close);
   }
 
+  /**
+   * The plan captured once on the communicator's stream; each step is one {@code launch()} (a CUDA graph
+   * launch on NCCL, an execute elsewhere).
+   */
+  private Way graphWay(Communicator comm) {
+    Plan p = buildPlan(comm);
+    CapturedPlan captured;
+    try {
+      captured = p.capture(comm.stream());
+    } catch (RuntimeException e) {
+      p.close();
+      throw e;
+    }
+    List<Piece> pieces = new ArrayList<>();
+    for (Step step : p.schedule().steps()) {
+      for (CollectiveCall call : step.calls()) {
+        pieces.add(new Piece(call.sendMemory(), call.sendByteOffset(), call.recvMemory(), call.recvByteOffset(),
+            call.count()));
+      }
+    }
+    if (comm.rank() == 0) {
+      graphDescription = captured.isGraph()
+          ? "one CUDA graph of the PlanBuilder plan's " + pieces.size() + (pieces.size() == 1 ? " call" : " calls")
+              + ", launched with cudaGraphLaunch"
+          : "the " + config.backend() + " backend has no CUDA graphs: launch() executes the plan (this row measures"
+              + " that fallback, not a graph)";
+    }
+    AutoCloseable close = () -> {
+      captured.close();
+      p.close();
+    };
+    return new Way("graph", pieces.size(), s -> captured.launch(), pieces, close);
+  }
+
   /** The same plan a generated class would build: one buffer per field, every all-reduce in step 0. */
   private Plan buildPlan(Communicator comm) {
     Case c = config.theCase();
@@ -397,14 +439,18 @@ final class ManyBuffers {
     out.printf(Locale.ROOT, "# backend %s  ranks %d  iters %d (time per step: median, min)  warm-up %d%n",
         config.backend(), config.ranks(), config.iters(), config.warmup());
     out.printf("# plan: %s%n", planDescription);
+    out.printf("# graph: %s%n", graphDescription);
     out.printf("# %8s  %6s  %12s  %12s  %6s%n", "mode", "calls", "median (us)", "min (us)", "#wrong");
     for (Result r : results) {
       out.printf(Locale.ROOT, "  %8s  %6d  %12.1f  %12.1f  %6d%n", r.mode(), r.calls(), r.medianUs(), r.minUs(), r.wrong());
     }
     double plan = find(results, "plan").medianUs();
-    out.printf(Locale.ROOT, "# separate/plan %.2fx   group/plan %.2fx   plan/flat %.2fx%n",
-        find(results, "separate").medianUs() / plan, find(results, "group").medianUs() / plan,
-        plan / find(results, "flat").medianUs());
+    double flat = find(results, "flat").medianUs();
+    double graph = find(results, "graph").medianUs();
+    out.printf(Locale.ROOT, "# separate/plan %.2fx   group/plan %.2fx   plan/flat %.2fx   graph/flat %.2fx"
+            + "   graph/plan %.2fx%n",
+        find(results, "separate").medianUs() / plan, find(results, "group").medianUs() / plan, plan / flat,
+        graph / flat, graph / plan);
     out.flush();
   }
 

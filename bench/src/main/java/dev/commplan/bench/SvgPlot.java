@@ -130,8 +130,9 @@ final class SvgPlot {
   }
 
   /**
-   * One group of bars per CSV (a case on a backend): separate/plan, group/plan and plan/flat, on a log
-   * scale with a line at 1.
+   * One group of bars per CSV (a case on a backend): separate/plan, group/plan, plan/flat and, where the
+   * CSV has the {@code graph} row (captured plans, issue 18; older CSVs do not), graph/flat, on a log
+   * scale with a line at 1. On backends without CUDA graphs the graph row is the executing fallback.
    */
   static void manyBuffers(List<Path> csvs, Path out) {
     record Group(String label, double[] ratios) {}
@@ -147,19 +148,25 @@ final class SvgPlot {
             + r.get(col.get("placement"));
       }
       for (String mode : ManyBuffers.MODES) {
-        if (!median.containsKey(mode)) {
+        if (!median.containsKey(mode) && !mode.equals("graph")) {
           throw new IllegalArgumentException(csv + " has no row for mode " + mode);
         }
       }
       double plan = median.get("plan");
+      double flat = median.get("flat");
+      Double graph = median.get("graph");
       groups.add(new Group(label, new double[] {
-          median.get("separate") / plan, median.get("group") / plan, plan / median.get("flat")}));
+          median.get("separate") / plan, median.get("group") / plan, plan / flat,
+          graph == null ? Double.NaN : graph / flat}));
     }
-    String[] names = {"separate / plan", "group / plan", "plan / flat"};
+    String[] names = {"separate / plan", "group / plan", "plan / flat", "graph / flat"};
     double lo = 0.5;
     double hi = 2;
     for (Group g : groups) {
       for (double r : g.ratios()) {
+        if (Double.isNaN(r)) {
+          continue; // no graph row in this CSV
+        }
         lo = Math.min(lo, r / 1.5);
         hi = Math.max(hi, r * 1.5);
       }
@@ -190,6 +197,9 @@ final class SvgPlot {
       Group group = groups.get(g);
       for (int b = 0; b < names.length; b++) {
         double r = group.ratios()[b];
+        if (Double.isNaN(r)) {
+          continue;
+        }
         double y = TOP + ph - (Math.log10(r) - l0) / (l1 - l0) * ph;
         double x = LEFT + g * gw + bw * (0.75 + b);
         double top = Math.min(y, one);

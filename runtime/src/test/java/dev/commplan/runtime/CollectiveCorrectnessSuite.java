@@ -249,8 +249,16 @@ public abstract class CollectiveCorrectnessSuite {
 
   /** Random inputs (send side: count elements, or ranks × count for ReduceScatter), never all zero. */
   private static long[] randomInputs(Case c, long count, int rank) {
+    return randomInputs(c, count, rank, 0);
+  }
+
+  /**
+   * {@code rank}'s random input for {@code c} and {@code count}, different for every {@code salt} (0: the
+   * matrix's own): captured plans are launched again and again on fresh inputs.
+   */
+  public static long[] randomInputs(Case c, long count, int rank, long salt) {
     int length = Math.toIntExact(c.collective() == Collective.REDUCE_SCATTER ? c.ranks() * count : count);
-    SplittableRandom random = new SplittableRandom(c.seed(count, rank));
+    SplittableRandom random = new SplittableRandom(c.seed(count, rank) + salt * 0x9E3779B97F4A7C15L);
     long[] bits = new long[length];
     DataType type = c.type();
     for (int i = 0; i < length; i++) {
@@ -289,7 +297,8 @@ public abstract class CollectiveCorrectnessSuite {
    * exact value and the tolerance.
    */
   public record Expected(long[][] exactBits, double[][] values, double[][] tolerances) {
-    long[] poison(int rank, DataType type) {
+    /** What a receive buffer is filled with before the collective: differs from every expected element. */
+    public long[] poison(int rank, DataType type) {
       int length = exactBits != null ? exactBits[rank].length : values[rank].length;
       long[] poison = new long[length];
       for (int i = 0; i < length; i++) {
@@ -303,7 +312,8 @@ public abstract class CollectiveCorrectnessSuite {
     }
   }
 
-  private static Expected expected(Case c, long count, long[][] inputs, double roundoff) {
+  /** The expected results of {@code c} for {@code count} on every rank, from every rank's input. */
+  public static Expected expected(Case c, long count, long[][] inputs, double roundoff) {
     int n = c.ranks();
     int perRank = Math.toIntExact(count);
     DataType type = c.type();

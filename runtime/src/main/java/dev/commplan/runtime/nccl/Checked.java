@@ -7,6 +7,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.commplan.runtime.nccl.internal.Cuda;
+import dev.commplan.runtime.nccl.internal.CudaGraphs;
 import dev.commplan.runtime.nccl.internal.NativeAccess;
 import dev.commplan.runtime.nccl.internal.Nccl;
 import java.lang.foreign.Arena;
@@ -297,6 +298,38 @@ final class Checked {
   /** Best effort, when freeing: nothing useful can be done if it fails. */
   static void cudaEventDestroyQuietly(long event) {
     Cuda.cudaEventDestroy(event);
+  }
+
+  // ---------------------------------------------------------------- stream capture, graphs
+
+  /**
+   * {@code cudaStreamEndCapture}: the graph, or 0 if the capture was invalidated; the code in {@code
+   * rc[0]} (a failure path must still end the capture, so this never throws).
+   */
+  static long cudaStreamEndCaptureRaw(long stream, int[] rc) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(ADDRESS);
+      rc[0] = CudaGraphs.cudaStreamEndCapture(stream, out);
+      return rc[0] == 0 ? out.get(JAVA_LONG, 0) : 0;
+    }
+  }
+
+  /** {@code cudaGraphInstantiateWithFlags} with no flags: the executable graph. */
+  static long cudaGraphInstantiate(long graph) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(ADDRESS);
+      cuda("cudaGraphInstantiateWithFlags", CudaGraphs.cudaGraphInstantiateWithFlags(out, graph, 0L));
+      return out.get(JAVA_LONG, 0);
+    }
+  }
+
+  /** Best effort: the graph was only a step on the way to the executable one (or a failed capture's). */
+  static void cudaGraphDestroyQuietly(long graph) {
+    CudaGraphs.cudaGraphDestroy(graph);
+  }
+
+  static void cudaGraphExecDestroy(long graphExec) {
+    cuda("cudaGraphExecDestroy", CudaGraphs.cudaGraphExecDestroy(graphExec));
   }
 
   static int cudaDriverGetVersion() {

@@ -38,6 +38,19 @@ public enum CudaError {
   SYSTEM_NOT_READY(802),
   SYSTEM_DRIVER_MISMATCH(803),
   COMPAT_NOT_SUPPORTED_ON_DEVICE(804),
+  /** The operation is not allowed while the stream is capturing (a synchronize or query of it, a graph launch into it). */
+  STREAM_CAPTURE_UNSUPPORTED(900),
+  /** An earlier error invalidated the stream's capture. */
+  STREAM_CAPTURE_INVALIDATED(901),
+  STREAM_CAPTURE_MERGE(902),
+  STREAM_CAPTURE_UNMATCHED(903),
+  STREAM_CAPTURE_UNJOINED(904),
+  STREAM_CAPTURE_ISOLATION(905),
+  /** The legacy stream was used while a blocking stream of the device captures. */
+  STREAM_CAPTURE_IMPLICIT(906),
+  CAPTURED_EVENT(907),
+  /** A capture not begun in relaxed mode was ended on another thread. */
+  STREAM_CAPTURE_WRONG_THREAD(908),
   TIMEOUT(909),
   UNKNOWN(999),
   /** A code not named here. */

@@ -67,6 +67,8 @@ public final class NcclCommunicator extends AbstractCommunicator {
   private final HostCopies hostCopies;
   private final Set<NcclMemory> live = ConcurrentHashMap.newKeySet();
   private final StepEvents events;
+  /** The executable graphs of captured plans, destroyed before the communicator ({@link NcclGraphs}). */
+  private final NcclGraphs graphs;
   private final NcclRankState state;
   /** The stream of the last direct collective (for the event after a user's group); rank thread only. */
   private long lastDirectStream;
@@ -106,7 +108,8 @@ public final class NcclCommunicator extends AbstractCommunicator {
     this.stream = new NcclStream(this, s, true, options.timeout());
     this.copyStream = copies;
     this.hostCopies = new HostCopies(CudaCopyEngine.INSTANCE, device, copies);
-    this.state = new NcclRankState(comm, rank, size, device, options.timeout(), events, this::release);
+    this.graphs = new NcclGraphs(device);
+    this.state = new NcclRankState(comm, rank, size, device, options.timeout(), events, graphs, this::release);
   }
 
   /** The options (the timeout) this communicator was made with. */
@@ -169,6 +172,10 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   StepEvents events() {
     return events;
+  }
+
+  NcclGraphs graphs() {
+    return graphs;
   }
 
   // ---------------------------------------------------------------- memory, schedules

@@ -7,6 +7,8 @@ import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.DeviceMemory;
+import dev.commplan.runtime.nccl.internal.Cuda;
+import dev.commplan.runtime.nccl.internal.CudaGraphs;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
@@ -24,6 +26,23 @@ import java.util.Map;
  * recorder (a reference to the step's {@link OperationLabel}, made here once), which is how a timeout
  * names the step still pending; with {@code -Dcommplan.nccl.stepEvents=true} also a CUDA event on the
  * stream (one downcall), so that it names exactly which step.
+ *
+ * <p><b>CUDA graphs.</b> {@link #capture} records every step into one CUDA graph ({@link NcclGraph}).
+ * While a stream is being captured, by {@link #capture} or by the caller's own code ({@link
+ * #isCapturing}: one {@code cudaStreamIsCapturing}, asked once per execute), an enqueue issues the NCCL
+ * calls only: no flight record entry and no CUDA event, which would describe work that is not running
+ * (an event recorded in a capture cannot even be queried afterwards), and nothing that queries or waits
+ * on the stream, which would invalidate the capture. The same loop issues the calls in both cases.
+ *
+ * <p>The capture mode is {@code cudaStreamCaptureModeThreadLocal}. NCCL's user guide ("Using NCCL with
+ * CUDA Graphs", capture modes) says the default global mode is wrong when one process drives several
+ * GPUs from several threads, which is this backend's cluster (a thread per GPU), and when capturing
+ * point-to-point calls to peers not yet connected: in global mode a {@code cudaMalloc} or host copy made
+ * meanwhile by another rank's thread would be refused, or would invalidate this capture. Relaxed mode
+ * would also let an unsafe call on this thread slip into the capture unnoticed, and leave a graph that
+ * is wrong on replay; thread-local refuses it on the spot. (PyTorch's {@code torch.cuda.graph} defaults
+ * to global and lets users choose; NVIDIA Warp defaults to thread-local.) Thread-local requires {@code
+ * cudaStreamEndCapture} on the thread that began the capture: {@link #capture} does both in one call.
  */
 final class NcclCompiledSchedule implements CompiledSchedule {
   private final NcclCommunicator comm;
@@ -41,6 +60,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
   private final int[] opOrRoot;
   private final NcclMemory[] memories; // distinct blocks, checked open before each enqueue
   private final OperationLabel[] stepLabel; // plan, step, its calls and fields: for the flight record
+  private final OperationLabel[] graphStepLabel; // the same, "(CUDA graph launch)": a launch's record
 
   NcclCompiledSchedule(NcclCommunicator comm, Schedule schedule) {
     this.comm = comm;
@@ -55,6 +75,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     stepStart = new int[steps.size() + 1];
     stepNumber = new int[steps.size()];
     stepLabel = new OperationLabel[steps.size()];
+    graphStepLabel = new OperationLabel[steps.size()];
     kind = new Collective[calls];
     send = new long[calls];
     recv = new long[calls];
@@ -68,6 +89,8 @@ final class NcclCompiledSchedule implements CompiledSchedule {
       stepStart[s] = i;
       stepNumber[s] = step.number();
       stepLabel[s] = label(planName, step);
+      graphStepLabel[s] = new OperationLabel(planName, step.number(),
+          stepLabel[s].collective() + " (in a CUDA graph launch)", stepLabel[s].fields());
       for (CollectiveCall call : step.calls()) {
         String where = planName + ", step " + step.number() + ", " + call.collective().label() + " of "
             + call.fields();
@@ -121,55 +144,102 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     return nm;
   }
 
+  /**
+   * One {@code cudaStreamIsCapturing} of {@code stream} (see the class comment), after the checks an
+   * enqueue makes first (a closed or aborted communicator says so, rather than that its stream is gone).
+   */
+  @Override
+  public boolean isCapturing(Stream stream) {
+    state.ensureUsable();
+    return comm.graphs().isCapturing(comm.streamHandle(stream));
+  }
+
   @Override
   public void enqueueSteps(Stream stream, int fromIndex, int toIndex) {
+    enqueueSteps(stream, fromIndex, toIndex, isCapturing(stream));
+  }
+
+  /**
+   * Issues steps {@code [fromIndex, toIndex)}; while {@code capturing}, the calls only (see the class
+   * comment).
+   */
+  @Override
+  public void enqueueSteps(Stream stream, int fromIndex, int toIndex, boolean capturing) {
     if (fromIndex < 0) {
       throw new IndexOutOfBoundsException(planName + ": step index " + fromIndex + " is negative");
     }
     int endStep = Math.min(toIndex, stepNumber.length);
     state.ensureUsable();
     long s = comm.streamHandle(stream);
+    checkMemoriesOpen();
+    long c = comm.handle();
+    for (int step = fromIndex; step < endStep; step++) {
+      Failure failure = issueStep(step, c, s);
+      if (failure != null) {
+        throw failure.thrown(state);
+      }
+      if (!capturing) {
+        events.record(stepLabel[step], s);
+      }
+    }
+  }
+
+  private void checkMemoriesOpen() {
     for (NcclMemory m : memories) {
       if (m.isClosed()) {
         throw new IllegalStateException(planName + ": " + m + " was freed after the schedule was compiled");
       }
     }
-    long c = comm.handle();
-    for (int step = fromIndex; step < endStep; step++) {
-      if (stepStart[step + 1] - stepStart[step] == 1) {
-        enqueueAlone(stepStart[step], step, c, s);
-        continue;
+  }
+
+  /**
+   * What went wrong issuing a step, kept until it is safe to act on it: {@link NcclRankState#failed} may
+   * abort the communicator (and free its streams), which must wait until a capture in progress has been
+   * ended. Made only on failure.
+   */
+  private record Failure(String function, int rc, NcclException groupEndError) {
+    RuntimeException thrown(NcclRankState state) {
+      RuntimeException e = state.failed(function, rc);
+      if (groupEndError != null) {
+        e.addSuppressed(groupEndError);
       }
-      int rc = NcclCalls.groupStart();
-      if (rc != 0) {
-        throw state.failed("ncclGroupStart", rc);
-      }
-      int failed = -1;
-      int failedRc = 0;
-      for (int i = stepStart[step], end = stepStart[step + 1]; i < end; i++) {
-        rc = NcclCalls.enqueue(kind[i], send[i], recv[i], count[i], dataType[i], opOrRoot[i], c, s, true);
-        if (rc != 0) {
-          failed = i;
-          failedRc = rc;
-          break;
-        }
-      }
-      state.enterBlocking(stepLabel[step]); // a blocking communicator may wait here for its peers
-      int endRc = NcclCalls.groupEnd(); // always close the group, also after a failed call
-      state.leaveBlocking();
-      if (failed >= 0) {
-        NcclException endError = endRc != 0 ? Checked.ncclError("ncclGroupEnd", endRc, c) : null;
-        RuntimeException e = state.failed(kind[failed].ncclFunction() + " (" + stepLabel[step] + ")", failedRc);
-        if (endError != null) {
-          e.addSuppressed(endError);
-        }
-        throw e;
-      }
-      if (endRc != 0) {
-        throw state.failed("ncclGroupEnd (" + stepLabel[step] + ")", endRc);
-      }
-      events.record(stepLabel[step], s);
+      return e;
     }
+  }
+
+  /**
+   * Issues one step: {@code ncclGroupStart}, its calls ({@code critical} downcalls), {@code ncclGroupEnd};
+   * a step of one call without the group. Returns null, or what failed (the group is closed either way).
+   */
+  private Failure issueStep(int step, long c, long s) {
+    if (stepStart[step + 1] - stepStart[step] == 1) {
+      return issueAlone(stepStart[step], step, c, s);
+    }
+    int rc = NcclCalls.groupStart();
+    if (rc != 0) {
+      return new Failure("ncclGroupStart", rc, null);
+    }
+    int failed = -1;
+    int failedRc = 0;
+    for (int i = stepStart[step], end = stepStart[step + 1]; i < end; i++) {
+      rc = NcclCalls.enqueue(kind[i], send[i], recv[i], count[i], dataType[i], opOrRoot[i], c, s, true);
+      if (rc != 0) {
+        failed = i;
+        failedRc = rc;
+        break;
+      }
+    }
+    state.enterBlocking(stepLabel[step]); // a blocking communicator may wait here for its peers
+    int endRc = NcclCalls.groupEnd(); // always close the group, also after a failed call
+    state.leaveBlocking();
+    if (failed >= 0) {
+      NcclException endError = endRc != 0 ? Checked.ncclError("ncclGroupEnd", endRc, c) : null;
+      return new Failure(kind[failed].ncclFunction() + " (" + stepLabel[step] + ")", failedRc, endError);
+    }
+    if (endRc != 0) {
+      return new Failure("ncclGroupEnd (" + stepLabel[step] + ")", endRc, null);
+    }
+    return null;
   }
 
   /**
@@ -177,14 +247,141 @@ final class NcclCompiledSchedule implements CompiledSchedule {
    * so the effect is the same with two downcalls fewer (on NCCL 2.28 the pair measured no host time worth
    * naming, docs/gpu.md). Plain downcalls: outside a group NCCL launches work and may block.
    */
-  private void enqueueAlone(int i, int step, long c, long s) {
+  private Failure issueAlone(int i, int step, long c, long s) {
     state.enterBlocking(stepLabel[step]); // outside a group the call itself may wait for its peers
     int rc = NcclCalls.enqueue(kind[i], send[i], recv[i], count[i], dataType[i], opOrRoot[i], c, s, false);
     state.leaveBlocking();
-    if (rc != 0) {
-      throw state.failed(kind[i].ncclFunction() + " (" + stepLabel[step] + ")", rc);
+    return rc != 0 ? new Failure(kind[i].ncclFunction() + " (" + stepLabel[step] + ")", rc, null) : null;
+  }
+
+  // ---------------------------------------------------------------- CUDA graphs
+
+  /**
+   * Captures every step into one CUDA graph on {@code stream} ({@code cudaStreamBeginCapture} in
+   * thread-local mode, the steps as {@link #enqueueSteps} issues them, {@code cudaStreamEndCapture}),
+   * instantiates it and registers it with the rank ({@link NcclGraphs}), so that it is destroyed before
+   * the communicator. Runs nothing on the device. Every rank must capture the plan at the same point:
+   * NCCL treats "captured" as a property of the operation that all ranks share, and a first capture may
+   * connect the peers inside {@code ncclGroupEnd}, as a first execute does.
+   *
+   * <p>If a step fails, the capture is still ended (and its partial graph destroyed) before the failure
+   * is acted on ({@link NcclRankState#failed} may abort the communicator, which would free the stream).
+   */
+  @Override
+  public Capture capture(Stream stream) {
+    state.ensureUsable();
+    long s = comm.streamHandle(stream);
+    NcclStream ncclStream = (NcclStream) stream; // streamHandle checked it is one of ours
+    if (s == 0) {
+      throw new IllegalArgumentException(planName + ": cannot capture a CUDA graph on " + stream + ", the legacy"
+          + " default stream (cudaStream_t 0), which CUDA does not capture; capture on the communicator's own"
+          + " stream() or on a stream you created (NcclInterop.wrapStream)");
     }
-    events.record(stepLabel[step], s);
+    if (comm.inGroup()) {
+      throw new IllegalStateException(planName + ": capture(...) between groupStart() and groupEnd(): the group's"
+          + " calls would be issued at groupEnd(), after the capture ended; capture outside the group");
+    }
+    checkMemoriesOpen();
+    NcclGraphs graphs = comm.graphs();
+    if (graphs.isCapturing(s)) {
+      throw new IllegalStateException(planName + ": " + stream + " is already being captured into a CUDA graph"
+          + " (by your own code): capture(...) makes a graph of its own and needs a stream that is not capturing;"
+          + " inside your capture, call execute(stream), which records the plan into your graph");
+    }
+    int rc = CudaGraphs.cudaStreamBeginCapture(s, CudaGraphs.CAPTURE_MODE_THREAD_LOCAL);
+    if (rc != 0) {
+      throw Checked.cudaError("cudaStreamBeginCapture (" + planName + ")", rc);
+    }
+    Failure failure = null;
+    Throwable unexpected = null;
+    try {
+      long c = comm.handle();
+      for (int step = 0; step < stepNumber.length && failure == null; step++) {
+        failure = issueStep(step, c, s);
+      }
+    } catch (RuntimeException | Error e) {
+      unexpected = e;
+    }
+    int[] endRc = new int[1];
+    long graph = Checked.cudaStreamEndCaptureRaw(s, endRc); // always: the stream is unusable until then
+    if (failure != null || unexpected != null || endRc[0] != 0 || graph == 0) {
+      if (graph != 0) {
+        Checked.cudaGraphDestroyQuietly(graph);
+      }
+      CudaException endError = endRc[0] != 0 ? Checked.cudaError("cudaStreamEndCapture (" + planName + ")", endRc[0])
+          : null;
+      RuntimeException e;
+      if (failure != null) {
+        e = failure.thrown(state);
+      } else if (unexpected instanceof RuntimeException r) {
+        e = r;
+      } else if (unexpected instanceof Error err) {
+        if (endError != null) {
+          err.addSuppressed(endError);
+        }
+        throw err;
+      } else if (endError != null) {
+        throw endError;
+      } else {
+        e = new IllegalStateException(planName + ": the CUDA graph capture on " + stream + " was invalidated"
+            + " (cudaStreamEndCapture returned no graph): a call this thread made during the capture is not"
+            + " allowed while a stream captures");
+      }
+      if (endError != null) {
+        e.addSuppressed(endError);
+      }
+      throw e;
+    }
+    long exec;
+    try {
+      exec = Checked.cudaGraphInstantiate(graph);
+    } finally {
+      Checked.cudaGraphDestroyQuietly(graph); // the executable graph does not need it
+    }
+    NcclGraph captured = new NcclGraph(this, ncclStream, graphs, exec);
+    if (!graphs.add(captured)) { // the communicator was aborted from outside meanwhile
+      captured.closeBecause("its communicator was aborted");
+      state.ensureUsable();
+      throw new IllegalStateException(planName + ": its communicator was aborted during the capture");
+    }
+    return captured;
+  }
+
+  /** The checks of a graph launch; returns the stream's handle. */
+  long checkLaunchable(NcclStream stream) {
+    state.ensureUsable();
+    long s = comm.streamHandle(stream);
+    checkMemoriesOpen();
+    return s;
+  }
+
+  /** A launch's flight record: the steps, in order, and (with step events on) an event after the graph. */
+  void recordLaunch(long cudaStream) {
+    for (int step = 0; step < graphStepLabel.length; step++) {
+      events.record(graphStepLabel[step], 0);
+    }
+    events.markLast(cudaStream);
+  }
+
+  /**
+   * {@code cudaGraphLaunch}, timed by the cluster's watchdog like a blocking {@code ncclGroupEnd}: NCCL's
+   * guide warns that a graph launch can block when one process drives several GPUs, and a launch that
+   * waits forever must end in a timeout, not a hang.
+   */
+  int launchGraph(long exec, long cudaStream) {
+    state.enterBlocking(graphStepLabel.length > 0 ? graphStepLabel[0] : null);
+    int rc = CudaGraphs.cudaGraphLaunch(exec, cudaStream);
+    state.leaveBlocking();
+    return rc;
+  }
+
+  /** The exception for {@code cudaGraphLaunch} returning {@code rc}. */
+  RuntimeException graphLaunchFailed(int rc) {
+    return Checked.cudaError("cudaGraphLaunch (" + planName + ")", rc);
+  }
+
+  String planName() {
+    return planName;
   }
 
   /** The number of NCCL calls one enqueue issues. */

@@ -26,6 +26,11 @@ import java.util.concurrent.locks.LockSupport;
  * calls {@code ncclCommAbort} on the rank's own thread and throws. After a code NCCL documents as leaving
  * the communicator usable ({@code ncclInvalidArgument}, {@code ncclInvalidUsage}) it stays open; after
  * any other it is aborted, and every later use says why.
+ *
+ * <p>Every transition out of OPEN destroys the rank's CUDA graphs ({@link NcclGraphs#destroyAll}) before
+ * it calls {@code ncclCommDestroy} or {@code ncclCommAbort}: NCCL waits in both until no graph that
+ * captured the communicator is left, so the other order would hang. Captured plans then refuse to launch,
+ * naming why.
  */
 final class NcclRankState {
   private static final int OPEN = 0;
@@ -44,6 +49,7 @@ final class NcclRankState {
   private final int device;
   private final Duration timeout;
   private final StepEvents events;
+  private final NcclGraphs graphs;
   private final Resources resources;
   private final AtomicInteger state = new AtomicInteger(OPEN);
   /** Held while the comm is asked something from another thread, so that it cannot be freed meanwhile. */
@@ -63,13 +69,15 @@ final class NcclRankState {
   private volatile OperationLabel blockedIn;
   private boolean released; // guarded by lifecycle
 
-  NcclRankState(long comm, int rank, int size, int device, Duration timeout, StepEvents events, Resources resources) {
+  NcclRankState(long comm, int rank, int size, int device, Duration timeout, StepEvents events, NcclGraphs graphs,
+      Resources resources) {
     this.comm = comm;
     this.rank = rank;
     this.size = size;
     this.device = device;
     this.timeout = timeout;
     this.events = events;
+    this.graphs = graphs;
     this.resources = resources;
   }
 
@@ -333,6 +341,7 @@ final class NcclRankState {
         return;
       }
     }
+    graphs.destroyAll("its communicator was aborted", null); // best effort: the abort must go on
     Checked.ncclCommAbortQuietly(comm);
   }
 
@@ -346,8 +355,9 @@ final class NcclRankState {
         return;
       }
     }
+    RuntimeException failure = graphs.destroyAll("its communicator was aborted", null);
     int rc = Checked.ncclCommAbortQuietly(comm);
-    RuntimeException failure = release(null);
+    failure = release(failure);
     if (rc != 0) {
       throw Checked.ncclError("ncclCommAbort", rc, 0);
     }
@@ -375,12 +385,13 @@ final class NcclRankState {
         return;
       }
     }
-    RuntimeException failure = null;
+    // Graphs first, also after an abort from outside (which destroyed those it saw): NCCL waits for them.
+    RuntimeException failure = graphs.destroyAll("its communicator was closed", null);
     if (previous == OPEN) {
       try {
         Checked.ncclCommDestroy(comm);
       } catch (RuntimeException e) {
-        failure = e;
+        failure = failure == null ? e : add(failure, e);
       }
     }
     failure = release(failure);
@@ -403,6 +414,11 @@ final class NcclRankState {
     }
     Checked.cudaSetDeviceQuietly(device);
     return resources.release(failure);
+  }
+
+  private static RuntimeException add(RuntimeException first, RuntimeException next) {
+    first.addSuppressed(next);
+    return first;
   }
 
   private String who() {

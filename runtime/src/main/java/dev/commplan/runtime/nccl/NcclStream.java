@@ -35,11 +35,22 @@ final class NcclStream extends StreamBase {
    * Waits for the work enqueued so far; throws {@link CudaException} if it failed, {@link NcclException}
    * if the communicator reports an asynchronous error, and gives up with {@code RankAbortedException}
    * when another rank of the cluster failed (see {@link NcclCommunicator#synchronize}).
+   *
+   * <p>A stream that is being captured into a CUDA graph (by the caller's own code) is refused with
+   * {@link IllegalStateException} before anything touches it: nothing on it runs until the graph is
+   * launched, and the wait's {@code cudaStreamQuery} would invalidate the caller's capture (CUDA refuses
+   * queries of a capturing stream) and count as a CUDA failure that aborts the communicator.
    */
   @Override
   protected void awaitIdle(Duration timeout) {
     if (destroyed) {
       throw new IllegalStateException(this + " was destroyed with its communicator");
+    }
+    owner.ensureUsable();
+    if (owner.graphs().isCapturing(handle)) {
+      throw new IllegalStateException(this + " is being captured into a CUDA graph: nothing enqueued on it runs"
+          + " until that graph is launched, and waiting for it would invalidate the capture; end the capture"
+          + " (cudaStreamEndCapture), launch the graph, then synchronize");
     }
     owner.synchronize(this, timeout);
   }

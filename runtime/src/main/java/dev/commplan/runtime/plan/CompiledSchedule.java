@@ -47,4 +47,80 @@ public interface CompiledSchedule {
    * AllGather).
    */
   void enqueueSteps(Stream stream, int fromIndex, int toIndex);
+
+  // ---------------------------------------------------------------- capture
+
+  /**
+   * Whether {@code stream} is being captured into a CUDA graph right now (by the caller's own code, or
+   * by someone else's: CUDA does not say whose), so that what is enqueued on it is recorded, not run.
+   * A plan asks once per {@code execute} and passes the answer on ({@link #enqueueSteps(Stream, int,
+   * int, boolean)}): host bookkeeping that describes work running on the stream (the host-access guard's
+   * marks, a flight record entry, a CUDA event) must not be done for work that is only recorded. The
+   * default, for backends without CUDA graphs: false. Cheap (one {@code cudaStreamIsCapturing} on the
+   * NCCL backend) and allocation-free.
+   */
+  default boolean isCapturing(Stream stream) {
+    return false;
+  }
+
+  /**
+   * {@link #enqueueSteps(Stream, int, int)}, told what {@link #isCapturing} just said about {@code
+   * stream}, so that a backend asks once per execute. When {@code capturing}, the backend only records
+   * the calls (no flight record, no events, nothing that waits on or queries the stream: CUDA would
+   * invalidate the capture). The default ignores it, which is right for backends without CUDA graphs.
+   */
+  default void enqueueSteps(Stream stream, int fromIndex, int toIndex, boolean capturing) {
+    enqueueSteps(stream, fromIndex, toIndex);
+  }
+
+  /**
+   * Records the whole schedule once for {@code stream} (on the NCCL backend: every step, each an NCCL
+   * group, captured into one CUDA graph), to be launched again and again. Every rank must capture at the
+   * same point of its sequence of collectives. The caller ({@code Plan.capture}) has checked the plan and
+   * owns what is returned: it does the host-access guard's marks at every launch and closes it.
+   *
+   * <p>The default, for backends without CUDA graphs (local, MPI, third-party ones): a {@link Capture}
+   * whose launch enqueues the schedule again, with the same results and the same cost as {@code
+   * execute}.
+   */
+  default Capture capture(Stream stream) {
+    Objects.requireNonNull(stream, "stream");
+    return new Capture() {
+      @Override
+      public void launch(boolean capturing) {
+        enqueueSteps(stream, 0, Integer.MAX_VALUE, capturing);
+      }
+
+      @Override
+      public boolean isGraph() {
+        return false;
+      }
+
+      @Override
+      public void close() {}
+    };
+  }
+
+  /**
+   * A schedule recorded by {@link #capture} for one stream. Used by the communicator's one thread, except
+   * {@link #close()}, which a backend may call from another when it frees the communicator.
+   */
+  interface Capture extends AutoCloseable {
+    /**
+     * Enqueues the recorded schedule once on the stream it was recorded for, and returns without
+     * waiting. {@code capturing}: what {@link CompiledSchedule#isCapturing} just said about that stream;
+     * while it is being captured by someone else, the calls are recorded into that capture instead (a
+     * graph launch cannot be).
+     *
+     * @throws IllegalStateException if the recording was closed, or freed with its communicator
+     */
+    void launch(boolean capturing);
+
+    /** Whether a CUDA graph backs the recording (false: {@link #launch} enqueues the calls again). */
+    boolean isGraph();
+
+    /** Frees the recording (the CUDA graph); idempotent. */
+    @Override
+    void close();
+  }
 }

@@ -2,6 +2,7 @@ package dev.commplan.runtime.plan;
 
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.CapturedPlan;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.DeviceMemory;
@@ -13,6 +14,8 @@ import dev.commplan.runtime.guard.StreamProgress;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A built plan: its buffers, its {@link Schedule} and the schedule compiled for the communicator's
@@ -28,6 +31,19 @@ import java.util.Objects;
  * execute, returns normally, a host read of a written buffer or a host write to any marked buffer throws
  * {@link dev.commplan.runtime.BufferInFlightException}. Streams that do not keep a {@link StreamProgress}
  * are not guarded.
+ *
+ * <p><b>Capture</b> ({@link #capture}): the backend records the whole schedule once ({@link
+ * CompiledSchedule#capture}; a CUDA graph on the NCCL backend), and each {@link CapturedPlan#launch()}
+ * enqueues it again. What a replay of the graph would skip is done here, on the host, at every launch:
+ * the checks of {@link #execute} (plan, communicator and bound buffers open) and the guard's marks; the
+ * backend adds its flight record. The plan keeps its live captured plans and closes them before it frees
+ * its memory, so that no graph outlives the addresses it holds.
+ *
+ * <p><b>Inside someone else's capture.</b> When the stream is being captured into a CUDA graph by the
+ * caller's own code ({@link CompiledSchedule#isCapturing}, asked once per execute), {@code execute}
+ * records the calls into that graph and marks nothing: no work runs until the caller launches the
+ * graph, and the guard cannot see that launch (the caller synchronizes the stream before reading, as
+ * with any CUDA work of their own).
  */
 public final class Plan implements AutoCloseable {
   private final String name;
@@ -47,11 +63,14 @@ public final class Plan implements AutoCloseable {
   private final String[][] writtenFieldsByStep;
   private final HostAccessGuard[][] readByStep;
   private final String[][] readFieldsByStep;
+  /** The captured plans not yet closed: closed before the plan frees its memory. */
+  private final Set<PlanCapture> captures = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
   /** Per step (schedule order), its execute-order check; null when the plan has none (the default). */
   private OrderCheck[] orderChecks;
   /** What the communicator's gate says this thread was doing, made once: {@code execute() of plan p.X}. */
   private final String executeLabel;
+  private final String launchLabel;
 
   /**
    * @param written per step, in the schedule's order, the handles its calls write (receive sides and
@@ -77,6 +96,7 @@ public final class Plan implements AutoCloseable {
     }
     this.name = name;
     this.executeLabel = "execute() of plan " + name;
+    this.launchLabel = "launch() of plan " + name + " (captured)";
     this.comm = comm;
     this.schedule = schedule;
     this.compiled = compiled;
@@ -116,18 +136,77 @@ public final class Plan implements AutoCloseable {
   public void execute(Stream stream) {
     checkExecutable(stream);
     StreamProgress progress = Guards.progressOf(stream);
-    if (progress == null) {
-      compiled.enqueue(stream); // a stream not built on StreamBase keeps no guard and no gate
+    if (progress == null) { // a stream not built on StreamBase keeps no guard and no gate
+      compiled.enqueueSteps(stream, 0, Integer.MAX_VALUE, compiled.isCapturing(stream));
       return;
     }
     CallGate gate = progress.gate();
     gate.enter(executeLabel); // one thread at a time: another thread in this communicator is refused
     try {
-      track(stream, progress, 0, stepWork.length);
-      compiled.enqueue(stream);
+      boolean capturing = compiled.isCapturing(stream);
+      if (!capturing) { // inside a capture nothing runs now: nothing to guard or to check after a synchronize
+        track(stream, progress, 0, stepWork.length);
+      }
+      compiled.enqueueSteps(stream, 0, Integer.MAX_VALUE, capturing);
     } finally {
       gate.exit();
     }
+  }
+
+  /**
+   * Records the whole plan once for {@code stream}, for launching again and again: on the NCCL backend
+   * every step (each an NCCL group) is captured into one CUDA graph, and {@link CapturedPlan#launch()} is
+   * one {@code cudaGraphLaunch}; on backends without CUDA graphs, {@code launch()} executes the plan.
+   * Capturing runs nothing. A collective call: every rank captures at the same point of its sequence of
+   * collectives, and launches where the others do. See {@link CapturedPlan} for what launch checks and
+   * for the lifetime rule (closing this plan closes its captured plans).
+   *
+   * @throws IllegalStateException if the plan, its communicator or a buffer bound to it is closed, or
+   *     (NCCL) the stream is already being captured: inside a capture of your own, call {@link #execute}
+   * @throws IllegalArgumentException if {@code stream} belongs to another communicator, or (NCCL) is the
+   *     legacy default stream, which CUDA cannot capture
+   */
+  public CapturedPlan capture(Stream stream) {
+    checkExecutable(stream);
+    CompiledSchedule.Capture recording = compiled.capture(stream);
+    PlanCapture captured = new PlanCapture(this, stream, recording);
+    captures.add(captured);
+    if (closed) { // closed by another thread meanwhile: do not leave a graph behind
+      captured.closeBecause("its plan was closed");
+      checkExecutable(stream);
+    }
+    return captured;
+  }
+
+  /** One launch of a captured plan: {@link #execute}'s checks and marks, then the backend's launch. */
+  void launch(Stream stream, CompiledSchedule.Capture recording) {
+    checkExecutable(stream);
+    StreamProgress progress = Guards.progressOf(stream);
+    if (progress == null) {
+      recording.launch(compiled.isCapturing(stream));
+      return;
+    }
+    CallGate gate = progress.gate();
+    gate.enter(launchLabel);
+    try {
+      boolean capturing = compiled.isCapturing(stream);
+      if (!capturing) {
+        track(stream, progress, 0, stepWork.length);
+      }
+      recording.launch(capturing);
+    } finally {
+      gate.exit();
+    }
+  }
+
+  /** A captured plan was closed. */
+  void forget(PlanCapture captured) {
+    captures.remove(captured);
+  }
+
+  /** The plan's name, for messages. */
+  String name() {
+    return name;
   }
 
   /**
@@ -145,14 +224,17 @@ public final class Plan implements AutoCloseable {
       if (steps.get(i).number() == step) {
         StreamProgress progress = Guards.progressOf(stream);
         if (progress == null) {
-          compiled.enqueueSteps(stream, i, i + 1);
+          compiled.enqueueSteps(stream, i, i + 1, compiled.isCapturing(stream));
           return;
         }
         CallGate gate = progress.gate();
         gate.enter(executeLabel);
         try {
-          track(stream, progress, i, i + 1);
-          compiled.enqueueSteps(stream, i, i + 1);
+          boolean capturing = compiled.isCapturing(stream);
+          if (!capturing) {
+            track(stream, progress, i, i + 1);
+          }
+          compiled.enqueueSteps(stream, i, i + 1, capturing);
         } finally {
           gate.exit();
         }
@@ -276,15 +358,33 @@ public final class Plan implements AutoCloseable {
     return closed;
   }
 
-  /** Frees the plan-owned buffers; idempotent. Bound buffers stay open (the user owns them). */
+  /**
+   * Closes the plan's captured plans (destroying their graphs), then frees the plan-owned buffers;
+   * idempotent. Bound buffers stay open (the user owns them).
+   */
   @Override
   public void close() {
     if (closed) {
       return;
     }
     closed = true;
+    RuntimeException failure = null;
+    for (PlanCapture captured : List.copyOf(captures)) {
+      try {
+        captured.closeBecause("its plan was closed");
+      } catch (RuntimeException e) { // a graph that could not be destroyed can no longer be launched either
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
     if (ownedMemory != null) {
       ownedMemory.close();
+    }
+    if (failure != null) {
+      throw failure;
     }
   }
 

@@ -1,6 +1,8 @@
 package dev.commplan.runtime.mpi;
 
 import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.CapturedPlan;
+import dev.commplan.runtime.CapturedPlanSuite;
 import dev.commplan.runtime.CollectiveCorrectnessSuite;
 import dev.commplan.runtime.CollectiveCorrectnessSuite.Case;
 import dev.commplan.runtime.CollectiveCorrectnessSuite.Expected;
@@ -135,6 +137,7 @@ public final class MpiSuiteMain {
     if (!plan.isEmpty()) {
       failures.add(plan);
     }
+    failures.addAll(captured(comm));
     // How many ranks failed, so that every process (and rank 0's summary) knows.
     int failedRanks;
     try (I32Buffer flag = I32Buffer.allocate(comm, 1)) {
@@ -146,7 +149,7 @@ public final class MpiSuiteMain {
     double seconds = (System.nanoTime() - start) / 1e9;
     StringBuilder line = new StringBuilder().append("mpi suite rank ").append(rank).append(" of ").append(n)
         .append(": ").append(hashes.length).append(" collective runs (").append(cases.size()).append(" cases × counts ")
-        .append(Arrays.toString(counts)).append("), group, close-in-flight, allocation and mixed-plan checks: ")
+        .append(Arrays.toString(counts)).append("), group, close-in-flight, allocation, mixed-plan and captured-plan checks: ")
         .append(failures.isEmpty() ? "all right" : failures.size() + " wrong").append(String.format(" in %.1f s", seconds));
     for (String failure : failures.subList(0, Math.min(20, failures.size()))) {
       line.append("\n  FAIL ").append(failure);
@@ -159,6 +162,42 @@ public final class MpiSuiteMain {
     }
     System.out.flush();
     return failedRanks == 0 ? 0 : 1;
+  }
+
+  /**
+   * Captured plans on MPI, where {@code launch()} executes the plan: every collective and op or root, in
+   * and out of place, for three data types, each captured and launched 3 times on fresh inputs and
+   * checked; the multi-step plan launched 50 times with host writes in between; launch after close
+   * refused. Returns what was wrong.
+   */
+  private static List<String> captured(MpiCommunicator comm) {
+    List<Case> cases = new ArrayList<>();
+    for (Collective collective : new Collective[] {
+        Collective.ALL_REDUCE, Collective.REDUCE_SCATTER, Collective.ALL_GATHER, Collective.BROADCAST}) {
+      for (DataType type : new DataType[] {DataType.F32, DataType.I64, DataType.U8}) {
+        cases.addAll(CollectiveCorrectnessSuite.cases(collective, type, comm.size()));
+      }
+    }
+    List<String> failures = new ArrayList<>(CapturedPlanSuite.launchCasesOnRank(comm, cases,
+        CapturedPlanSuite.COUNT, 3, CollectiveReference::typeAccumulation, false));
+    String mixed = CapturedPlanSuite.launchMixedOnRank(comm, 50);
+    if (mixed != null) {
+      failures.add("captured mixed plan: " + mixed);
+    }
+    PlanBuilder b = new PlanBuilder("suite.CapturedClosed", comm, 0);
+    int x = b.buffer("x", DataType.F32, 4, "{\"4\"}", null);
+    b.allReduce(0, x, x, ReduceOp.SUM);
+    try (Plan plan = b.build()) {
+      CapturedPlan captured = plan.capture(comm.stream());
+      captured.close();
+      try {
+        captured.launch();
+        failures.add("launch after close did not throw on rank " + comm.rank());
+      } catch (IllegalStateException expected) {
+        // right
+      }
+    }
+    return failures;
   }
 
   /**

@@ -41,7 +41,6 @@ public final class Cuda {
   public static final int ERROR_NO_DEVICE = 100;
   /** {@code cudaEventDisableTiming}: an event for ordering only, cheaper to record and query. */
   public static final int EVENT_DISABLE_TIMING = 0x02;
-
   static final List<String> FUNCTIONS = List.of(
       "cudaGetDeviceCount", "cudaSetDevice", "cudaGetDevice", "cudaMalloc", "cudaFree", "cudaMemGetInfo",
       "cudaMemcpyAsync", "cudaMemsetAsync", "cudaStreamCreateWithFlags", "cudaStreamSynchronize",

@@ -58,7 +58,7 @@ public final class NativeLibrary {
         lib = cudart;
         if (lib == null) {
           lib = open("the CUDA runtime", CUDART_SONAME, CUDART_PROPERTY, System.getProperty(CUDART_PROPERTY),
-              Cuda.FUNCTIONS, "install the CUDA 13 runtime (cuda-cudart-13-0)");
+              java.util.stream.Stream.concat(Cuda.FUNCTIONS.stream(), CudaGraphs.FUNCTIONS.stream()).toList(), "install the CUDA 13 runtime (cuda-cudart-13-0)");
           cudart = lib;
         }
       }

@@ -1,0 +1,121 @@
+package dev.commplan.runtime.nccl;
+
+import dev.commplan.runtime.plan.CompiledSchedule;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A compiled schedule captured into one CUDA graph for one stream ({@link NcclCompiledSchedule#capture}):
+ * the executable graph ({@code cudaGraphExec_t}), launched with one {@code cudaGraphLaunch}.
+ *
+ * <p>What a launch does on the host, besides the graph launch: the schedule's checks (the communicator
+ * usable, the stream not destroyed, every memory block the graph points into still open) and its flight
+ * record (one entry per step, and with step events on, a CUDA event after the graph). The plan has done
+ * its own checks and the host-access guard's marks before ({@code Plan.launch}). Nothing of this is in
+ * the graph: a replay runs only the NCCL kernels captured once.
+ *
+ * <p><b>Lifetime.</b> One atomic state: IDLE, LAUNCHING (the rank's thread is inside {@code
+ * cudaGraphLaunch}), CLOSED, or CLOSE_PENDING (closed while launching). {@link #closeBecause} may come
+ * from another thread (the cluster's watchdog aborting the communicator): it destroys an idle graph at
+ * once, and leaves a launching one to the launching thread, which destroys it as soon as its {@code
+ * cudaGraphLaunch} has returned. So an executable graph is never destroyed under a launch of it, and a
+ * launch never starts on a destroyed one; a launch pays two uncontended compare-and-sets for it.
+ */
+final class NcclGraph implements CompiledSchedule.Capture {
+  private static final int IDLE = 0;
+  private static final int LAUNCHING = 1;
+  private static final int CLOSED = 2;
+  private static final int CLOSE_PENDING = 3;
+
+  private final NcclCompiledSchedule schedule;
+  private final NcclStream stream;
+  private final NcclGraphs registry;
+  private final long exec;
+  private final AtomicInteger state = new AtomicInteger(IDLE);
+  private volatile String closedBecause;
+
+  NcclGraph(NcclCompiledSchedule schedule, NcclStream stream, NcclGraphs registry, long exec) {
+    this.schedule = schedule;
+    this.stream = stream;
+    this.registry = registry;
+    this.exec = exec;
+  }
+
+  /**
+   * {@code cudaGraphLaunch} of the whole schedule, or, while someone else captures the stream, the
+   * schedule's calls recorded into that capture (a graph launch cannot be captured into another graph
+   * here; the plan's {@code execute} does the same).
+   */
+  @Override
+  public void launch(boolean capturing) {
+    if (capturing) {
+      schedule.enqueueSteps(stream, 0, Integer.MAX_VALUE, true);
+      return;
+    }
+    long s = schedule.checkLaunchable(stream);
+    if (!state.compareAndSet(IDLE, LAUNCHING)) {
+      throw closed();
+    }
+    int rc;
+    try {
+      rc = schedule.launchGraph(exec, s);
+    } finally {
+      if (!state.compareAndSet(LAUNCHING, IDLE)) {
+        destroyNow(); // closed from another thread while this one launched
+      }
+    }
+    if (rc != 0) {
+      throw schedule.graphLaunchFailed(rc);
+    }
+    schedule.recordLaunch(s);
+  }
+
+  @Override
+  public boolean isGraph() {
+    return true;
+  }
+
+  @Override
+  public void close() {
+    closeBecause("the captured plan was closed");
+  }
+
+  /** Closes it, naming why in later messages; destroys it now, or after a launch in progress. Idempotent. */
+  void closeBecause(String why) {
+    while (true) {
+      int s = state.get();
+      if (s == CLOSED || s == CLOSE_PENDING) {
+        return;
+      }
+      if (closedBecause == null) {
+        closedBecause = why;
+      }
+      if (s == IDLE && state.compareAndSet(IDLE, CLOSED)) {
+        destroyNow();
+        return;
+      }
+      if (s == LAUNCHING && state.compareAndSet(LAUNCHING, CLOSE_PENDING)) {
+        return;
+      }
+    }
+  }
+
+  boolean isClosed() {
+    int s = state.get();
+    return s == CLOSED || s == CLOSE_PENDING;
+  }
+
+  private void destroyNow() {
+    state.set(CLOSED);
+    registry.remove(this);
+    Checked.cudaGraphExecDestroy(exec);
+  }
+
+  private IllegalStateException closed() {
+    return new IllegalStateException(this + " was destroyed (" + closedBecause + "); it cannot be launched");
+  }
+
+  @Override
+  public String toString() {
+    return "the CUDA graph of " + schedule.planName() + " on " + stream;
+  }
+}

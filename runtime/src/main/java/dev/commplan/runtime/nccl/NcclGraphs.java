@@ -1,0 +1,110 @@
+package dev.commplan.runtime.nccl;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import dev.commplan.runtime.nccl.internal.Cuda;
+import dev.commplan.runtime.nccl.internal.CudaGraphs;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * One rank's CUDA graphs: the executable graphs of its live captured plans, and the probe that tells
+ * whether a stream is being captured.
+ *
+ * <p><b>Graphs die before the communicator.</b> A graph that captured NCCL work holds a reference to the
+ * communicator's resources (NCCL hands the graph a CUDA user object), and since NCCL 2.26 {@code
+ * ncclCommDestroy} and {@code ncclCommAbort} poll until no such graph is left ({@code commDestroySync}:
+ * "keep polling until all graphs referencing us die"). Destroying the communicator first would hang. So
+ * {@link NcclRankState} calls {@link #destroyAll} before either, and after that {@link #add} refuses new
+ * graphs. Destroying an executable graph whose launch is still running does not stop it: CUDA frees it
+ * when it completes (and {@code ncclCommAbort} first makes NCCL's kernels give up).
+ *
+ * <p>Thread-safety: {@link #destroyAll} may run on the cluster's watchdog thread ({@code
+ * abortFromOutside}) while the rank's thread launches; {@link NcclGraph} keeps each graph alive until a
+ * launch in progress has returned. {@link #isCapturing} uses one out-parameter, so it is for the
+ * communicator's one thread.
+ */
+final class NcclGraphs {
+  private final int device;
+  private final Set<NcclGraph> live = new LinkedHashSet<>(); // guarded by this
+  private String closedBecause; // guarded by this; set once, by destroyAll
+  /** The out-parameter of cudaStreamIsCapturing: made once, so that the probe allocates nothing. */
+  private final MemorySegment captureStatus = Arena.ofAuto().allocate(JAVA_INT);
+
+  NcclGraphs(int device) {
+    this.device = device;
+  }
+
+  int device() {
+    return device;
+  }
+
+  /**
+   * Whether {@code cudaStream} is being captured into a CUDA graph (an invalidated capture counts: it is
+   * still open until its owner ends it, and querying or synchronizing the stream is still refused).
+   * One critical downcall, no allocation.
+   *
+   * @throws CudaException if CUDA cannot say (the legacy stream while a blocking stream captures)
+   */
+  boolean isCapturing(long cudaStream) {
+    int rc = CudaGraphs.cudaStreamIsCapturing(cudaStream, captureStatus);
+    if (rc != 0) {
+      throw Checked.cudaError("cudaStreamIsCapturing", rc);
+    }
+    return captureStatus.get(JAVA_INT, 0) != CudaGraphs.CAPTURE_STATUS_NONE;
+  }
+
+  /** Registers a new graph; false (the caller destroys it) once {@link #destroyAll} has run. */
+  synchronized boolean add(NcclGraph graph) {
+    if (closedBecause != null) {
+      return false;
+    }
+    live.add(graph);
+    return true;
+  }
+
+  /** A graph was destroyed. */
+  synchronized void remove(NcclGraph graph) {
+    live.remove(graph);
+  }
+
+  /** How many graphs are alive (tests, messages). */
+  synchronized int liveCount() {
+    return live.size();
+  }
+
+  /**
+   * Destroys every live graph (one whose launch is in progress right after that launch returns) and
+   * refuses new ones; idempotent. Errors are added to {@code failure} (or become it).
+   *
+   * @param why for the messages of later launches: "its communicator was closed"
+   */
+  RuntimeException destroyAll(String why, RuntimeException failure) {
+    List<NcclGraph> graphs;
+    synchronized (this) {
+      if (closedBecause == null) {
+        closedBecause = why;
+      }
+      graphs = new ArrayList<>(live);
+    }
+    if (!graphs.isEmpty()) {
+      Checked.cudaSetDeviceQuietly(device); // maybe the watchdog's thread
+    }
+    for (NcclGraph graph : graphs) {
+      try {
+        graph.closeBecause(why);
+      } catch (RuntimeException e) {
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    return failure;
+  }
+}

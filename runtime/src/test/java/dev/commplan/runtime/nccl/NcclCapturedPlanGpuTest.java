@@ -1,0 +1,37 @@
+package dev.commplan.runtime.nccl;
+
+import dev.commplan.runtime.CapturedPlanSuite;
+import dev.commplan.runtime.Cluster;
+import dev.commplan.runtime.CollectiveReference;
+import dev.commplan.runtime.DataType;
+
+/**
+ * The shared {@link CapturedPlanSuite} on the NCCL backend, where a captured plan is a CUDA graph: every
+ * collective × data type × op or root × in and out of place captured once and launched on fresh inputs,
+ * each launch checked against the reference; a multi-step plan launched 200 times with host writes in
+ * between, interleaved with execute and executeStep; the misuse cases. At the world size this machine
+ * has GPUs for. Skips, saying why, where there is no GPU.
+ */
+@NcclGpuTest
+class NcclCapturedPlanGpuTest extends CapturedPlanSuite {
+  @Override
+  protected Cluster cluster(int ranks) {
+    return NcclBackend.cluster(ranks);
+  }
+
+  @Override
+  protected int[] worldSizes() {
+    return new int[] {NcclBackend.deviceCount()};
+  }
+
+  @Override
+  protected boolean expectsGraph() {
+    return true;
+  }
+
+  /** NCCL passes partial sums between GPUs in the buffer's own type (see NcclCollectiveCorrectnessTest). */
+  @Override
+  protected double accumulationRoundoff(DataType type) {
+    return CollectiveReference.typeAccumulation(type);
+  }
+}
