@@ -2,16 +2,17 @@ package dev.commplan.processor;
 
 import static com.google.common.truth.Truth.assertWithMessage;
 import static com.google.testing.compile.CompilationSubject.assertThat;
-import static dev.commplan.processor.Plans.compile;
 import static dev.commplan.processor.Plans.source;
 
 import com.google.testing.compile.Compilation;
 import com.google.testing.compile.JavaFileObjects;
+import dev.commplan.processor.Plans.Toolchain;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Optional;
 import java.util.stream.Stream;
 import javax.tools.JavaFileObject;
@@ -21,8 +22,9 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Valid plans compile without warnings ({@code -Xlint:all}, less "processing") and generate exactly the
- * golden sources in {@code src/test/resources/golden/}, both source-equivalent and byte for byte.
+ * Valid plans compile without warnings, under javac ({@code -Xlint:all}, less "processing") and under ecj
+ * (Eclipse's compiler, with the warnings Eclipse shows by default), and generate exactly the golden sources
+ * in {@code src/test/resources/golden/}, both source-equivalent and byte for byte, under both.
  *
  * <p>After an intended change to the generated code, rewrite the golden files instead of comparing, then
  * review the diff:
@@ -195,10 +197,17 @@ class GoldenTest {
     return Arguments.of(generated, sources);
   }
 
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("plans")
-  void generatesTheGoldenSource(String generated, JavaFileObject[] sources) throws IOException {
-    Compilation c = compile(sources);
+  /** Every plan under every compiler (only javac rewrites the golden files). */
+  static Stream<Arguments> cases() {
+    return Arrays.stream(Toolchain.values())
+        .filter(t -> !UPDATE || t == Toolchain.JAVAC)
+        .flatMap(t -> plans().map(p -> Arguments.of(t, p.get()[0], p.get()[1])));
+  }
+
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("cases")
+  void generatesTheGoldenSource(Toolchain compiler, String generated, JavaFileObject[] sources) throws IOException {
+    Compilation c = compiler.compile(sources);
     assertThat(c).succeededWithoutWarnings();
 
     String simpleName = generated.substring(generated.lastIndexOf('.') + 1);

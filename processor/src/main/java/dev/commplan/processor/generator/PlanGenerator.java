@@ -38,6 +38,8 @@ public final class PlanGenerator {
   private static final ClassName COMMUNICATOR = ClassName.get(RUNTIME, "Communicator");
   private static final ClassName STREAM = ClassName.get(RUNTIME, "Stream");
   private static final ClassName DATA_TYPE = ClassName.get(RUNTIME, "DataType");
+  // Named in Javadoc only, so written out in full there (see javadocName): an import that only Javadoc
+  // uses is an unused import to ecj, which does not read Javadoc unless told to.
   private static final ClassName PLAN_BUILD_EXCEPTION = ClassName.get(RUNTIME, "PlanBuildException");
   private static final ClassName BUFFER_BINDING_EXCEPTION = ClassName.get(RUNTIME, "BufferBindingException");
   private static final ClassName BUFFER_IN_FLIGHT_EXCEPTION = ClassName.get(RUNTIME, "BufferInFlightException");
@@ -238,8 +240,8 @@ public final class PlanGenerator {
       t.addMethod(MethodSpec.methodBuilder("hostAccessGuard")
           .addJavadoc("Turns the read-before-sync guard on or off for this plan (default: on, unless\n"
               + "{@code -D$L=false}): with it on, reading a buffer the plan writes, or writing one it\n"
-              + "uses, before {@code stream.synchronize()} throws {@link $T}.\n",
-              "commplan.hostAccessGuard", BUFFER_IN_FLIGHT_EXCEPTION)
+              + "uses, before {@code stream.synchronize()} throws {@link $L}.\n",
+              "commplan.hostAccessGuard", javadocName(BUFFER_IN_FLIGHT_EXCEPTION))
           .addModifiers(Modifier.PUBLIC)
           .addParameter(boolean.class, "enabled")
           .returns(builder)
@@ -285,11 +287,12 @@ public final class PlanGenerator {
           .addJavadoc("Builds the plan on {@code $N}: checks the dims and the bound buffers, allocates the\n"
               + "other buffers, and prepares the schedule once. Build one per rank, on its communicator.\n"
               + "\n"
-              + "@throws $T if a dim is unset or not greater than 0, the communicator's\n"
+              + "@throws $L if a dim is unset or not greater than 0, the communicator's\n"
               + "    size differs from the plan's fixed ranks, a root is out of range, or a count is not\n"
               + "    divisible by the number of ranks\n"
-              + "@throws $T if a bound buffer has the wrong count or type, is closed,\n"
-              + "    or belongs to another communicator\n", comm, PLAN_BUILD_EXCEPTION, BUFFER_BINDING_EXCEPTION)
+              + "@throws $L if a bound buffer has the wrong count or type, is closed,\n"
+              + "    or belongs to another communicator\n", comm, javadocName(PLAN_BUILD_EXCEPTION),
+              javadocName(BUFFER_BINDING_EXCEPTION))
           .addModifiers(Modifier.PUBLIC)
           .addParameter(COMMUNICATOR, comm)
           .returns(self);
@@ -384,6 +387,14 @@ public final class PlanGenerator {
         case ALL_GATHER -> "all-gather";
         case REDUCE_SCATTER -> "reduce-scatter";
       };
+    }
+
+    /**
+     * A type that only Javadoc names, written out in full: {@code $T} would import it, and ecj reports an
+     * import that only Javadoc uses as unused.
+     */
+    private static String javadocName(ClassName type) {
+      return type.canonicalName();
     }
 
     private static ClassName bufferClass(BufferSpec b) {
