@@ -4,6 +4,7 @@ import com.google.auto.service.AutoService;
 import com.palantir.javapoet.JavaFile;
 import dev.commplan.processor.diag.DiagnosticPrinter;
 import dev.commplan.processor.diag.Message;
+import dev.commplan.processor.diag.Placement;
 import dev.commplan.processor.diag.ValidationReport;
 import dev.commplan.processor.generator.PlanGenerator;
 import dev.commplan.processor.model.PlanModel;
@@ -69,7 +70,7 @@ public final class CommPlanProcessor extends AbstractProcessor {
     super.init(env);
     elements = env.getElementUtils();
     filer = env.getFiler();
-    printer = new DiagnosticPrinter(env.getMessager());
+    printer = new DiagnosticPrinter(env.getMessager(), Placement.forEnvironment(env));
     parser = new PlanParser(elements);
   }
 

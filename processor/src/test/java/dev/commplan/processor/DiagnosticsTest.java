@@ -1,26 +1,39 @@
 package dev.commplan.processor;
 
 import static com.google.testing.compile.CompilationSubject.assertThat;
-import static dev.commplan.processor.Plans.compile;
 import static dev.commplan.processor.Plans.source;
 
 import com.google.testing.compile.Compilation;
+import dev.commplan.processor.Plans.Toolchain;
 import javax.tools.JavaFileObject;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * One negative test per diagnostic of the contract's "must reject" list (and the processor's own): each
  * checks the stable id, the key parts of the message (fields, sizes as written and as required, the fix),
- * the line it points at, and that it is the only error.
+ * the line it points at, and that it is the only error. Every test runs under javac and under ecj
+ * (Eclipse's compiler, which Eclipse runs as you type): the same errors, on the same lines, except where
+ * ecj cannot place them there (said at each such test).
  */
+@ParameterizedClass(name = "{0}")
+@EnumSource(Toolchain.class)
 class DiagnosticsTest {
+  @Parameter
+  Toolchain compiler;
+
+  private Compilation compile(JavaFileObject f) {
+    return compiler.compile(f);
+  }
 
   /** Compiles {@code f}, expects exactly {@code count} errors, each part on the line containing {@code line}. */
-  private static Compilation assertErrors(int count, JavaFileObject f, String line, String... parts) {
+  private Compilation assertErrors(int count, JavaFileObject f, String line, String... parts) {
     Compilation c = compile(f);
     assertThat(c).failed();
     assertThat(c).hadErrorCount(count);
@@ -30,7 +43,7 @@ class DiagnosticsTest {
     return c;
   }
 
-  private static Compilation assertError(JavaFileObject f, String line, String... parts) {
+  private Compilation assertError(JavaFileObject f, String line, String... parts) {
     return assertErrors(1, f, line, parts);
   }
 
@@ -260,6 +273,36 @@ class DiagnosticsTest {
     }
 
     @Test
+    void anEntryOnTheLineAfterTheAnnotation() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = {\"hidden\", \"n\"})",
+          "class Grads {",
+          "  @AllReduce",
+          "  @Shape(",
+          "      {\"2\", \"hidden+1\"})",
+          "  F32Buffer g;",
+          "}");
+      assertError(f, "hidden+1", "[CommPlan/BadShape] @Shape entry \"hidden+1\" of 'g' does not parse");
+    }
+
+    @Test
+    void anEntryOnALineOfItsOwn() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = {\"hidden\", \"n\"})",
+          "class Grads {",
+          "  @AllReduce",
+          "  @Shape({\"2\",",
+          "      \"hidden+1\",",
+          "      \"n\"})",
+          "  F32Buffer g;",
+          "}");
+      // ecj finds an attribute's whole value in the source, never one entry of it: its line is the opening
+      // brace's (javac's is the entry's).
+      assertError(f, compiler == Toolchain.JAVAC ? "\"hidden+1\"," : "@Shape({",
+          "[CommPlan/BadShape] @Shape entry \"hidden+1\" of 'g' does not parse");
+    }
+
+    @Test
     void emptyShape() {
       JavaFileObject f = source("p.Grads",
           "@CommPlan",
@@ -465,9 +508,30 @@ class DiagnosticsTest {
     })
     void notAClass(String declaration, String what) {
       JavaFileObject f = source("p.Grads", "@CommPlan", declaration);
-      assertError(f, "@CommPlan",
-          "[CommPlan/BadTarget] @CommPlan goes on a class, but 'Grads' is " + what
-              + ". Fix: declare 'Grads' as a class (top-level or static nested).");
+      String message = "[CommPlan/BadTarget] @CommPlan goes on a class, but 'Grads' is " + what
+          + ". Fix: declare 'Grads' as a class (top-level or static nested).";
+      if (compiler == Toolchain.ECJ && what.equals("a record")) {
+        // ecj's Messager has no case for records, and none of this record's members has a place in the
+        // source (they are implicit): no element of this file can carry the error. See aNestedRecord.
+        Compilation c = compile(f);
+        assertThat(c).hadErrorCount(1);
+        assertThat(c).hadErrorContaining(message);
+        return;
+      }
+      assertError(f, "@CommPlan", message);
+    }
+
+    @Test
+    void aNestedRecord() {
+      JavaFileObject f = source("p.Outer",
+          "class Outer {",
+          "  @CommPlan",
+          "  record Grads(int x) {}",
+          "}");
+      // ecj places nothing inside a record (no case for records in its Messager), so the error goes on the
+      // enclosing class there; without it, Eclipse would only log the error, and show none.
+      assertError(f, compiler == Toolchain.JAVAC ? "@CommPlan" : "class Outer",
+          "[CommPlan/BadTarget] @CommPlan goes on a class, but 'Grads' is a record.");
     }
 
     @Test
@@ -501,6 +565,16 @@ class DiagnosticsTest {
           "class Grads {}");
       assertError(f, "@CommPlan",
           "[CommPlan/BadDim] dims entry \"ranks\" is reserved: ranks always means the communicator's size.");
+    }
+
+    @Test
+    void duplicatedOnALineOfItsOwn() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = {\"n\",",
+          "    \"n\"})",
+          "class Grads {}");
+      // As for @Shape entries: ecj's line is the attribute's, javac's the entry's.
+      assertError(f, compiler == Toolchain.JAVAC ? "    \"n\"})" : "@CommPlan", "[CommPlan/BadDim] dims lists \"n\" twice.");
     }
 
     @Test
@@ -580,6 +654,19 @@ class DiagnosticsTest {
                 + " so nothing reads it. Fix: annotate 'Grads' with @CommPlan, or remove @AllReduce.")
         .inFile(f).onLineContaining("F32Buffer g");
     assertThat(c).hadErrorContaining("[CommPlan/NotInPlan] 'g' carries @Shape").inFile(f).onLineContaining("F32Buffer g");
+  }
+
+  @Test
+  void annotationsOnAnEnumConstant() {
+    JavaFileObject f = source("p.Grads",
+        "enum Grads {",
+        "  @AllReduce",
+        "  A,",
+        "  B",
+        "}");
+    // ecj cannot place an enum constant (no case for them in its Messager): the enum, then.
+    assertError(f, compiler == Toolchain.JAVAC ? "@AllReduce" : "enum Grads",
+        "[CommPlan/NotInPlan] 'A' carries @AllReduce, but its class 'Grads' is not annotated @CommPlan");
   }
 
   @Test

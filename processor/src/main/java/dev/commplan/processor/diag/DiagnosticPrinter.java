@@ -5,12 +5,17 @@ import javax.lang.model.element.AnnotationMirror;
 import javax.lang.model.element.AnnotationValue;
 import javax.lang.model.element.Element;
 
-/** Prints {@link Message}s through the compiler's {@link Messager}, located as precisely as known. */
+/**
+ * Prints {@link Message}s through the compiler's {@link Messager}, located as precisely as the compiler
+ * can place them ({@link Placement}).
+ */
 public final class DiagnosticPrinter {
   private final Messager messager;
+  private final Placement placement;
 
-  public DiagnosticPrinter(Messager messager) {
+  public DiagnosticPrinter(Messager messager, Placement placement) {
     this.messager = messager;
+    this.placement = placement;
   }
 
   /** Prints every item of the report, once. */
@@ -23,12 +28,13 @@ public final class DiagnosticPrinter {
   /** Prints one message on {@code element}, at {@code value} of {@code mirror} where given. */
   public void print(Message message, Element element, AnnotationMirror mirror, AnnotationValue value, Object... args) {
     String text = message.render(args);
-    if (mirror != null && value != null) {
-      messager.printMessage(message.kind(), text, element, mirror, value);
-    } else if (mirror != null) {
-      messager.printMessage(message.kind(), text, element, mirror);
+    Placement.Target at = placement.place(element, mirror, value);
+    if (at.mirror() != null && at.value() != null) {
+      messager.printMessage(message.kind(), text, at.element(), at.mirror(), at.value());
+    } else if (at.mirror() != null) {
+      messager.printMessage(message.kind(), text, at.element(), at.mirror());
     } else {
-      messager.printMessage(message.kind(), text, element);
+      messager.printMessage(message.kind(), text, at.element());
     }
   }
 }
