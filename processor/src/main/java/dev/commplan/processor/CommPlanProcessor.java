@@ -5,6 +5,7 @@ import com.palantir.javapoet.JavaFile;
 import dev.commplan.processor.diag.DiagnosticPrinter;
 import dev.commplan.processor.diag.Message;
 import dev.commplan.processor.diag.Placement;
+import dev.commplan.processor.diag.SourceOrder;
 import dev.commplan.processor.diag.ValidationReport;
 import dev.commplan.processor.generator.PlanGenerator;
 import dev.commplan.processor.model.PlanModel;
@@ -70,7 +71,7 @@ public final class CommPlanProcessor extends AbstractProcessor {
     super.init(env);
     elements = env.getElementUtils();
     filer = env.getFiler();
-    printer = new DiagnosticPrinter(env.getMessager(), Placement.forEnvironment(env));
+    printer = new DiagnosticPrinter(env.getMessager(), Placement.forEnvironment(env), SourceOrder.forEnvironment(env));
     parser = new PlanParser(elements);
   }
 
@@ -86,6 +87,15 @@ public final class CommPlanProcessor extends AbstractProcessor {
 
   @Override
   public boolean process(Set<? extends TypeElement> annotations, RoundEnvironment round) {
+    try {
+      processRound(round);
+    } finally {
+      printer.flush(round.getRootElements()); // the round's diagnostics, in source order
+    }
+    return false;
+  }
+
+  private void processRound(RoundEnvironment round) {
     Map<String, TypeElement> plans = new LinkedHashMap<>();
     for (String name : deferred.keySet()) {
       TypeElement type = elements.getTypeElement(name);
@@ -122,7 +132,6 @@ public final class CommPlanProcessor extends AbstractProcessor {
       }
       deferred.clear();
     }
-    return false;
   }
 
   /** One plan, start to end; whatever goes wrong stays with this plan. */

@@ -1,10 +1,15 @@
 package dev.commplan.processor;
 
+import static com.google.common.truth.Truth.assertWithMessage;
 import static com.google.testing.compile.CompilationSubject.assertThat;
 import static dev.commplan.processor.Plans.source;
 
 import com.google.testing.compile.Compilation;
 import dev.commplan.processor.Plans.Toolchain;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import javax.tools.Diagnostic;
 import javax.tools.JavaFileObject;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -667,6 +672,51 @@ class DiagnosticsTest {
     // ecj cannot place an enum constant (no case for them in its Messager): the enum, then.
     assertError(f, compiler == Toolchain.JAVAC ? "@AllReduce" : "enum Grads",
         "[CommPlan/NotInPlan] 'A' carries @AllReduce, but its class 'Grads' is not annotated @CommPlan");
+  }
+
+  @Test
+  void diagnosticsComeInSourceOrder() throws java.io.IOException {
+    JavaFileObject f = source("p.Grads",
+        "class Loose {",
+        "  @AllReduce @Shape(\"1\") F32Buffer loose;",
+        "}",
+        "@CommPlan(dims = {\"n\", \"n\"})",
+        "class Grads {",
+        "  @AllReduce(into = \"nope\") @Shape(\"n\") F32Buffer a;",
+        "  @AllReduce @Shape(\"m\") F32Buffer b;",
+        "  @AllReduce @Shape(\"1\") private F32Buffer c;",
+        "  @AllGather(into = \"e\") @Shape(\"n\") F32Buffer d;",
+        "  F32Buffer e;",
+        "  @Broadcast(root = -1) @Shape({\"2\", \"0\"}) F32Buffer g;",
+        "}");
+    Compilation c = compile(f);
+    List<String> lines = f.getCharContent(false).toString().lines().toList();
+    List<String> reported = new ArrayList<>();
+    for (Diagnostic<? extends JavaFileObject> d : c.errors()) {
+      String id = d.getMessage(Locale.ROOT).substring(0, d.getMessage(Locale.ROOT).indexOf(']') + 1);
+      reported.add(lines.get((int) d.getLineNumber() - 1).strip() + " " + id);
+    }
+    List<String> loose = List.of(
+        "@AllReduce @Shape(\"1\") F32Buffer loose; [CommPlan/NotInPlan]",
+        "@AllReduce @Shape(\"1\") F32Buffer loose; [CommPlan/NotInPlan]");
+    if (compiler == Toolchain.ECJ) {
+      // ecj gives no order of a file's top-level types (its root elements are a hash set) and no offsets:
+      // each type's errors are in source order, the types in the order processed (plans first).
+      assertWithMessage("errors").that(reported.subList(reported.size() - 2, reported.size())).isEqualTo(loose);
+      reported = new ArrayList<>(reported.subList(0, reported.size() - 2));
+      reported.addAll(0, loose);
+    }
+    // One field's errors in the order of its annotations, as written.
+    assertWithMessage("errors, each after its line").that(reported).containsExactly(
+        "@AllReduce @Shape(\"1\") F32Buffer loose; [CommPlan/NotInPlan]",
+        "@AllReduce @Shape(\"1\") F32Buffer loose; [CommPlan/NotInPlan]",
+        "@CommPlan(dims = {\"n\", \"n\"}) [CommPlan/BadDim]",
+        "@AllReduce(into = \"nope\") @Shape(\"n\") F32Buffer a; [CommPlan/UnknownInto]",
+        "@AllReduce @Shape(\"m\") F32Buffer b; [CommPlan/UnknownDim]",
+        "@AllReduce @Shape(\"1\") private F32Buffer c; [CommPlan/PrivateField]",
+        "F32Buffer e; [CommPlan/MissingShape]",
+        "@Broadcast(root = -1) @Shape({\"2\", \"0\"}) F32Buffer g; [CommPlan/BadRoot]",
+        "@Broadcast(root = -1) @Shape({\"2\", \"0\"}) F32Buffer g; [CommPlan/BadShape]").inOrder();
   }
 
   @Test

@@ -16,7 +16,10 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Set;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import javax.annotation.processing.AbstractProcessor;
+import javax.annotation.processing.ProcessingEnvironment;
 import javax.annotation.processing.RoundEnvironment;
 import javax.lang.model.SourceVersion;
 import javax.lang.model.element.TypeElement;
@@ -126,6 +129,34 @@ class ProcessorTest {
   }
 
   @Test
+  void diagnosticsComeInSourceOrderBehindAWrappedProcessingEnvironment() {
+    // Gradle's incremental processing (and this test) hand the processor a wrapped environment, where
+    // javac's Trees is not at hand: the order then comes from the model (SourceOrder's fallback).
+    JavaFileObject f = source("p.Grads",
+        "class Loose {",
+        "  @AllReduce @Shape(\"1\") F32Buffer loose;",
+        "}",
+        "@CommPlan(dims = \"n\")",
+        "class Grads {",
+        "  @AllReduce(into = \"nope\") @Shape(\"n\") F32Buffer a;",
+        "  @AllReduce @Shape(\"m\") F32Buffer b;",
+        "  @AllReduce @Shape(\"1\") private F32Buffer c;",
+        "}");
+    Compilation c = Compiler.javac().withProcessors(new Wrapped(new CommPlanProcessor())).withOptions(Plans.OPTIONS)
+        .compile(f);
+    List<Long> lines = new ArrayList<>();
+    List<String> ids = new ArrayList<>();
+    for (javax.tools.Diagnostic<? extends JavaFileObject> d : c.errors()) {
+      lines.add(d.getLineNumber());
+      String m = d.getMessage(java.util.Locale.ROOT);
+      ids.add(m.substring(0, m.indexOf(']') + 1));
+    }
+    assertThat(ids).containsExactly("[CommPlan/NotInPlan]", "[CommPlan/NotInPlan]", "[CommPlan/UnknownInto]",
+        "[CommPlan/UnknownDim]", "[CommPlan/PrivateField]").inOrder();
+    assertThat(lines).isInOrder();
+  }
+
+  @Test
   void generatedSourcesAreReproducible() throws IOException {
     JavaFileObject plan = source("p.Grads",
         "@CommPlan(dims = \"n\")",
@@ -166,6 +197,43 @@ class ProcessorTest {
       }
     }
     return all.toString();
+  }
+
+  /** A processor run behind a wrapped {@link ProcessingEnvironment}, as Gradle's incremental processing does. */
+  private static final class Wrapped extends AbstractProcessor {
+    private final AbstractProcessor delegate;
+
+    Wrapped(AbstractProcessor delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public synchronized void init(ProcessingEnvironment env) {
+      super.init(env);
+      delegate.init((ProcessingEnvironment) Proxy.newProxyInstance(ProcessingEnvironment.class.getClassLoader(),
+          new Class<?>[] {ProcessingEnvironment.class}, (proxy, method, args) -> {
+            try {
+              return method.invoke(env, args);
+            } catch (InvocationTargetException e) {
+              throw e.getCause();
+            }
+          }));
+    }
+
+    @Override
+    public Set<String> getSupportedAnnotationTypes() {
+      return delegate.getSupportedAnnotationTypes();
+    }
+
+    @Override
+    public SourceVersion getSupportedSourceVersion() {
+      return delegate.getSupportedSourceVersion();
+    }
+
+    @Override
+    public boolean process(Set<? extends TypeElement> annotations, RoundEnvironment round) {
+      return delegate.process(annotations, round);
+    }
   }
 
   /** Generates {@code p.<name>} with {@code body} in the first round, as another processor would. */
