@@ -263,6 +263,13 @@ class DiagnosticsTest {
       "4hidden           | unexpected 'h' after the number at position 2",
       "hidden n          | unexpected 'n' at position 8: factors are joined by '*'",
       "4.5               | unexpected '.' at position 2",
+      // Characters outside the Basic Multilingual Plane are one character each, shown as written.
+      "4𝑛                | unexpected '𝑛' after the number at position 2",
+      "n 𝑛               | unexpected '𝑛' at position 3: factors are joined by '*'",
+      "😀                | unexpected '😀' at position 1: only '*' joins factors",
+      "𝑛*😀              | unexpected '😀' at position 3: only '*' joins factors",
+      // One that shows as nothing is named.
+      "n*\u200Bm         | unexpected U+200B (ZERO WIDTH SPACE) at position 3: only '*' joins factors",
     })
     void badShape(String entry, String reason) {
       JavaFileObject f = source("p.Grads",
