@@ -580,6 +580,35 @@ class DiagnosticsTest {
     }
 
     @Test
+    void duplicatedBehindAnInvisibleCharacter() {
+      // javac drops identifier-ignorable characters from names: "n\u200B" is n.
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = {\"n\", \"n\u200B\"})",
+          "class Grads {}");
+      assertError(f, "@CommPlan",
+          "[CommPlan/BadDim] dims entry \"n\\u200B\" is the dim \"n\" again: Java ignores U+200B (ZERO WIDTH SPACE)"
+              + " in names. Fix: remove \"n\\u200B\", or rename it.");
+    }
+
+    @Test
+    void reservedBehindAnInvisibleCharacter() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = {\"ranks\u2060\"})",
+          "class Grads {}");
+      assertError(f, "@CommPlan", "[CommPlan/BadDim] dims entry \"ranks\" is reserved");
+    }
+
+    @Test
+    void aKeywordBehindAnInvisibleCharacter() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = {\"cl\u00ADass\"})",
+          "class Grads {}");
+      assertError(f, "@CommPlan",
+          "[CommPlan/BadDim] dims entry \"cl\\u00ADass\" is not a Java identifier (each dim becomes a Builder setter)."
+              + " Fix: rename it, such as \"classDim\".");
+    }
+
+    @Test
     void duplicatedOnALineOfItsOwn() {
       JavaFileObject f = source("p.Grads",
           "@CommPlan(dims = {\"n\",",
@@ -645,6 +674,26 @@ class DiagnosticsTest {
     }
 
     @Test
+    void nameOfTheNestedBuilderBehindAnInvisibleCharacter() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(name = \"Build\u200Ber\")",
+          "class Grads {}");
+      assertError(f, "@CommPlan",
+          "[CommPlan/BadName] @CommPlan(name = \"Build\\u200Ber\") would clash with the generated class's nested"
+              + " Builder.");
+    }
+
+    @Test
+    void nameOfTheClassItselfBehindAnInvisibleCharacter() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(name = \"Grads\u200B\")",
+          "class Grads {}");
+      assertError(f, "@CommPlan",
+          "[CommPlan/BadName] @CommPlan(name = \"Grads\\u200B\") would generate p.Grads, which is the class 'p.Grads'"
+              + " itself.");
+    }
+
+    @Test
     void nameOfTheClassItself() {
       JavaFileObject f = source("p.Grads",
           "@CommPlan(name = \"Grads\")",
@@ -666,6 +715,27 @@ class DiagnosticsTest {
                 + " so nothing reads it. Fix: annotate 'Grads' with @CommPlan, or remove @AllReduce.")
         .inFile(f).onLineContaining("F32Buffer g");
     assertThat(c).hadErrorContaining("[CommPlan/NotInPlan] 'g' carries @Shape").inFile(f).onLineContaining("F32Buffer g");
+  }
+
+  @Test
+  void fieldsThatAreOneNameToJavac() {
+    JavaFileObject f = source("p.Grads",
+        "@CommPlan",
+        "class Grads {",
+        "  @AllReduce @Shape(\"1\") F32Buffer g;",
+        "  @AllReduce(step = 1) @Shape(\"1\") F32Buffer g\u200B;",
+        "}");
+    Compilation c = compile(f);
+    if (compiler == Toolchain.JAVAC) {
+      // javac reads g\u200B as g: its own error, and none of ours.
+      assertThat(c).hadErrorCount(1);
+      assertThat(c).hadErrorContaining("variable g is already defined");
+    } else {
+      // ecj keeps the character: two fields, whose accessors the generated code tells apart.
+      assertThat(c).succeededWithoutWarnings();
+      assertThat(c).generatedSourceFile("p.GradsPlan").contentsAsUtf8String().contains("public F32Buffer gBuffer()");
+      assertThat(c).generatedSourceFile("p.GradsPlan").contentsAsUtf8String().contains("public Builder bindGBuffer(");
+    }
   }
 
   @Test

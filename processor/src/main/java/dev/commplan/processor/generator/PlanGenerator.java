@@ -8,6 +8,7 @@ import com.palantir.javapoet.JavaFile;
 import com.palantir.javapoet.MethodSpec;
 import com.palantir.javapoet.ParameterSpec;
 import com.palantir.javapoet.TypeSpec;
+import dev.commplan.processor.lang.Identifiers;
 import dev.commplan.processor.model.BufferSpec;
 import dev.commplan.processor.model.CollectiveKind;
 import dev.commplan.processor.model.CollectiveSpec;
@@ -83,7 +84,7 @@ public final class PlanGenerator {
       String planField = planFields.claim("plan");
       Map<String, String> bufferFields = new HashMap<>();
       for (BufferSpec b : buffers) {
-        bufferFields.put(b.field(), planFields.claim(b.field()));
+        bufferFields.put(b.field(), planFields.claim(Identifiers.canonical(b.field())));
       }
 
       TypeSpec.Builder type = TypeSpec.classBuilder(self)
@@ -192,7 +193,7 @@ public final class PlanGenerator {
       }
       Map<String, String> bound = new HashMap<>();
       for (BufferSpec b : buffers) {
-        bound.put(b.field(), fields.claim(b.field()));
+        bound.put(b.field(), fields.claim(Identifiers.canonical(b.field())));
       }
       // The runtime's per-plan switches; null leaves PlanBuilder's default (its system property).
       String guard = fields.claim("hostAccessGuard");
@@ -223,7 +224,7 @@ public final class PlanGenerator {
       }
 
       for (BufferSpec b : buffers) {
-        String param = new Names().claim(b.field());
+        String param = new Names().claim(Identifiers.canonical(b.field()));
         t.addMethod(MethodSpec.methodBuilder(b.bindMethod())
             .addJavadoc("Uses {@code $N}, a buffer you own, as {@code $L} instead of one the plan allocates.\n"
                 + "{@link #build} checks that it is $L, {@code @Shape($L)} = $L elements,\n"
@@ -279,7 +280,7 @@ public final class PlanGenerator {
       String pb = locals.claim("b");
       Map<String, String> handle = new HashMap<>();
       for (BufferSpec b : buffers) {
-        handle.put(b.field(), locals.claim(b.field()));
+        handle.put(b.field(), locals.claim(Identifiers.canonical(b.field())));
       }
       String built = locals.claim("plan");
 

@@ -1,5 +1,6 @@
 package dev.commplan.processor.model;
 
+import dev.commplan.processor.lang.Identifiers;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -20,7 +21,8 @@ import java.util.Set;
  *       bind method; then {@code Dim} is appended until it is unique.
  * </ul>
  *
- * Names that need no change are kept first, so a field keeps its own name whenever it can.
+ * Names that need no change are kept first, so a field keeps its own name whenever it can. Names are
+ * compared, and returned, as the compiler reads them ({@link Identifiers#canonical}).
  */
 public final class MethodNames {
   /** The generated plan class's own methods and {@code Object}'s. */
@@ -37,13 +39,13 @@ public final class MethodNames {
 
   /** Accessor names for {@code fields}, in the same order. */
   public static List<String> accessors(List<String> fields) {
-    return allocate(fields, PLAN_METHODS, "Buffer");
+    return allocate(canonical(fields), PLAN_METHODS, "Buffer");
   }
 
   /** Bind method names for {@code fields}, in the same order. */
   public static List<String> bindMethods(List<String> fields) {
     List<String> wanted = new ArrayList<>();
-    for (String f : fields) {
+    for (String f : canonical(fields)) {
       wanted.add("bind" + capitalize(f));
     }
     return allocate(wanted, BUILDER_METHODS, "Buffer");
@@ -53,7 +55,15 @@ public final class MethodNames {
   public static List<String> dimSetters(List<String> dims, List<String> bindMethods) {
     Set<String> reserved = new HashSet<>(BUILDER_METHODS);
     reserved.addAll(bindMethods);
-    return allocate(dims, reserved, "Dim");
+    return allocate(canonical(dims), reserved, "Dim");
+  }
+
+  /**
+   * The names as the compiler reads them: names that differ only in identifier-ignorable characters are
+   * one method name in generated code ({@link Identifiers#canonical}), so they are told apart as one.
+   */
+  private static List<String> canonical(List<String> names) {
+    return names.stream().map(Identifiers::canonical).toList();
   }
 
   /**

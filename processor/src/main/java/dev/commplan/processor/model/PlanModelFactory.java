@@ -38,7 +38,7 @@ public final class PlanModelFactory {
             c.kind(),
             c.step().value(),
             f.name(),
-            c.recv(),
+            plan.field(c.recv()).map(ParsedField::name).orElseThrow(),
             c.op() == null ? null : c.op().value(),
             c.root() == null ? -1 : c.root().value()));
       }

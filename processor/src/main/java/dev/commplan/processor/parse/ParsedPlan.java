@@ -1,5 +1,6 @@
 package dev.commplan.processor.parse;
 
+import dev.commplan.processor.lang.Identifiers;
 import java.util.List;
 import java.util.Optional;
 import javax.lang.model.element.AnnotationMirror;
@@ -53,18 +54,25 @@ public record ParsedPlan(
     return simpleNames.getLast();
   }
 
-  /** The generated class's simple name: {@code name}, or the type's names joined by {@code _} and {@code Plan}. */
+  /**
+   * The generated class's simple name: {@code name}, or the type's names joined by {@code _} and {@code
+   * Plan}; as the compiler reads it ({@link Identifiers#canonical}).
+   */
   public String generatedName() {
-    return name.value().isEmpty() ? String.join("_", simpleNames) + "Plan" : name.value();
+    return Identifiers.canonical(name.value().isEmpty() ? String.join("_", simpleNames) + "Plan" : name.value());
   }
 
-  /** The declared field of this name. */
+  /**
+   * The declared field of this name: the one spelled so, else the one that is the same name to the
+   * compiler ({@code into = "all\u005Cu200B"} names {@code all}).
+   */
   public Optional<ParsedField> field(String name) {
-    return fields.stream().filter(f -> f.name().equals(name)).findFirst();
+    Optional<ParsedField> exact = fields.stream().filter(f -> f.name().equals(name)).findFirst();
+    return exact.isPresent() ? exact : fields.stream().filter(f -> Identifiers.same(f.name(), name)).findFirst();
   }
 
-  /** The dims' names, in declaration order. */
+  /** The dims' names, in declaration order, as the compiler reads them ({@link Identifiers#canonical}). */
   public List<String> dimNames() {
-    return dims.stream().map(Attr::value).toList();
+    return dims.stream().map(d -> Identifiers.canonical(d.value())).toList();
   }
 }

@@ -1,5 +1,6 @@
 package dev.commplan.processor.shape;
 
+import dev.commplan.processor.lang.Identifiers;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,7 +17,10 @@ public sealed interface ShapeEntry {
   /** A positive integer literal. */
   record Literal(BigInteger value) implements Factor {}
 
-  /** {@code ranks} or a dim name. */
+  /**
+   * {@code ranks} or a dim name, as the compiler reads it ({@link Identifiers#canonical}: {@code
+   * "n\u005Cu200B"} is {@code n}).
+   */
   record Symbol(String name) implements Factor {}
 
   /** An entry that parsed. */
@@ -80,7 +84,7 @@ public sealed interface ShapeEntry {
           return new Invalid("the literal '" + text.substring(start, i) + "' is 0, and every entry must be > 0");
         }
         if (i < n && Character.isJavaIdentifierPart(text.codePointAt(i))) {
-          return new Invalid("unexpected " + show(text.codePointAt(i)) + " after the number at position "
+          return new Invalid("unexpected " + Identifiers.show(text.codePointAt(i)) + " after the number at position "
               + position(text, i) + " (write a product with '*', e.g. \"4*hidden\")");
         }
         factors.add(new Literal(value));
@@ -89,13 +93,13 @@ public sealed interface ShapeEntry {
         while (i < n && Character.isJavaIdentifierPart(text.codePointAt(i))) {
           i += Character.charCount(text.codePointAt(i));
         }
-        factors.add(new Symbol(text.substring(start, i)));
+        factors.add(new Symbol(Identifiers.canonical(text.substring(start, i))));
       } else if (c == '*') {
         return new Invalid("a factor is missing before the '*' at position " + position(text, i));
       } else if (c == '-') {
         return new Invalid("unexpected '-' at position " + position(text, i) + ": sizes are positive");
       } else {
-        return new Invalid("unexpected " + show(c) + " at position " + position(text, i) + ": only '*' joins factors");
+        return new Invalid("unexpected " + Identifiers.show(c) + " at position " + position(text, i) + ": only '*' joins factors");
       }
       i = skipSpaces(text, i);
       if (i >= n) {
@@ -103,31 +107,11 @@ public sealed interface ShapeEntry {
       }
       int d = text.codePointAt(i);
       if (d != '*') {
-        return new Invalid("unexpected " + show(d) + " at position " + position(text, i)
+        return new Invalid("unexpected " + Identifiers.show(d) + " at position " + position(text, i)
             + (Character.isJavaIdentifierPart(d) ? ": factors are joined by '*'" : ": only '*' joins factors"));
       }
       i++;
     }
-  }
-
-  /**
-   * A character as messages show it: {@code 'x'}; one that shows as nothing or as something else (a control
-   * or format character, such as a zero-width space; a space other than ' '; a lone surrogate; an
-   * unassigned code point) by its code point and name: {@code U+200B (ZERO WIDTH SPACE)}.
-   */
-  static String show(int codePoint) {
-    int type = Character.getType(codePoint);
-    boolean visible = codePoint == ' ' || !(Character.isISOControl(codePoint)
-        || Character.isIdentifierIgnorable(codePoint)
-        || Character.isWhitespace(codePoint)
-        || type == Character.FORMAT || type == Character.SURROGATE || type == Character.UNASSIGNED
-        || type == Character.SPACE_SEPARATOR || type == Character.LINE_SEPARATOR
-        || type == Character.PARAGRAPH_SEPARATOR || type == Character.PRIVATE_USE);
-    if (visible) {
-      return "'" + Character.toString(codePoint) + "'";
-    }
-    String name = Character.getName(codePoint);
-    return String.format(java.util.Locale.ROOT, "U+%04X", codePoint) + (name == null ? "" : " (" + name + ")");
   }
 
   /** The 1-based position of the character at UTF-16 index {@code index}, counted in code points. */

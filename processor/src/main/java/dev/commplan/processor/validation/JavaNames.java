@@ -1,15 +1,15 @@
 package dev.commplan.processor.validation;
 
+import dev.commplan.processor.lang.Identifiers;
 import java.util.Collection;
-import javax.lang.model.SourceVersion;
 
 /** Small helpers about Java names and near-misses, for checks and "did you mean" hints. */
 public final class JavaNames {
   private JavaNames() {}
 
-  /** Whether {@code s} is an identifier and not a keyword (or {@code _}) in the latest Java version. */
+  /** See {@link Identifiers#isIdentifier}. */
   public static boolean isIdentifier(String s) {
-    return SourceVersion.isIdentifier(s) && !SourceVersion.isKeyword(s, SourceVersion.latestSupported());
+    return Identifiers.isIdentifier(s);
   }
 
   /** A valid identifier resembling {@code s}: invalid characters dropped, words joined in camel case. */
@@ -17,7 +17,10 @@ public final class JavaNames {
     StringBuilder sb = new StringBuilder();
     boolean upper = false;
     for (int c : s.codePoints().toArray()) {
-      if (Character.isJavaIdentifierPart(c) && !Character.isIdentifierIgnorable(c) && c != '$') {
+      if (Character.isIdentifierIgnorable(c)) {
+        continue; // not there, to javac
+      }
+      if (Character.isJavaIdentifierPart(c) && c != '$') {
         sb.appendCodePoint(sb.isEmpty() || !upper ? c : Character.toUpperCase(c));
         upper = false;
       } else {

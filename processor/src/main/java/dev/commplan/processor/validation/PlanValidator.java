@@ -2,6 +2,7 @@ package dev.commplan.processor.validation;
 
 import dev.commplan.processor.diag.Message;
 import dev.commplan.processor.diag.ValidationReport;
+import dev.commplan.processor.lang.Identifiers;
 import dev.commplan.processor.model.BufferType;
 import dev.commplan.processor.model.CollectiveKind;
 import dev.commplan.processor.model.ShapeText;
@@ -131,15 +132,29 @@ public final class PlanValidator {
       fixedRanks = Math.max(ranks, 0);
     }
 
+    /** Dims are compared as the compiler reads them: "n" and "n\u005Cu200B" are one name to javac. */
     private void checkDims() {
+      Map<String, String> written = new HashMap<>();
       for (Attr<String> dim : plan.dims()) {
         String d = dim.value();
-        if (d.equals(Monomial.RANKS)) {
+        String name = Identifiers.canonical(d);
+        if (name.equals(Monomial.RANKS)) {
           report.add(Message.RESERVED_DIM, plan.element(), plan.mirror(), source(dim));
         } else if (!JavaNames.isIdentifier(d)) {
-          report.add(Message.INVALID_DIM, plan.element(), plan.mirror(), source(dim), d, JavaNames.sanitize(d));
-        } else if (!dims.add(d)) {
-          report.add(Message.DUPLICATE_DIM, plan.element(), plan.mirror(), source(dim), d, d);
+          report.add(Message.INVALID_DIM, plan.element(), plan.mirror(), source(dim), Identifiers.visible(d),
+              JavaNames.sanitize(d));
+        } else if (!dims.add(name)) {
+          String first = written.get(name);
+          if (first.equals(d)) {
+            report.add(Message.DUPLICATE_DIM, plan.element(), plan.mirror(), source(dim), Identifiers.visible(d),
+                Identifiers.visible(d));
+          } else {
+            report.add(Message.DUPLICATE_DIM_IGNORABLE, plan.element(), plan.mirror(), source(dim),
+                Identifiers.visible(d), Identifiers.visible(first), Identifiers.ignorables(d + first),
+                Identifiers.visible(d));
+          }
+        } else {
+          written.put(name, d);
         }
       }
     }
@@ -148,19 +163,23 @@ public final class PlanValidator {
       return dim.source() != null ? dim.source() : plan.dimsSource();
     }
 
+    /** The name is compared as the compiler reads it ({@link ParsedPlan#generatedName}). */
     private void checkName() {
       String name = plan.name().value();
       if (name.isEmpty()) {
         return;
       }
+      String generated = plan.generatedName();
+      String shown = Identifiers.visible(name);
       if (!JavaNames.isIdentifier(name)) {
-        report.add(Message.BAD_NAME, plan.element(), plan.mirror(), plan.name().source(), name,
+        report.add(Message.BAD_NAME, plan.element(), plan.mirror(), plan.name().source(), shown,
             plan.simpleName() + "Plan");
-      } else if (name.equals("Builder")) {
-        report.add(Message.NAME_IS_BUILDER, plan.element(), plan.mirror(), plan.name().source(), plan.simpleName());
-      } else if (name.equals(plan.simpleNames().getFirst())) {
-        String qualified = plan.packageName().isEmpty() ? name : plan.packageName() + "." + name;
-        report.add(Message.NAME_CLASH, plan.element(), plan.mirror(), plan.name().source(), name, qualified,
+      } else if (generated.equals("Builder")) {
+        report.add(Message.NAME_IS_BUILDER, plan.element(), plan.mirror(), plan.name().source(), shown,
+            plan.simpleName());
+      } else if (Identifiers.same(generated, plan.simpleNames().getFirst())) {
+        String qualified = plan.packageName().isEmpty() ? generated : plan.packageName() + "." + generated;
+        report.add(Message.NAME_CLASH, plan.element(), plan.mirror(), plan.name().source(), shown, qualified,
             qualified, plan.simpleName());
       }
     }
@@ -233,24 +252,27 @@ public final class PlanValidator {
       }
       String into = c.into().value();
       AnnotationMirror m = c.mirror();
-      if (into.equals(f.name())) {
-        report.add(Message.INTO_SELF, f.element(), m, c.into().source(), c.describe(), into);
+      if (into.equals(f.name()) || plan.field(into).map(t -> t.name().equals(f.name())).orElse(false)) {
+        report.add(Message.INTO_SELF, f.element(), m, c.into().source(), c.describe(), Identifiers.visible(into));
         return null;
       }
-      ParsedField target = fields.get(into);
+      ParsedField target = plan.field(into).orElse(null);
       if (target == null) {
         List<String> buffers = plan.fields().stream()
             .filter(x -> x.isBuffer() && !x.name().equals(f.name()))
             .map(ParsedField::name)
             .toList();
         String near = JavaNames.closest(into, buffers);
-        report.add(Message.UNKNOWN_INTO, f.element(), m, c.into().source(), c.describe(), into, plan.simpleName(), into,
+        report.add(Message.UNKNOWN_INTO, f.element(), m, c.into().source(), c.describe(), Identifiers.visible(into),
+            plan.simpleName(), Identifiers.visible(into),
             near == null ? "" : " (did you mean '" + near + "'?)",
             buffers.isEmpty() ? "it has none; declare one with @Shape" : quotedSingle(buffers));
         return null;
       }
+      into = target.name();
       if (!target.isBuffer()) {
-        report.add(Message.INTO_NOT_BUFFER, f.element(), m, c.into().source(), c.describe(), into, into,
+        report.add(Message.INTO_NOT_BUFFER, f.element(), m, c.into().source(), c.describe(),
+            Identifiers.visible(c.into().value()), into,
             target.typeText(), into, f.isBuffer() ? f.bufferType().simpleName() : "a buffer type");
         return null;
       }
@@ -440,7 +462,7 @@ public final class PlanValidator {
 
     /** A @Shape for the send field derived from its receive buffer where possible. */
     private String suggestSendShape(ParsedCollective c) {
-      ParsedField target = c.inPlace() ? null : fields.get(c.into().value());
+      ParsedField target = c.inPlace() ? null : plan.field(c.into().value()).orElse(null);
       Monomial recv = target == null ? null : counts.get(target.name());
       if (recv == null) {
         return "{\"ranks\", \"hidden\"}";

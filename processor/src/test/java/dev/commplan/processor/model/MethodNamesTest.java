@@ -31,6 +31,15 @@ class MethodNamesTest {
   }
 
   @Test
+  void namesAreComparedAsJavacReadsThem() {
+    // javac drops identifier-ignorable characters: "wait\u200B" is wait, and "g\u200B" is g.
+    assertEquals(List.of("waitBuffer", "g", "gBuffer"), MethodNames.accessors(List.of("wait\u200B", "g", "g\u200B")));
+    assertEquals(List.of("bindG", "bindGBuffer"), MethodNames.bindMethods(List.of("g", "g\u200B")));
+    assertEquals(List.of("waitDim", "n", "nDim"),
+        MethodNames.dimSetters(List.of("wait\u2060", "n", "n\u00AD"), List.of()));
+  }
+
+  @Test
   void everyPlanAndObjectMethodIsReserved() {
     for (String m : List.of("execute", "close", "describe", "schedule", "communicator", "builder", "toString",
         "hashCode", "equals", "getClass", "wait", "notify", "notifyAll", "clone", "finalize")) {
