@@ -54,7 +54,7 @@ public final class ClashesPlan implements AutoCloseable {
 
   private final F32Buffer hidden;
 
-  private final F32Buffer Math_;
+  private final F32Buffer Math;
 
   private final F32Buffer closeBuffer;
 
@@ -80,7 +80,7 @@ public final class ClashesPlan implements AutoCloseable {
     this.w = (F32Buffer) plan.buffer(handles[3]);
     this.W = (F32Buffer) plan.buffer(handles[4]);
     this.hidden = (F32Buffer) plan.buffer(handles[5]);
-    this.Math_ = (F32Buffer) plan.buffer(handles[6]);
+    this.Math = (F32Buffer) plan.buffer(handles[6]);
     this.closeBuffer = (F32Buffer) plan.buffer(handles[7]);
     this.toString = (F32Buffer) plan.buffer(handles[8]);
     this.getClass = (F32Buffer) plan.buffer(handles[9]);
@@ -152,7 +152,7 @@ public final class ClashesPlan implements AutoCloseable {
    * ranks elements. The plan allocated it unless it was bound with {@link Builder#bindMath}.
    */
   public F32Buffer Math() {
-    return Math_;
+    return Math;
   }
 
   /**
@@ -287,7 +287,7 @@ public final class ClashesPlan implements AutoCloseable {
 
     private boolean bindWSet;
 
-    private long Math_;
+    private long Math;
 
     private boolean MathSet;
 
@@ -319,7 +319,7 @@ public final class ClashesPlan implements AutoCloseable {
 
     private F32Buffer hidden_;
 
-    private F32Buffer Math__;
+    private F32Buffer Math_;
 
     private F32Buffer closeBuffer;
 
@@ -383,8 +383,8 @@ public final class ClashesPlan implements AutoCloseable {
     /**
      * Sets the dim {@code Math}, which must be greater than 0 (checked by {@link #build}).
      */
-    public Builder Math(long Math_) {
-      this.Math_ = Math_;
+    public Builder Math(long Math) {
+      this.Math = Math;
       this.MathSet = true;
       return this;
     }
@@ -486,12 +486,12 @@ public final class ClashesPlan implements AutoCloseable {
     }
 
     /**
-     * Uses {@code Math_}, a buffer you own, as {@code Math} instead of one the plan allocates.
+     * Uses {@code Math}, a buffer you own, as {@code Math} instead of one the plan allocates.
      * {@link #build} checks that it is F32, {@code @Shape({"ranks"})} = ranks elements,
      * on the plan's communicator and not closed.
      */
-    public Builder bindMath(F32Buffer Math_) {
-      this.Math__ = Objects.requireNonNull(Math_, "Math");
+    public Builder bindMath(F32Buffer Math) {
+      this.Math_ = Objects.requireNonNull(Math, "Math");
       return this;
     }
 
@@ -617,7 +617,7 @@ public final class ClashesPlan implements AutoCloseable {
       long build = PlanBuilder.requireDim("build", this.build, this.buildSet);
       long hidden = PlanBuilder.requireDim("hidden", this.hidden, this.hiddenSet_);
       long bindW = PlanBuilder.requireDim("bindW", this.bindW, this.bindWSet);
-      long Math_ = PlanBuilder.requireDim("Math", this.Math_, this.MathSet);
+      long Math = PlanBuilder.requireDim("Math", this.Math, this.MathSet);
       long b = PlanBuilder.requireDim("b", this.b, this.bSet);
       long comm_ = PlanBuilder.requireDim("comm", this.comm, this.commSet);
       long hiddenSet = PlanBuilder.requireDim("hiddenSet", this.hiddenSet, this.hiddenSetSet);
@@ -628,8 +628,8 @@ public final class ClashesPlan implements AutoCloseable {
       int plan = b_.buffer("plan", DataType.F32, hidden, "{\"hidden\"}", this.plan);
       int w = b_.buffer("w", DataType.F32, b, "{\"b\"}", this.w);
       int W = b_.buffer("W", DataType.F32, comm_, "{\"comm\"}", this.W);
-      int hidden_ = b_.buffer("hidden", DataType.F32, Math_, "{\"Math\"}", this.hidden_);
-      int Math__ = b_.buffer("Math", DataType.F32, ranks, "{\"ranks\"}", this.Math__);
+      int hidden_ = b_.buffer("hidden", DataType.F32, Math, "{\"Math\"}", this.hidden_);
+      int Math_ = b_.buffer("Math", DataType.F32, ranks, "{\"ranks\"}", this.Math_);
       int closeBuffer = b_.buffer("closeBuffer", DataType.F32, bindW, "{\"bindW\"}",
           this.closeBuffer);
       int toString = b_.buffer("toString", DataType.F32, hiddenSet, "{\"hiddenSet\"}",
@@ -647,7 +647,7 @@ public final class ClashesPlan implements AutoCloseable {
       b_.allReduce(0, w, w, ReduceOp.SUM);
       b_.allReduce(0, W, W, ReduceOp.SUM);
       b_.allReduce(0, hidden_, hidden_, ReduceOp.SUM);
-      b_.allReduce(0, Math__, Math__, ReduceOp.SUM);
+      b_.allReduce(0, Math_, Math_, ReduceOp.SUM);
       b_.allReduce(0, closeBuffer, closeBuffer, ReduceOp.SUM);
       b_.allReduce(0, toString, toString, ReduceOp.SUM);
       b_.allReduce(0, getClass, getClass, ReduceOp.SUM);
@@ -657,7 +657,7 @@ public final class ClashesPlan implements AutoCloseable {
       b_.allReduce(0, execute, execute, ReduceOp.SUM);
       b_.allReduce(0, hostAccessGuard, hostAccessGuard, ReduceOp.SUM);
       Plan plan_ = b_.build();
-      return new ClashesPlan(plan_, new int[] {close, builder, plan, w, W, hidden_, Math__,
+      return new ClashesPlan(plan_, new int[] {close, builder, plan, w, W, hidden_, Math_,
           closeBuffer, toString, getClass, DataType_, Objects_, ranks_, execute, hostAccessGuard});
     }
   }

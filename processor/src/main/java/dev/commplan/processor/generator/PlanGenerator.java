@@ -10,6 +10,7 @@ import com.palantir.javapoet.ParameterSpec;
 import com.palantir.javapoet.TypeSpec;
 import dev.commplan.processor.lang.Identifiers;
 import dev.commplan.processor.model.BufferSpec;
+import dev.commplan.processor.model.BufferType;
 import dev.commplan.processor.model.CollectiveKind;
 import dev.commplan.processor.model.CollectiveSpec;
 import dev.commplan.processor.model.PlanModel;
@@ -49,10 +50,38 @@ public final class PlanGenerator {
   private static final ClassName OBJECTS = ClassName.get("java.util", "Objects");
 
   /**
-   * Simple names the generated code uses as qualifiers ({@code Math.multiplyExact}, {@code DataType.F32},
-   * ...): a variable of such a name would obscure the type, so no field, parameter or local gets one.
+   * Every type the generated code names, in code or in Javadoc (and the buffer types, added in reserved()).
+   * Add a type here when the generator starts to use it: {@link #RESERVED} comes from this list.
    */
-  private static final Set<String> QUALIFIERS = Set.of("Math", "DataType", "ReduceOp", "PlanBuilder", "Objects");
+  private static final List<ClassName> TYPES = List.of(
+      PLAN, PLAN_BUILDER, SCHEDULE, COMMUNICATOR, STREAM, DATA_TYPE, PLAN_BUILD_EXCEPTION, BUFFER_BINDING_EXCEPTION,
+      BUFFER_IN_FLIGHT_EXCEPTION, REDUCE_OP, GENERATED, OBJECTS,
+      ClassName.get(String.class), ClassName.get(Boolean.class), ClassName.get(Override.class),
+      ClassName.get(AutoCloseable.class));
+
+  /**
+   * Names no field, parameter or local of the generated code may have, since it would obscure a type the
+   * code names in an expression ({@code DataType.F32}, {@code Objects.requireNonNull(...)}): each type's
+   * simple name, and the first part of its package. The latter matters when the generated class has the
+   * name of a type it uses ({@code @CommPlan(name = "DataType")}): that type is then written in full,
+   * {@code dev.commplan.runtime.DataType.F32}, and a variable {@code dev} would make {@code dev.commplan}
+   * a field access on it. The generated class's own name and {@code Builder} are added per plan.
+   */
+  private static final Set<String> RESERVED = reserved();
+
+  private static Set<String> reserved() {
+    Set<String> names = new HashSet<>();
+    List<ClassName> all = new ArrayList<>(TYPES);
+    for (BufferType t : BufferType.values()) {
+      all.add(ClassName.get(RUNTIME, t.simpleName()));
+    }
+    for (ClassName type : all) {
+      names.add(type.simpleName());
+      String pkg = type.packageName();
+      names.add(pkg.contains(".") ? pkg.substring(0, pkg.indexOf('.')) : pkg);
+    }
+    return Set.copyOf(names);
+  }
 
   private PlanGenerator() {}
 
@@ -67,11 +96,15 @@ public final class PlanGenerator {
     private final ClassName builder;
     private final List<BufferSpec> buffers;
     private final Map<String, BufferSpec> byField = new HashMap<>();
+    private final Set<String> reserved;
 
     Run(PlanModel plan) {
       this.plan = plan;
       this.self = ClassName.get(plan.packageName(), plan.className());
       this.builder = self.nestedClass("Builder");
+      this.reserved = new HashSet<>(RESERVED);
+      reserved.add(self.simpleName());
+      reserved.add(builder.simpleName());
       this.buffers = plan.buffers();
       for (BufferSpec b : buffers) {
         byField.put(b.field(), b);
@@ -80,7 +113,7 @@ public final class PlanGenerator {
 
     JavaFile generate() {
       // Private fields of the plan class: the Plan, then one per buffer.
-      Names planFields = new Names();
+      Names planFields = new Names(reserved);
       String planField = planFields.claim("plan");
       Map<String, String> bufferFields = new HashMap<>();
       for (BufferSpec b : buffers) {
@@ -182,7 +215,7 @@ public final class PlanGenerator {
           .addModifiers(Modifier.PUBLIC, Modifier.STATIC, Modifier.FINAL);
 
       // Builder fields: a value and a "set" flag per dim, a bound buffer per field.
-      Names fields = new Names();
+      Names fields = new Names(reserved);
       Map<String, String> dimValue = new HashMap<>();
       Map<String, String> dimSet = new HashMap<>();
       for (PlanModel.Dim d : plan.dims()) {
@@ -211,7 +244,7 @@ public final class PlanGenerator {
       t.addMethod(MethodSpec.constructorBuilder().addModifiers(Modifier.PRIVATE).build());
 
       for (PlanModel.Dim d : plan.dims()) {
-        String param = new Names().claim(d.name());
+        String param = new Names(reserved).claim(d.name());
         t.addMethod(MethodSpec.methodBuilder(d.setter())
             .addJavadoc("Sets the dim {@code $L}, which must be greater than 0 (checked by {@link #build}).\n", d.name())
             .addModifiers(Modifier.PUBLIC)
@@ -224,7 +257,7 @@ public final class PlanGenerator {
       }
 
       for (BufferSpec b : buffers) {
-        String param = new Names().claim(Identifiers.canonical(b.field()));
+        String param = new Names(reserved).claim(Identifiers.canonical(b.field()));
         t.addMethod(MethodSpec.methodBuilder(b.bindMethod())
             .addJavadoc("Uses {@code $N}, a buffer you own, as {@code $L} instead of one the plan allocates.\n"
                 + "{@link #build} checks that it is $L, {@code @Shape($L)} = $L elements,\n"
@@ -267,7 +300,7 @@ public final class PlanGenerator {
     private MethodSpec buildMethod(
         Map<String, String> dimValue, Map<String, String> dimSet, Map<String, String> bound,
         Map<String, String> planFieldOf, String guard, String fingerprint) {
-      Names locals = new Names();
+      Names locals = new Names(reserved);
       String comm = locals.claim("comm");
       Map<String, String> symbol = new HashMap<>();
       for (PlanModel.Dim d : plan.dims()) {
@@ -399,13 +432,20 @@ public final class PlanGenerator {
     }
 
     private static ClassName bufferClass(BufferSpec b) {
-      return ClassName.get(RUNTIME, b.type().simpleName());
+      return ClassName.get(RUNTIME, b.type().simpleName()); // a type of RESERVED
     }
   }
 
-  /** Allocates variable names in one scope: the wanted name, with {@code _} appended while it is taken. */
+  /**
+   * Allocates variable names in one scope: the wanted name, with {@code _} appended while it is taken or
+   * reserved ({@link #RESERVED}, the generated class's name, {@code Builder}).
+   */
   private static final class Names {
-    private final Set<String> taken = new HashSet<>(QUALIFIERS);
+    private final Set<String> taken;
+
+    Names(Set<String> reserved) {
+      this.taken = new HashSet<>(reserved);
+    }
 
     String claim(String wanted) {
       String name = wanted;

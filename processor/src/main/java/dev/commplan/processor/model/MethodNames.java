@@ -14,11 +14,12 @@ import java.util.Set;
  *
  * <ul>
  *   <li>an accessor is the field's name unless that is one of the plan's own methods or one of {@code
- *       Object}'s ({@link #PLAN_METHODS}); then {@code Buffer} is appended until it is unique;
+ *       Object}'s ({@link #PLAN_METHODS}), or the generated class's name; then {@code Buffer} is appended
+ *       until it is unique;
  *   <li>a bind method is {@code bind} + the field's name capitalized, {@code Buffer} appended while two
  *       fields would get the same one ({@code w} and {@code W});
- *   <li>a dim setter is the dim's name unless that is a Builder method ({@link #BUILDER_METHODS}) or a
- *       bind method; then {@code Dim} is appended until it is unique.
+ *   <li>a dim setter is the dim's name unless that is a Builder method ({@link #BUILDER_METHODS}), a
+ *       bind method or {@code Builder}; then {@code Dim} is appended until it is unique.
  * </ul>
  *
  * Names that need no change are kept first, so a field keeps its own name whenever it can. Names are
@@ -37,9 +38,15 @@ public final class MethodNames {
 
   private MethodNames() {}
 
-  /** Accessor names for {@code fields}, in the same order. */
-  public static List<String> accessors(List<String> fields) {
-    return allocate(canonical(fields), PLAN_METHODS, "Buffer");
+  /**
+   * Accessor names for {@code fields}, in the same order, in the generated class {@code className}: not
+   * its name either (a method may have its class's name, but ecj warns "This method has a constructor
+   * name").
+   */
+  public static List<String> accessors(List<String> fields, String className) {
+    Set<String> reserved = new HashSet<>(PLAN_METHODS);
+    reserved.add(className);
+    return allocate(canonical(fields), reserved, "Buffer");
   }
 
   /** Bind method names for {@code fields}, in the same order. */
@@ -51,10 +58,14 @@ public final class MethodNames {
     return allocate(wanted, BUILDER_METHODS, "Buffer");
   }
 
-  /** Setter names for {@code dims}, in the same order, given the Builder's bind method names. */
+  /**
+   * Setter names for {@code dims}, in the same order, given the Builder's bind method names; not {@code
+   * Builder} either (see {@link #accessors}).
+   */
   public static List<String> dimSetters(List<String> dims, List<String> bindMethods) {
     Set<String> reserved = new HashSet<>(BUILDER_METHODS);
     reserved.addAll(bindMethods);
+    reserved.add("Builder");
     return allocate(canonical(dims), reserved, "Dim");
   }
 

@@ -15,7 +15,7 @@ public final class PlanModelFactory {
   public static PlanModel create(ParsedPlan plan) {
     List<ParsedField> bufferFields = plan.fields().stream().filter(f -> f.shape() != null).toList();
     List<String> names = bufferFields.stream().map(ParsedField::name).toList();
-    List<String> accessors = MethodNames.accessors(names);
+    List<String> accessors = MethodNames.accessors(names, plan.generatedName());
     List<String> binds = MethodNames.bindMethods(names);
     List<BufferSpec> buffers = new ArrayList<>();
     for (int i = 0; i < bufferFields.size(); i++) {
