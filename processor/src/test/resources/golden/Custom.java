@@ -1,5 +1,6 @@
 package p;
 
+import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
@@ -27,11 +28,14 @@ import javax.annotation.processing.Generated;
 public final class Custom implements AutoCloseable {
   private final Plan plan;
 
-  private final F32Buffer g;
+  private final Buffer[] buffers;
 
   private Custom(Plan plan, int[] handles) {
     this.plan = plan;
-    this.g = (F32Buffer) plan.buffer(handles[0]);
+    this.buffers = new Buffer[handles.length];
+    for (int i = 0; i < handles.length; i++) {
+      this.buffers[i] = plan.buffer(handles[i]);
+    }
   }
 
   /**
@@ -47,7 +51,7 @@ public final class Custom implements AutoCloseable {
    * 2 elements. The plan allocated it unless it was bound with {@link Builder#bindG}.
    */
   public F32Buffer g() {
-    return g;
+    return (F32Buffer) buffers[0];
   }
 
   /**
@@ -102,7 +106,7 @@ public final class Custom implements AutoCloseable {
    * Collects the dims and bound buffers of a {@link Custom}; {@link #build} checks and builds it.
    */
   public static final class Builder {
-    private F32Buffer g;
+    private final Buffer[] bound = new Buffer[1];
 
     private Boolean hostAccessGuard;
 
@@ -112,12 +116,11 @@ public final class Custom implements AutoCloseable {
     }
 
     /**
-     * Uses {@code g}, a buffer you own, as {@code g} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"2"})} = 2 elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code g}, a buffer you own, as {@code g} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"2"})} = 2 elements, open and on the plan's communicator.
      */
     public Builder bindG(F32Buffer g) {
-      this.g = Objects.requireNonNull(g, "g");
+      this.bound[0] = Objects.requireNonNull(g, "g");
       return this;
     }
 
@@ -159,7 +162,7 @@ public final class Custom implements AutoCloseable {
       if (this.fingerprintCheck != null) {
         b.fingerprintCheck(this.fingerprintCheck);
       }
-      int g = b.buffer("g", DataType.F32, 2L, "{\"2\"}", this.g);
+      int g = b.buffer("g", DataType.F32, 2L, "{\"2\"}", this.bound[0]);
       b.broadcast(0, g, g, 0);
       Plan plan = b.build();
       return new Custom(plan, new int[] {g});

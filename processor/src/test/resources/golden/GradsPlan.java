@@ -1,6 +1,7 @@
 package p;
 
 import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
@@ -29,17 +30,14 @@ import javax.annotation.processing.Generated;
 public final class GradsPlan implements AutoCloseable {
   private final Plan plan;
 
-  private final F32Buffer w;
-
-  private final F32Buffer part;
-
-  private final F32Buffer all;
+  private final Buffer[] buffers;
 
   private GradsPlan(Plan plan, int[] handles) {
     this.plan = plan;
-    this.w = (F32Buffer) plan.buffer(handles[0]);
-    this.part = (F32Buffer) plan.buffer(handles[1]);
-    this.all = (F32Buffer) plan.buffer(handles[2]);
+    this.buffers = new Buffer[handles.length];
+    for (int i = 0; i < handles.length; i++) {
+      this.buffers[i] = plan.buffer(handles[i]);
+    }
   }
 
   /**
@@ -55,7 +53,7 @@ public final class GradsPlan implements AutoCloseable {
    * 4*hidden elements. The plan allocated it unless it was bound with {@link Builder#bindW}.
    */
   public F32Buffer w() {
-    return w;
+    return (F32Buffer) buffers[0];
   }
 
   /**
@@ -63,7 +61,7 @@ public final class GradsPlan implements AutoCloseable {
    * hidden elements. The plan allocated it unless it was bound with {@link Builder#bindPart}.
    */
   public F32Buffer part() {
-    return part;
+    return (F32Buffer) buffers[1];
   }
 
   /**
@@ -71,7 +69,7 @@ public final class GradsPlan implements AutoCloseable {
    * ranks*hidden elements. The plan allocated it unless it was bound with {@link Builder#bindAll}.
    */
   public F32Buffer all() {
-    return all;
+    return (F32Buffer) buffers[2];
   }
 
   /**
@@ -130,11 +128,7 @@ public final class GradsPlan implements AutoCloseable {
 
     private boolean hiddenSet;
 
-    private F32Buffer w;
-
-    private F32Buffer part;
-
-    private F32Buffer all;
+    private final Buffer[] bound = new Buffer[3];
 
     private Boolean hostAccessGuard;
 
@@ -153,32 +147,29 @@ public final class GradsPlan implements AutoCloseable {
     }
 
     /**
-     * Uses {@code w}, a buffer you own, as {@code w} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"4", "hidden"})} = 4*hidden elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code w}, a buffer you own, as {@code w} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"4", "hidden"})} = 4*hidden elements, open and on the plan's communicator.
      */
     public Builder bindW(F32Buffer w) {
-      this.w = Objects.requireNonNull(w, "w");
+      this.bound[0] = Objects.requireNonNull(w, "w");
       return this;
     }
 
     /**
-     * Uses {@code part}, a buffer you own, as {@code part} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"hidden"})} = hidden elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code part}, a buffer you own, as {@code part} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"hidden"})} = hidden elements, open and on the plan's communicator.
      */
     public Builder bindPart(F32Buffer part) {
-      this.part = Objects.requireNonNull(part, "part");
+      this.bound[1] = Objects.requireNonNull(part, "part");
       return this;
     }
 
     /**
-     * Uses {@code all}, a buffer you own, as {@code all} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"ranks", "hidden"})} = ranks*hidden elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code all}, a buffer you own, as {@code all} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"ranks", "hidden"})} = ranks*hidden elements, open and on the plan's communicator.
      */
     public Builder bindAll(F32Buffer all) {
-      this.all = Objects.requireNonNull(all, "all");
+      this.bound[2] = Objects.requireNonNull(all, "all");
       return this;
     }
 
@@ -223,10 +214,10 @@ public final class GradsPlan implements AutoCloseable {
       long hidden = PlanBuilder.requireDim("hidden", this.hidden, this.hiddenSet);
       long ranks = comm.size();
       int w = b.buffer("w", DataType.F32, PlanBuilder.count("w", "{\"4\", \"hidden\"}", 4L, hidden),
-          "{\"4\", \"hidden\"}", this.w);
-      int part = b.buffer("part", DataType.F32, hidden, "{\"hidden\"}", this.part);
+          "{\"4\", \"hidden\"}", this.bound[0]);
+      int part = b.buffer("part", DataType.F32, hidden, "{\"hidden\"}", this.bound[1]);
       int all = b.buffer("all", DataType.F32, PlanBuilder.count("all", "{\"ranks\", \"hidden\"}",
-          ranks, hidden), "{\"ranks\", \"hidden\"}", this.all);
+          ranks, hidden), "{\"ranks\", \"hidden\"}", this.bound[2]);
       b.allReduce(0, w, w, ReduceOp.AVG);
       b.allGather(1, part, all);
       Plan plan = b.build();

@@ -1,6 +1,7 @@
 package p;
 
 import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
@@ -29,17 +30,14 @@ import javax.annotation.processing.Generated;
 public final class IgnorablePlan implements AutoCloseable {
   private final Plan plan;
 
-  private final F32Buffer part;
-
-  private final F32Buffer all;
-
-  private final F32Buffer g;
+  private final Buffer[] buffers;
 
   private IgnorablePlan(Plan plan, int[] handles) {
     this.plan = plan;
-    this.part = (F32Buffer) plan.buffer(handles[0]);
-    this.all = (F32Buffer) plan.buffer(handles[1]);
-    this.g = (F32Buffer) plan.buffer(handles[2]);
+    this.buffers = new Buffer[handles.length];
+    for (int i = 0; i < handles.length; i++) {
+      this.buffers[i] = plan.buffer(handles[i]);
+    }
   }
 
   /**
@@ -55,7 +53,7 @@ public final class IgnorablePlan implements AutoCloseable {
    * n elements. The plan allocated it unless it was bound with {@link Builder#bindPart}.
    */
   public F32Buffer part() {
-    return part;
+    return (F32Buffer) buffers[0];
   }
 
   /**
@@ -63,7 +61,7 @@ public final class IgnorablePlan implements AutoCloseable {
    * ranks*n elements. The plan allocated it unless it was bound with {@link Builder#bindAll}.
    */
   public F32Buffer all() {
-    return all;
+    return (F32Buffer) buffers[1];
   }
 
   /**
@@ -71,7 +69,7 @@ public final class IgnorablePlan implements AutoCloseable {
    * wait*n elements. The plan allocated it unless it was bound with {@link Builder#bindG}.
    */
   public F32Buffer g() {
-    return g;
+    return (F32Buffer) buffers[2];
   }
 
   /**
@@ -134,11 +132,7 @@ public final class IgnorablePlan implements AutoCloseable {
 
     private boolean nSet;
 
-    private F32Buffer part;
-
-    private F32Buffer all;
-
-    private F32Buffer g;
+    private final Buffer[] bound = new Buffer[3];
 
     private Boolean hostAccessGuard;
 
@@ -166,32 +160,29 @@ public final class IgnorablePlan implements AutoCloseable {
     }
 
     /**
-     * Uses {@code part}, a buffer you own, as {@code part} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"n​"})} = n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code part}, a buffer you own, as {@code part} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"n​"})} = n elements, open and on the plan's communicator.
      */
     public Builder bindPart(F32Buffer part) {
-      this.part = Objects.requireNonNull(part, "part");
+      this.bound[0] = Objects.requireNonNull(part, "part");
       return this;
     }
 
     /**
-     * Uses {@code all}, a buffer you own, as {@code all} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"ranks", "n"})} = ranks*n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code all}, a buffer you own, as {@code all} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"ranks", "n"})} = ranks*n elements, open and on the plan's communicator.
      */
     public Builder bindAll(F32Buffer all) {
-      this.all = Objects.requireNonNull(all, "all");
+      this.bound[1] = Objects.requireNonNull(all, "all");
       return this;
     }
 
     /**
-     * Uses {@code g}, a buffer you own, as {@code g} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"wait", "n⁠"})} = wait*n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code g}, a buffer you own, as {@code g} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"wait", "n⁠"})} = wait*n elements, open and on the plan's communicator.
      */
     public Builder bindG(F32Buffer g) {
-      this.g = Objects.requireNonNull(g, "g");
+      this.bound[2] = Objects.requireNonNull(g, "g");
       return this;
     }
 
@@ -236,11 +227,11 @@ public final class IgnorablePlan implements AutoCloseable {
       long wait = PlanBuilder.requireDim("wait", this.wait, this.waitSet);
       long n = PlanBuilder.requireDim("n", this.n, this.nSet);
       long ranks = comm.size();
-      int part = b.buffer("part", DataType.F32, n, "{\"n​\"}", this.part);
+      int part = b.buffer("part", DataType.F32, n, "{\"n​\"}", this.bound[0]);
       int all = b.buffer("all", DataType.F32, PlanBuilder.count("all", "{\"ranks\", \"n\"}", ranks,
-          n), "{\"ranks\", \"n\"}", this.all);
+          n), "{\"ranks\", \"n\"}", this.bound[1]);
       int g = b.buffer("g", DataType.F32, PlanBuilder.count("g", "{\"wait\", \"n⁠\"}", wait, n),
-          "{\"wait\", \"n⁠\"}", this.g);
+          "{\"wait\", \"n⁠\"}", this.bound[2]);
       b.allGather(0, part, all);
       b.allReduce(0, g, g, ReduceOp.SUM);
       Plan plan = b.build();

@@ -1,4 +1,5 @@
 import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.Stream;
@@ -26,11 +27,14 @@ import javax.annotation.processing.Generated;
 public final class TopPlan implements AutoCloseable {
   private final Plan plan;
 
-  private final U64Buffer count;
+  private final Buffer[] buffers;
 
   private TopPlan(Plan plan, int[] handles) {
     this.plan = plan;
-    this.count = (U64Buffer) plan.buffer(handles[0]);
+    this.buffers = new Buffer[handles.length];
+    for (int i = 0; i < handles.length; i++) {
+      this.buffers[i] = plan.buffer(handles[i]);
+    }
   }
 
   /**
@@ -46,7 +50,7 @@ public final class TopPlan implements AutoCloseable {
    * 1 elements. The plan allocated it unless it was bound with {@link Builder#bindCount}.
    */
   public U64Buffer count() {
-    return count;
+    return (U64Buffer) buffers[0];
   }
 
   /**
@@ -101,7 +105,7 @@ public final class TopPlan implements AutoCloseable {
    * Collects the dims and bound buffers of a {@link TopPlan}; {@link #build} checks and builds it.
    */
   public static final class Builder {
-    private U64Buffer count;
+    private final Buffer[] bound = new Buffer[1];
 
     private Boolean hostAccessGuard;
 
@@ -111,12 +115,11 @@ public final class TopPlan implements AutoCloseable {
     }
 
     /**
-     * Uses {@code count}, a buffer you own, as {@code count} instead of one the plan allocates.
-     * {@link #build} checks that it is U64, {@code @Shape({"1"})} = 1 elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code count}, a buffer you own, as {@code count} instead of one the plan allocates: {@link #build}
+     * checks that it is U64, {@code @Shape({"1"})} = 1 elements, open and on the plan's communicator.
      */
     public Builder bindCount(U64Buffer count) {
-      this.count = Objects.requireNonNull(count, "count");
+      this.bound[0] = Objects.requireNonNull(count, "count");
       return this;
     }
 
@@ -158,7 +161,7 @@ public final class TopPlan implements AutoCloseable {
       if (this.fingerprintCheck != null) {
         b.fingerprintCheck(this.fingerprintCheck);
       }
-      int count = b.buffer("count", DataType.U64, 1L, "{\"1\"}", this.count);
+      int count = b.buffer("count", DataType.U64, 1L, "{\"1\"}", this.bound[0]);
       b.allReduce(0, count, count, ReduceOp.SUM);
       Plan plan = b.build();
       return new TopPlan(plan, new int[] {count});

@@ -1,5 +1,6 @@
 package p;
 
+import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
@@ -27,14 +28,14 @@ import javax.annotation.processing.Generated;
 public final class UnicodePlan implements AutoCloseable {
   private final Plan plan;
 
-  private final F32Buffer 𝑝art;
-
-  private final F32Buffer 𝔸ll;
+  private final Buffer[] buffers;
 
   private UnicodePlan(Plan plan, int[] handles) {
     this.plan = plan;
-    this.𝑝art = (F32Buffer) plan.buffer(handles[0]);
-    this.𝔸ll = (F32Buffer) plan.buffer(handles[1]);
+    this.buffers = new Buffer[handles.length];
+    for (int i = 0; i < handles.length; i++) {
+      this.buffers[i] = plan.buffer(handles[i]);
+    }
   }
 
   /**
@@ -50,7 +51,7 @@ public final class UnicodePlan implements AutoCloseable {
    * 4*𝑛*x𠀋 elements. The plan allocated it unless it was bound with {@link Builder#bind𝑝art}.
    */
   public F32Buffer 𝑝art() {
-    return 𝑝art;
+    return (F32Buffer) buffers[0];
   }
 
   /**
@@ -58,7 +59,7 @@ public final class UnicodePlan implements AutoCloseable {
    * 4*ranks*𝑛*x𠀋 elements. The plan allocated it unless it was bound with {@link Builder#bind𝔸ll}.
    */
   public F32Buffer 𝔸ll() {
-    return 𝔸ll;
+    return (F32Buffer) buffers[1];
   }
 
   /**
@@ -121,9 +122,7 @@ public final class UnicodePlan implements AutoCloseable {
 
     private boolean x𠀋Set;
 
-    private F32Buffer 𝑝art;
-
-    private F32Buffer 𝔸ll;
+    private final Buffer[] bound = new Buffer[2];
 
     private Boolean hostAccessGuard;
 
@@ -151,22 +150,20 @@ public final class UnicodePlan implements AutoCloseable {
     }
 
     /**
-     * Uses {@code 𝑝art}, a buffer you own, as {@code 𝑝art} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"𝑛", "4 * x𠀋"})} = 4*𝑛*x𠀋 elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code 𝑝art}, a buffer you own, as {@code 𝑝art} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"𝑛", "4 * x𠀋"})} = 4*𝑛*x𠀋 elements, open and on the plan's communicator.
      */
     public Builder bind𝑝art(F32Buffer 𝑝art) {
-      this.𝑝art = Objects.requireNonNull(𝑝art, "𝑝art");
+      this.bound[0] = Objects.requireNonNull(𝑝art, "𝑝art");
       return this;
     }
 
     /**
-     * Uses {@code 𝔸ll}, a buffer you own, as {@code 𝔸ll} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"ranks", "𝑛*x𠀋", "4"})} = 4*ranks*𝑛*x𠀋 elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code 𝔸ll}, a buffer you own, as {@code 𝔸ll} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"ranks", "𝑛*x𠀋", "4"})} = 4*ranks*𝑛*x𠀋 elements, open and on the plan's communicator.
      */
     public Builder bind𝔸ll(F32Buffer 𝔸ll) {
-      this.𝔸ll = Objects.requireNonNull(𝔸ll, "𝔸ll");
+      this.bound[1] = Objects.requireNonNull(𝔸ll, "𝔸ll");
       return this;
     }
 
@@ -213,10 +210,10 @@ public final class UnicodePlan implements AutoCloseable {
       long ranks = comm.size();
       int 𝑝art = b.buffer("𝑝art", DataType.F32,
           PlanBuilder.count("𝑝art", "{\"𝑛\", \"4 * x𠀋\"}", 4L, 𝑛, x𠀋), "{\"𝑛\", \"4 * x𠀋\"}",
-          this.𝑝art);
+          this.bound[0]);
       int 𝔸ll = b.buffer("𝔸ll", DataType.F32,
           PlanBuilder.count("𝔸ll", "{\"ranks\", \"𝑛*x𠀋\", \"4\"}", 4L, ranks, 𝑛, x𠀋),
-          "{\"ranks\", \"𝑛*x𠀋\", \"4\"}", this.𝔸ll);
+          "{\"ranks\", \"𝑛*x𠀋\", \"4\"}", this.bound[1]);
       b.allGather(0, 𝑝art, 𝔸ll);
       Plan plan = b.build();
       return new UnicodePlan(plan, new int[] {𝑝art, 𝔸ll});

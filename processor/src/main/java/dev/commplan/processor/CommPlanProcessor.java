@@ -46,6 +46,7 @@ import javax.tools.JavaFileObject;
 @AutoService(Processor.class)
 public final class CommPlanProcessor extends AbstractProcessor {
   private final Consumer<String> beforeEachPlan;
+  private final PlanGenerator.Limits limits;
 
   /** Qualified name → what is unresolved, for plans deferred to the next round. */
   private final Map<String, String> deferred = new LinkedHashMap<>();
@@ -63,7 +64,17 @@ public final class CommPlanProcessor extends AbstractProcessor {
 
   /** For tests: {@code beforeEachPlan} runs with each plan's qualified name before it is processed. */
   CommPlanProcessor(Consumer<String> beforeEachPlan) {
+    this(beforeEachPlan, PlanGenerator.Limits.DEFAULT);
+  }
+
+  /** For tests: generated methods kept within {@code limits} (small ones show a large plan's layout). */
+  CommPlanProcessor(PlanGenerator.Limits limits) {
+    this(name -> {}, limits);
+  }
+
+  private CommPlanProcessor(Consumer<String> beforeEachPlan, PlanGenerator.Limits limits) {
     this.beforeEachPlan = beforeEachPlan;
+    this.limits = limits;
   }
 
   @Override
@@ -156,7 +167,7 @@ public final class CommPlanProcessor extends AbstractProcessor {
       return;
     }
     PlanModel model = PlanModelFactory.create(parsed);
-    JavaFile file = PlanGenerator.generate(model);
+    JavaFile file = PlanGenerator.generate(model, limits);
     try {
       JavaFileObject source = filer.createSourceFile(model.qualifiedClassName(), type);
       try (Writer writer = source.openWriter()) {

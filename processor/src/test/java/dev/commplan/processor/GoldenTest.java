@@ -7,6 +7,7 @@ import static dev.commplan.processor.Plans.source;
 import com.google.testing.compile.Compilation;
 import com.google.testing.compile.JavaFileObjects;
 import dev.commplan.processor.Plans.Toolchain;
+import dev.commplan.processor.generator.PlanGenerator;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -219,6 +220,26 @@ class GoldenTest {
                 "    }",
                 "  }",
                 "}")),
+        // A plan too large for one build method, in parts: here with methods of at most 200 bytes (by the
+        // generator's estimate), so that a small plan shows the layout of one of 5,000 fields.
+        plan("p.ChunkedPlan", new PlanGenerator.Limits(200),
+            source("p.Chunked",
+                "@CommPlan(dims = {\"n\", \"m\"})",
+                "class Chunked {",
+                "  @AllReduce(op = ReduceOp.AVG) @Shape({\"4\", \"n\"}) F32Buffer w;",
+                "  @AllGather(into = \"all\", step = 1) @Shape(\"m\") F32Buffer part;",
+                "  @Shape({\"ranks\", \"m\"}) F32Buffer all;",
+                "  @Broadcast(root = 1, step = 2) @Shape(\"n\") I32Buffer params;",
+                "}"),
+            source("p.UseChunked",
+                "final class UseChunked {",
+                "  private UseChunked() {}",
+                "  static F32Buffer use(Communicator comm, F32Buffer mine) {",
+                "    try (ChunkedPlan plan = ChunkedPlan.builder().n(2).m(3).bindW(mine).build(comm)) {",
+                "      return plan.all();",
+                "    }",
+                "  }",
+                "}")),
         // The unnamed package, and a plan with no buffers at all.
         plan("TopPlan",
             source("Top",
@@ -230,20 +251,25 @@ class GoldenTest {
   }
 
   private static Arguments plan(String generated, JavaFileObject... sources) {
-    return Arguments.of(generated, sources);
+    return plan(generated, PlanGenerator.Limits.DEFAULT, sources);
+  }
+
+  private static Arguments plan(String generated, PlanGenerator.Limits limits, JavaFileObject... sources) {
+    return Arguments.of(generated, limits, sources);
   }
 
   /** Every plan under every compiler (only javac rewrites the golden files). */
   static Stream<Arguments> cases() {
     return Arrays.stream(Toolchain.values())
         .filter(t -> !UPDATE || t == Toolchain.JAVAC)
-        .flatMap(t -> plans().map(p -> Arguments.of(t, p.get()[0], p.get()[1])));
+        .flatMap(t -> plans().map(p -> Arguments.of(t, p.get()[0], p.get()[1], p.get()[2])));
   }
 
   @ParameterizedTest(name = "{0} {1}")
   @MethodSource("cases")
-  void generatesTheGoldenSource(Toolchain compiler, String generated, JavaFileObject[] sources) throws IOException {
-    Compilation c = compiler.compile(sources);
+  void generatesTheGoldenSource(Toolchain compiler, String generated, PlanGenerator.Limits limits,
+      JavaFileObject[] sources) throws IOException {
+    Compilation c = compiler.compile(new CommPlanProcessor(limits), sources);
     assertThat(c).succeededWithoutWarnings();
 
     String simpleName = generated.substring(generated.lastIndexOf('.') + 1);

@@ -7,6 +7,7 @@ import static dev.commplan.processor.Plans.source;
 
 import com.google.testing.compile.Compilation;
 import com.google.testing.compile.Compiler;
+import dev.commplan.processor.generator.PlanGenerator;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.Writer;
@@ -42,6 +43,39 @@ class ProcessorTest {
     Compilation c = Plans.compile(source("p.Wide", body.toArray(String[]::new)));
     assertThat(c).succeededWithoutWarnings();
     assertThat(c).generatedSourceFile("p.WidePlan").contentsAsUtf8String().contains("F32Buffer out299()");
+  }
+
+  @Test
+  void aPlanOfThousandsOfDimsCompiles() {
+    // Each dim is a check in build: 3,000 of them passed 64 KB in one method.
+    List<String> dims = new ArrayList<>();
+    for (int i = 0; i < 3000; i++) {
+      dims.add("\"d" + i + "\"");
+    }
+    Compilation c = compile(source("p.Dims",
+        "@CommPlan(dims = {" + String.join(", ", dims) + "})",
+        "class Dims {",
+        "  @AllReduce @Shape({\"d0\", \"d2999\"}) F32Buffer g;",
+        "}"));
+    assertThat(c).succeededWithoutWarnings();
+    assertThat(c).generatedSourceFile("p.DimsPlan").contentsAsUtf8String().contains("Builder d2999(long d2999)");
+  }
+
+  @Test
+  void partsAreNamedApartFromThePlan() {
+    // A plan in parts, named like its first part would be.
+    JavaFileObject plan = source("p.Grads",
+        "@CommPlan(name = \"Part0\", dims = \"n\")",
+        "class Grads {",
+        "  @AllReduce @Shape(\"n\") F32Buffer a;",
+        "  @AllReduce @Shape(\"n\") F32Buffer b;",
+        "  @AllReduce @Shape({\"n\", \"ranks\"}) F32Buffer c;",
+        "}");
+    for (Plans.Toolchain compiler : Plans.Toolchain.values()) {
+      Compilation c = compiler.compile(new CommPlanProcessor(new PlanGenerator.Limits(150)), plan);
+      assertThat(c).succeededWithoutWarnings();
+      assertThat(c).generatedSourceFile("p.Part0").contentsAsUtf8String().contains("private static final class Part_1 {");
+    }
   }
 
   @Test

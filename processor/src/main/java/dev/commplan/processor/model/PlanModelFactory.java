@@ -1,5 +1,6 @@
 package dev.commplan.processor.model;
 
+import dev.commplan.processor.parse.FieldIndex;
 import dev.commplan.processor.parse.ParsedCollective;
 import dev.commplan.processor.parse.ParsedField;
 import dev.commplan.processor.parse.ParsedPlan;
@@ -31,6 +32,7 @@ public final class PlanModelFactory {
       dims.add(new PlanModel.Dim(dimNames.get(i), setters.get(i)));
     }
 
+    FieldIndex byName = new FieldIndex(plan.fields());
     List<CollectiveSpec> collectives = new ArrayList<>();
     for (ParsedField f : plan.fields()) {
       for (ParsedCollective c : f.collectives()) {
@@ -38,7 +40,7 @@ public final class PlanModelFactory {
             c.kind(),
             c.step().value(),
             f.name(),
-            plan.field(c.recv()).map(ParsedField::name).orElseThrow(),
+            byName.find(c.recv()).map(ParsedField::name).orElseThrow(),
             c.op() == null ? null : c.op().value(),
             c.root() == null ? -1 : c.root().value()));
       }

@@ -29,7 +29,7 @@ public record ParsedCollective(
   }
 
   /**
-   * The receive buffer as named: {@code into}, or the field itself in place. {@link ParsedPlan#field}
+   * The receive buffer as named: {@code into}, or the field itself in place. {@link FieldIndex#find}
    * finds the field it names.
    */
   public String recv() {

@@ -2,7 +2,6 @@ package dev.commplan.processor.parse;
 
 import dev.commplan.processor.lang.Identifiers;
 import java.util.List;
-import java.util.Optional;
 import javax.lang.model.element.AnnotationMirror;
 import javax.lang.model.element.AnnotationValue;
 import javax.lang.model.element.ElementKind;
@@ -60,15 +59,6 @@ public record ParsedPlan(
    */
   public String generatedName() {
     return Identifiers.canonical(name.value().isEmpty() ? String.join("_", simpleNames) + "Plan" : name.value());
-  }
-
-  /**
-   * The declared field of this name: the one spelled so, else the one that is the same name to the
-   * compiler ({@code into = "all\u005Cu200B"} names {@code all}).
-   */
-  public Optional<ParsedField> field(String name) {
-    Optional<ParsedField> exact = fields.stream().filter(f -> f.name().equals(name)).findFirst();
-    return exact.isPresent() ? exact : fields.stream().filter(f -> Identifiers.same(f.name(), name)).findFirst();
   }
 
   /** The dims' names, in declaration order, as the compiler reads them ({@link Identifiers#canonical}). */

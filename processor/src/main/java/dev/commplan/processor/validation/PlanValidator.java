@@ -8,6 +8,7 @@ import dev.commplan.processor.model.CollectiveKind;
 import dev.commplan.processor.model.ShapeText;
 import dev.commplan.processor.parse.Annotations;
 import dev.commplan.processor.parse.Attr;
+import dev.commplan.processor.parse.FieldIndex;
 import dev.commplan.processor.parse.ParsedCollective;
 import dev.commplan.processor.parse.ParsedField;
 import dev.commplan.processor.parse.ParsedPlan;
@@ -25,7 +26,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.SortedSet;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.stream.Collectors;
 import javax.lang.model.element.AnnotationMirror;
 import javax.lang.model.element.ElementKind;
@@ -45,6 +48,7 @@ public final class PlanValidator {
     private final ParsedPlan plan;
     private final ValidationReport.Builder report = ValidationReport.builder();
     private final Map<String, ParsedField> fields = new LinkedHashMap<>();
+    private final FieldIndex byName;
     private final Set<String> dims = new LinkedHashSet<>();
     private final Map<String, Monomial> counts = new HashMap<>();
     private final Comparator<String> order;
@@ -52,6 +56,7 @@ public final class PlanValidator {
 
     Run(ParsedPlan plan) {
       this.plan = plan;
+      this.byName = new FieldIndex(plan.fields());
       for (ParsedField f : plan.fields()) {
         fields.put(f.name(), f);
       }
@@ -252,11 +257,11 @@ public final class PlanValidator {
       }
       String into = c.into().value();
       AnnotationMirror m = c.mirror();
-      if (into.equals(f.name()) || plan.field(into).map(t -> t.name().equals(f.name())).orElse(false)) {
+      if (into.equals(f.name()) || byName.find(into).map(t -> t.name().equals(f.name())).orElse(false)) {
         report.add(Message.INTO_SELF, f.element(), m, c.into().source(), c.describe(), Identifiers.visible(into));
         return null;
       }
-      ParsedField target = plan.field(into).orElse(null);
+      ParsedField target = byName.find(into).orElse(null);
       if (target == null) {
         List<String> buffers = plan.fields().stream()
             .filter(x -> x.isBuffer() && !x.name().equals(f.name()))
@@ -377,6 +382,11 @@ public final class PlanValidator {
       }
     }
 
+    /**
+     * Each collective against the earlier ones of its step that touch a buffer it touches (found through
+     * who writes and who reads each buffer, so that a step of many collectives is checked in linear time,
+     * not by comparing every pair).
+     */
     private void checkRaces(List<Access> accesses) {
       Map<Integer, List<Access>> bySteps = new TreeMap<>();
       for (Access a : accesses) {
@@ -384,10 +394,20 @@ public final class PlanValidator {
       }
       for (Map.Entry<Integer, List<Access>> e : bySteps.entrySet()) {
         List<Access> step = e.getValue();
-        for (int j = 1; j < step.size(); j++) {
-          for (int i = 0; i < j; i++) {
+        Map<String, List<Integer>> writers = new HashMap<>();
+        Map<String, List<Integer>> readers = new HashMap<>();
+        for (int j = 0; j < step.size(); j++) {
+          Access b = step.get(j);
+          SortedSet<Integer> earlier = new TreeSet<>();
+          for (String w : b.writes()) {
+            earlier.addAll(writers.getOrDefault(w, List.of()));
+            earlier.addAll(readers.getOrDefault(w, List.of()));
+          }
+          for (String r : b.reads()) {
+            earlier.addAll(writers.getOrDefault(r, List.of()));
+          }
+          for (int i : earlier) {
             Access a = step.get(i);
-            Access b = step.get(j);
             if (a.c().field().equals(b.c().field())) {
               continue; // DuplicateCollective
             }
@@ -397,6 +417,12 @@ public final class PlanValidator {
                   b.c().describe(), conflict[1], conflict[0], a.c().describe(), conflict[2], e.getKey(),
                   e.getKey() + 1, b.c().describe());
             }
+          }
+          for (String w : b.writes()) {
+            writers.computeIfAbsent(w, k -> new ArrayList<>()).add(j);
+          }
+          for (String r : b.reads()) {
+            readers.computeIfAbsent(r, k -> new ArrayList<>()).add(j);
           }
         }
       }
@@ -462,7 +488,7 @@ public final class PlanValidator {
 
     /** A @Shape for the send field derived from its receive buffer where possible. */
     private String suggestSendShape(ParsedCollective c) {
-      ParsedField target = c.inPlace() ? null : plan.field(c.into().value()).orElse(null);
+      ParsedField target = c.inPlace() ? null : byName.find(c.into().value()).orElse(null);
       Monomial recv = target == null ? null : counts.get(target.name());
       if (recv == null) {
         return "{\"ranks\", \"hidden\"}";
