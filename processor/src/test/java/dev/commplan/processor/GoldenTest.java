@@ -240,6 +240,13 @@ class GoldenTest {
                 "    }",
                 "  }",
                 "}")),
+        // A dim no shape uses: still checked at build, without a local (ecj warns of an unused one).
+        plan("p.UnusedDimPlan",
+            source("p.UnusedDim",
+                "@CommPlan(dims = {\"n\", \"unused\"})",
+                "class UnusedDim {",
+                "  @AllReduce @Shape(\"n\") F32Buffer g;",
+                "}")),
         // The unnamed package, and a plan with no buffers at all.
         plan("TopPlan",
             source("Top",

@@ -448,9 +448,18 @@ public final class PlanGenerator {
         String built = locals.claim("plan");
         Refs refs = new Refs(pb, "this", symbol, handle);
         List<Declaration> all = layout.parts().getFirst();
+        Set<String> used = new HashSet<>();
+        for (BufferSpec b : buffers) {
+          used.addAll(b.count().powers().keySet());
+        }
         for (Declaration d : all) {
           if (d instanceof DimCheck c) {
-            m.addStatement("long $N = $L", symbol.get(plan.dims().get(c.dim()).name()), dimCheck(c, refs));
+            String dim = plan.dims().get(c.dim()).name();
+            if (used.contains(dim)) {
+              m.addStatement("long $N = $L", symbol.get(dim), dimCheck(c, refs));
+            } else {
+              m.addStatement("$L", dimCheck(c, refs)); // checked, though no shape uses it (a local would be unused)
+            }
           }
         }
         if (usesRanks) {
