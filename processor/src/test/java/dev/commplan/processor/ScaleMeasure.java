@@ -40,8 +40,8 @@ import javax.tools.ToolProvider;
  *       compiled classes on the class path).
  * </ol>
  *
- * Each prints the wall and CPU time of the compilation (the JVM's, JIT and GC included), the time spent
- * in the processor's {@code process} calls, the peak heap (the sum of the heap pools' peaks), the peak
+ * Each prints the wall and CPU time of the compilation (the JVM's, JIT and GC included), the CPU time
+ * of the processor's {@code process} calls (on javac's thread), the peak heap (the sum of the heap pools' peaks), the peak
  * resident set of the JVM (VmHWM, Linux), the generated lines, and whether it compiled.
  *
  * <pre>
@@ -69,7 +69,7 @@ public final class ScaleMeasure {
       one(Mode.valueOf(args[1]), Path.of(args[2]), Integer.parseInt(args[3]));
       return;
     }
-    System.out.println("fields  what               compiled  wall s  cpu s  in processor s  peak heap MB  peak RSS MB"
+    System.out.println("fields  what               compiled  wall s  cpu s  processor cpu s  peak heap MB  peak RSS MB"
         + "  generated lines");
     for (String n : args) {
       Path dir = Files.createTempDirectory("commplan-scale-");
@@ -148,7 +148,7 @@ public final class ScaleMeasure {
         generated = all.filter(Files::isRegularFile).mapToLong(ScaleMeasure::lines).sum();
       }
     }
-    System.out.printf(Locale.ROOT, "%6d  %-17s  %8s  %6.1f  %5.1f  %14s  %12d  %11s  %15s%n", fields, mode.label,
+    System.out.printf(Locale.ROOT, "%6d  %-17s  %8s  %6.1f  %5.1f  %15s  %12d  %11s  %15s%n", fields, mode.label,
         ok ? "yes" : "NO", seconds, cpu, mode == Mode.WITH ? String.format(Locale.ROOT, "%.1f", timed.nanos / 1e9) : "-",
         peakHeap >> 20, peakRssMb(), mode == Mode.WITH ? Long.toString(generated) : "-");
     if (!ok) {
@@ -158,7 +158,7 @@ public final class ScaleMeasure {
     }
   }
 
-  /** The processor, with the time spent in its {@code process} calls added up. */
+  /** The processor, with the CPU time of its {@code process} calls (javac's thread) added up. */
   private static final class Timed extends AbstractProcessor {
     private final Processor delegate;
     long nanos;
@@ -185,11 +185,12 @@ public final class ScaleMeasure {
 
     @Override
     public boolean process(Set<? extends TypeElement> annotations, RoundEnvironment round) {
-      long start = System.nanoTime();
+      java.lang.management.ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+      long start = threads.getCurrentThreadCpuTime();
       try {
         return delegate.process(annotations, round);
       } finally {
-        nanos += System.nanoTime() - start;
+        nanos += threads.getCurrentThreadCpuTime() - start;
       }
     }
   }
