@@ -28,12 +28,15 @@ import javax.tools.ToolProvider;
 
 /**
  * Compile time and memory of a plan against its number of buffer fields (docs/performance.md, "Compile
- * time and memory against field count"). For each count, three fresh JVMs each run javac in process on
+ * time and memory against field count"). For each count, four fresh JVMs each run javac in process on
  * {@link LargePlans#plan}:
  *
  * <ol>
  *   <li>{@code plan class alone}: the plan class without the processor ({@code -proc:none}), what javac
  *       takes for it anyway;
+ *   <li>{@code tiny processor}: the plan class with a processor that generates one small class in the
+ *       first round: what javac's processing rounds cost by themselves (javac enters and annotates the
+ *       plan class again in each round);
  *   <li>{@code with processor}: the plan class with the processor, which generates the plan's class, and
  *       javac compiles that too (what a user's build does);
  *   <li>{@code generated alone}: the generated class by itself ({@code -proc:none}, the plan class's
@@ -49,13 +52,14 @@ import javax.tools.ToolProvider;
  *     dev.commplan.processor.ScaleMeasure 1000 5000 10000
  * </pre>
  *
- * (docs/performance.md has the commands that build the class path file).
+ * (docs/performance.md has the commands that build the class path file). The counts are measured one
+ * after the other, each in its own temporary directory, deleted after.
  */
 public final class ScaleMeasure {
   private ScaleMeasure() {}
 
   private enum Mode {
-    ALONE("plan class alone"), WITH("with processor"), GENERATED("generated alone");
+    ALONE("plan class alone"), TINY("tiny processor"), WITH("with processor"), GENERATED("generated alone");
 
     final String label;
 
@@ -109,6 +113,7 @@ public final class ScaleMeasure {
     switch (mode) {
       case ALONE -> options.add("-proc:none");
       case WITH -> options.addAll(List.of("-s", gen.toString()));
+      case TINY -> options.addAll(List.of("-s", Files.createDirectories(dir.resolve("gen-tiny")).toString()));
       case GENERATED -> {
         options.add("-proc:none");
         classPath = dir.resolve("out-" + Mode.WITH) + java.io.File.pathSeparator + classPath;
@@ -131,6 +136,8 @@ public final class ScaleMeasure {
           files.getJavaFileObjects(input));
       if (mode == Mode.WITH) {
         task.setProcessors(List.of(timed));
+      } else if (mode == Mode.TINY) {
+        task.setProcessors(List.of(new Tiny()));
       }
       ok = task.call();
     }
@@ -155,6 +162,34 @@ public final class ScaleMeasure {
       diagnostics.getDiagnostics().stream().filter(d -> d.getKind() == Diagnostic.Kind.ERROR).limit(3)
           .forEach(d -> System.out.println("    " + (d.getSource() == null ? "" : d.getSource().getName()) + ":"
               + d.getLineNumber() + ": " + d.getMessage(Locale.ROOT).lines().findFirst().orElse("")));
+    }
+  }
+
+  /** Generates {@code p.Tiny}, an empty class, in the first round; nothing else. */
+  private static final class Tiny extends AbstractProcessor {
+    private boolean done;
+
+    @Override
+    public Set<String> getSupportedAnnotationTypes() {
+      return Set.of("*");
+    }
+
+    @Override
+    public SourceVersion getSupportedSourceVersion() {
+      return SourceVersion.latestSupported();
+    }
+
+    @Override
+    public boolean process(Set<? extends TypeElement> annotations, RoundEnvironment round) {
+      if (!done) {
+        done = true;
+        try (java.io.Writer w = processingEnv.getFiler().createSourceFile("p.Tiny").openWriter()) {
+          w.write("package p;\nfinal class Tiny {}\n");
+        } catch (IOException e) {
+          throw new java.io.UncheckedIOException(e);
+        }
+      }
+      return false;
     }
   }
 
