@@ -79,6 +79,23 @@ class ProcessorTest {
   }
 
   @Test
+  void dimsNamedLikeThePartsDoNotObscureThem() {
+    // build() calls Part0.declare(...): a builder field Part0 (a dim's) would make that a long's member.
+    JavaFileObject plan = source("p.Grads",
+        "@CommPlan(dims = {\"Part0\", \"Part1\", \"Part2\"})",
+        "class Grads {",
+        "  @AllReduce @Shape(\"Part0\") F32Buffer a;",
+        "  @AllReduce @Shape(\"Part1\") F32Buffer b;",
+        "  @AllReduce @Shape({\"Part2\", \"ranks\"}) F32Buffer c;",
+        "}");
+    for (Plans.Toolchain compiler : Plans.Toolchain.values()) {
+      Compilation c = compiler.compile(new CommPlanProcessor(new PlanGenerator.Limits(150)), plan);
+      assertThat(c).succeededWithoutWarnings();
+      assertThat(c).generatedSourceFile("p.GradsPlan").contentsAsUtf8String().contains("Part2.declare(this");
+    }
+  }
+
+  @Test
   void anInternalErrorInOnePlanDoesNotStopTheOthers() {
     CommPlanProcessor processor = new CommPlanProcessor(name -> {
       if (name.equals("p.Boom")) {

@@ -90,7 +90,8 @@ public final class PlanGenerator {
    * simple name, and the first part of its package. The latter matters when the generated class has the
    * name of a type it uses ({@code @CommPlan(name = "DataType")}): that type is then written in full,
    * {@code dev.commplan.runtime.DataType.F32}, and a variable {@code dev} would make {@code dev.commplan}
-   * a field access on it. The generated class's own name and its nested classes' are added per plan.
+   * a field access on it. The generated class's own name and its nested classes' (Builder, the parts)
+   * are added per plan.
    */
   private static final Set<String> RESERVED = reserved();
 
@@ -128,6 +129,7 @@ public final class PlanGenerator {
     private final List<BufferSpec> buffers;
     private final Map<String, Integer> index = new HashMap<>();
     private final Set<String> reserved;
+    private final Layout layout;
     /** The Builder's fields: per dim its value and whether it was set; the bound buffers; the switches. */
     private final Map<String, String> dimValue = new HashMap<>();
     private final Map<String, String> dimSet = new HashMap<>();
@@ -146,6 +148,13 @@ public final class PlanGenerator {
       this.buffers = plan.buffers();
       for (int i = 0; i < buffers.size(); i++) {
         index.put(buffers.get(i).field(), i);
+      }
+      this.layout = layout();
+      if (!layout.inline()) {
+        // build() names the parts in expressions (Part0.declare(...)): no variable may obscure them
+        for (int p = 0; p < layout.parts().size(); p++) {
+          reserved.add(part(p).simpleName());
+        }
       }
     }
 
@@ -241,7 +250,6 @@ public final class PlanGenerator {
           .addStatement("$N.close()", planField)
           .build());
 
-      Layout layout = layout();
       type.addType(builderType(layout));
       if (!layout.inline()) {
         for (int p = 0; p < layout.parts().size(); p++) {
@@ -667,7 +675,7 @@ public final class PlanGenerator {
 
   /**
    * Allocates variable names in one scope: the wanted name, with {@code _} appended while it is taken or
-   * reserved ({@link #RESERVED}, the generated class's name, {@code Builder}).
+   * reserved ({@link #RESERVED}, the generated class's name and its nested classes').
    */
   private static final class Names {
     private final Set<String> taken;
