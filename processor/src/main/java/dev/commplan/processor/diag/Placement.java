@@ -34,9 +34,17 @@ public interface Placement {
   /** The target for a diagnostic found at {@code element}, {@code mirror} and {@code value} (null where absent). */
   Target place(Element element, AnnotationMirror mirror, AnnotationValue value);
 
-  /** The placement for the compiler that runs the processor. */
+  /**
+   * The placement for the compiler that runs the processor: ecj's where its environment or its Messager
+   * is Eclipse's (the Messager too, since tools wrap the environment, as Gradle does, but pass the
+   * Messager through).
+   */
   static Placement forEnvironment(ProcessingEnvironment env) {
-    return env.getClass().getName().startsWith("org.eclipse.jdt.") ? ECLIPSE : AS_FOUND;
+    return isEclipse(env) || isEclipse(env.getMessager()) ? ECLIPSE : AS_FOUND;
+  }
+
+  private static boolean isEclipse(Object o) {
+    return o != null && o.getClass().getName().startsWith("org.eclipse.jdt.");
   }
 
   /** Everything where it was found (javac, and any compiler that places all of it). */
