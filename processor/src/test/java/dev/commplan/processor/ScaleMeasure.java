@@ -73,6 +73,10 @@ public final class ScaleMeasure {
       one(Mode.valueOf(args[1]), Path.of(args[2]), Integer.parseInt(args[3]));
       return;
     }
+    if (args.length == 3 && args[0].equals("--write-source")) {
+      writeSource(Path.of(args[2]), Integer.parseInt(args[1])); // for another compiler (ecj)
+      return;
+    }
     System.out.println("fields  what               compiled  wall s  cpu s  processor cpu s  peak heap MB  peak RSS MB"
         + "  generated lines");
     for (String n : args) {
@@ -95,14 +99,19 @@ public final class ScaleMeasure {
     }
   }
 
-  /** One measurement, in this JVM, in {@code dir} (shared by the three of one count). */
-  private static void one(Mode mode, Path dir, int fields) throws IOException {
-    Path src = dir.resolve("src/p/Big.java");
-    Files.createDirectories(src.getParent());
+  /** {@code p.Big}, the plan of {@code fields} buffer fields, written to {@code file}. */
+  private static void writeSource(Path file, int fields) throws IOException {
+    Files.createDirectories(file.toAbsolutePath().getParent());
     List<String> lines = new ArrayList<>(List.of("package p;", "import dev.commplan.annotations.*;",
         "import dev.commplan.runtime.*;"));
     lines.addAll(LargePlans.plan("Big", fields));
-    Files.writeString(src, String.join("\n", lines) + "\n", StandardCharsets.UTF_8);
+    Files.writeString(file, String.join("\n", lines) + "\n", StandardCharsets.UTF_8);
+  }
+
+  /** One measurement, in this JVM, in {@code dir} (shared by the four of one count). */
+  private static void one(Mode mode, Path dir, int fields) throws IOException {
+    Path src = dir.resolve("src/p/Big.java");
+    writeSource(src, fields);
     Path gen = Files.createDirectories(dir.resolve("gen"));
     Path out = Files.createDirectories(dir.resolve(mode == Mode.GENERATED ? "out-generated" : "out-" + mode));
 
