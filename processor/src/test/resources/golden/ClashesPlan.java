@@ -1,12 +1,10 @@
 package p;
 
 import dev.commplan.annotations.ReduceOp;
-import dev.commplan.runtime.BufferBindingException;
-import dev.commplan.runtime.BufferInFlightException;
+import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
-import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
@@ -45,53 +43,14 @@ import javax.annotation.processing.Generated;
 public final class ClashesPlan implements AutoCloseable {
   private final Plan plan;
 
-  private final F32Buffer close;
-
-  private final F32Buffer builder;
-
-  private final F32Buffer plan_;
-
-  private final F32Buffer w;
-
-  private final F32Buffer W;
-
-  private final F32Buffer hidden;
-
-  private final F32Buffer Math_;
-
-  private final F32Buffer closeBuffer;
-
-  private final F32Buffer toString;
-
-  private final F32Buffer getClass;
-
-  private final F32Buffer DataType_;
-
-  private final F32Buffer Objects_;
-
-  private final F32Buffer ranks;
-
-  private final F32Buffer execute;
-
-  private final F32Buffer hostAccessGuard;
+  private final Buffer[] buffers;
 
   private ClashesPlan(Plan plan, int[] handles) {
     this.plan = plan;
-    this.close = (F32Buffer) plan.buffer(handles[0]);
-    this.builder = (F32Buffer) plan.buffer(handles[1]);
-    this.plan_ = (F32Buffer) plan.buffer(handles[2]);
-    this.w = (F32Buffer) plan.buffer(handles[3]);
-    this.W = (F32Buffer) plan.buffer(handles[4]);
-    this.hidden = (F32Buffer) plan.buffer(handles[5]);
-    this.Math_ = (F32Buffer) plan.buffer(handles[6]);
-    this.closeBuffer = (F32Buffer) plan.buffer(handles[7]);
-    this.toString = (F32Buffer) plan.buffer(handles[8]);
-    this.getClass = (F32Buffer) plan.buffer(handles[9]);
-    this.DataType_ = (F32Buffer) plan.buffer(handles[10]);
-    this.Objects_ = (F32Buffer) plan.buffer(handles[11]);
-    this.ranks = (F32Buffer) plan.buffer(handles[12]);
-    this.execute = (F32Buffer) plan.buffer(handles[13]);
-    this.hostAccessGuard = (F32Buffer) plan.buffer(handles[14]);
+    this.buffers = new Buffer[handles.length];
+    for (int i = 0; i < handles.length; i++) {
+      this.buffers[i] = plan.buffer(handles[i]);
+    }
   }
 
   /**
@@ -107,7 +66,7 @@ public final class ClashesPlan implements AutoCloseable {
    * wait elements. The plan allocated it unless it was bound with {@link Builder#bindClose}.
    */
   public F32Buffer closeBufferBuffer() {
-    return close;
+    return (F32Buffer) buffers[0];
   }
 
   /**
@@ -115,7 +74,7 @@ public final class ClashesPlan implements AutoCloseable {
    * build elements. The plan allocated it unless it was bound with {@link Builder#bindBuilder}.
    */
   public F32Buffer builderBuffer() {
-    return builder;
+    return (F32Buffer) buffers[1];
   }
 
   /**
@@ -123,7 +82,7 @@ public final class ClashesPlan implements AutoCloseable {
    * hidden elements. The plan allocated it unless it was bound with {@link Builder#bindPlan}.
    */
   public F32Buffer plan() {
-    return plan_;
+    return (F32Buffer) buffers[2];
   }
 
   /**
@@ -131,7 +90,7 @@ public final class ClashesPlan implements AutoCloseable {
    * b elements. The plan allocated it unless it was bound with {@link Builder#bindW}.
    */
   public F32Buffer w() {
-    return w;
+    return (F32Buffer) buffers[3];
   }
 
   /**
@@ -139,7 +98,7 @@ public final class ClashesPlan implements AutoCloseable {
    * comm elements. The plan allocated it unless it was bound with {@link Builder#bindWBuffer}.
    */
   public F32Buffer W() {
-    return W;
+    return (F32Buffer) buffers[4];
   }
 
   /**
@@ -147,7 +106,7 @@ public final class ClashesPlan implements AutoCloseable {
    * Math elements. The plan allocated it unless it was bound with {@link Builder#bindHidden}.
    */
   public F32Buffer hidden() {
-    return hidden;
+    return (F32Buffer) buffers[5];
   }
 
   /**
@@ -155,7 +114,7 @@ public final class ClashesPlan implements AutoCloseable {
    * ranks elements. The plan allocated it unless it was bound with {@link Builder#bindMath}.
    */
   public F32Buffer Math() {
-    return Math_;
+    return (F32Buffer) buffers[6];
   }
 
   /**
@@ -163,7 +122,7 @@ public final class ClashesPlan implements AutoCloseable {
    * bindW elements. The plan allocated it unless it was bound with {@link Builder#bindCloseBuffer}.
    */
   public F32Buffer closeBuffer() {
-    return closeBuffer;
+    return (F32Buffer) buffers[7];
   }
 
   /**
@@ -171,7 +130,7 @@ public final class ClashesPlan implements AutoCloseable {
    * hiddenSet elements. The plan allocated it unless it was bound with {@link Builder#bindToString}.
    */
   public F32Buffer toStringBuffer() {
-    return toString;
+    return (F32Buffer) buffers[8];
   }
 
   /**
@@ -179,7 +138,7 @@ public final class ClashesPlan implements AutoCloseable {
    * 1 elements. The plan allocated it unless it was bound with {@link Builder#bindGetClass}.
    */
   public F32Buffer getClassBuffer() {
-    return getClass;
+    return (F32Buffer) buffers[9];
   }
 
   /**
@@ -187,7 +146,7 @@ public final class ClashesPlan implements AutoCloseable {
    * 2 elements. The plan allocated it unless it was bound with {@link Builder#bindDataType}.
    */
   public F32Buffer DataType() {
-    return DataType_;
+    return (F32Buffer) buffers[10];
   }
 
   /**
@@ -195,7 +154,7 @@ public final class ClashesPlan implements AutoCloseable {
    * 3 elements. The plan allocated it unless it was bound with {@link Builder#bindObjects}.
    */
   public F32Buffer Objects() {
-    return Objects_;
+    return (F32Buffer) buffers[11];
   }
 
   /**
@@ -203,7 +162,7 @@ public final class ClashesPlan implements AutoCloseable {
    * 4 elements. The plan allocated it unless it was bound with {@link Builder#bindRanks}.
    */
   public F32Buffer ranks() {
-    return ranks;
+    return (F32Buffer) buffers[12];
   }
 
   /**
@@ -211,7 +170,7 @@ public final class ClashesPlan implements AutoCloseable {
    * 5 elements. The plan allocated it unless it was bound with {@link Builder#bindExecute}.
    */
   public F32Buffer executeBuffer() {
-    return execute;
+    return (F32Buffer) buffers[13];
   }
 
   /**
@@ -219,7 +178,7 @@ public final class ClashesPlan implements AutoCloseable {
    * fingerprintCheck elements. The plan allocated it unless it was bound with {@link Builder#bindHostAccessGuard}.
    */
   public F32Buffer hostAccessGuard() {
-    return hostAccessGuard;
+    return (F32Buffer) buffers[14];
   }
 
   /**
@@ -290,7 +249,7 @@ public final class ClashesPlan implements AutoCloseable {
 
     private boolean bindWSet;
 
-    private long Math_;
+    private long Math;
 
     private boolean MathSet;
 
@@ -310,37 +269,9 @@ public final class ClashesPlan implements AutoCloseable {
 
     private boolean fingerprintCheckSet;
 
-    private F32Buffer close;
+    private final Buffer[] bound = new Buffer[15];
 
-    private F32Buffer builder;
-
-    private F32Buffer plan;
-
-    private F32Buffer w;
-
-    private F32Buffer W;
-
-    private F32Buffer hidden_;
-
-    private F32Buffer Math__;
-
-    private F32Buffer closeBuffer;
-
-    private F32Buffer toString;
-
-    private F32Buffer getClass;
-
-    private F32Buffer DataType_;
-
-    private F32Buffer Objects_;
-
-    private F32Buffer ranks;
-
-    private F32Buffer execute;
-
-    private F32Buffer hostAccessGuard;
-
-    private Boolean hostAccessGuard_;
+    private Boolean hostAccessGuard;
 
     private Boolean fingerprintCheck_;
 
@@ -386,8 +317,8 @@ public final class ClashesPlan implements AutoCloseable {
     /**
      * Sets the dim {@code Math}, which must be greater than 0 (checked by {@link #build}).
      */
-    public Builder Math(long Math_) {
-      this.Math_ = Math_;
+    public Builder Math(long Math) {
+      this.Math = Math;
       this.MathSet = true;
       return this;
     }
@@ -429,162 +360,147 @@ public final class ClashesPlan implements AutoCloseable {
     }
 
     /**
-     * Uses {@code close}, a buffer you own, as {@code close} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"wait"})} = wait elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code close}, a buffer you own, as {@code close} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"wait"})} = wait elements, open and on the plan's communicator.
      */
     public Builder bindClose(F32Buffer close) {
-      this.close = Objects.requireNonNull(close, "close");
+      this.bound[0] = Objects.requireNonNull(close, "close");
       return this;
     }
 
     /**
-     * Uses {@code builder}, a buffer you own, as {@code builder} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"build"})} = build elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code builder}, a buffer you own, as {@code builder} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"build"})} = build elements, open and on the plan's communicator.
      */
     public Builder bindBuilder(F32Buffer builder) {
-      this.builder = Objects.requireNonNull(builder, "builder");
+      this.bound[1] = Objects.requireNonNull(builder, "builder");
       return this;
     }
 
     /**
-     * Uses {@code plan}, a buffer you own, as {@code plan} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"hidden"})} = hidden elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code plan}, a buffer you own, as {@code plan} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"hidden"})} = hidden elements, open and on the plan's communicator.
      */
     public Builder bindPlan(F32Buffer plan) {
-      this.plan = Objects.requireNonNull(plan, "plan");
+      this.bound[2] = Objects.requireNonNull(plan, "plan");
       return this;
     }
 
     /**
-     * Uses {@code w}, a buffer you own, as {@code w} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"b"})} = b elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code w}, a buffer you own, as {@code w} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"b"})} = b elements, open and on the plan's communicator.
      */
     public Builder bindW(F32Buffer w) {
-      this.w = Objects.requireNonNull(w, "w");
+      this.bound[3] = Objects.requireNonNull(w, "w");
       return this;
     }
 
     /**
-     * Uses {@code W}, a buffer you own, as {@code W} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"comm"})} = comm elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code W}, a buffer you own, as {@code W} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"comm"})} = comm elements, open and on the plan's communicator.
      */
     public Builder bindWBuffer(F32Buffer W) {
-      this.W = Objects.requireNonNull(W, "W");
+      this.bound[4] = Objects.requireNonNull(W, "W");
       return this;
     }
 
     /**
-     * Uses {@code hidden}, a buffer you own, as {@code hidden} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"Math"})} = Math elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code hidden}, a buffer you own, as {@code hidden} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"Math"})} = Math elements, open and on the plan's communicator.
      */
     public Builder bindHidden(F32Buffer hidden) {
-      this.hidden_ = Objects.requireNonNull(hidden, "hidden");
+      this.bound[5] = Objects.requireNonNull(hidden, "hidden");
       return this;
     }
 
     /**
-     * Uses {@code Math_}, a buffer you own, as {@code Math} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"ranks"})} = ranks elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code Math}, a buffer you own, as {@code Math} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"ranks"})} = ranks elements, open and on the plan's communicator.
      */
-    public Builder bindMath(F32Buffer Math_) {
-      this.Math__ = Objects.requireNonNull(Math_, "Math");
+    public Builder bindMath(F32Buffer Math) {
+      this.bound[6] = Objects.requireNonNull(Math, "Math");
       return this;
     }
 
     /**
-     * Uses {@code closeBuffer}, a buffer you own, as {@code closeBuffer} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"bindW"})} = bindW elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code closeBuffer}, a buffer you own, as {@code closeBuffer} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"bindW"})} = bindW elements, open and on the plan's communicator.
      */
     public Builder bindCloseBuffer(F32Buffer closeBuffer) {
-      this.closeBuffer = Objects.requireNonNull(closeBuffer, "closeBuffer");
+      this.bound[7] = Objects.requireNonNull(closeBuffer, "closeBuffer");
       return this;
     }
 
     /**
-     * Uses {@code toString}, a buffer you own, as {@code toString} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"hiddenSet"})} = hiddenSet elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code toString}, a buffer you own, as {@code toString} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"hiddenSet"})} = hiddenSet elements, open and on the plan's communicator.
      */
     public Builder bindToString(F32Buffer toString) {
-      this.toString = Objects.requireNonNull(toString, "toString");
+      this.bound[8] = Objects.requireNonNull(toString, "toString");
       return this;
     }
 
     /**
-     * Uses {@code getClass}, a buffer you own, as {@code getClass} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"1"})} = 1 elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code getClass}, a buffer you own, as {@code getClass} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"1"})} = 1 elements, open and on the plan's communicator.
      */
     public Builder bindGetClass(F32Buffer getClass) {
-      this.getClass = Objects.requireNonNull(getClass, "getClass");
+      this.bound[9] = Objects.requireNonNull(getClass, "getClass");
       return this;
     }
 
     /**
-     * Uses {@code DataType_}, a buffer you own, as {@code DataType} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"2"})} = 2 elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code DataType_}, a buffer you own, as {@code DataType} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"2"})} = 2 elements, open and on the plan's communicator.
      */
     public Builder bindDataType(F32Buffer DataType_) {
-      this.DataType_ = Objects.requireNonNull(DataType_, "DataType");
+      this.bound[10] = Objects.requireNonNull(DataType_, "DataType");
       return this;
     }
 
     /**
-     * Uses {@code Objects_}, a buffer you own, as {@code Objects} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"3"})} = 3 elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code Objects_}, a buffer you own, as {@code Objects} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"3"})} = 3 elements, open and on the plan's communicator.
      */
     public Builder bindObjects(F32Buffer Objects_) {
-      this.Objects_ = Objects.requireNonNull(Objects_, "Objects");
+      this.bound[11] = Objects.requireNonNull(Objects_, "Objects");
       return this;
     }
 
     /**
-     * Uses {@code ranks}, a buffer you own, as {@code ranks} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"4"})} = 4 elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code ranks}, a buffer you own, as {@code ranks} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"4"})} = 4 elements, open and on the plan's communicator.
      */
     public Builder bindRanks(F32Buffer ranks) {
-      this.ranks = Objects.requireNonNull(ranks, "ranks");
+      this.bound[12] = Objects.requireNonNull(ranks, "ranks");
       return this;
     }
 
     /**
-     * Uses {@code execute}, a buffer you own, as {@code execute} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"5"})} = 5 elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code execute}, a buffer you own, as {@code execute} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"5"})} = 5 elements, open and on the plan's communicator.
      */
     public Builder bindExecute(F32Buffer execute) {
-      this.execute = Objects.requireNonNull(execute, "execute");
+      this.bound[13] = Objects.requireNonNull(execute, "execute");
       return this;
     }
 
     /**
-     * Uses {@code hostAccessGuard}, a buffer you own, as {@code hostAccessGuard} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"fingerprintCheck"})} = fingerprintCheck elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code hostAccessGuard}, a buffer you own, as {@code hostAccessGuard} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"fingerprintCheck"})} = fingerprintCheck elements, open and on the plan's communicator.
      */
     public Builder bindHostAccessGuard(F32Buffer hostAccessGuard) {
-      this.hostAccessGuard = Objects.requireNonNull(hostAccessGuard, "hostAccessGuard");
+      this.bound[14] = Objects.requireNonNull(hostAccessGuard, "hostAccessGuard");
       return this;
     }
 
     /**
      * Turns the read-before-sync guard on or off for this plan (default: on, unless
      * {@code -Dcommplan.hostAccessGuard=false}): with it on, reading a buffer the plan writes, or writing one it
-     * uses, before {@code stream.synchronize()} throws {@link BufferInFlightException}.
+     * uses, before {@code stream.synchronize()} throws {@link dev.commplan.runtime.BufferInFlightException}.
      */
     public Builder hostAccessGuard(boolean enabled) {
-      this.hostAccessGuard_ = enabled;
+      this.hostAccessGuard = enabled;
       return this;
     }
 
@@ -602,65 +518,64 @@ public final class ClashesPlan implements AutoCloseable {
      * Builds the plan on {@code comm}: checks the dims and the bound buffers, allocates the
      * other buffers, and prepares the schedule once. Build one per rank, on its communicator.
      *
-     * @throws PlanBuildException if a dim is unset or not greater than 0, the communicator's
+     * @throws dev.commplan.runtime.PlanBuildException if a dim is unset or not greater than 0, the communicator's
      *     size differs from the plan's fixed ranks, a root is out of range, or a count is not
      *     divisible by the number of ranks
-     * @throws BufferBindingException if a bound buffer has the wrong count or type, is closed,
+     * @throws dev.commplan.runtime.BufferBindingException if a bound buffer has the wrong count or type, is closed,
      *     or belongs to another communicator
      */
     public ClashesPlan build(Communicator comm) {
-      PlanBuilder b_ = new PlanBuilder("p.Clashes", comm, 0);
-      if (this.hostAccessGuard_ != null) {
-        b_.hostAccessGuard(this.hostAccessGuard_);
+      PlanBuilder b = new PlanBuilder("p.Clashes", comm, 0);
+      if (this.hostAccessGuard != null) {
+        b.hostAccessGuard(this.hostAccessGuard);
       }
       if (this.fingerprintCheck_ != null) {
-        b_.fingerprintCheck(this.fingerprintCheck_);
+        b.fingerprintCheck(this.fingerprintCheck_);
       }
       long wait = PlanBuilder.requireDim("wait", this.wait, this.waitSet);
       long build = PlanBuilder.requireDim("build", this.build, this.buildSet);
       long hidden = PlanBuilder.requireDim("hidden", this.hidden, this.hiddenSet_);
       long bindW = PlanBuilder.requireDim("bindW", this.bindW, this.bindWSet);
-      long Math_ = PlanBuilder.requireDim("Math", this.Math_, this.MathSet);
-      long b = PlanBuilder.requireDim("b", this.b, this.bSet);
+      long Math = PlanBuilder.requireDim("Math", this.Math, this.MathSet);
+      long b_ = PlanBuilder.requireDim("b", this.b, this.bSet);
       long comm_ = PlanBuilder.requireDim("comm", this.comm, this.commSet);
       long hiddenSet = PlanBuilder.requireDim("hiddenSet", this.hiddenSet, this.hiddenSetSet);
       long fingerprintCheck = PlanBuilder.requireDim("fingerprintCheck", this.fingerprintCheck, this.fingerprintCheckSet);
       long ranks = comm.size();
-      int close = b_.buffer("close", DataType.F32, wait, "{\"wait\"}", this.close);
-      int builder = b_.buffer("builder", DataType.F32, build, "{\"build\"}", this.builder);
-      int plan = b_.buffer("plan", DataType.F32, hidden, "{\"hidden\"}", this.plan);
-      int w = b_.buffer("w", DataType.F32, b, "{\"b\"}", this.w);
-      int W = b_.buffer("W", DataType.F32, comm_, "{\"comm\"}", this.W);
-      int hidden_ = b_.buffer("hidden", DataType.F32, Math_, "{\"Math\"}", this.hidden_);
-      int Math__ = b_.buffer("Math", DataType.F32, ranks, "{\"ranks\"}", this.Math__);
-      int closeBuffer = b_.buffer("closeBuffer", DataType.F32, bindW, "{\"bindW\"}",
-          this.closeBuffer);
-      int toString = b_.buffer("toString", DataType.F32, hiddenSet, "{\"hiddenSet\"}",
-          this.toString);
-      int getClass = b_.buffer("getClass", DataType.F32, 1L, "{\"1\"}", this.getClass);
-      int DataType_ = b_.buffer("DataType", DataType.F32, 2L, "{\"2\"}", this.DataType_);
-      int Objects_ = b_.buffer("Objects", DataType.F32, 3L, "{\"3\"}", this.Objects_);
-      int ranks_ = b_.buffer("ranks", DataType.F32, 4L, "{\"4\"}", this.ranks);
-      int execute = b_.buffer("execute", DataType.F32, 5L, "{\"5\"}", this.execute);
-      int hostAccessGuard = b_.buffer("hostAccessGuard", DataType.F32, fingerprintCheck,
-          "{\"fingerprintCheck\"}", this.hostAccessGuard);
-      b_.allReduce(0, close, close, ReduceOp.SUM);
-      b_.allReduce(0, builder, builder, ReduceOp.SUM);
-      b_.allReduce(0, plan, plan, ReduceOp.SUM);
-      b_.allReduce(0, w, w, ReduceOp.SUM);
-      b_.allReduce(0, W, W, ReduceOp.SUM);
-      b_.allReduce(0, hidden_, hidden_, ReduceOp.SUM);
-      b_.allReduce(0, Math__, Math__, ReduceOp.SUM);
-      b_.allReduce(0, closeBuffer, closeBuffer, ReduceOp.SUM);
-      b_.allReduce(0, toString, toString, ReduceOp.SUM);
-      b_.allReduce(0, getClass, getClass, ReduceOp.SUM);
-      b_.allReduce(0, DataType_, DataType_, ReduceOp.SUM);
-      b_.allReduce(0, Objects_, Objects_, ReduceOp.SUM);
-      b_.allReduce(0, ranks_, ranks_, ReduceOp.SUM);
-      b_.allReduce(0, execute, execute, ReduceOp.SUM);
-      b_.allReduce(0, hostAccessGuard, hostAccessGuard, ReduceOp.SUM);
-      Plan plan_ = b_.build();
-      return new ClashesPlan(plan_, new int[] {close, builder, plan, w, W, hidden_, Math__,
+      int close = b.buffer("close", DataType.F32, wait, "{\"wait\"}", this.bound[0]);
+      int builder = b.buffer("builder", DataType.F32, build, "{\"build\"}", this.bound[1]);
+      int plan = b.buffer("plan", DataType.F32, hidden, "{\"hidden\"}", this.bound[2]);
+      int w = b.buffer("w", DataType.F32, b_, "{\"b\"}", this.bound[3]);
+      int W = b.buffer("W", DataType.F32, comm_, "{\"comm\"}", this.bound[4]);
+      int hidden_ = b.buffer("hidden", DataType.F32, Math, "{\"Math\"}", this.bound[5]);
+      int Math_ = b.buffer("Math", DataType.F32, ranks, "{\"ranks\"}", this.bound[6]);
+      int closeBuffer = b.buffer("closeBuffer", DataType.F32, bindW, "{\"bindW\"}", this.bound[7]);
+      int toString = b.buffer("toString", DataType.F32, hiddenSet, "{\"hiddenSet\"}",
+          this.bound[8]);
+      int getClass = b.buffer("getClass", DataType.F32, 1L, "{\"1\"}", this.bound[9]);
+      int DataType_ = b.buffer("DataType", DataType.F32, 2L, "{\"2\"}", this.bound[10]);
+      int Objects_ = b.buffer("Objects", DataType.F32, 3L, "{\"3\"}", this.bound[11]);
+      int ranks_ = b.buffer("ranks", DataType.F32, 4L, "{\"4\"}", this.bound[12]);
+      int execute = b.buffer("execute", DataType.F32, 5L, "{\"5\"}", this.bound[13]);
+      int hostAccessGuard = b.buffer("hostAccessGuard", DataType.F32, fingerprintCheck,
+          "{\"fingerprintCheck\"}", this.bound[14]);
+      b.allReduce(0, close, close, ReduceOp.SUM);
+      b.allReduce(0, builder, builder, ReduceOp.SUM);
+      b.allReduce(0, plan, plan, ReduceOp.SUM);
+      b.allReduce(0, w, w, ReduceOp.SUM);
+      b.allReduce(0, W, W, ReduceOp.SUM);
+      b.allReduce(0, hidden_, hidden_, ReduceOp.SUM);
+      b.allReduce(0, Math_, Math_, ReduceOp.SUM);
+      b.allReduce(0, closeBuffer, closeBuffer, ReduceOp.SUM);
+      b.allReduce(0, toString, toString, ReduceOp.SUM);
+      b.allReduce(0, getClass, getClass, ReduceOp.SUM);
+      b.allReduce(0, DataType_, DataType_, ReduceOp.SUM);
+      b.allReduce(0, Objects_, Objects_, ReduceOp.SUM);
+      b.allReduce(0, ranks_, ranks_, ReduceOp.SUM);
+      b.allReduce(0, execute, execute, ReduceOp.SUM);
+      b.allReduce(0, hostAccessGuard, hostAccessGuard, ReduceOp.SUM);
+      Plan plan_ = b.build();
+      return new ClashesPlan(plan_, new int[] {close, builder, plan, w, W, hidden_, Math_,
           closeBuffer, toString, getClass, DataType_, Objects_, ranks_, execute, hostAccessGuard});
     }
   }

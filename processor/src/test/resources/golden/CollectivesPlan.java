@@ -2,8 +2,7 @@ package p;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.BF16Buffer;
-import dev.commplan.runtime.BufferBindingException;
-import dev.commplan.runtime.BufferInFlightException;
+import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F16Buffer;
@@ -11,7 +10,6 @@ import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.F64Buffer;
 import dev.commplan.runtime.I32Buffer;
 import dev.commplan.runtime.I64Buffer;
-import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.U8Buffer;
 import dev.commplan.runtime.plan.Plan;
@@ -46,50 +44,14 @@ import javax.annotation.processing.Generated;
 public final class CollectivesPlan implements AutoCloseable {
   private final Plan plan;
 
-  private final F32Buffer ar;
-
-  private final F64Buffer arIn;
-
-  private final F64Buffer arOut;
-
-  private final I32Buffer bc;
-
-  private final I32Buffer bcIn;
-
-  private final I32Buffer bcOut;
-
-  private final BF16Buffer agAll;
-
-  private final BF16Buffer agIn;
-
-  private final BF16Buffer agOut;
-
-  private final F16Buffer rsAll;
-
-  private final F16Buffer rsIn;
-
-  private final F16Buffer rsOut;
-
-  private final I64Buffer early;
-
-  private final U8Buffer scratch;
+  private final Buffer[] buffers;
 
   private CollectivesPlan(Plan plan, int[] handles) {
     this.plan = plan;
-    this.ar = (F32Buffer) plan.buffer(handles[0]);
-    this.arIn = (F64Buffer) plan.buffer(handles[1]);
-    this.arOut = (F64Buffer) plan.buffer(handles[2]);
-    this.bc = (I32Buffer) plan.buffer(handles[3]);
-    this.bcIn = (I32Buffer) plan.buffer(handles[4]);
-    this.bcOut = (I32Buffer) plan.buffer(handles[5]);
-    this.agAll = (BF16Buffer) plan.buffer(handles[6]);
-    this.agIn = (BF16Buffer) plan.buffer(handles[7]);
-    this.agOut = (BF16Buffer) plan.buffer(handles[8]);
-    this.rsAll = (F16Buffer) plan.buffer(handles[9]);
-    this.rsIn = (F16Buffer) plan.buffer(handles[10]);
-    this.rsOut = (F16Buffer) plan.buffer(handles[11]);
-    this.early = (I64Buffer) plan.buffer(handles[12]);
-    this.scratch = (U8Buffer) plan.buffer(handles[13]);
+    this.buffers = new Buffer[handles.length];
+    for (int i = 0; i < handles.length; i++) {
+      this.buffers[i] = plan.buffer(handles[i]);
+    }
   }
 
   /**
@@ -105,7 +67,7 @@ public final class CollectivesPlan implements AutoCloseable {
    * n*m elements. The plan allocated it unless it was bound with {@link Builder#bindAr}.
    */
   public F32Buffer ar() {
-    return ar;
+    return (F32Buffer) buffers[0];
   }
 
   /**
@@ -113,7 +75,7 @@ public final class CollectivesPlan implements AutoCloseable {
    * n*m elements. The plan allocated it unless it was bound with {@link Builder#bindArIn}.
    */
   public F64Buffer arIn() {
-    return arIn;
+    return (F64Buffer) buffers[1];
   }
 
   /**
@@ -121,7 +83,7 @@ public final class CollectivesPlan implements AutoCloseable {
    * n*m elements. The plan allocated it unless it was bound with {@link Builder#bindArOut}.
    */
   public F64Buffer arOut() {
-    return arOut;
+    return (F64Buffer) buffers[2];
   }
 
   /**
@@ -129,7 +91,7 @@ public final class CollectivesPlan implements AutoCloseable {
    * 16 elements. The plan allocated it unless it was bound with {@link Builder#bindBc}.
    */
   public I32Buffer bc() {
-    return bc;
+    return (I32Buffer) buffers[3];
   }
 
   /**
@@ -137,7 +99,7 @@ public final class CollectivesPlan implements AutoCloseable {
    * 16 elements. The plan allocated it unless it was bound with {@link Builder#bindBcIn}.
    */
   public I32Buffer bcIn() {
-    return bcIn;
+    return (I32Buffer) buffers[4];
   }
 
   /**
@@ -145,7 +107,7 @@ public final class CollectivesPlan implements AutoCloseable {
    * 16 elements. The plan allocated it unless it was bound with {@link Builder#bindBcOut}.
    */
   public I32Buffer bcOut() {
-    return bcOut;
+    return (I32Buffer) buffers[5];
   }
 
   /**
@@ -153,7 +115,7 @@ public final class CollectivesPlan implements AutoCloseable {
    * ranks*n elements. The plan allocated it unless it was bound with {@link Builder#bindAgAll}.
    */
   public BF16Buffer agAll() {
-    return agAll;
+    return (BF16Buffer) buffers[6];
   }
 
   /**
@@ -161,7 +123,7 @@ public final class CollectivesPlan implements AutoCloseable {
    * n elements. The plan allocated it unless it was bound with {@link Builder#bindAgIn}.
    */
   public BF16Buffer agIn() {
-    return agIn;
+    return (BF16Buffer) buffers[7];
   }
 
   /**
@@ -169,7 +131,7 @@ public final class CollectivesPlan implements AutoCloseable {
    * ranks*n elements. The plan allocated it unless it was bound with {@link Builder#bindAgOut}.
    */
   public BF16Buffer agOut() {
-    return agOut;
+    return (BF16Buffer) buffers[8];
   }
 
   /**
@@ -177,7 +139,7 @@ public final class CollectivesPlan implements AutoCloseable {
    * ranks*n elements. The plan allocated it unless it was bound with {@link Builder#bindRsAll}.
    */
   public F16Buffer rsAll() {
-    return rsAll;
+    return (F16Buffer) buffers[9];
   }
 
   /**
@@ -185,7 +147,7 @@ public final class CollectivesPlan implements AutoCloseable {
    * ranks*n elements. The plan allocated it unless it was bound with {@link Builder#bindRsIn}.
    */
   public F16Buffer rsIn() {
-    return rsIn;
+    return (F16Buffer) buffers[10];
   }
 
   /**
@@ -193,7 +155,7 @@ public final class CollectivesPlan implements AutoCloseable {
    * n elements. The plan allocated it unless it was bound with {@link Builder#bindRsOut}.
    */
   public F16Buffer rsOut() {
-    return rsOut;
+    return (F16Buffer) buffers[11];
   }
 
   /**
@@ -201,7 +163,7 @@ public final class CollectivesPlan implements AutoCloseable {
    * 1 elements. The plan allocated it unless it was bound with {@link Builder#bindEarly}.
    */
   public I64Buffer early() {
-    return early;
+    return (I64Buffer) buffers[12];
   }
 
   /**
@@ -209,7 +171,7 @@ public final class CollectivesPlan implements AutoCloseable {
    * 3 elements. The plan allocated it unless it was bound with {@link Builder#bindScratch}.
    */
   public U8Buffer scratch() {
-    return scratch;
+    return (U8Buffer) buffers[13];
   }
 
   /**
@@ -272,33 +234,7 @@ public final class CollectivesPlan implements AutoCloseable {
 
     private boolean mSet;
 
-    private F32Buffer ar;
-
-    private F64Buffer arIn;
-
-    private F64Buffer arOut;
-
-    private I32Buffer bc;
-
-    private I32Buffer bcIn;
-
-    private I32Buffer bcOut;
-
-    private BF16Buffer agAll;
-
-    private BF16Buffer agIn;
-
-    private BF16Buffer agOut;
-
-    private F16Buffer rsAll;
-
-    private F16Buffer rsIn;
-
-    private F16Buffer rsOut;
-
-    private I64Buffer early;
-
-    private U8Buffer scratch;
+    private final Buffer[] bound = new Buffer[14];
 
     private Boolean hostAccessGuard;
 
@@ -326,149 +262,135 @@ public final class CollectivesPlan implements AutoCloseable {
     }
 
     /**
-     * Uses {@code ar}, a buffer you own, as {@code ar} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"n", "m"})} = n*m elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code ar}, a buffer you own, as {@code ar} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"n", "m"})} = n*m elements, open and on the plan's communicator.
      */
     public Builder bindAr(F32Buffer ar) {
-      this.ar = Objects.requireNonNull(ar, "ar");
+      this.bound[0] = Objects.requireNonNull(ar, "ar");
       return this;
     }
 
     /**
-     * Uses {@code arIn}, a buffer you own, as {@code arIn} instead of one the plan allocates.
-     * {@link #build} checks that it is F64, {@code @Shape({"n * m"})} = n*m elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code arIn}, a buffer you own, as {@code arIn} instead of one the plan allocates: {@link #build}
+     * checks that it is F64, {@code @Shape({"n * m"})} = n*m elements, open and on the plan's communicator.
      */
     public Builder bindArIn(F64Buffer arIn) {
-      this.arIn = Objects.requireNonNull(arIn, "arIn");
+      this.bound[1] = Objects.requireNonNull(arIn, "arIn");
       return this;
     }
 
     /**
-     * Uses {@code arOut}, a buffer you own, as {@code arOut} instead of one the plan allocates.
-     * {@link #build} checks that it is F64, {@code @Shape({"m", "n"})} = n*m elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code arOut}, a buffer you own, as {@code arOut} instead of one the plan allocates: {@link #build}
+     * checks that it is F64, {@code @Shape({"m", "n"})} = n*m elements, open and on the plan's communicator.
      */
     public Builder bindArOut(F64Buffer arOut) {
-      this.arOut = Objects.requireNonNull(arOut, "arOut");
+      this.bound[2] = Objects.requireNonNull(arOut, "arOut");
       return this;
     }
 
     /**
-     * Uses {@code bc}, a buffer you own, as {@code bc} instead of one the plan allocates.
-     * {@link #build} checks that it is I32, {@code @Shape({"16"})} = 16 elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code bc}, a buffer you own, as {@code bc} instead of one the plan allocates: {@link #build}
+     * checks that it is I32, {@code @Shape({"16"})} = 16 elements, open and on the plan's communicator.
      */
     public Builder bindBc(I32Buffer bc) {
-      this.bc = Objects.requireNonNull(bc, "bc");
+      this.bound[3] = Objects.requireNonNull(bc, "bc");
       return this;
     }
 
     /**
-     * Uses {@code bcIn}, a buffer you own, as {@code bcIn} instead of one the plan allocates.
-     * {@link #build} checks that it is I32, {@code @Shape({"16"})} = 16 elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code bcIn}, a buffer you own, as {@code bcIn} instead of one the plan allocates: {@link #build}
+     * checks that it is I32, {@code @Shape({"16"})} = 16 elements, open and on the plan's communicator.
      */
     public Builder bindBcIn(I32Buffer bcIn) {
-      this.bcIn = Objects.requireNonNull(bcIn, "bcIn");
+      this.bound[4] = Objects.requireNonNull(bcIn, "bcIn");
       return this;
     }
 
     /**
-     * Uses {@code bcOut}, a buffer you own, as {@code bcOut} instead of one the plan allocates.
-     * {@link #build} checks that it is I32, {@code @Shape({"4", "4"})} = 16 elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code bcOut}, a buffer you own, as {@code bcOut} instead of one the plan allocates: {@link #build}
+     * checks that it is I32, {@code @Shape({"4", "4"})} = 16 elements, open and on the plan's communicator.
      */
     public Builder bindBcOut(I32Buffer bcOut) {
-      this.bcOut = Objects.requireNonNull(bcOut, "bcOut");
+      this.bound[5] = Objects.requireNonNull(bcOut, "bcOut");
       return this;
     }
 
     /**
-     * Uses {@code agAll}, a buffer you own, as {@code agAll} instead of one the plan allocates.
-     * {@link #build} checks that it is BF16, {@code @Shape({"ranks", "n"})} = ranks*n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code agAll}, a buffer you own, as {@code agAll} instead of one the plan allocates: {@link #build}
+     * checks that it is BF16, {@code @Shape({"ranks", "n"})} = ranks*n elements, open and on the plan's communicator.
      */
     public Builder bindAgAll(BF16Buffer agAll) {
-      this.agAll = Objects.requireNonNull(agAll, "agAll");
+      this.bound[6] = Objects.requireNonNull(agAll, "agAll");
       return this;
     }
 
     /**
-     * Uses {@code agIn}, a buffer you own, as {@code agIn} instead of one the plan allocates.
-     * {@link #build} checks that it is BF16, {@code @Shape({"n"})} = n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code agIn}, a buffer you own, as {@code agIn} instead of one the plan allocates: {@link #build}
+     * checks that it is BF16, {@code @Shape({"n"})} = n elements, open and on the plan's communicator.
      */
     public Builder bindAgIn(BF16Buffer agIn) {
-      this.agIn = Objects.requireNonNull(agIn, "agIn");
+      this.bound[7] = Objects.requireNonNull(agIn, "agIn");
       return this;
     }
 
     /**
-     * Uses {@code agOut}, a buffer you own, as {@code agOut} instead of one the plan allocates.
-     * {@link #build} checks that it is BF16, {@code @Shape({"n*ranks"})} = ranks*n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code agOut}, a buffer you own, as {@code agOut} instead of one the plan allocates: {@link #build}
+     * checks that it is BF16, {@code @Shape({"n*ranks"})} = ranks*n elements, open and on the plan's communicator.
      */
     public Builder bindAgOut(BF16Buffer agOut) {
-      this.agOut = Objects.requireNonNull(agOut, "agOut");
+      this.bound[8] = Objects.requireNonNull(agOut, "agOut");
       return this;
     }
 
     /**
-     * Uses {@code rsAll}, a buffer you own, as {@code rsAll} instead of one the plan allocates.
-     * {@link #build} checks that it is F16, {@code @Shape({"ranks*n"})} = ranks*n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code rsAll}, a buffer you own, as {@code rsAll} instead of one the plan allocates: {@link #build}
+     * checks that it is F16, {@code @Shape({"ranks*n"})} = ranks*n elements, open and on the plan's communicator.
      */
     public Builder bindRsAll(F16Buffer rsAll) {
-      this.rsAll = Objects.requireNonNull(rsAll, "rsAll");
+      this.bound[9] = Objects.requireNonNull(rsAll, "rsAll");
       return this;
     }
 
     /**
-     * Uses {@code rsIn}, a buffer you own, as {@code rsIn} instead of one the plan allocates.
-     * {@link #build} checks that it is F16, {@code @Shape({"ranks", "n"})} = ranks*n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code rsIn}, a buffer you own, as {@code rsIn} instead of one the plan allocates: {@link #build}
+     * checks that it is F16, {@code @Shape({"ranks", "n"})} = ranks*n elements, open and on the plan's communicator.
      */
     public Builder bindRsIn(F16Buffer rsIn) {
-      this.rsIn = Objects.requireNonNull(rsIn, "rsIn");
+      this.bound[10] = Objects.requireNonNull(rsIn, "rsIn");
       return this;
     }
 
     /**
-     * Uses {@code rsOut}, a buffer you own, as {@code rsOut} instead of one the plan allocates.
-     * {@link #build} checks that it is F16, {@code @Shape({"n"})} = n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code rsOut}, a buffer you own, as {@code rsOut} instead of one the plan allocates: {@link #build}
+     * checks that it is F16, {@code @Shape({"n"})} = n elements, open and on the plan's communicator.
      */
     public Builder bindRsOut(F16Buffer rsOut) {
-      this.rsOut = Objects.requireNonNull(rsOut, "rsOut");
+      this.bound[11] = Objects.requireNonNull(rsOut, "rsOut");
       return this;
     }
 
     /**
-     * Uses {@code early}, a buffer you own, as {@code early} instead of one the plan allocates.
-     * {@link #build} checks that it is I64, {@code @Shape({"1"})} = 1 elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code early}, a buffer you own, as {@code early} instead of one the plan allocates: {@link #build}
+     * checks that it is I64, {@code @Shape({"1"})} = 1 elements, open and on the plan's communicator.
      */
     public Builder bindEarly(I64Buffer early) {
-      this.early = Objects.requireNonNull(early, "early");
+      this.bound[12] = Objects.requireNonNull(early, "early");
       return this;
     }
 
     /**
-     * Uses {@code scratch}, a buffer you own, as {@code scratch} instead of one the plan allocates.
-     * {@link #build} checks that it is U8, {@code @Shape({"3"})} = 3 elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code scratch}, a buffer you own, as {@code scratch} instead of one the plan allocates: {@link #build}
+     * checks that it is U8, {@code @Shape({"3"})} = 3 elements, open and on the plan's communicator.
      */
     public Builder bindScratch(U8Buffer scratch) {
-      this.scratch = Objects.requireNonNull(scratch, "scratch");
+      this.bound[13] = Objects.requireNonNull(scratch, "scratch");
       return this;
     }
 
     /**
      * Turns the read-before-sync guard on or off for this plan (default: on, unless
      * {@code -Dcommplan.hostAccessGuard=false}): with it on, reading a buffer the plan writes, or writing one it
-     * uses, before {@code stream.synchronize()} throws {@link BufferInFlightException}.
+     * uses, before {@code stream.synchronize()} throws {@link dev.commplan.runtime.BufferInFlightException}.
      */
     public Builder hostAccessGuard(boolean enabled) {
       this.hostAccessGuard = enabled;
@@ -489,10 +411,10 @@ public final class CollectivesPlan implements AutoCloseable {
      * Builds the plan on {@code comm}: checks the dims and the bound buffers, allocates the
      * other buffers, and prepares the schedule once. Build one per rank, on its communicator.
      *
-     * @throws PlanBuildException if a dim is unset or not greater than 0, the communicator's
+     * @throws dev.commplan.runtime.PlanBuildException if a dim is unset or not greater than 0, the communicator's
      *     size differs from the plan's fixed ranks, a root is out of range, or a count is not
      *     divisible by the number of ranks
-     * @throws BufferBindingException if a bound buffer has the wrong count or type, is closed,
+     * @throws dev.commplan.runtime.BufferBindingException if a bound buffer has the wrong count or type, is closed,
      *     or belongs to another communicator
      */
     public CollectivesPlan build(Communicator comm) {
@@ -507,26 +429,26 @@ public final class CollectivesPlan implements AutoCloseable {
       long m = PlanBuilder.requireDim("m", this.m, this.mSet);
       long ranks = comm.size();
       int ar = b.buffer("ar", DataType.F32, PlanBuilder.count("ar", "{\"n\", \"m\"}", n, m),
-          "{\"n\", \"m\"}", this.ar);
+          "{\"n\", \"m\"}", this.bound[0]);
       int arIn = b.buffer("arIn", DataType.F64, PlanBuilder.count("arIn", "{\"n * m\"}", n, m),
-          "{\"n * m\"}", this.arIn);
+          "{\"n * m\"}", this.bound[1]);
       int arOut = b.buffer("arOut", DataType.F64, PlanBuilder.count("arOut", "{\"m\", \"n\"}", n,
-          m), "{\"m\", \"n\"}", this.arOut);
-      int bc = b.buffer("bc", DataType.I32, 16L, "{\"16\"}", this.bc);
-      int bcIn = b.buffer("bcIn", DataType.I32, 16L, "{\"16\"}", this.bcIn);
-      int bcOut = b.buffer("bcOut", DataType.I32, 16L, "{\"4\", \"4\"}", this.bcOut);
+          m), "{\"m\", \"n\"}", this.bound[2]);
+      int bc = b.buffer("bc", DataType.I32, 16L, "{\"16\"}", this.bound[3]);
+      int bcIn = b.buffer("bcIn", DataType.I32, 16L, "{\"16\"}", this.bound[4]);
+      int bcOut = b.buffer("bcOut", DataType.I32, 16L, "{\"4\", \"4\"}", this.bound[5]);
       int agAll = b.buffer("agAll", DataType.BF16, PlanBuilder.count("agAll", "{\"ranks\", \"n\"}",
-          ranks, n), "{\"ranks\", \"n\"}", this.agAll);
-      int agIn = b.buffer("agIn", DataType.BF16, n, "{\"n\"}", this.agIn);
+          ranks, n), "{\"ranks\", \"n\"}", this.bound[6]);
+      int agIn = b.buffer("agIn", DataType.BF16, n, "{\"n\"}", this.bound[7]);
       int agOut = b.buffer("agOut", DataType.BF16, PlanBuilder.count("agOut", "{\"n*ranks\"}",
-          ranks, n), "{\"n*ranks\"}", this.agOut);
+          ranks, n), "{\"n*ranks\"}", this.bound[8]);
       int rsAll = b.buffer("rsAll", DataType.F16, PlanBuilder.count("rsAll", "{\"ranks*n\"}", ranks,
-          n), "{\"ranks*n\"}", this.rsAll);
+          n), "{\"ranks*n\"}", this.bound[9]);
       int rsIn = b.buffer("rsIn", DataType.F16, PlanBuilder.count("rsIn", "{\"ranks\", \"n\"}",
-          ranks, n), "{\"ranks\", \"n\"}", this.rsIn);
-      int rsOut = b.buffer("rsOut", DataType.F16, n, "{\"n\"}", this.rsOut);
-      int early = b.buffer("early", DataType.I64, 1L, "{\"1\"}", this.early);
-      int scratch = b.buffer("scratch", DataType.U8, 3L, "{\"3\"}", this.scratch);
+          ranks, n), "{\"ranks\", \"n\"}", this.bound[10]);
+      int rsOut = b.buffer("rsOut", DataType.F16, n, "{\"n\"}", this.bound[11]);
+      int early = b.buffer("early", DataType.I64, 1L, "{\"1\"}", this.bound[12]);
+      int scratch = b.buffer("scratch", DataType.U8, 3L, "{\"3\"}", this.bound[13]);
       b.allReduce(-1, early, early, ReduceOp.SUM);
       b.allReduce(0, ar, ar, ReduceOp.SUM);
       b.allReduce(0, arIn, arOut, ReduceOp.MAX);

@@ -1,11 +1,9 @@
 package p;
 
-import dev.commplan.runtime.BufferBindingException;
-import dev.commplan.runtime.BufferInFlightException;
+import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
-import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
@@ -30,11 +28,14 @@ import javax.annotation.processing.Generated;
 public final class Custom implements AutoCloseable {
   private final Plan plan;
 
-  private final F32Buffer g;
+  private final Buffer[] buffers;
 
   private Custom(Plan plan, int[] handles) {
     this.plan = plan;
-    this.g = (F32Buffer) plan.buffer(handles[0]);
+    this.buffers = new Buffer[handles.length];
+    for (int i = 0; i < handles.length; i++) {
+      this.buffers[i] = plan.buffer(handles[i]);
+    }
   }
 
   /**
@@ -50,7 +51,7 @@ public final class Custom implements AutoCloseable {
    * 2 elements. The plan allocated it unless it was bound with {@link Builder#bindG}.
    */
   public F32Buffer g() {
-    return g;
+    return (F32Buffer) buffers[0];
   }
 
   /**
@@ -105,7 +106,7 @@ public final class Custom implements AutoCloseable {
    * Collects the dims and bound buffers of a {@link Custom}; {@link #build} checks and builds it.
    */
   public static final class Builder {
-    private F32Buffer g;
+    private final Buffer[] bound = new Buffer[1];
 
     private Boolean hostAccessGuard;
 
@@ -115,19 +116,18 @@ public final class Custom implements AutoCloseable {
     }
 
     /**
-     * Uses {@code g}, a buffer you own, as {@code g} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"2"})} = 2 elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code g}, a buffer you own, as {@code g} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"2"})} = 2 elements, open and on the plan's communicator.
      */
     public Builder bindG(F32Buffer g) {
-      this.g = Objects.requireNonNull(g, "g");
+      this.bound[0] = Objects.requireNonNull(g, "g");
       return this;
     }
 
     /**
      * Turns the read-before-sync guard on or off for this plan (default: on, unless
      * {@code -Dcommplan.hostAccessGuard=false}): with it on, reading a buffer the plan writes, or writing one it
-     * uses, before {@code stream.synchronize()} throws {@link BufferInFlightException}.
+     * uses, before {@code stream.synchronize()} throws {@link dev.commplan.runtime.BufferInFlightException}.
      */
     public Builder hostAccessGuard(boolean enabled) {
       this.hostAccessGuard = enabled;
@@ -148,10 +148,10 @@ public final class Custom implements AutoCloseable {
      * Builds the plan on {@code comm}: checks the dims and the bound buffers, allocates the
      * other buffers, and prepares the schedule once. Build one per rank, on its communicator.
      *
-     * @throws PlanBuildException if a dim is unset or not greater than 0, the communicator's
+     * @throws dev.commplan.runtime.PlanBuildException if a dim is unset or not greater than 0, the communicator's
      *     size differs from the plan's fixed ranks, a root is out of range, or a count is not
      *     divisible by the number of ranks
-     * @throws BufferBindingException if a bound buffer has the wrong count or type, is closed,
+     * @throws dev.commplan.runtime.BufferBindingException if a bound buffer has the wrong count or type, is closed,
      *     or belongs to another communicator
      */
     public Custom build(Communicator comm) {
@@ -162,7 +162,7 @@ public final class Custom implements AutoCloseable {
       if (this.fingerprintCheck != null) {
         b.fingerprintCheck(this.fingerprintCheck);
       }
-      int g = b.buffer("g", DataType.F32, 2L, "{\"2\"}", this.g);
+      int g = b.buffer("g", DataType.F32, 2L, "{\"2\"}", this.bound[0]);
       b.broadcast(0, g, g, 0);
       Plan plan = b.build();
       return new Custom(plan, new int[] {g});

@@ -2,8 +2,7 @@ package p;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.BF16Buffer;
-import dev.commplan.runtime.BufferBindingException;
-import dev.commplan.runtime.BufferInFlightException;
+import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F16Buffer;
@@ -12,7 +11,6 @@ import dev.commplan.runtime.F64Buffer;
 import dev.commplan.runtime.I32Buffer;
 import dev.commplan.runtime.I64Buffer;
 import dev.commplan.runtime.I8Buffer;
-import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.U32Buffer;
 import dev.commplan.runtime.U64Buffer;
@@ -49,38 +47,14 @@ import javax.annotation.processing.Generated;
 public final class DataTypesPlan implements AutoCloseable {
   private final Plan plan;
 
-  private final F16Buffer f16;
-
-  private final BF16Buffer bf16;
-
-  private final F32Buffer f32;
-
-  private final F64Buffer f64;
-
-  private final I8Buffer i8;
-
-  private final U8Buffer u8;
-
-  private final I32Buffer i32;
-
-  private final U32Buffer u32;
-
-  private final I64Buffer i64;
-
-  private final U64Buffer u64;
+  private final Buffer[] buffers;
 
   private DataTypesPlan(Plan plan, int[] handles) {
     this.plan = plan;
-    this.f16 = (F16Buffer) plan.buffer(handles[0]);
-    this.bf16 = (BF16Buffer) plan.buffer(handles[1]);
-    this.f32 = (F32Buffer) plan.buffer(handles[2]);
-    this.f64 = (F64Buffer) plan.buffer(handles[3]);
-    this.i8 = (I8Buffer) plan.buffer(handles[4]);
-    this.u8 = (U8Buffer) plan.buffer(handles[5]);
-    this.i32 = (I32Buffer) plan.buffer(handles[6]);
-    this.u32 = (U32Buffer) plan.buffer(handles[7]);
-    this.i64 = (I64Buffer) plan.buffer(handles[8]);
-    this.u64 = (U64Buffer) plan.buffer(handles[9]);
+    this.buffers = new Buffer[handles.length];
+    for (int i = 0; i < handles.length; i++) {
+      this.buffers[i] = plan.buffer(handles[i]);
+    }
   }
 
   /**
@@ -96,7 +70,7 @@ public final class DataTypesPlan implements AutoCloseable {
    * n elements. The plan allocated it unless it was bound with {@link Builder#bindF16}.
    */
   public F16Buffer f16() {
-    return f16;
+    return (F16Buffer) buffers[0];
   }
 
   /**
@@ -104,7 +78,7 @@ public final class DataTypesPlan implements AutoCloseable {
    * n elements. The plan allocated it unless it was bound with {@link Builder#bindBf16}.
    */
   public BF16Buffer bf16() {
-    return bf16;
+    return (BF16Buffer) buffers[1];
   }
 
   /**
@@ -112,7 +86,7 @@ public final class DataTypesPlan implements AutoCloseable {
    * n elements. The plan allocated it unless it was bound with {@link Builder#bindF32}.
    */
   public F32Buffer f32() {
-    return f32;
+    return (F32Buffer) buffers[2];
   }
 
   /**
@@ -120,7 +94,7 @@ public final class DataTypesPlan implements AutoCloseable {
    * n elements. The plan allocated it unless it was bound with {@link Builder#bindF64}.
    */
   public F64Buffer f64() {
-    return f64;
+    return (F64Buffer) buffers[3];
   }
 
   /**
@@ -128,7 +102,7 @@ public final class DataTypesPlan implements AutoCloseable {
    * n elements. The plan allocated it unless it was bound with {@link Builder#bindI8}.
    */
   public I8Buffer i8() {
-    return i8;
+    return (I8Buffer) buffers[4];
   }
 
   /**
@@ -136,7 +110,7 @@ public final class DataTypesPlan implements AutoCloseable {
    * n elements. The plan allocated it unless it was bound with {@link Builder#bindU8}.
    */
   public U8Buffer u8() {
-    return u8;
+    return (U8Buffer) buffers[5];
   }
 
   /**
@@ -144,7 +118,7 @@ public final class DataTypesPlan implements AutoCloseable {
    * n elements. The plan allocated it unless it was bound with {@link Builder#bindI32}.
    */
   public I32Buffer i32() {
-    return i32;
+    return (I32Buffer) buffers[6];
   }
 
   /**
@@ -152,7 +126,7 @@ public final class DataTypesPlan implements AutoCloseable {
    * n elements. The plan allocated it unless it was bound with {@link Builder#bindU32}.
    */
   public U32Buffer u32() {
-    return u32;
+    return (U32Buffer) buffers[7];
   }
 
   /**
@@ -160,7 +134,7 @@ public final class DataTypesPlan implements AutoCloseable {
    * n elements. The plan allocated it unless it was bound with {@link Builder#bindI64}.
    */
   public I64Buffer i64() {
-    return i64;
+    return (I64Buffer) buffers[8];
   }
 
   /**
@@ -168,7 +142,7 @@ public final class DataTypesPlan implements AutoCloseable {
    * n elements. The plan allocated it unless it was bound with {@link Builder#bindU64}.
    */
   public U64Buffer u64() {
-    return u64;
+    return (U64Buffer) buffers[9];
   }
 
   /**
@@ -227,25 +201,7 @@ public final class DataTypesPlan implements AutoCloseable {
 
     private boolean nSet;
 
-    private F16Buffer f16;
-
-    private BF16Buffer bf16;
-
-    private F32Buffer f32;
-
-    private F64Buffer f64;
-
-    private I8Buffer i8;
-
-    private U8Buffer u8;
-
-    private I32Buffer i32;
-
-    private U32Buffer u32;
-
-    private I64Buffer i64;
-
-    private U64Buffer u64;
+    private final Buffer[] bound = new Buffer[10];
 
     private Boolean hostAccessGuard;
 
@@ -264,109 +220,99 @@ public final class DataTypesPlan implements AutoCloseable {
     }
 
     /**
-     * Uses {@code f16}, a buffer you own, as {@code f16} instead of one the plan allocates.
-     * {@link #build} checks that it is F16, {@code @Shape({"n"})} = n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code f16}, a buffer you own, as {@code f16} instead of one the plan allocates: {@link #build}
+     * checks that it is F16, {@code @Shape({"n"})} = n elements, open and on the plan's communicator.
      */
     public Builder bindF16(F16Buffer f16) {
-      this.f16 = Objects.requireNonNull(f16, "f16");
+      this.bound[0] = Objects.requireNonNull(f16, "f16");
       return this;
     }
 
     /**
-     * Uses {@code bf16}, a buffer you own, as {@code bf16} instead of one the plan allocates.
-     * {@link #build} checks that it is BF16, {@code @Shape({"n"})} = n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code bf16}, a buffer you own, as {@code bf16} instead of one the plan allocates: {@link #build}
+     * checks that it is BF16, {@code @Shape({"n"})} = n elements, open and on the plan's communicator.
      */
     public Builder bindBf16(BF16Buffer bf16) {
-      this.bf16 = Objects.requireNonNull(bf16, "bf16");
+      this.bound[1] = Objects.requireNonNull(bf16, "bf16");
       return this;
     }
 
     /**
-     * Uses {@code f32}, a buffer you own, as {@code f32} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"n"})} = n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code f32}, a buffer you own, as {@code f32} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"n"})} = n elements, open and on the plan's communicator.
      */
     public Builder bindF32(F32Buffer f32) {
-      this.f32 = Objects.requireNonNull(f32, "f32");
+      this.bound[2] = Objects.requireNonNull(f32, "f32");
       return this;
     }
 
     /**
-     * Uses {@code f64}, a buffer you own, as {@code f64} instead of one the plan allocates.
-     * {@link #build} checks that it is F64, {@code @Shape({"n"})} = n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code f64}, a buffer you own, as {@code f64} instead of one the plan allocates: {@link #build}
+     * checks that it is F64, {@code @Shape({"n"})} = n elements, open and on the plan's communicator.
      */
     public Builder bindF64(F64Buffer f64) {
-      this.f64 = Objects.requireNonNull(f64, "f64");
+      this.bound[3] = Objects.requireNonNull(f64, "f64");
       return this;
     }
 
     /**
-     * Uses {@code i8}, a buffer you own, as {@code i8} instead of one the plan allocates.
-     * {@link #build} checks that it is I8, {@code @Shape({"n"})} = n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code i8}, a buffer you own, as {@code i8} instead of one the plan allocates: {@link #build}
+     * checks that it is I8, {@code @Shape({"n"})} = n elements, open and on the plan's communicator.
      */
     public Builder bindI8(I8Buffer i8) {
-      this.i8 = Objects.requireNonNull(i8, "i8");
+      this.bound[4] = Objects.requireNonNull(i8, "i8");
       return this;
     }
 
     /**
-     * Uses {@code u8}, a buffer you own, as {@code u8} instead of one the plan allocates.
-     * {@link #build} checks that it is U8, {@code @Shape({"n"})} = n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code u8}, a buffer you own, as {@code u8} instead of one the plan allocates: {@link #build}
+     * checks that it is U8, {@code @Shape({"n"})} = n elements, open and on the plan's communicator.
      */
     public Builder bindU8(U8Buffer u8) {
-      this.u8 = Objects.requireNonNull(u8, "u8");
+      this.bound[5] = Objects.requireNonNull(u8, "u8");
       return this;
     }
 
     /**
-     * Uses {@code i32}, a buffer you own, as {@code i32} instead of one the plan allocates.
-     * {@link #build} checks that it is I32, {@code @Shape({"n"})} = n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code i32}, a buffer you own, as {@code i32} instead of one the plan allocates: {@link #build}
+     * checks that it is I32, {@code @Shape({"n"})} = n elements, open and on the plan's communicator.
      */
     public Builder bindI32(I32Buffer i32) {
-      this.i32 = Objects.requireNonNull(i32, "i32");
+      this.bound[6] = Objects.requireNonNull(i32, "i32");
       return this;
     }
 
     /**
-     * Uses {@code u32}, a buffer you own, as {@code u32} instead of one the plan allocates.
-     * {@link #build} checks that it is U32, {@code @Shape({"n"})} = n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code u32}, a buffer you own, as {@code u32} instead of one the plan allocates: {@link #build}
+     * checks that it is U32, {@code @Shape({"n"})} = n elements, open and on the plan's communicator.
      */
     public Builder bindU32(U32Buffer u32) {
-      this.u32 = Objects.requireNonNull(u32, "u32");
+      this.bound[7] = Objects.requireNonNull(u32, "u32");
       return this;
     }
 
     /**
-     * Uses {@code i64}, a buffer you own, as {@code i64} instead of one the plan allocates.
-     * {@link #build} checks that it is I64, {@code @Shape({"n"})} = n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code i64}, a buffer you own, as {@code i64} instead of one the plan allocates: {@link #build}
+     * checks that it is I64, {@code @Shape({"n"})} = n elements, open and on the plan's communicator.
      */
     public Builder bindI64(I64Buffer i64) {
-      this.i64 = Objects.requireNonNull(i64, "i64");
+      this.bound[8] = Objects.requireNonNull(i64, "i64");
       return this;
     }
 
     /**
-     * Uses {@code u64}, a buffer you own, as {@code u64} instead of one the plan allocates.
-     * {@link #build} checks that it is U64, {@code @Shape({"n"})} = n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code u64}, a buffer you own, as {@code u64} instead of one the plan allocates: {@link #build}
+     * checks that it is U64, {@code @Shape({"n"})} = n elements, open and on the plan's communicator.
      */
     public Builder bindU64(U64Buffer u64) {
-      this.u64 = Objects.requireNonNull(u64, "u64");
+      this.bound[9] = Objects.requireNonNull(u64, "u64");
       return this;
     }
 
     /**
      * Turns the read-before-sync guard on or off for this plan (default: on, unless
      * {@code -Dcommplan.hostAccessGuard=false}): with it on, reading a buffer the plan writes, or writing one it
-     * uses, before {@code stream.synchronize()} throws {@link BufferInFlightException}.
+     * uses, before {@code stream.synchronize()} throws {@link dev.commplan.runtime.BufferInFlightException}.
      */
     public Builder hostAccessGuard(boolean enabled) {
       this.hostAccessGuard = enabled;
@@ -387,10 +333,10 @@ public final class DataTypesPlan implements AutoCloseable {
      * Builds the plan on {@code comm}: checks the dims and the bound buffers, allocates the
      * other buffers, and prepares the schedule once. Build one per rank, on its communicator.
      *
-     * @throws PlanBuildException if a dim is unset or not greater than 0, the communicator's
+     * @throws dev.commplan.runtime.PlanBuildException if a dim is unset or not greater than 0, the communicator's
      *     size differs from the plan's fixed ranks, a root is out of range, or a count is not
      *     divisible by the number of ranks
-     * @throws BufferBindingException if a bound buffer has the wrong count or type, is closed,
+     * @throws dev.commplan.runtime.BufferBindingException if a bound buffer has the wrong count or type, is closed,
      *     or belongs to another communicator
      */
     public DataTypesPlan build(Communicator comm) {
@@ -402,16 +348,16 @@ public final class DataTypesPlan implements AutoCloseable {
         b.fingerprintCheck(this.fingerprintCheck);
       }
       long n = PlanBuilder.requireDim("n", this.n, this.nSet);
-      int f16 = b.buffer("f16", DataType.F16, n, "{\"n\"}", this.f16);
-      int bf16 = b.buffer("bf16", DataType.BF16, n, "{\"n\"}", this.bf16);
-      int f32 = b.buffer("f32", DataType.F32, n, "{\"n\"}", this.f32);
-      int f64 = b.buffer("f64", DataType.F64, n, "{\"n\"}", this.f64);
-      int i8 = b.buffer("i8", DataType.I8, n, "{\"n\"}", this.i8);
-      int u8 = b.buffer("u8", DataType.U8, n, "{\"n\"}", this.u8);
-      int i32 = b.buffer("i32", DataType.I32, n, "{\"n\"}", this.i32);
-      int u32 = b.buffer("u32", DataType.U32, n, "{\"n\"}", this.u32);
-      int i64 = b.buffer("i64", DataType.I64, n, "{\"n\"}", this.i64);
-      int u64 = b.buffer("u64", DataType.U64, n, "{\"n\"}", this.u64);
+      int f16 = b.buffer("f16", DataType.F16, n, "{\"n\"}", this.bound[0]);
+      int bf16 = b.buffer("bf16", DataType.BF16, n, "{\"n\"}", this.bound[1]);
+      int f32 = b.buffer("f32", DataType.F32, n, "{\"n\"}", this.bound[2]);
+      int f64 = b.buffer("f64", DataType.F64, n, "{\"n\"}", this.bound[3]);
+      int i8 = b.buffer("i8", DataType.I8, n, "{\"n\"}", this.bound[4]);
+      int u8 = b.buffer("u8", DataType.U8, n, "{\"n\"}", this.bound[5]);
+      int i32 = b.buffer("i32", DataType.I32, n, "{\"n\"}", this.bound[6]);
+      int u32 = b.buffer("u32", DataType.U32, n, "{\"n\"}", this.bound[7]);
+      int i64 = b.buffer("i64", DataType.I64, n, "{\"n\"}", this.bound[8]);
+      int u64 = b.buffer("u64", DataType.U64, n, "{\"n\"}", this.bound[9]);
       b.allReduce(0, f16, f16, ReduceOp.SUM);
       b.allReduce(0, bf16, bf16, ReduceOp.PROD);
       b.allReduce(0, f32, f32, ReduceOp.MAX);

@@ -1,9 +1,6 @@
 package p;
 
-import dev.commplan.runtime.BufferBindingException;
-import dev.commplan.runtime.BufferInFlightException;
 import dev.commplan.runtime.Communicator;
-import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
@@ -97,7 +94,7 @@ public final class EmptyPlan implements AutoCloseable {
     /**
      * Turns the read-before-sync guard on or off for this plan (default: on, unless
      * {@code -Dcommplan.hostAccessGuard=false}): with it on, reading a buffer the plan writes, or writing one it
-     * uses, before {@code stream.synchronize()} throws {@link BufferInFlightException}.
+     * uses, before {@code stream.synchronize()} throws {@link dev.commplan.runtime.BufferInFlightException}.
      */
     public Builder hostAccessGuard(boolean enabled) {
       this.hostAccessGuard = enabled;
@@ -118,10 +115,10 @@ public final class EmptyPlan implements AutoCloseable {
      * Builds the plan on {@code comm}: checks the dims and the bound buffers, allocates the
      * other buffers, and prepares the schedule once. Build one per rank, on its communicator.
      *
-     * @throws PlanBuildException if a dim is unset or not greater than 0, the communicator's
+     * @throws dev.commplan.runtime.PlanBuildException if a dim is unset or not greater than 0, the communicator's
      *     size differs from the plan's fixed ranks, a root is out of range, or a count is not
      *     divisible by the number of ranks
-     * @throws BufferBindingException if a bound buffer has the wrong count or type, is closed,
+     * @throws dev.commplan.runtime.BufferBindingException if a bound buffer has the wrong count or type, is closed,
      *     or belongs to another communicator
      */
     public EmptyPlan build(Communicator comm) {

@@ -1,14 +1,12 @@
 package p;
 
 import dev.commplan.annotations.ReduceOp;
-import dev.commplan.runtime.BufferBindingException;
-import dev.commplan.runtime.BufferInFlightException;
+import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.F64Buffer;
 import dev.commplan.runtime.I32Buffer;
-import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
@@ -40,38 +38,14 @@ import javax.annotation.processing.Generated;
 public final class FixedPlan implements AutoCloseable {
   private final Plan plan;
 
-  private final F32Buffer part;
-
-  private final F32Buffer all;
-
-  private final F32Buffer whole;
-
-  private final F32Buffer slice;
-
-  private final F32Buffer gathered;
-
-  private final F32Buffer scattered;
-
-  private final I32Buffer params;
-
-  private final I32Buffer x;
-
-  private final I32Buffer y;
-
-  private final F64Buffer maybe;
+  private final Buffer[] buffers;
 
   private FixedPlan(Plan plan, int[] handles) {
     this.plan = plan;
-    this.part = (F32Buffer) plan.buffer(handles[0]);
-    this.all = (F32Buffer) plan.buffer(handles[1]);
-    this.whole = (F32Buffer) plan.buffer(handles[2]);
-    this.slice = (F32Buffer) plan.buffer(handles[3]);
-    this.gathered = (F32Buffer) plan.buffer(handles[4]);
-    this.scattered = (F32Buffer) plan.buffer(handles[5]);
-    this.params = (I32Buffer) plan.buffer(handles[6]);
-    this.x = (I32Buffer) plan.buffer(handles[7]);
-    this.y = (I32Buffer) plan.buffer(handles[8]);
-    this.maybe = (F64Buffer) plan.buffer(handles[9]);
+    this.buffers = new Buffer[handles.length];
+    for (int i = 0; i < handles.length; i++) {
+      this.buffers[i] = plan.buffer(handles[i]);
+    }
   }
 
   /**
@@ -87,7 +61,7 @@ public final class FixedPlan implements AutoCloseable {
    * n elements. The plan allocated it unless it was bound with {@link Builder#bindPart}.
    */
   public F32Buffer part() {
-    return part;
+    return (F32Buffer) buffers[0];
   }
 
   /**
@@ -95,7 +69,7 @@ public final class FixedPlan implements AutoCloseable {
    * 4*n elements. The plan allocated it unless it was bound with {@link Builder#bindAll}.
    */
   public F32Buffer all() {
-    return all;
+    return (F32Buffer) buffers[1];
   }
 
   /**
@@ -103,7 +77,7 @@ public final class FixedPlan implements AutoCloseable {
    * 4*n elements. The plan allocated it unless it was bound with {@link Builder#bindWhole}.
    */
   public F32Buffer whole() {
-    return whole;
+    return (F32Buffer) buffers[2];
   }
 
   /**
@@ -111,7 +85,7 @@ public final class FixedPlan implements AutoCloseable {
    * n elements. The plan allocated it unless it was bound with {@link Builder#bindSlice}.
    */
   public F32Buffer slice() {
-    return slice;
+    return (F32Buffer) buffers[3];
   }
 
   /**
@@ -119,7 +93,7 @@ public final class FixedPlan implements AutoCloseable {
    * 8 elements. The plan allocated it unless it was bound with {@link Builder#bindGathered}.
    */
   public F32Buffer gathered() {
-    return gathered;
+    return (F32Buffer) buffers[4];
   }
 
   /**
@@ -127,7 +101,7 @@ public final class FixedPlan implements AutoCloseable {
    * ranks*n elements. The plan allocated it unless it was bound with {@link Builder#bindScattered}.
    */
   public F32Buffer scattered() {
-    return scattered;
+    return (F32Buffer) buffers[5];
   }
 
   /**
@@ -135,7 +109,7 @@ public final class FixedPlan implements AutoCloseable {
    * ranks elements. The plan allocated it unless it was bound with {@link Builder#bindParams}.
    */
   public I32Buffer params() {
-    return params;
+    return (I32Buffer) buffers[6];
   }
 
   /**
@@ -143,7 +117,7 @@ public final class FixedPlan implements AutoCloseable {
    * ranks elements. The plan allocated it unless it was bound with {@link Builder#bindX}.
    */
   public I32Buffer x() {
-    return x;
+    return (I32Buffer) buffers[7];
   }
 
   /**
@@ -151,7 +125,7 @@ public final class FixedPlan implements AutoCloseable {
    * 4 elements. The plan allocated it unless it was bound with {@link Builder#bindY}.
    */
   public I32Buffer y() {
-    return y;
+    return (I32Buffer) buffers[8];
   }
 
   /**
@@ -159,7 +133,7 @@ public final class FixedPlan implements AutoCloseable {
    * 3*n elements. The plan allocated it unless it was bound with {@link Builder#bindMaybe}.
    */
   public F64Buffer maybe() {
-    return maybe;
+    return (F64Buffer) buffers[9];
   }
 
   /**
@@ -218,25 +192,7 @@ public final class FixedPlan implements AutoCloseable {
 
     private boolean nSet;
 
-    private F32Buffer part;
-
-    private F32Buffer all;
-
-    private F32Buffer whole;
-
-    private F32Buffer slice;
-
-    private F32Buffer gathered;
-
-    private F32Buffer scattered;
-
-    private I32Buffer params;
-
-    private I32Buffer x;
-
-    private I32Buffer y;
-
-    private F64Buffer maybe;
+    private final Buffer[] bound = new Buffer[10];
 
     private Boolean hostAccessGuard;
 
@@ -255,109 +211,99 @@ public final class FixedPlan implements AutoCloseable {
     }
 
     /**
-     * Uses {@code part}, a buffer you own, as {@code part} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"n"})} = n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code part}, a buffer you own, as {@code part} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"n"})} = n elements, open and on the plan's communicator.
      */
     public Builder bindPart(F32Buffer part) {
-      this.part = Objects.requireNonNull(part, "part");
+      this.bound[0] = Objects.requireNonNull(part, "part");
       return this;
     }
 
     /**
-     * Uses {@code all}, a buffer you own, as {@code all} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"4*n"})} = 4*n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code all}, a buffer you own, as {@code all} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"4*n"})} = 4*n elements, open and on the plan's communicator.
      */
     public Builder bindAll(F32Buffer all) {
-      this.all = Objects.requireNonNull(all, "all");
+      this.bound[1] = Objects.requireNonNull(all, "all");
       return this;
     }
 
     /**
-     * Uses {@code whole}, a buffer you own, as {@code whole} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"2", "2 * n"})} = 4*n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code whole}, a buffer you own, as {@code whole} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"2", "2 * n"})} = 4*n elements, open and on the plan's communicator.
      */
     public Builder bindWhole(F32Buffer whole) {
-      this.whole = Objects.requireNonNull(whole, "whole");
+      this.bound[2] = Objects.requireNonNull(whole, "whole");
       return this;
     }
 
     /**
-     * Uses {@code slice}, a buffer you own, as {@code slice} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"n"})} = n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code slice}, a buffer you own, as {@code slice} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"n"})} = n elements, open and on the plan's communicator.
      */
     public Builder bindSlice(F32Buffer slice) {
-      this.slice = Objects.requireNonNull(slice, "slice");
+      this.bound[3] = Objects.requireNonNull(slice, "slice");
       return this;
     }
 
     /**
-     * Uses {@code gathered}, a buffer you own, as {@code gathered} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"8"})} = 8 elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code gathered}, a buffer you own, as {@code gathered} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"8"})} = 8 elements, open and on the plan's communicator.
      */
     public Builder bindGathered(F32Buffer gathered) {
-      this.gathered = Objects.requireNonNull(gathered, "gathered");
+      this.bound[4] = Objects.requireNonNull(gathered, "gathered");
       return this;
     }
 
     /**
-     * Uses {@code scattered}, a buffer you own, as {@code scattered} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"ranks", "n"})} = ranks*n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code scattered}, a buffer you own, as {@code scattered} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"ranks", "n"})} = ranks*n elements, open and on the plan's communicator.
      */
     public Builder bindScattered(F32Buffer scattered) {
-      this.scattered = Objects.requireNonNull(scattered, "scattered");
+      this.bound[5] = Objects.requireNonNull(scattered, "scattered");
       return this;
     }
 
     /**
-     * Uses {@code params}, a buffer you own, as {@code params} instead of one the plan allocates.
-     * {@link #build} checks that it is I32, {@code @Shape({"ranks"})} = ranks elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code params}, a buffer you own, as {@code params} instead of one the plan allocates: {@link #build}
+     * checks that it is I32, {@code @Shape({"ranks"})} = ranks elements, open and on the plan's communicator.
      */
     public Builder bindParams(I32Buffer params) {
-      this.params = Objects.requireNonNull(params, "params");
+      this.bound[6] = Objects.requireNonNull(params, "params");
       return this;
     }
 
     /**
-     * Uses {@code x}, a buffer you own, as {@code x} instead of one the plan allocates.
-     * {@link #build} checks that it is I32, {@code @Shape({"ranks"})} = ranks elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code x}, a buffer you own, as {@code x} instead of one the plan allocates: {@link #build}
+     * checks that it is I32, {@code @Shape({"ranks"})} = ranks elements, open and on the plan's communicator.
      */
     public Builder bindX(I32Buffer x) {
-      this.x = Objects.requireNonNull(x, "x");
+      this.bound[7] = Objects.requireNonNull(x, "x");
       return this;
     }
 
     /**
-     * Uses {@code y}, a buffer you own, as {@code y} instead of one the plan allocates.
-     * {@link #build} checks that it is I32, {@code @Shape({"4"})} = 4 elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code y}, a buffer you own, as {@code y} instead of one the plan allocates: {@link #build}
+     * checks that it is I32, {@code @Shape({"4"})} = 4 elements, open and on the plan's communicator.
      */
     public Builder bindY(I32Buffer y) {
-      this.y = Objects.requireNonNull(y, "y");
+      this.bound[8] = Objects.requireNonNull(y, "y");
       return this;
     }
 
     /**
-     * Uses {@code maybe}, a buffer you own, as {@code maybe} instead of one the plan allocates.
-     * {@link #build} checks that it is F64, {@code @Shape({"3 * n"})} = 3*n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code maybe}, a buffer you own, as {@code maybe} instead of one the plan allocates: {@link #build}
+     * checks that it is F64, {@code @Shape({"3 * n"})} = 3*n elements, open and on the plan's communicator.
      */
     public Builder bindMaybe(F64Buffer maybe) {
-      this.maybe = Objects.requireNonNull(maybe, "maybe");
+      this.bound[9] = Objects.requireNonNull(maybe, "maybe");
       return this;
     }
 
     /**
      * Turns the read-before-sync guard on or off for this plan (default: on, unless
      * {@code -Dcommplan.hostAccessGuard=false}): with it on, reading a buffer the plan writes, or writing one it
-     * uses, before {@code stream.synchronize()} throws {@link BufferInFlightException}.
+     * uses, before {@code stream.synchronize()} throws {@link dev.commplan.runtime.BufferInFlightException}.
      */
     public Builder hostAccessGuard(boolean enabled) {
       this.hostAccessGuard = enabled;
@@ -378,10 +324,10 @@ public final class FixedPlan implements AutoCloseable {
      * Builds the plan on {@code comm}: checks the dims and the bound buffers, allocates the
      * other buffers, and prepares the schedule once. Build one per rank, on its communicator.
      *
-     * @throws PlanBuildException if a dim is unset or not greater than 0, the communicator's
+     * @throws dev.commplan.runtime.PlanBuildException if a dim is unset or not greater than 0, the communicator's
      *     size differs from the plan's fixed ranks, a root is out of range, or a count is not
      *     divisible by the number of ranks
-     * @throws BufferBindingException if a bound buffer has the wrong count or type, is closed,
+     * @throws dev.commplan.runtime.BufferBindingException if a bound buffer has the wrong count or type, is closed,
      *     or belongs to another communicator
      */
     public FixedPlan build(Communicator comm) {
@@ -394,21 +340,21 @@ public final class FixedPlan implements AutoCloseable {
       }
       long n = PlanBuilder.requireDim("n", this.n, this.nSet);
       long ranks = comm.size();
-      int part = b.buffer("part", DataType.F32, n, "{\"n\"}", this.part);
+      int part = b.buffer("part", DataType.F32, n, "{\"n\"}", this.bound[0]);
       int all = b.buffer("all", DataType.F32, PlanBuilder.count("all", "{\"4*n\"}", 4L, n),
-          "{\"4*n\"}", this.all);
+          "{\"4*n\"}", this.bound[1]);
       int whole = b.buffer("whole", DataType.F32, PlanBuilder.count("whole", "{\"2\", \"2 * n\"}",
-          4L, n), "{\"2\", \"2 * n\"}", this.whole);
-      int slice = b.buffer("slice", DataType.F32, n, "{\"n\"}", this.slice);
-      int gathered = b.buffer("gathered", DataType.F32, 8L, "{\"8\"}", this.gathered);
+          4L, n), "{\"2\", \"2 * n\"}", this.bound[2]);
+      int slice = b.buffer("slice", DataType.F32, n, "{\"n\"}", this.bound[3]);
+      int gathered = b.buffer("gathered", DataType.F32, 8L, "{\"8\"}", this.bound[4]);
       int scattered = b.buffer("scattered", DataType.F32,
           PlanBuilder.count("scattered", "{\"ranks\", \"n\"}", ranks, n), "{\"ranks\", \"n\"}",
-          this.scattered);
-      int params = b.buffer("params", DataType.I32, ranks, "{\"ranks\"}", this.params);
-      int x = b.buffer("x", DataType.I32, ranks, "{\"ranks\"}", this.x);
-      int y = b.buffer("y", DataType.I32, 4L, "{\"4\"}", this.y);
+          this.bound[5]);
+      int params = b.buffer("params", DataType.I32, ranks, "{\"ranks\"}", this.bound[6]);
+      int x = b.buffer("x", DataType.I32, ranks, "{\"ranks\"}", this.bound[7]);
+      int y = b.buffer("y", DataType.I32, 4L, "{\"4\"}", this.bound[8]);
       int maybe = b.buffer("maybe", DataType.F64, PlanBuilder.count("maybe", "{\"3 * n\"}", 3L, n),
-          "{\"3 * n\"}", this.maybe);
+          "{\"3 * n\"}", this.bound[9]);
       b.allGather(0, part, all);
       b.reduceScatter(0, whole, slice, ReduceOp.SUM);
       b.allGather(0, gathered, gathered);

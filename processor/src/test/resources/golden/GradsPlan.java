@@ -1,12 +1,10 @@
 package p;
 
 import dev.commplan.annotations.ReduceOp;
-import dev.commplan.runtime.BufferBindingException;
-import dev.commplan.runtime.BufferInFlightException;
+import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
-import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
@@ -32,17 +30,14 @@ import javax.annotation.processing.Generated;
 public final class GradsPlan implements AutoCloseable {
   private final Plan plan;
 
-  private final F32Buffer w;
-
-  private final F32Buffer part;
-
-  private final F32Buffer all;
+  private final Buffer[] buffers;
 
   private GradsPlan(Plan plan, int[] handles) {
     this.plan = plan;
-    this.w = (F32Buffer) plan.buffer(handles[0]);
-    this.part = (F32Buffer) plan.buffer(handles[1]);
-    this.all = (F32Buffer) plan.buffer(handles[2]);
+    this.buffers = new Buffer[handles.length];
+    for (int i = 0; i < handles.length; i++) {
+      this.buffers[i] = plan.buffer(handles[i]);
+    }
   }
 
   /**
@@ -58,7 +53,7 @@ public final class GradsPlan implements AutoCloseable {
    * 4*hidden elements. The plan allocated it unless it was bound with {@link Builder#bindW}.
    */
   public F32Buffer w() {
-    return w;
+    return (F32Buffer) buffers[0];
   }
 
   /**
@@ -66,7 +61,7 @@ public final class GradsPlan implements AutoCloseable {
    * hidden elements. The plan allocated it unless it was bound with {@link Builder#bindPart}.
    */
   public F32Buffer part() {
-    return part;
+    return (F32Buffer) buffers[1];
   }
 
   /**
@@ -74,7 +69,7 @@ public final class GradsPlan implements AutoCloseable {
    * ranks*hidden elements. The plan allocated it unless it was bound with {@link Builder#bindAll}.
    */
   public F32Buffer all() {
-    return all;
+    return (F32Buffer) buffers[2];
   }
 
   /**
@@ -133,11 +128,7 @@ public final class GradsPlan implements AutoCloseable {
 
     private boolean hiddenSet;
 
-    private F32Buffer w;
-
-    private F32Buffer part;
-
-    private F32Buffer all;
+    private final Buffer[] bound = new Buffer[3];
 
     private Boolean hostAccessGuard;
 
@@ -156,39 +147,36 @@ public final class GradsPlan implements AutoCloseable {
     }
 
     /**
-     * Uses {@code w}, a buffer you own, as {@code w} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"4", "hidden"})} = 4*hidden elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code w}, a buffer you own, as {@code w} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"4", "hidden"})} = 4*hidden elements, open and on the plan's communicator.
      */
     public Builder bindW(F32Buffer w) {
-      this.w = Objects.requireNonNull(w, "w");
+      this.bound[0] = Objects.requireNonNull(w, "w");
       return this;
     }
 
     /**
-     * Uses {@code part}, a buffer you own, as {@code part} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"hidden"})} = hidden elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code part}, a buffer you own, as {@code part} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"hidden"})} = hidden elements, open and on the plan's communicator.
      */
     public Builder bindPart(F32Buffer part) {
-      this.part = Objects.requireNonNull(part, "part");
+      this.bound[1] = Objects.requireNonNull(part, "part");
       return this;
     }
 
     /**
-     * Uses {@code all}, a buffer you own, as {@code all} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"ranks", "hidden"})} = ranks*hidden elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code all}, a buffer you own, as {@code all} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"ranks", "hidden"})} = ranks*hidden elements, open and on the plan's communicator.
      */
     public Builder bindAll(F32Buffer all) {
-      this.all = Objects.requireNonNull(all, "all");
+      this.bound[2] = Objects.requireNonNull(all, "all");
       return this;
     }
 
     /**
      * Turns the read-before-sync guard on or off for this plan (default: on, unless
      * {@code -Dcommplan.hostAccessGuard=false}): with it on, reading a buffer the plan writes, or writing one it
-     * uses, before {@code stream.synchronize()} throws {@link BufferInFlightException}.
+     * uses, before {@code stream.synchronize()} throws {@link dev.commplan.runtime.BufferInFlightException}.
      */
     public Builder hostAccessGuard(boolean enabled) {
       this.hostAccessGuard = enabled;
@@ -209,10 +197,10 @@ public final class GradsPlan implements AutoCloseable {
      * Builds the plan on {@code comm}: checks the dims and the bound buffers, allocates the
      * other buffers, and prepares the schedule once. Build one per rank, on its communicator.
      *
-     * @throws PlanBuildException if a dim is unset or not greater than 0, the communicator's
+     * @throws dev.commplan.runtime.PlanBuildException if a dim is unset or not greater than 0, the communicator's
      *     size differs from the plan's fixed ranks, a root is out of range, or a count is not
      *     divisible by the number of ranks
-     * @throws BufferBindingException if a bound buffer has the wrong count or type, is closed,
+     * @throws dev.commplan.runtime.BufferBindingException if a bound buffer has the wrong count or type, is closed,
      *     or belongs to another communicator
      */
     public GradsPlan build(Communicator comm) {
@@ -226,10 +214,10 @@ public final class GradsPlan implements AutoCloseable {
       long hidden = PlanBuilder.requireDim("hidden", this.hidden, this.hiddenSet);
       long ranks = comm.size();
       int w = b.buffer("w", DataType.F32, PlanBuilder.count("w", "{\"4\", \"hidden\"}", 4L, hidden),
-          "{\"4\", \"hidden\"}", this.w);
-      int part = b.buffer("part", DataType.F32, hidden, "{\"hidden\"}", this.part);
+          "{\"4\", \"hidden\"}", this.bound[0]);
+      int part = b.buffer("part", DataType.F32, hidden, "{\"hidden\"}", this.bound[1]);
       int all = b.buffer("all", DataType.F32, PlanBuilder.count("all", "{\"ranks\", \"hidden\"}",
-          ranks, hidden), "{\"ranks\", \"hidden\"}", this.all);
+          ranks, hidden), "{\"ranks\", \"hidden\"}", this.bound[2]);
       b.allReduce(0, w, w, ReduceOp.AVG);
       b.allGather(1, part, all);
       Plan plan = b.build();

@@ -1,12 +1,10 @@
 package p;
 
 import dev.commplan.annotations.ReduceOp;
-import dev.commplan.runtime.BufferBindingException;
-import dev.commplan.runtime.BufferInFlightException;
+import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
-import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
@@ -31,11 +29,14 @@ import javax.annotation.processing.Generated;
 public final class Outer_GradsPlan implements AutoCloseable {
   private final Plan plan;
 
-  private final F32Buffer g;
+  private final Buffer[] buffers;
 
   private Outer_GradsPlan(Plan plan, int[] handles) {
     this.plan = plan;
-    this.g = (F32Buffer) plan.buffer(handles[0]);
+    this.buffers = new Buffer[handles.length];
+    for (int i = 0; i < handles.length; i++) {
+      this.buffers[i] = plan.buffer(handles[i]);
+    }
   }
 
   /**
@@ -51,7 +52,7 @@ public final class Outer_GradsPlan implements AutoCloseable {
    * n elements. The plan allocated it unless it was bound with {@link Builder#bindG}.
    */
   public F32Buffer g() {
-    return g;
+    return (F32Buffer) buffers[0];
   }
 
   /**
@@ -110,7 +111,7 @@ public final class Outer_GradsPlan implements AutoCloseable {
 
     private boolean nSet;
 
-    private F32Buffer g;
+    private final Buffer[] bound = new Buffer[1];
 
     private Boolean hostAccessGuard;
 
@@ -129,19 +130,18 @@ public final class Outer_GradsPlan implements AutoCloseable {
     }
 
     /**
-     * Uses {@code g}, a buffer you own, as {@code g} instead of one the plan allocates.
-     * {@link #build} checks that it is F32, {@code @Shape({"n"})} = n elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code g}, a buffer you own, as {@code g} instead of one the plan allocates: {@link #build}
+     * checks that it is F32, {@code @Shape({"n"})} = n elements, open and on the plan's communicator.
      */
     public Builder bindG(F32Buffer g) {
-      this.g = Objects.requireNonNull(g, "g");
+      this.bound[0] = Objects.requireNonNull(g, "g");
       return this;
     }
 
     /**
      * Turns the read-before-sync guard on or off for this plan (default: on, unless
      * {@code -Dcommplan.hostAccessGuard=false}): with it on, reading a buffer the plan writes, or writing one it
-     * uses, before {@code stream.synchronize()} throws {@link BufferInFlightException}.
+     * uses, before {@code stream.synchronize()} throws {@link dev.commplan.runtime.BufferInFlightException}.
      */
     public Builder hostAccessGuard(boolean enabled) {
       this.hostAccessGuard = enabled;
@@ -162,10 +162,10 @@ public final class Outer_GradsPlan implements AutoCloseable {
      * Builds the plan on {@code comm}: checks the dims and the bound buffers, allocates the
      * other buffers, and prepares the schedule once. Build one per rank, on its communicator.
      *
-     * @throws PlanBuildException if a dim is unset or not greater than 0, the communicator's
+     * @throws dev.commplan.runtime.PlanBuildException if a dim is unset or not greater than 0, the communicator's
      *     size differs from the plan's fixed ranks, a root is out of range, or a count is not
      *     divisible by the number of ranks
-     * @throws BufferBindingException if a bound buffer has the wrong count or type, is closed,
+     * @throws dev.commplan.runtime.BufferBindingException if a bound buffer has the wrong count or type, is closed,
      *     or belongs to another communicator
      */
     public Outer_GradsPlan build(Communicator comm) {
@@ -177,7 +177,7 @@ public final class Outer_GradsPlan implements AutoCloseable {
         b.fingerprintCheck(this.fingerprintCheck);
       }
       long n = PlanBuilder.requireDim("n", this.n, this.nSet);
-      int g = b.buffer("g", DataType.F32, n, "{\"n\"}", this.g);
+      int g = b.buffer("g", DataType.F32, n, "{\"n\"}", this.bound[0]);
       b.allReduce(0, g, g, ReduceOp.SUM);
       Plan plan = b.build();
       return new Outer_GradsPlan(plan, new int[] {g});

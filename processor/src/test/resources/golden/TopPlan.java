@@ -1,9 +1,7 @@
 import dev.commplan.annotations.ReduceOp;
-import dev.commplan.runtime.BufferBindingException;
-import dev.commplan.runtime.BufferInFlightException;
+import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
-import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.U64Buffer;
 import dev.commplan.runtime.plan.Plan;
@@ -29,11 +27,14 @@ import javax.annotation.processing.Generated;
 public final class TopPlan implements AutoCloseable {
   private final Plan plan;
 
-  private final U64Buffer count;
+  private final Buffer[] buffers;
 
   private TopPlan(Plan plan, int[] handles) {
     this.plan = plan;
-    this.count = (U64Buffer) plan.buffer(handles[0]);
+    this.buffers = new Buffer[handles.length];
+    for (int i = 0; i < handles.length; i++) {
+      this.buffers[i] = plan.buffer(handles[i]);
+    }
   }
 
   /**
@@ -49,7 +50,7 @@ public final class TopPlan implements AutoCloseable {
    * 1 elements. The plan allocated it unless it was bound with {@link Builder#bindCount}.
    */
   public U64Buffer count() {
-    return count;
+    return (U64Buffer) buffers[0];
   }
 
   /**
@@ -104,7 +105,7 @@ public final class TopPlan implements AutoCloseable {
    * Collects the dims and bound buffers of a {@link TopPlan}; {@link #build} checks and builds it.
    */
   public static final class Builder {
-    private U64Buffer count;
+    private final Buffer[] bound = new Buffer[1];
 
     private Boolean hostAccessGuard;
 
@@ -114,19 +115,18 @@ public final class TopPlan implements AutoCloseable {
     }
 
     /**
-     * Uses {@code count}, a buffer you own, as {@code count} instead of one the plan allocates.
-     * {@link #build} checks that it is U64, {@code @Shape({"1"})} = 1 elements,
-     * on the plan's communicator and not closed.
+     * Uses {@code count}, a buffer you own, as {@code count} instead of one the plan allocates: {@link #build}
+     * checks that it is U64, {@code @Shape({"1"})} = 1 elements, open and on the plan's communicator.
      */
     public Builder bindCount(U64Buffer count) {
-      this.count = Objects.requireNonNull(count, "count");
+      this.bound[0] = Objects.requireNonNull(count, "count");
       return this;
     }
 
     /**
      * Turns the read-before-sync guard on or off for this plan (default: on, unless
      * {@code -Dcommplan.hostAccessGuard=false}): with it on, reading a buffer the plan writes, or writing one it
-     * uses, before {@code stream.synchronize()} throws {@link BufferInFlightException}.
+     * uses, before {@code stream.synchronize()} throws {@link dev.commplan.runtime.BufferInFlightException}.
      */
     public Builder hostAccessGuard(boolean enabled) {
       this.hostAccessGuard = enabled;
@@ -147,10 +147,10 @@ public final class TopPlan implements AutoCloseable {
      * Builds the plan on {@code comm}: checks the dims and the bound buffers, allocates the
      * other buffers, and prepares the schedule once. Build one per rank, on its communicator.
      *
-     * @throws PlanBuildException if a dim is unset or not greater than 0, the communicator's
+     * @throws dev.commplan.runtime.PlanBuildException if a dim is unset or not greater than 0, the communicator's
      *     size differs from the plan's fixed ranks, a root is out of range, or a count is not
      *     divisible by the number of ranks
-     * @throws BufferBindingException if a bound buffer has the wrong count or type, is closed,
+     * @throws dev.commplan.runtime.BufferBindingException if a bound buffer has the wrong count or type, is closed,
      *     or belongs to another communicator
      */
     public TopPlan build(Communicator comm) {
@@ -161,7 +161,7 @@ public final class TopPlan implements AutoCloseable {
       if (this.fingerprintCheck != null) {
         b.fingerprintCheck(this.fingerprintCheck);
       }
-      int count = b.buffer("count", DataType.U64, 1L, "{\"1\"}", this.count);
+      int count = b.buffer("count", DataType.U64, 1L, "{\"1\"}", this.bound[0]);
       b.allReduce(0, count, count, ReduceOp.SUM);
       Plan plan = b.build();
       return new TopPlan(plan, new int[] {count});

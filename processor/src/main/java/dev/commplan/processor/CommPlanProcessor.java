@@ -4,6 +4,8 @@ import com.google.auto.service.AutoService;
 import com.palantir.javapoet.JavaFile;
 import dev.commplan.processor.diag.DiagnosticPrinter;
 import dev.commplan.processor.diag.Message;
+import dev.commplan.processor.diag.Placement;
+import dev.commplan.processor.diag.SourceOrder;
 import dev.commplan.processor.diag.ValidationReport;
 import dev.commplan.processor.generator.PlanGenerator;
 import dev.commplan.processor.model.PlanModel;
@@ -44,6 +46,7 @@ import javax.tools.JavaFileObject;
 @AutoService(Processor.class)
 public final class CommPlanProcessor extends AbstractProcessor {
   private final Consumer<String> beforeEachPlan;
+  private final PlanGenerator.Limits limits;
 
   /** Qualified name → what is unresolved, for plans deferred to the next round. */
   private final Map<String, String> deferred = new LinkedHashMap<>();
@@ -61,7 +64,17 @@ public final class CommPlanProcessor extends AbstractProcessor {
 
   /** For tests: {@code beforeEachPlan} runs with each plan's qualified name before it is processed. */
   CommPlanProcessor(Consumer<String> beforeEachPlan) {
+    this(beforeEachPlan, PlanGenerator.Limits.DEFAULT);
+  }
+
+  /** For tests: generated methods kept within {@code limits} (small ones show a large plan's layout). */
+  CommPlanProcessor(PlanGenerator.Limits limits) {
+    this(name -> {}, limits);
+  }
+
+  private CommPlanProcessor(Consumer<String> beforeEachPlan, PlanGenerator.Limits limits) {
     this.beforeEachPlan = beforeEachPlan;
+    this.limits = limits;
   }
 
   @Override
@@ -69,7 +82,7 @@ public final class CommPlanProcessor extends AbstractProcessor {
     super.init(env);
     elements = env.getElementUtils();
     filer = env.getFiler();
-    printer = new DiagnosticPrinter(env.getMessager());
+    printer = new DiagnosticPrinter(env.getMessager(), Placement.forEnvironment(env), SourceOrder.forEnvironment(env));
     parser = new PlanParser(elements);
   }
 
@@ -85,6 +98,15 @@ public final class CommPlanProcessor extends AbstractProcessor {
 
   @Override
   public boolean process(Set<? extends TypeElement> annotations, RoundEnvironment round) {
+    try {
+      processRound(round);
+    } finally {
+      printer.flush(round.getRootElements()); // the round's diagnostics, in source order
+    }
+    return false;
+  }
+
+  private void processRound(RoundEnvironment round) {
     Map<String, TypeElement> plans = new LinkedHashMap<>();
     for (String name : deferred.keySet()) {
       TypeElement type = elements.getTypeElement(name);
@@ -121,7 +143,6 @@ public final class CommPlanProcessor extends AbstractProcessor {
       }
       deferred.clear();
     }
-    return false;
   }
 
   /** One plan, start to end; whatever goes wrong stays with this plan. */
@@ -146,7 +167,7 @@ public final class CommPlanProcessor extends AbstractProcessor {
       return;
     }
     PlanModel model = PlanModelFactory.create(parsed);
-    JavaFile file = PlanGenerator.generate(model);
+    JavaFile file = PlanGenerator.generate(model, limits);
     try {
       JavaFileObject source = filer.createSourceFile(model.qualifiedClassName(), type);
       try (Writer writer = source.openWriter()) {

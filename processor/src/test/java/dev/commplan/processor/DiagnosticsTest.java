@@ -1,26 +1,44 @@
 package dev.commplan.processor;
 
+import static com.google.common.truth.Truth.assertWithMessage;
 import static com.google.testing.compile.CompilationSubject.assertThat;
-import static dev.commplan.processor.Plans.compile;
 import static dev.commplan.processor.Plans.source;
 
 import com.google.testing.compile.Compilation;
+import dev.commplan.processor.Plans.Toolchain;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import javax.tools.Diagnostic;
 import javax.tools.JavaFileObject;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * One negative test per diagnostic of the contract's "must reject" list (and the processor's own): each
  * checks the stable id, the key parts of the message (fields, sizes as written and as required, the fix),
- * the line it points at, and that it is the only error.
+ * the line it points at, and that it is the only error. Every test runs under javac and under ecj
+ * (Eclipse's compiler, which Eclipse runs as you type): the same errors, on the same lines, except where
+ * ecj cannot place them there (said at each such test).
  */
+@ParameterizedClass(name = "{0}")
+@EnumSource(Toolchain.class)
 class DiagnosticsTest {
+  @Parameter
+  Toolchain compiler;
+
+  private Compilation compile(JavaFileObject f) {
+    return compiler.compile(f);
+  }
 
   /** Compiles {@code f}, expects exactly {@code count} errors, each part on the line containing {@code line}. */
-  private static Compilation assertErrors(int count, JavaFileObject f, String line, String... parts) {
+  private Compilation assertErrors(int count, JavaFileObject f, String line, String... parts) {
     Compilation c = compile(f);
     assertThat(c).failed();
     assertThat(c).hadErrorCount(count);
@@ -30,7 +48,7 @@ class DiagnosticsTest {
     return c;
   }
 
-  private static Compilation assertError(JavaFileObject f, String line, String... parts) {
+  private Compilation assertError(JavaFileObject f, String line, String... parts) {
     return assertErrors(1, f, line, parts);
   }
 
@@ -245,6 +263,13 @@ class DiagnosticsTest {
       "4hidden           | unexpected 'h' after the number at position 2",
       "hidden n          | unexpected 'n' at position 8: factors are joined by '*'",
       "4.5               | unexpected '.' at position 2",
+      // Characters outside the Basic Multilingual Plane are one character each, shown as written.
+      "4𝑛                | unexpected '𝑛' after the number at position 2",
+      "n 𝑛               | unexpected '𝑛' at position 3: factors are joined by '*'",
+      "😀                | unexpected '😀' at position 1: only '*' joins factors",
+      "𝑛*😀              | unexpected '😀' at position 3: only '*' joins factors",
+      // One that shows as nothing is named.
+      "n*\u200Bm         | unexpected U+200B (ZERO WIDTH SPACE) at position 3: only '*' joins factors",
     })
     void badShape(String entry, String reason) {
       JavaFileObject f = source("p.Grads",
@@ -257,6 +282,36 @@ class DiagnosticsTest {
       assertError(f, "@Shape",
           "[CommPlan/BadShape] @Shape entry \"" + entry + "\" of 'g' does not parse: " + reason,
           "An entry is an integer > 0, a dim, ranks, or a product of those joined by '*'");
+    }
+
+    @Test
+    void anEntryOnTheLineAfterTheAnnotation() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = {\"hidden\", \"n\"})",
+          "class Grads {",
+          "  @AllReduce",
+          "  @Shape(",
+          "      {\"2\", \"hidden+1\"})",
+          "  F32Buffer g;",
+          "}");
+      assertError(f, "hidden+1", "[CommPlan/BadShape] @Shape entry \"hidden+1\" of 'g' does not parse");
+    }
+
+    @Test
+    void anEntryOnALineOfItsOwn() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = {\"hidden\", \"n\"})",
+          "class Grads {",
+          "  @AllReduce",
+          "  @Shape({\"2\",",
+          "      \"hidden+1\",",
+          "      \"n\"})",
+          "  F32Buffer g;",
+          "}");
+      // ecj finds an attribute's whole value in the source, never one entry of it: its line is the opening
+      // brace's (javac's is the entry's).
+      assertError(f, compiler == Toolchain.JAVAC ? "\"hidden+1\"," : "@Shape({",
+          "[CommPlan/BadShape] @Shape entry \"hidden+1\" of 'g' does not parse");
     }
 
     @Test
@@ -465,9 +520,30 @@ class DiagnosticsTest {
     })
     void notAClass(String declaration, String what) {
       JavaFileObject f = source("p.Grads", "@CommPlan", declaration);
-      assertError(f, "@CommPlan",
-          "[CommPlan/BadTarget] @CommPlan goes on a class, but 'Grads' is " + what
-              + ". Fix: declare 'Grads' as a class (top-level or static nested).");
+      String message = "[CommPlan/BadTarget] @CommPlan goes on a class, but 'Grads' is " + what
+          + ". Fix: declare 'Grads' as a class (top-level or static nested).";
+      if (compiler == Toolchain.ECJ && what.equals("a record")) {
+        // ecj's Messager has no case for records, and none of this record's members has a place in the
+        // source (they are implicit): no element of this file can carry the error. See aNestedRecord.
+        Compilation c = compile(f);
+        assertThat(c).hadErrorCount(1);
+        assertThat(c).hadErrorContaining(message);
+        return;
+      }
+      assertError(f, "@CommPlan", message);
+    }
+
+    @Test
+    void aNestedRecord() {
+      JavaFileObject f = source("p.Outer",
+          "class Outer {",
+          "  @CommPlan",
+          "  record Grads(int x) {}",
+          "}");
+      // ecj places nothing inside a record (no case for records in its Messager), so the error goes on the
+      // enclosing class there; without it, Eclipse would only log the error, and show none.
+      assertError(f, compiler == Toolchain.JAVAC ? "@CommPlan" : "class Outer",
+          "[CommPlan/BadTarget] @CommPlan goes on a class, but 'Grads' is a record.");
     }
 
     @Test
@@ -501,6 +577,45 @@ class DiagnosticsTest {
           "class Grads {}");
       assertError(f, "@CommPlan",
           "[CommPlan/BadDim] dims entry \"ranks\" is reserved: ranks always means the communicator's size.");
+    }
+
+    @Test
+    void duplicatedBehindAnInvisibleCharacter() {
+      // javac drops identifier-ignorable characters from names: "n\u200B" is n.
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = {\"n\", \"n\u200B\"})",
+          "class Grads {}");
+      assertError(f, "@CommPlan",
+          "[CommPlan/BadDim] dims entry \"n\\u200B\" is the dim \"n\" again: Java ignores U+200B (ZERO WIDTH SPACE)"
+              + " in names. Fix: remove \"n\\u200B\", or rename it.");
+    }
+
+    @Test
+    void reservedBehindAnInvisibleCharacter() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = {\"ranks\u2060\"})",
+          "class Grads {}");
+      assertError(f, "@CommPlan", "[CommPlan/BadDim] dims entry \"ranks\" is reserved");
+    }
+
+    @Test
+    void aKeywordBehindAnInvisibleCharacter() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = {\"cl\u00ADass\"})",
+          "class Grads {}");
+      assertError(f, "@CommPlan",
+          "[CommPlan/BadDim] dims entry \"cl\\u00ADass\" is not a Java identifier (each dim becomes a Builder setter)."
+              + " Fix: rename it, such as \"classDim\".");
+    }
+
+    @Test
+    void duplicatedOnALineOfItsOwn() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = {\"n\",",
+          "    \"n\"})",
+          "class Grads {}");
+      // As for @Shape entries: ecj's line is the attribute's, javac's the entry's.
+      assertError(f, compiler == Toolchain.JAVAC ? "    \"n\"})" : "@CommPlan", "[CommPlan/BadDim] dims lists \"n\" twice.");
     }
 
     @Test
@@ -559,6 +674,26 @@ class DiagnosticsTest {
     }
 
     @Test
+    void nameOfTheNestedBuilderBehindAnInvisibleCharacter() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(name = \"Build\u200Ber\")",
+          "class Grads {}");
+      assertError(f, "@CommPlan",
+          "[CommPlan/BadName] @CommPlan(name = \"Build\\u200Ber\") would clash with the generated class's nested"
+              + " Builder.");
+    }
+
+    @Test
+    void nameOfTheClassItselfBehindAnInvisibleCharacter() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(name = \"Grads\u200B\")",
+          "class Grads {}");
+      assertError(f, "@CommPlan",
+          "[CommPlan/BadName] @CommPlan(name = \"Grads\\u200B\") would generate p.Grads, which is the class 'p.Grads'"
+              + " itself.");
+    }
+
+    @Test
     void nameOfTheClassItself() {
       JavaFileObject f = source("p.Grads",
           "@CommPlan(name = \"Grads\")",
@@ -580,6 +715,85 @@ class DiagnosticsTest {
                 + " so nothing reads it. Fix: annotate 'Grads' with @CommPlan, or remove @AllReduce.")
         .inFile(f).onLineContaining("F32Buffer g");
     assertThat(c).hadErrorContaining("[CommPlan/NotInPlan] 'g' carries @Shape").inFile(f).onLineContaining("F32Buffer g");
+  }
+
+  @Test
+  void fieldsThatAreOneNameToJavac() {
+    JavaFileObject f = source("p.Grads",
+        "@CommPlan",
+        "class Grads {",
+        "  @AllReduce @Shape(\"1\") F32Buffer g;",
+        "  @AllReduce(step = 1) @Shape(\"1\") F32Buffer g\u200B;",
+        "}");
+    Compilation c = compile(f);
+    if (compiler == Toolchain.JAVAC) {
+      // javac reads g\u200B as g: its own error, and none of ours.
+      assertThat(c).hadErrorCount(1);
+      assertThat(c).hadErrorContaining("variable g is already defined");
+    } else {
+      // ecj keeps the character: two fields, whose accessors the generated code tells apart.
+      assertThat(c).succeededWithoutWarnings();
+      assertThat(c).generatedSourceFile("p.GradsPlan").contentsAsUtf8String().contains("public F32Buffer gBuffer()");
+      assertThat(c).generatedSourceFile("p.GradsPlan").contentsAsUtf8String().contains("public Builder bindGBuffer(");
+    }
+  }
+
+  @Test
+  void annotationsOnAnEnumConstant() {
+    JavaFileObject f = source("p.Grads",
+        "enum Grads {",
+        "  @AllReduce",
+        "  A,",
+        "  B",
+        "}");
+    // ecj cannot place an enum constant (no case for them in its Messager): the enum, then.
+    assertError(f, compiler == Toolchain.JAVAC ? "@AllReduce" : "enum Grads",
+        "[CommPlan/NotInPlan] 'A' carries @AllReduce, but its class 'Grads' is not annotated @CommPlan");
+  }
+
+  @Test
+  void diagnosticsComeInSourceOrder() throws java.io.IOException {
+    JavaFileObject f = source("p.Grads",
+        "class Loose {",
+        "  @AllReduce @Shape(\"1\") F32Buffer loose;",
+        "}",
+        "@CommPlan(dims = {\"n\", \"n\"})",
+        "class Grads {",
+        "  @AllReduce(into = \"nope\") @Shape(\"n\") F32Buffer a;",
+        "  @AllReduce @Shape(\"m\") F32Buffer b;",
+        "  @AllReduce @Shape(\"1\") private F32Buffer c;",
+        "  @AllGather(into = \"e\") @Shape(\"n\") F32Buffer d;",
+        "  F32Buffer e;",
+        "  @Broadcast(root = -1) @Shape({\"2\", \"0\"}) F32Buffer g;",
+        "}");
+    Compilation c = compile(f);
+    List<String> lines = f.getCharContent(false).toString().lines().toList();
+    List<String> reported = new ArrayList<>();
+    for (Diagnostic<? extends JavaFileObject> d : c.errors()) {
+      String id = d.getMessage(Locale.ROOT).substring(0, d.getMessage(Locale.ROOT).indexOf(']') + 1);
+      reported.add(lines.get((int) d.getLineNumber() - 1).strip() + " " + id);
+    }
+    List<String> loose = List.of(
+        "@AllReduce @Shape(\"1\") F32Buffer loose; [CommPlan/NotInPlan]",
+        "@AllReduce @Shape(\"1\") F32Buffer loose; [CommPlan/NotInPlan]");
+    if (compiler == Toolchain.ECJ) {
+      // ecj gives no order of a file's top-level types (its root elements are a hash set) and no offsets:
+      // each type's errors are in source order, the types in the order processed (plans first).
+      assertWithMessage("errors").that(reported.subList(reported.size() - 2, reported.size())).isEqualTo(loose);
+      reported = new ArrayList<>(reported.subList(0, reported.size() - 2));
+      reported.addAll(0, loose);
+    }
+    // One field's errors in the order of its annotations, as written.
+    assertWithMessage("errors, each after its line").that(reported).containsExactly(
+        "@AllReduce @Shape(\"1\") F32Buffer loose; [CommPlan/NotInPlan]",
+        "@AllReduce @Shape(\"1\") F32Buffer loose; [CommPlan/NotInPlan]",
+        "@CommPlan(dims = {\"n\", \"n\"}) [CommPlan/BadDim]",
+        "@AllReduce(into = \"nope\") @Shape(\"n\") F32Buffer a; [CommPlan/UnknownInto]",
+        "@AllReduce @Shape(\"m\") F32Buffer b; [CommPlan/UnknownDim]",
+        "@AllReduce @Shape(\"1\") private F32Buffer c; [CommPlan/PrivateField]",
+        "F32Buffer e; [CommPlan/MissingShape]",
+        "@Broadcast(root = -1) @Shape({\"2\", \"0\"}) F32Buffer g; [CommPlan/BadRoot]",
+        "@Broadcast(root = -1) @Shape({\"2\", \"0\"}) F32Buffer g; [CommPlan/BadShape]").inOrder();
   }
 
   @Test

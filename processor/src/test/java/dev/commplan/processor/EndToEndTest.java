@@ -6,11 +6,7 @@ import static dev.commplan.processor.Plans.compile;
 import static dev.commplan.processor.Plans.source;
 
 import com.google.testing.compile.Compilation;
-import java.io.IOException;
-import java.io.InputStream;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import javax.tools.JavaFileObject;
 import org.junit.jupiter.api.Test;
 
@@ -57,7 +53,7 @@ class EndToEndTest {
     Compilation c = compile(plan, driver);
     assertThat(c).succeededWithoutWarnings();
 
-    Class<?> driverClass = new CompiledClassLoader(c).loadClass("p.Driver");
+    Class<?> driverClass = new CompiledClasses(c, EndToEndTest.class.getClassLoader()).loadClass("p.Driver");
     @SuppressWarnings("unchecked")
     List<String> results = (List<String>) driverClass.getMethod("run").invoke(null);
     assertThat(results).hasSize(4);
@@ -66,37 +62,6 @@ class EndToEndTest {
       assertThat(results.get(r)).isEqualTo(
           "[10.0, 10.0, 10.0, 10.0, 10.0, 10.0] "
               + "[0.0, 0.0, 0.0, 10.0, 10.0, 10.0, 20.0, 20.0, 20.0, 30.0, 30.0, 30.0] " + slice);
-    }
-  }
-
-  /** Loads the classes of a compilation, delegating everything else to the test's class path. */
-  private static final class CompiledClassLoader extends ClassLoader {
-    private final Map<String, JavaFileObject> classes = new HashMap<>();
-
-    CompiledClassLoader(Compilation c) {
-      super(EndToEndTest.class.getClassLoader());
-      for (JavaFileObject f : c.generatedFiles()) {
-        if (f.getKind() == JavaFileObject.Kind.CLASS) {
-          String path = f.toUri().getPath();
-          String name = path.substring(path.indexOf("/CLASS_OUTPUT/") + "/CLASS_OUTPUT/".length())
-              .replace(".class", "").replace('/', '.');
-          classes.put(name, f);
-        }
-      }
-    }
-
-    @Override
-    protected Class<?> findClass(String name) throws ClassNotFoundException {
-      JavaFileObject f = classes.get(name);
-      if (f == null) {
-        throw new ClassNotFoundException(name);
-      }
-      try (InputStream in = f.openInputStream()) {
-        byte[] bytes = in.readAllBytes();
-        return defineClass(name, bytes, 0, bytes.length);
-      } catch (IOException e) {
-        throw new ClassNotFoundException(name, e);
-      }
     }
   }
 }

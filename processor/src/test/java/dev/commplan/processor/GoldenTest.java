@@ -2,16 +2,18 @@ package dev.commplan.processor;
 
 import static com.google.common.truth.Truth.assertWithMessage;
 import static com.google.testing.compile.CompilationSubject.assertThat;
-import static dev.commplan.processor.Plans.compile;
 import static dev.commplan.processor.Plans.source;
 
 import com.google.testing.compile.Compilation;
 import com.google.testing.compile.JavaFileObjects;
+import dev.commplan.processor.Plans.Toolchain;
+import dev.commplan.processor.generator.PlanGenerator;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Optional;
 import java.util.stream.Stream;
 import javax.tools.JavaFileObject;
@@ -21,8 +23,9 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Valid plans compile without warnings ({@code -Xlint:all}, less "processing") and generate exactly the
- * golden sources in {@code src/test/resources/golden/}, both source-equivalent and byte for byte.
+ * Valid plans compile without warnings, under javac ({@code -Xlint:all}, less "processing") and under ecj
+ * (Eclipse's compiler, with the warnings Eclipse shows by default), and generate exactly the golden sources
+ * in {@code src/test/resources/golden/}, both source-equivalent and byte for byte, under both.
  *
  * <p>After an intended change to the generated code, rewrite the golden files instead of comparing, then
  * review the diff:
@@ -181,6 +184,69 @@ class GoldenTest {
                 "    return plan.closeBufferBuffer() != null ? plan.builderBuffer() : plan.executeBuffer();",
                 "  }",
                 "}")),
+        // Dims and fields named with characters outside the Basic Multilingual Plane.
+        plan("p.UnicodePlan",
+            source("p.Unicode",
+                "@CommPlan(dims = {\"𝑛\", \"x𠀋\"})",
+                "class Unicode {",
+                "  @AllGather(into = \"𝔸ll\") @Shape({\"𝑛\", \"4 * x𠀋\"}) F32Buffer 𝑝art;",
+                "  @Shape({\"ranks\", \"𝑛*x𠀋\", \"4\"}) F32Buffer 𝔸ll;",
+                "}"),
+            source("p.UseUnicode",
+                "final class UseUnicode {",
+                "  private UseUnicode() {}",
+                "  static F32Buffer use(Communicator comm, F32Buffer mine) {",
+                "    try (UnicodePlan plan = UnicodePlan.builder().𝑛(2).x𠀋(3).bind𝔸ll(mine).build(comm)) {",
+                "      return plan.𝑝art();",
+                "    }",
+                "  }",
+                "}")),
+        // Names with identifier-ignorable characters, which javac drops: the generated code spells them as
+        // javac reads them ("wait\u200B" is wait, whose setter becomes waitDim).
+        plan("p.IgnorablePlan",
+            source("p.Ignorable",
+                "@CommPlan(name = \"Ignorable\u200BPlan\", dims = {\"wait\u200B\", \"n\"})",
+                "class Ignorable {",
+                "  @AllGather(into = \"all\u200B\") @Shape(\"n\u200B\") F32Buffer part;",
+                "  @Shape({\"ranks\", \"n\"}) F32Buffer all;",
+                "  @AllReduce @Shape({\"wait\", \"n\u2060\"}) F32Buffer g;",
+                "}"),
+            source("p.UseIgnorable",
+                "final class UseIgnorable {",
+                "  private UseIgnorable() {}",
+                "  static F32Buffer use(Communicator comm) {",
+                "    try (IgnorablePlan plan = IgnorablePlan.builder().waitDim(2).n(3).build(comm)) {",
+                "      return plan.all();",
+                "    }",
+                "  }",
+                "}")),
+        // A plan too large for one build method, in parts: here with methods of at most 200 bytes (by the
+        // generator's estimate), so that a small plan shows the layout of one of 5,000 fields.
+        plan("p.ChunkedPlan", new PlanGenerator.Limits(200),
+            source("p.Chunked",
+                "@CommPlan(dims = {\"n\", \"m\"})",
+                "class Chunked {",
+                "  @AllReduce(op = ReduceOp.AVG) @Shape({\"4\", \"n\"}) F32Buffer w;",
+                "  @AllGather(into = \"all\", step = 1) @Shape(\"m\") F32Buffer part;",
+                "  @Shape({\"ranks\", \"m\"}) F32Buffer all;",
+                "  @Broadcast(root = 1, step = 2) @Shape(\"n\") I32Buffer params;",
+                "}"),
+            source("p.UseChunked",
+                "final class UseChunked {",
+                "  private UseChunked() {}",
+                "  static F32Buffer use(Communicator comm, F32Buffer mine) {",
+                "    try (ChunkedPlan plan = ChunkedPlan.builder().n(2).m(3).bindW(mine).build(comm)) {",
+                "      return plan.all();",
+                "    }",
+                "  }",
+                "}")),
+        // A dim no shape uses: still checked at build, without a local (ecj warns of an unused one).
+        plan("p.UnusedDimPlan",
+            source("p.UnusedDim",
+                "@CommPlan(dims = {\"n\", \"unused\"})",
+                "class UnusedDim {",
+                "  @AllReduce @Shape(\"n\") F32Buffer g;",
+                "}")),
         // The unnamed package, and a plan with no buffers at all.
         plan("TopPlan",
             source("Top",
@@ -192,13 +258,25 @@ class GoldenTest {
   }
 
   private static Arguments plan(String generated, JavaFileObject... sources) {
-    return Arguments.of(generated, sources);
+    return plan(generated, PlanGenerator.Limits.DEFAULT, sources);
   }
 
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("plans")
-  void generatesTheGoldenSource(String generated, JavaFileObject[] sources) throws IOException {
-    Compilation c = compile(sources);
+  private static Arguments plan(String generated, PlanGenerator.Limits limits, JavaFileObject... sources) {
+    return Arguments.of(generated, limits, sources);
+  }
+
+  /** Every plan under every compiler (only javac rewrites the golden files). */
+  static Stream<Arguments> cases() {
+    return Arrays.stream(Toolchain.values())
+        .filter(t -> !UPDATE || t == Toolchain.JAVAC)
+        .flatMap(t -> plans().map(p -> Arguments.of(t, p.get()[0], p.get()[1], p.get()[2])));
+  }
+
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("cases")
+  void generatesTheGoldenSource(Toolchain compiler, String generated, PlanGenerator.Limits limits,
+      JavaFileObject[] sources) throws IOException {
+    Compilation c = compiler.compile(new CommPlanProcessor(limits), sources);
     assertThat(c).succeededWithoutWarnings();
 
     String simpleName = generated.substring(generated.lastIndexOf('.') + 1);

@@ -7,6 +7,7 @@ import static dev.commplan.processor.Plans.source;
 
 import com.google.testing.compile.Compilation;
 import com.google.testing.compile.Compiler;
+import dev.commplan.processor.generator.PlanGenerator;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.Writer;
@@ -16,7 +17,10 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Set;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import javax.annotation.processing.AbstractProcessor;
+import javax.annotation.processing.ProcessingEnvironment;
 import javax.annotation.processing.RoundEnvironment;
 import javax.lang.model.SourceVersion;
 import javax.lang.model.element.TypeElement;
@@ -39,6 +43,56 @@ class ProcessorTest {
     Compilation c = Plans.compile(source("p.Wide", body.toArray(String[]::new)));
     assertThat(c).succeededWithoutWarnings();
     assertThat(c).generatedSourceFile("p.WidePlan").contentsAsUtf8String().contains("F32Buffer out299()");
+  }
+
+  @Test
+  void aPlanOfThousandsOfDimsCompiles() {
+    // Each dim is a check in build: 3,000 of them passed 64 KB in one method.
+    List<String> dims = new ArrayList<>();
+    for (int i = 0; i < 3000; i++) {
+      dims.add("\"d" + i + "\"");
+    }
+    Compilation c = compile(source("p.Dims",
+        "@CommPlan(dims = {" + String.join(", ", dims) + "})",
+        "class Dims {",
+        "  @AllReduce @Shape({\"d0\", \"d2999\"}) F32Buffer g;",
+        "}"));
+    assertThat(c).succeededWithoutWarnings();
+    assertThat(c).generatedSourceFile("p.DimsPlan").contentsAsUtf8String().contains("Builder d2999(long d2999)");
+  }
+
+  @Test
+  void partsAreNamedApartFromThePlan() {
+    // A plan in parts, named like its first part would be.
+    JavaFileObject plan = source("p.Grads",
+        "@CommPlan(name = \"Part0\", dims = \"n\")",
+        "class Grads {",
+        "  @AllReduce @Shape(\"n\") F32Buffer a;",
+        "  @AllReduce @Shape(\"n\") F32Buffer b;",
+        "  @AllReduce @Shape({\"n\", \"ranks\"}) F32Buffer c;",
+        "}");
+    for (Plans.Toolchain compiler : Plans.Toolchain.values()) {
+      Compilation c = compiler.compile(new CommPlanProcessor(new PlanGenerator.Limits(150)), plan);
+      assertThat(c).succeededWithoutWarnings();
+      assertThat(c).generatedSourceFile("p.Part0").contentsAsUtf8String().contains("private static final class Part_1 {");
+    }
+  }
+
+  @Test
+  void dimsNamedLikeThePartsDoNotObscureThem() {
+    // build() calls Part0.declare(...): a builder field Part0 (a dim's) would make that a long's member.
+    JavaFileObject plan = source("p.Grads",
+        "@CommPlan(dims = {\"Part0\", \"Part1\", \"Part2\"})",
+        "class Grads {",
+        "  @AllReduce @Shape(\"Part0\") F32Buffer a;",
+        "  @AllReduce @Shape(\"Part1\") F32Buffer b;",
+        "  @AllReduce @Shape({\"Part2\", \"ranks\"}) F32Buffer c;",
+        "}");
+    for (Plans.Toolchain compiler : Plans.Toolchain.values()) {
+      Compilation c = compiler.compile(new CommPlanProcessor(new PlanGenerator.Limits(150)), plan);
+      assertThat(c).succeededWithoutWarnings();
+      assertThat(c).generatedSourceFile("p.GradsPlan").contentsAsUtf8String().contains("Part2.declare(this");
+    }
   }
 
   @Test
@@ -126,6 +180,34 @@ class ProcessorTest {
   }
 
   @Test
+  void diagnosticsComeInSourceOrderBehindAWrappedProcessingEnvironment() {
+    // Gradle's incremental processing (and this test) hand the processor a wrapped environment, where
+    // javac's Trees is not at hand: the order then comes from the model (SourceOrder's fallback).
+    JavaFileObject f = source("p.Grads",
+        "class Loose {",
+        "  @AllReduce @Shape(\"1\") F32Buffer loose;",
+        "}",
+        "@CommPlan(dims = \"n\")",
+        "class Grads {",
+        "  @AllReduce(into = \"nope\") @Shape(\"n\") F32Buffer a;",
+        "  @AllReduce @Shape(\"m\") F32Buffer b;",
+        "  @AllReduce @Shape(\"1\") private F32Buffer c;",
+        "}");
+    Compilation c = Compiler.javac().withProcessors(new Wrapped(new CommPlanProcessor())).withOptions(Plans.OPTIONS)
+        .compile(f);
+    List<Long> lines = new ArrayList<>();
+    List<String> ids = new ArrayList<>();
+    for (javax.tools.Diagnostic<? extends JavaFileObject> d : c.errors()) {
+      lines.add(d.getLineNumber());
+      String m = d.getMessage(java.util.Locale.ROOT);
+      ids.add(m.substring(0, m.indexOf(']') + 1));
+    }
+    assertThat(ids).containsExactly("[CommPlan/NotInPlan]", "[CommPlan/NotInPlan]", "[CommPlan/UnknownInto]",
+        "[CommPlan/UnknownDim]", "[CommPlan/PrivateField]").inOrder();
+    assertThat(lines).isInOrder();
+  }
+
+  @Test
   void generatedSourcesAreReproducible() throws IOException {
     JavaFileObject plan = source("p.Grads",
         "@CommPlan(dims = \"n\")",
@@ -166,6 +248,43 @@ class ProcessorTest {
       }
     }
     return all.toString();
+  }
+
+  /** A processor run behind a wrapped {@link ProcessingEnvironment}, as Gradle's incremental processing does. */
+  private static final class Wrapped extends AbstractProcessor {
+    private final AbstractProcessor delegate;
+
+    Wrapped(AbstractProcessor delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public synchronized void init(ProcessingEnvironment env) {
+      super.init(env);
+      delegate.init((ProcessingEnvironment) Proxy.newProxyInstance(ProcessingEnvironment.class.getClassLoader(),
+          new Class<?>[] {ProcessingEnvironment.class}, (proxy, method, args) -> {
+            try {
+              return method.invoke(env, args);
+            } catch (InvocationTargetException e) {
+              throw e.getCause();
+            }
+          }));
+    }
+
+    @Override
+    public Set<String> getSupportedAnnotationTypes() {
+      return delegate.getSupportedAnnotationTypes();
+    }
+
+    @Override
+    public SourceVersion getSupportedSourceVersion() {
+      return delegate.getSupportedSourceVersion();
+    }
+
+    @Override
+    public boolean process(Set<? extends TypeElement> annotations, RoundEnvironment round) {
+      return delegate.process(annotations, round);
+    }
   }
 
   /** Generates {@code p.<name>} with {@code body} in the first round, as another processor would. */

@@ -106,6 +106,8 @@ public enum Message {
       "dims entry \"ranks\" is reserved: ranks always means the communicator's size."
           + " Fix: remove it from dims; @Shape can use \"ranks\" as it is."),
   DUPLICATE_DIM("BadDim", "dims lists \"%s\" twice. Fix: remove the second \"%s\"."),
+  DUPLICATE_DIM_IGNORABLE("BadDim",
+      "dims entry \"%s\" is the dim \"%s\" again: Java ignores %s in names. Fix: remove \"%s\", or rename it."),
   INVALID_DIM("BadDim",
       "dims entry \"%s\" is not a Java identifier (each dim becomes a Builder setter). Fix: rename it, such"
           + " as \"%s\"."),
@@ -120,7 +122,7 @@ public enum Message {
           + " such as \"%sPlan\", or leave name empty."),
 
   NAME_IS_BUILDER("BadName",
-      "@CommPlan(name = \"Builder\") would clash with the generated class's nested Builder. Fix: choose another"
+      "@CommPlan(name = \"%s\") would clash with the generated class's nested Builder. Fix: choose another"
           + " name, such as \"%sPlan\"."),
 
   // Annotations outside a plan.

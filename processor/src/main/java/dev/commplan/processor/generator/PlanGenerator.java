@@ -1,6 +1,7 @@
 package dev.commplan.processor.generator;
 
 import com.palantir.javapoet.AnnotationSpec;
+import com.palantir.javapoet.ArrayTypeName;
 import com.palantir.javapoet.ClassName;
 import com.palantir.javapoet.CodeBlock;
 import com.palantir.javapoet.FieldSpec;
@@ -8,12 +9,15 @@ import com.palantir.javapoet.JavaFile;
 import com.palantir.javapoet.MethodSpec;
 import com.palantir.javapoet.ParameterSpec;
 import com.palantir.javapoet.TypeSpec;
+import dev.commplan.processor.lang.Identifiers;
 import dev.commplan.processor.model.BufferSpec;
+import dev.commplan.processor.model.BufferType;
 import dev.commplan.processor.model.CollectiveKind;
 import dev.commplan.processor.model.CollectiveSpec;
 import dev.commplan.processor.model.PlanModel;
 import dev.commplan.processor.shape.Monomial;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -25,10 +29,32 @@ import javax.lang.model.element.Modifier;
  * {@link PlanModel} to the generated plan class (docs/architecture.md): a thin typed facade over the
  * runtime's {@code PlanBuilder} and {@code Plan}. Sees only the model, never an {@code Element}; the caller
  * adds the originating element.
+ *
+ * <p><b>Size.</b> The generated source grows linearly with the plan: per buffer field, one accessor, one
+ * bind method and one declaration in {@code build}; per dim, two builder fields, a setter and a check; per
+ * collective, one call. No method grows with the plan except {@code build}, whose declarations are the
+ * one thing a method must hold: the JVM allows 64 KB of bytecode per method and a class's constant pool
+ * 65,535 entries. A plan whose declarations fit in {@link Limits#methodBytes} (by a conservative
+ * estimate) declares them in {@code build}, with a local per dim and per buffer, which reads best; a larger
+ * one declares them in parts, private nested classes {@code Part0}, {@code Part1}, ... of at most that
+ * size each (each class has its own constant pool), which keep the dims' values and the buffers' handles
+ * in arrays. The plan class keeps its buffers in an array, and the builder its bound buffers, so that
+ * neither a constructor nor a field initializer grows with the plan either.
  */
 public final class PlanGenerator {
   /** The processor's name in {@code @Generated}. */
   public static final String PROCESSOR = "dev.commplan.processor.CommPlanProcessor";
+
+  /**
+   * How large the generator lets a method grow.
+   *
+   * @param methodBytes the most bytecode one method may take, by the generator's estimate, an upper bound
+   *     (the JVM's limit is 65,535 bytes; the estimate is about 1.7 times the real size)
+   */
+  public record Limits(int methodBytes) {
+    /** Half the JVM's limit: room for the estimate to be off by a factor of two. */
+    public static final Limits DEFAULT = new Limits(32_000);
+  }
 
   private static final String RUNTIME = "dev.commplan.runtime";
   private static final String RUNTIME_PLAN = "dev.commplan.runtime.plan";
@@ -38,6 +64,9 @@ public final class PlanGenerator {
   private static final ClassName COMMUNICATOR = ClassName.get(RUNTIME, "Communicator");
   private static final ClassName STREAM = ClassName.get(RUNTIME, "Stream");
   private static final ClassName DATA_TYPE = ClassName.get(RUNTIME, "DataType");
+  private static final ClassName BUFFER = ClassName.get(RUNTIME, "Buffer");
+  // Named in Javadoc only, so written out in full there (see javadocName): an import that only Javadoc
+  // uses is an unused import to ecj, which does not read Javadoc unless told to.
   private static final ClassName PLAN_BUILD_EXCEPTION = ClassName.get(RUNTIME, "PlanBuildException");
   private static final ClassName BUFFER_BINDING_EXCEPTION = ClassName.get(RUNTIME, "BufferBindingException");
   private static final ClassName BUFFER_IN_FLIGHT_EXCEPTION = ClassName.get(RUNTIME, "BufferInFlightException");
@@ -46,64 +75,116 @@ public final class PlanGenerator {
   private static final ClassName OBJECTS = ClassName.get("java.util", "Objects");
 
   /**
-   * Simple names the generated code uses as qualifiers ({@code Math.multiplyExact}, {@code DataType.F32},
-   * ...): a variable of such a name would obscure the type, so no field, parameter or local gets one.
+   * Every type the generated code names, in code or in Javadoc (and the buffer types, added in reserved()).
+   * Add a type here when the generator starts to use it: {@link #RESERVED} comes from this list.
    */
-  private static final Set<String> QUALIFIERS = Set.of("Math", "DataType", "ReduceOp", "PlanBuilder", "Objects");
+  private static final List<ClassName> TYPES = List.of(
+      PLAN, PLAN_BUILDER, SCHEDULE, COMMUNICATOR, STREAM, DATA_TYPE, BUFFER, PLAN_BUILD_EXCEPTION,
+      BUFFER_BINDING_EXCEPTION, BUFFER_IN_FLIGHT_EXCEPTION, REDUCE_OP, GENERATED, OBJECTS,
+      ClassName.get(String.class), ClassName.get(Boolean.class), ClassName.get(Override.class),
+      ClassName.get(AutoCloseable.class));
+
+  /**
+   * Names no field, parameter or local of the generated code may have, since it would obscure a type the
+   * code names in an expression ({@code DataType.F32}, {@code Objects.requireNonNull(...)}): each type's
+   * simple name, and the first part of its package. The latter matters when the generated class has the
+   * name of a type it uses ({@code @CommPlan(name = "DataType")}): that type is then written in full,
+   * {@code dev.commplan.runtime.DataType.F32}, and a variable {@code dev} would make {@code dev.commplan}
+   * a field access on it. The generated class's own name and its nested classes' (Builder, the parts)
+   * are added per plan.
+   */
+  private static final Set<String> RESERVED = reserved();
+
+  private static Set<String> reserved() {
+    Set<String> names = new HashSet<>();
+    List<ClassName> all = new ArrayList<>(TYPES);
+    for (BufferType t : BufferType.values()) {
+      all.add(ClassName.get(RUNTIME, t.simpleName()));
+    }
+    for (ClassName type : all) {
+      names.add(type.simpleName());
+      String pkg = type.packageName();
+      names.add(pkg.contains(".") ? pkg.substring(0, pkg.indexOf('.')) : pkg);
+    }
+    return Set.copyOf(names);
+  }
 
   private PlanGenerator() {}
 
   /** The generated source file of {@code plan}. */
   public static JavaFile generate(PlanModel plan) {
-    return new Run(plan).generate();
+    return generate(plan, Limits.DEFAULT);
+  }
+
+  /** The generated source file of {@code plan}, its methods kept within {@code limits}. */
+  public static JavaFile generate(PlanModel plan, Limits limits) {
+    return new Run(plan, limits).generate();
   }
 
   private static final class Run {
     private final PlanModel plan;
+    private final Limits limits;
     private final ClassName self;
     private final ClassName builder;
     private final List<BufferSpec> buffers;
-    private final Map<String, BufferSpec> byField = new HashMap<>();
+    private final Map<String, Integer> index = new HashMap<>();
+    private final Set<String> reserved;
+    private final Layout layout;
+    /** The Builder's fields: per dim its value and whether it was set; the bound buffers; the switches. */
+    private final Map<String, String> dimValue = new HashMap<>();
+    private final Map<String, String> dimSet = new HashMap<>();
+    private String bound;
+    private String guard;
+    private String fingerprint;
 
-    Run(PlanModel plan) {
+    Run(PlanModel plan, Limits limits) {
       this.plan = plan;
+      this.limits = limits;
       this.self = ClassName.get(plan.packageName(), plan.className());
       this.builder = self.nestedClass("Builder");
+      this.reserved = new HashSet<>(RESERVED);
+      reserved.add(self.simpleName());
+      reserved.add(builder.simpleName());
       this.buffers = plan.buffers();
-      for (BufferSpec b : buffers) {
-        byField.put(b.field(), b);
+      for (int i = 0; i < buffers.size(); i++) {
+        index.put(buffers.get(i).field(), i);
+      }
+      this.layout = layout();
+      if (!layout.inline()) {
+        // build() names the parts in expressions (Part0.declare(...)): no variable may obscure them
+        for (int p = 0; p < layout.parts().size(); p++) {
+          reserved.add(part(p).simpleName());
+        }
       }
     }
 
     JavaFile generate() {
-      // Private fields of the plan class: the Plan, then one per buffer.
-      Names planFields = new Names();
-      String planField = planFields.claim("plan");
-      Map<String, String> bufferFields = new HashMap<>();
-      for (BufferSpec b : buffers) {
-        bufferFields.put(b.field(), planFields.claim(b.field()));
-      }
-
       TypeSpec.Builder type = TypeSpec.classBuilder(self)
           .addJavadoc(classJavadoc())
           .addAnnotation(AnnotationSpec.builder(GENERATED).addMember("value", "$S", PROCESSOR).build())
           .addModifiers(Modifier.PUBLIC, Modifier.FINAL)
           .addSuperinterface(AutoCloseable.class);
 
+      // The Plan, and its buffers by field (declaration order), each accessor casting its own. The
+      // constructor takes the handles as one array: it has at most 255 parameter slots, and it does not
+      // grow with the plan.
+      Names names = new Names(reserved);
+      String planField = names.claim("plan");
+      String buffersField = names.claim("buffers");
+      String handles = names.claim("handles");
+      String i = names.claim("i");
       type.addField(FieldSpec.builder(PLAN, planField, Modifier.PRIVATE, Modifier.FINAL).build());
-      // The buffers come as handles, not one parameter each: a constructor has at most 255 parameter
-      // slots, and a plan may have more fields than that.
-      String handlesParam = planFields.claim("handles");
       MethodSpec.Builder ctor = MethodSpec.constructorBuilder()
           .addModifiers(Modifier.PRIVATE)
           .addParameter(PLAN, planField)
-          .addParameter(int[].class, handlesParam)
+          .addParameter(int[].class, handles)
           .addStatement("this.$N = $N", planField, planField);
-      int index = 0;
-      for (BufferSpec b : buffers) {
-        String f = bufferFields.get(b.field());
-        type.addField(FieldSpec.builder(bufferClass(b), f, Modifier.PRIVATE, Modifier.FINAL).build());
-        ctor.addStatement("this.$N = ($T) $N.buffer($N[$L])", f, bufferClass(b), planField, handlesParam, index++);
+      if (!buffers.isEmpty()) { // (a field no accessor reads would be an ecj warning)
+        type.addField(FieldSpec.builder(ArrayTypeName.of(BUFFER), buffersField, Modifier.PRIVATE, Modifier.FINAL).build());
+        ctor.addStatement("this.$N = new $T[$N.length]", buffersField, BUFFER, handles)
+            .beginControlFlow("for (int $N = 0; $N < $N.length; $N++)", i, i, handles, i)
+            .addStatement("this.$N[$N] = $N.buffer($N[$N])", buffersField, i, planField, handles, i)
+            .endControlFlow();
       }
       type.addMethod(ctor.build());
 
@@ -122,7 +203,7 @@ public final class PlanGenerator {
                 b.field(), b.type().dataType(), b.shapeAsWritten(), format(b.count()), builder, b.bindMethod())
             .addModifiers(Modifier.PUBLIC)
             .returns(bufferClass(b))
-            .addStatement("return $N", bufferFields.get(b.field()))
+            .addStatement("return ($T) $N[$L]", bufferClass(b), buffersField, index.get(b.field()))
             .build());
       }
 
@@ -169,38 +250,40 @@ public final class PlanGenerator {
           .addStatement("$N.close()", planField)
           .build());
 
-      type.addType(builderType(bufferFields));
+      type.addType(builderType(layout));
+      if (!layout.inline()) {
+        for (int p = 0; p < layout.parts().size(); p++) {
+          type.addType(partType(p, layout.parts().size(), layout.parts().get(p)));
+        }
+      }
       return JavaFile.builder(plan.packageName(), type.build()).indent("  ").build();
     }
 
-    private TypeSpec builderType(Map<String, String> planFieldOf) {
+    private TypeSpec builderType(Layout layout) {
       TypeSpec.Builder t = TypeSpec.classBuilder(builder)
           .addJavadoc("Collects the dims and bound buffers of a {@link $T}; {@link #build} checks and builds it.\n", self)
           .addModifiers(Modifier.PUBLIC, Modifier.STATIC, Modifier.FINAL);
 
-      // Builder fields: a value and a "set" flag per dim, a bound buffer per field.
-      Names fields = new Names();
-      Map<String, String> dimValue = new HashMap<>();
-      Map<String, String> dimSet = new HashMap<>();
+      // A value and a "set" flag per dim; the bound buffers by field; the runtime's per-plan switches
+      // (null leaves PlanBuilder's default, its system property).
+      Names fields = new Names(reserved);
       for (PlanModel.Dim d : plan.dims()) {
         dimValue.put(d.name(), fields.claim(d.name()));
       }
       for (PlanModel.Dim d : plan.dims()) {
         dimSet.put(d.name(), fields.claim(d.name() + "Set"));
       }
-      Map<String, String> bound = new HashMap<>();
-      for (BufferSpec b : buffers) {
-        bound.put(b.field(), fields.claim(b.field()));
-      }
-      // The runtime's per-plan switches; null leaves PlanBuilder's default (its system property).
-      String guard = fields.claim("hostAccessGuard");
-      String fingerprint = fields.claim("fingerprintCheck");
+      bound = fields.claim("bound");
+      guard = fields.claim("hostAccessGuard");
+      fingerprint = fields.claim("fingerprintCheck");
       for (PlanModel.Dim d : plan.dims()) {
         t.addField(FieldSpec.builder(long.class, dimValue.get(d.name()), Modifier.PRIVATE).build());
         t.addField(FieldSpec.builder(boolean.class, dimSet.get(d.name()), Modifier.PRIVATE).build());
       }
-      for (BufferSpec b : buffers) {
-        t.addField(FieldSpec.builder(bufferClass(b), bound.get(b.field()), Modifier.PRIVATE).build());
+      if (!buffers.isEmpty()) {
+        t.addField(FieldSpec.builder(ArrayTypeName.of(BUFFER), bound, Modifier.PRIVATE, Modifier.FINAL)
+            .initializer("new $T[$L]", BUFFER, buffers.size())
+            .build());
       }
       t.addField(FieldSpec.builder(Boolean.class, guard, Modifier.PRIVATE).build());
       t.addField(FieldSpec.builder(Boolean.class, fingerprint, Modifier.PRIVATE).build());
@@ -208,7 +291,7 @@ public final class PlanGenerator {
       t.addMethod(MethodSpec.constructorBuilder().addModifiers(Modifier.PRIVATE).build());
 
       for (PlanModel.Dim d : plan.dims()) {
-        String param = new Names().claim(d.name());
+        String param = new Names(reserved).claim(d.name());
         t.addMethod(MethodSpec.methodBuilder(d.setter())
             .addJavadoc("Sets the dim {@code $L}, which must be greater than 0 (checked by {@link #build}).\n", d.name())
             .addModifiers(Modifier.PUBLIC)
@@ -221,16 +304,16 @@ public final class PlanGenerator {
       }
 
       for (BufferSpec b : buffers) {
-        String param = new Names().claim(b.field());
+        String param = new Names(reserved).claim(Identifiers.canonical(b.field()));
         t.addMethod(MethodSpec.methodBuilder(b.bindMethod())
-            .addJavadoc("Uses {@code $N}, a buffer you own, as {@code $L} instead of one the plan allocates.\n"
-                + "{@link #build} checks that it is $L, {@code @Shape($L)} = $L elements,\n"
-                + "on the plan's communicator and not closed.\n",
+            .addJavadoc("Uses {@code $N}, a buffer you own, as {@code $L} instead of one the plan allocates: {@link #build}\n"
+                + "checks that it is $L, {@code @Shape($L)} = $L elements, open and on the plan's communicator.\n",
                 param, b.field(), b.type().dataType(), b.shapeAsWritten(), format(b.count()))
             .addModifiers(Modifier.PUBLIC)
             .addParameter(ParameterSpec.builder(bufferClass(b), param).build())
             .returns(builder)
-            .addStatement("this.$N = $T.requireNonNull($N, $S)", bound.get(b.field()), OBJECTS, param, b.field())
+            .addStatement("this.$N[$L] = $T.requireNonNull($N, $S)", bound, index.get(b.field()), OBJECTS, param,
+                b.field())
             .addStatement("return this")
             .build());
       }
@@ -238,8 +321,8 @@ public final class PlanGenerator {
       t.addMethod(MethodSpec.methodBuilder("hostAccessGuard")
           .addJavadoc("Turns the read-before-sync guard on or off for this plan (default: on, unless\n"
               + "{@code -D$L=false}): with it on, reading a buffer the plan writes, or writing one it\n"
-              + "uses, before {@code stream.synchronize()} throws {@link $T}.\n",
-              "commplan.hostAccessGuard", BUFFER_IN_FLIGHT_EXCEPTION)
+              + "uses, before {@code stream.synchronize()} throws {@link $L}.\n",
+              "commplan.hostAccessGuard", javadocName(BUFFER_IN_FLIGHT_EXCEPTION))
           .addModifiers(Modifier.PUBLIC)
           .addParameter(boolean.class, "enabled")
           .returns(builder)
@@ -257,39 +340,97 @@ public final class PlanGenerator {
           .addStatement("return this")
           .build());
 
-      t.addMethod(buildMethod(dimValue, dimSet, bound, planFieldOf, guard, fingerprint));
+      t.addMethod(buildMethod(layout));
       return t.build();
     }
 
-    private MethodSpec buildMethod(
-        Map<String, String> dimValue, Map<String, String> dimSet, Map<String, String> bound,
-        Map<String, String> planFieldOf, String guard, String fingerprint) {
-      Names locals = new Names();
-      String comm = locals.claim("comm");
-      Map<String, String> symbol = new HashMap<>();
-      for (PlanModel.Dim d : plan.dims()) {
-        symbol.put(d.name(), locals.claim(d.name()));
-      }
-      boolean usesRanks = buffers.stream().anyMatch(b -> b.count().powers().containsKey(Monomial.RANKS));
-      if (usesRanks) {
-        symbol.put(Monomial.RANKS, locals.claim(Monomial.RANKS));
-      }
-      String pb = locals.claim("b");
-      Map<String, String> handle = new HashMap<>();
-      for (BufferSpec b : buffers) {
-        handle.put(b.field(), locals.claim(b.field()));
-      }
-      String built = locals.claim("plan");
+    // ---- build(): the declarations -----------------------------------------------------------------
 
+    /** What build declares to the PlanBuilder, in order: the dims' checks, the buffers, the collectives. */
+    private sealed interface Declaration {}
+
+    private record DimCheck(int dim) implements Declaration {}
+
+    private record BufferDeclaration(int buffer) implements Declaration {}
+
+    private record CollectiveDeclaration(CollectiveSpec collective) implements Declaration {}
+
+    private List<Declaration> declarations() {
+      List<Declaration> all = new ArrayList<>();
+      for (int d = 0; d < plan.dims().size(); d++) {
+        all.add(new DimCheck(d));
+      }
+      for (int b = 0; b < buffers.size(); b++) {
+        all.add(new BufferDeclaration(b));
+      }
+      for (CollectiveSpec c : plan.collectives()) {
+        all.add(new CollectiveDeclaration(c));
+      }
+      return all;
+    }
+
+    /**
+     * Where the declarations go: {@code inline}, all in build (one part), when they, the rest of build
+     * and its locals fit in {@link Limits#methodBytes}; otherwise in parts of at most that size each.
+     */
+    private record Layout(boolean inline, List<List<Declaration>> parts) {}
+
+    private Layout layout() {
+      List<Declaration> all = declarations();
+      long inline = 400 + 8L * buffers.size(); // build's own statements, and the handles' array
+      for (Declaration d : all) {
+        inline += estimate(d) + 2; // a local's store may take a wide index
+      }
+      if (inline <= limits.methodBytes()) {
+        return new Layout(true, List.of(all));
+      }
+      List<List<Declaration>> parts = new ArrayList<>();
+      List<Declaration> part = new ArrayList<>();
+      long size = 0;
+      for (Declaration d : all) {
+        int bytes = estimate(d);
+        if (!part.isEmpty() && size + bytes > limits.methodBytes()) {
+          parts.add(part);
+          part = new ArrayList<>();
+          size = 0;
+        }
+        part.add(d);
+        size += bytes;
+      }
+      parts.add(part);
+      return new Layout(false, parts);
+    }
+
+    /**
+     * An upper bound of a declaration's bytecode in a part (array indexes up to 5 bytes, constants 3,
+     * calls 3): a dim check 24; a buffer 44, plus for a count of several factors 16 and 12 per factor; a
+     * collective 30.
+     */
+    private int estimate(Declaration d) {
+      return switch (d) {
+        case DimCheck c -> 24;
+        case BufferDeclaration b -> {
+          int factors = factors(buffers.get(b.buffer())).size();
+          yield 44 + (factors > 1 ? 16 + 12 * factors : 0);
+        }
+        case CollectiveDeclaration c -> 30;
+      };
+    }
+
+    private MethodSpec buildMethod(Layout layout) {
+      Names locals = new Names(reserved);
+      String comm = locals.claim("comm");
+      String pb = locals.claim("b");
       MethodSpec.Builder m = MethodSpec.methodBuilder("build")
           .addJavadoc("Builds the plan on {@code $N}: checks the dims and the bound buffers, allocates the\n"
               + "other buffers, and prepares the schedule once. Build one per rank, on its communicator.\n"
               + "\n"
-              + "@throws $T if a dim is unset or not greater than 0, the communicator's\n"
+              + "@throws $L if a dim is unset or not greater than 0, the communicator's\n"
               + "    size differs from the plan's fixed ranks, a root is out of range, or a count is not\n"
               + "    divisible by the number of ranks\n"
-              + "@throws $T if a bound buffer has the wrong count or type, is closed,\n"
-              + "    or belongs to another communicator\n", comm, PLAN_BUILD_EXCEPTION, BUFFER_BINDING_EXCEPTION)
+              + "@throws $L if a bound buffer has the wrong count or type, is closed,\n"
+              + "    or belongs to another communicator\n", comm, javadocName(PLAN_BUILD_EXCEPTION),
+              javadocName(BUFFER_BINDING_EXCEPTION))
           .addModifiers(Modifier.PUBLIC)
           .addParameter(COMMUNICATOR, comm)
           .returns(self);
@@ -297,46 +438,179 @@ public final class PlanGenerator {
       m.beginControlFlow("if (this.$N != null)", guard).addStatement("$N.hostAccessGuard(this.$N)", pb, guard).endControlFlow();
       m.beginControlFlow("if (this.$N != null)", fingerprint)
           .addStatement("$N.fingerprintCheck(this.$N)", pb, fingerprint).endControlFlow();
-      for (PlanModel.Dim d : plan.dims()) {
-        m.addStatement("long $N = $T.requireDim($S, this.$N, this.$N)", symbol.get(d.name()), PLAN_BUILDER, d.name(),
-            dimValue.get(d.name()), dimSet.get(d.name()));
+      boolean usesRanks = buffers.stream().anyMatch(b -> b.count().powers().containsKey(Monomial.RANKS));
+
+      if (layout.inline()) {
+        // A local per dim (then ranks) and per buffer handle.
+        Map<String, String> symbol = new HashMap<>();
+        for (PlanModel.Dim d : plan.dims()) {
+          symbol.put(d.name(), locals.claim(d.name()));
+        }
+        if (usesRanks) {
+          symbol.put(Monomial.RANKS, locals.claim(Monomial.RANKS));
+        }
+        List<String> handle = new ArrayList<>();
+        for (BufferSpec b : buffers) {
+          handle.add(locals.claim(Identifiers.canonical(b.field())));
+        }
+        String built = locals.claim("plan");
+        Refs refs = new Refs(pb, "this", symbol, handle);
+        List<Declaration> all = layout.parts().getFirst();
+        Set<String> used = new HashSet<>();
+        for (BufferSpec b : buffers) {
+          used.addAll(b.count().powers().keySet());
+        }
+        for (Declaration d : all) {
+          if (d instanceof DimCheck c) {
+            String dim = plan.dims().get(c.dim()).name();
+            if (used.contains(dim)) {
+              m.addStatement("long $N = $L", symbol.get(dim), dimCheck(c, refs));
+            } else {
+              m.addStatement("$L", dimCheck(c, refs)); // checked, though no shape uses it (a local would be unused)
+            }
+          }
+        }
+        if (usesRanks) {
+          m.addStatement("long $N = $N.size()", symbol.get(Monomial.RANKS), comm);
+        }
+        for (Declaration d : all) {
+          switch (d) {
+            case DimCheck c -> { }
+            case BufferDeclaration b -> m.addStatement("int $N = $L", handle.get(b.buffer()), bufferDeclaration(b, refs));
+            case CollectiveDeclaration c -> m.addStatement(collective(c.collective(), refs));
+          }
+        }
+        m.addStatement("$T $N = $N.build()", PLAN, built, pb);
+        CodeBlock.Builder handles = CodeBlock.builder();
+        for (int i = 0; i < handle.size(); i++) {
+          handles.add(i == 0 ? "$N" : ",$W$N", handle.get(i));
+        }
+        m.addStatement("return new $T($N, new int[] {$L})", self, built, handles.build());
+        return m.build();
       }
+
+      // In parts: the dims' values (then ranks) and the buffers' handles in arrays.
+      String dims = locals.claim("dims");
+      String handles = locals.claim("handles");
+      m.addStatement("long[] $N = new long[$L]", dims, plan.dims().size() + 1);
       if (usesRanks) {
-        m.addStatement("long $N = $N.size()", symbol.get(Monomial.RANKS), comm);
+        m.addStatement("$N[$L] = $N.size()", dims, plan.dims().size(), comm);
       }
-      for (BufferSpec b : buffers) {
-        m.addStatement("int $N = $N.buffer($S,$W$T.$L,$W$L,$W$S,$Wthis.$N)", handle.get(b.field()), pb, b.field(), DATA_TYPE,
-            b.type().dataType(), count(b, symbol), b.shapeAsWritten(), bound.get(b.field()));
+      m.addStatement("int[] $N = new int[$L]", handles, buffers.size());
+      for (int p = 0; p < layout.parts().size(); p++) {
+        m.addStatement("$T.declare(this, $N, $N, $N)", part(p), pb, dims, handles);
       }
-      for (CollectiveSpec c : plan.collectives()) {
-        CodeBlock.Builder call = CodeBlock.builder().add("$N.$L($L, $N, $N", pb, c.kind().builderMethod(), c.step(),
-            handle.get(c.send()), handle.get(c.recv()));
-        if (c.kind().hasOp()) {
-          call.add(", $T.$L", REDUCE_OP, c.op());
-        }
-        if (c.kind().hasRoot()) {
-          call.add(", $L", c.root());
-        }
-        m.addStatement(call.add(")").build());
-      }
-      m.addStatement("$T $N = $N.build()", PLAN, built, pb);
-      CodeBlock.Builder handles = CodeBlock.builder();
-      for (int i = 0; i < buffers.size(); i++) {
-        handles.add(i == 0 ? "$N" : ",$W$N", handle.get(buffers.get(i).field()));
-      }
-      m.addStatement("return new $T($N, new int[] {$L})", self, built, handles.build());
+      m.addStatement("return new $T($N.build(), $N)", self, pb, handles);
       return m.build();
     }
 
+    /** Part {@code p} of {@code count}: a private nested class with one method, which declares {@code part}. */
+    private TypeSpec partType(int p, int count, List<Declaration> part) {
+      Map<String, String> symbol = new HashMap<>();
+      for (int d = 0; d < plan.dims().size(); d++) {
+        symbol.put(plan.dims().get(d).name(), "d[" + d + "]");
+      }
+      symbol.put(Monomial.RANKS, "d[" + plan.dims().size() + "]");
+      List<String> handle = new ArrayList<>();
+      for (int i = 0; i < buffers.size(); i++) {
+        handle.add("h[" + i + "]");
+      }
+      Refs refs = new Refs("b", "s", symbol, handle);
+      MethodSpec.Builder m = MethodSpec.methodBuilder("declare")
+          .addModifiers(Modifier.STATIC)
+          .addParameter(builder, "s")
+          .addParameter(PLAN_BUILDER, "b")
+          .addParameter(long[].class, "d")
+          .addParameter(int[].class, "h");
+      for (Declaration d : part) {
+        switch (d) {
+          case DimCheck c -> m.addStatement("d[$L] = $L", c.dim(), dimCheck(c, refs));
+          case BufferDeclaration b -> m.addStatement("h[$L] = $L", b.buffer(), bufferDeclaration(b, refs));
+          case CollectiveDeclaration c -> m.addStatement(collective(c.collective(), refs));
+        }
+      }
+      return TypeSpec.classBuilder(part(p))
+          .addJavadoc("Part $L of $L of {@link $T#build} (in one method, a plan this large would pass the JVM's limit\n"
+              + "of 64 KB per method): declares $L, in order, to {@code b}. {@code d} holds the dims' values,\n"
+              + "then the ranks; {@code h} receives the buffers' handles.\n",
+              p + 1, count, builder, describe(part))
+          .addModifiers(Modifier.PRIVATE, Modifier.STATIC, Modifier.FINAL)
+          .addMethod(m.build())
+          .build();
+    }
+
+    /** Part {@code p}'s class: {@code Part<p>}, with {@code _} appended while the plan has that name. */
+    private ClassName part(int p) {
+      String prefix = "Part";
+      while (self.simpleName().matches(java.util.regex.Pattern.quote(prefix) + "\\d+")) {
+        prefix += "_";
+      }
+      return self.nestedClass(prefix + p);
+    }
+
+    private String describe(List<Declaration> part) {
+      List<String> what = new ArrayList<>();
+      long dims = part.stream().filter(d -> d instanceof DimCheck).count();
+      List<Integer> bufs = part.stream().filter(d -> d instanceof BufferDeclaration)
+          .map(d -> ((BufferDeclaration) d).buffer()).toList();
+      long collectives = part.stream().filter(d -> d instanceof CollectiveDeclaration).count();
+      if (dims > 0) {
+        what.add(dims == 1 ? "1 dim" : dims + " dims");
+      }
+      if (!bufs.isEmpty()) {
+        what.add(bufs.size() == 1 ? "buffer " + bufs.getFirst() : "buffers " + bufs.getFirst() + " to " + bufs.getLast());
+      }
+      if (collectives > 0) {
+        what.add(collectives == 1 ? "1 collective" : collectives + " collectives");
+      }
+      return what.size() < 2 ? String.join("", what)
+          : String.join(", ", what.subList(0, what.size() - 1)) + " and " + what.getLast();
+    }
+
     /**
-     * The count as a long expression of the dims' locals: {@code hidden} or {@code 4L} for one factor,
+     * How declarations name things: the PlanBuilder, the Builder ({@code this} in build, {@code s} in a
+     * part), each symbol's value and each buffer's handle (locals in build, array elements in a part).
+     */
+    private record Refs(String planBuilder, String source, Map<String, String> symbol, List<String> handle) {}
+
+    private CodeBlock dimCheck(DimCheck c, Refs in) {
+      PlanModel.Dim d = plan.dims().get(c.dim());
+      return CodeBlock.of("$T.requireDim($S, $L.$N, $L.$N)", PLAN_BUILDER, d.name(), in.source(), dimValue.get(d.name()),
+          in.source(), dimSet.get(d.name()));
+    }
+
+    private CodeBlock bufferDeclaration(BufferDeclaration d, Refs in) {
+      BufferSpec b = buffers.get(d.buffer());
+      return CodeBlock.of("$N.buffer($S,$W$T.$L,$W$L,$W$S,$W$L.$N[$L])", in.planBuilder(), b.field(), DATA_TYPE,
+          b.type().dataType(), count(b, in.symbol()), b.shapeAsWritten(), in.source(), bound, d.buffer());
+    }
+
+    private CodeBlock collective(CollectiveSpec c, Refs in) {
+      CodeBlock.Builder call = CodeBlock.builder().add("$N.$L($L, $L, $L", in.planBuilder(), c.kind().builderMethod(),
+          c.step(), in.handle().get(index.get(c.send())), in.handle().get(index.get(c.recv())));
+      if (c.kind().hasOp()) {
+        call.add(", $T.$L", REDUCE_OP, c.op());
+      }
+      if (c.kind().hasRoot()) {
+        call.add(", $L", c.root());
+      }
+      return call.add(")").build();
+    }
+
+    /** The factors of a buffer's count, symbols by the dims' order then literals: {@code [4, hidden]}. */
+    private List<String> factors(BufferSpec b) {
+      return b.count().factors(symbolOrder());
+    }
+
+    /**
+     * The count as a long expression of the symbols' values: {@code hidden} or {@code 4L} for one factor,
      * {@code PlanBuilder.count("w", "{\"4\", \"hidden\"}", 4L, hidden)} for more, which multiplies
      * exactly and, on overflow, fails with a PlanBuildException naming the field and its shape.
      */
     private CodeBlock count(BufferSpec b, Map<String, String> symbol) {
       List<CodeBlock> factors = new ArrayList<>();
-      for (String factor : b.count().factors(symbolOrder())) {
-        factors.add(symbol.containsKey(factor) ? CodeBlock.of("$N", symbol.get(factor)) : CodeBlock.of("$LL", factor));
+      for (String factor : factors(b)) {
+        factors.add(symbol.containsKey(factor) ? CodeBlock.of("$L", symbol.get(factor)) : CodeBlock.of("$LL", factor));
       }
       if (factors.size() == 1) {
         return factors.getFirst();
@@ -348,7 +622,7 @@ public final class PlanGenerator {
       return out.add(")").build();
     }
 
-    private java.util.Comparator<String> symbolOrder() {
+    private Comparator<String> symbolOrder() {
       return Monomial.symbolOrder(plan.dims().stream().map(PlanModel.Dim::name).toList());
     }
 
@@ -386,14 +660,29 @@ public final class PlanGenerator {
       };
     }
 
+    /**
+     * A type that only Javadoc names, written out in full: {@code $T} would import it, and ecj reports an
+     * import that only Javadoc uses as unused.
+     */
+    private static String javadocName(ClassName type) {
+      return type.canonicalName();
+    }
+
     private static ClassName bufferClass(BufferSpec b) {
-      return ClassName.get(RUNTIME, b.type().simpleName());
+      return ClassName.get(RUNTIME, b.type().simpleName()); // a type of RESERVED
     }
   }
 
-  /** Allocates variable names in one scope: the wanted name, with {@code _} appended while it is taken. */
+  /**
+   * Allocates variable names in one scope: the wanted name, with {@code _} appended while it is taken or
+   * reserved ({@link #RESERVED}, the generated class's name and its nested classes').
+   */
   private static final class Names {
-    private final Set<String> taken = new HashSet<>(QUALIFIERS);
+    private final Set<String> taken;
+
+    Names(Set<String> reserved) {
+      this.taken = new HashSet<>(reserved);
+    }
 
     String claim(String wanted) {
       String name = wanted;

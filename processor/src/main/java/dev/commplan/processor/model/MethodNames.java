@@ -1,5 +1,6 @@
 package dev.commplan.processor.model;
 
+import dev.commplan.processor.lang.Identifiers;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -13,14 +14,16 @@ import java.util.Set;
  *
  * <ul>
  *   <li>an accessor is the field's name unless that is one of the plan's own methods or one of {@code
- *       Object}'s ({@link #PLAN_METHODS}); then {@code Buffer} is appended until it is unique;
+ *       Object}'s ({@link #PLAN_METHODS}), or the generated class's name; then {@code Buffer} is appended
+ *       until it is unique;
  *   <li>a bind method is {@code bind} + the field's name capitalized, {@code Buffer} appended while two
  *       fields would get the same one ({@code w} and {@code W});
- *   <li>a dim setter is the dim's name unless that is a Builder method ({@link #BUILDER_METHODS}) or a
- *       bind method; then {@code Dim} is appended until it is unique.
+ *   <li>a dim setter is the dim's name unless that is a Builder method ({@link #BUILDER_METHODS}), a
+ *       bind method or {@code Builder}; then {@code Dim} is appended until it is unique.
  * </ul>
  *
- * Names that need no change are kept first, so a field keeps its own name whenever it can.
+ * Names that need no change are kept first, so a field keeps its own name whenever it can. Names are
+ * compared, and returned, as the compiler reads them ({@link Identifiers#canonical}).
  */
 public final class MethodNames {
   /** The generated plan class's own methods and {@code Object}'s. */
@@ -35,25 +38,43 @@ public final class MethodNames {
 
   private MethodNames() {}
 
-  /** Accessor names for {@code fields}, in the same order. */
-  public static List<String> accessors(List<String> fields) {
-    return allocate(fields, PLAN_METHODS, "Buffer");
+  /**
+   * Accessor names for {@code fields}, in the same order, in the generated class {@code className}: not
+   * its name either (a method may have its class's name, but ecj warns "This method has a constructor
+   * name").
+   */
+  public static List<String> accessors(List<String> fields, String className) {
+    Set<String> reserved = new HashSet<>(PLAN_METHODS);
+    reserved.add(className);
+    return allocate(canonical(fields), reserved, "Buffer");
   }
 
   /** Bind method names for {@code fields}, in the same order. */
   public static List<String> bindMethods(List<String> fields) {
     List<String> wanted = new ArrayList<>();
-    for (String f : fields) {
+    for (String f : canonical(fields)) {
       wanted.add("bind" + capitalize(f));
     }
     return allocate(wanted, BUILDER_METHODS, "Buffer");
   }
 
-  /** Setter names for {@code dims}, in the same order, given the Builder's bind method names. */
+  /**
+   * Setter names for {@code dims}, in the same order, given the Builder's bind method names; not {@code
+   * Builder} either (see {@link #accessors}).
+   */
   public static List<String> dimSetters(List<String> dims, List<String> bindMethods) {
     Set<String> reserved = new HashSet<>(BUILDER_METHODS);
     reserved.addAll(bindMethods);
-    return allocate(dims, reserved, "Dim");
+    reserved.add("Builder");
+    return allocate(canonical(dims), reserved, "Dim");
+  }
+
+  /**
+   * The names as the compiler reads them: names that differ only in identifier-ignorable characters are
+   * one method name in generated code ({@link Identifiers#canonical}), so they are told apart as one.
+   */
+  private static List<String> canonical(List<String> names) {
+    return names.stream().map(Identifiers::canonical).toList();
   }
 
   /**

@@ -1,5 +1,6 @@
 package dev.commplan.processor.model;
 
+import dev.commplan.processor.parse.FieldIndex;
 import dev.commplan.processor.parse.ParsedCollective;
 import dev.commplan.processor.parse.ParsedField;
 import dev.commplan.processor.parse.ParsedPlan;
@@ -15,7 +16,7 @@ public final class PlanModelFactory {
   public static PlanModel create(ParsedPlan plan) {
     List<ParsedField> bufferFields = plan.fields().stream().filter(f -> f.shape() != null).toList();
     List<String> names = bufferFields.stream().map(ParsedField::name).toList();
-    List<String> accessors = MethodNames.accessors(names);
+    List<String> accessors = MethodNames.accessors(names, plan.generatedName());
     List<String> binds = MethodNames.bindMethods(names);
     List<BufferSpec> buffers = new ArrayList<>();
     for (int i = 0; i < bufferFields.size(); i++) {
@@ -31,6 +32,7 @@ public final class PlanModelFactory {
       dims.add(new PlanModel.Dim(dimNames.get(i), setters.get(i)));
     }
 
+    FieldIndex byName = new FieldIndex(plan.fields());
     List<CollectiveSpec> collectives = new ArrayList<>();
     for (ParsedField f : plan.fields()) {
       for (ParsedCollective c : f.collectives()) {
@@ -38,7 +40,7 @@ public final class PlanModelFactory {
             c.kind(),
             c.step().value(),
             f.name(),
-            c.recv(),
+            byName.find(c.recv()).map(ParsedField::name).orElseThrow(),
             c.op() == null ? null : c.op().value(),
             c.root() == null ? -1 : c.root().value()));
       }

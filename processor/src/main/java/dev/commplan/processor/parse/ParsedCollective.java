@@ -28,7 +28,10 @@ public record ParsedCollective(
     return into.value().isEmpty();
   }
 
-  /** The receive buffer's field name: {@code into}, or the field itself in place. */
+  /**
+   * The receive buffer as named: {@code into}, or the field itself in place. {@link FieldIndex#find}
+   * finds the field it names.
+   */
   public String recv() {
     return inPlace() ? field : into.value();
   }

@@ -1,7 +1,7 @@
 package dev.commplan.processor.parse;
 
+import dev.commplan.processor.lang.Identifiers;
 import java.util.List;
-import java.util.Optional;
 import javax.lang.model.element.AnnotationMirror;
 import javax.lang.model.element.AnnotationValue;
 import javax.lang.model.element.ElementKind;
@@ -53,18 +53,16 @@ public record ParsedPlan(
     return simpleNames.getLast();
   }
 
-  /** The generated class's simple name: {@code name}, or the type's names joined by {@code _} and {@code Plan}. */
+  /**
+   * The generated class's simple name: {@code name}, or the type's names joined by {@code _} and {@code
+   * Plan}; as the compiler reads it ({@link Identifiers#canonical}).
+   */
   public String generatedName() {
-    return name.value().isEmpty() ? String.join("_", simpleNames) + "Plan" : name.value();
+    return Identifiers.canonical(name.value().isEmpty() ? String.join("_", simpleNames) + "Plan" : name.value());
   }
 
-  /** The declared field of this name. */
-  public Optional<ParsedField> field(String name) {
-    return fields.stream().filter(f -> f.name().equals(name)).findFirst();
-  }
-
-  /** The dims' names, in declaration order. */
+  /** The dims' names, in declaration order, as the compiler reads them ({@link Identifiers#canonical}). */
   public List<String> dimNames() {
-    return dims.stream().map(Attr::value).toList();
+    return dims.stream().map(d -> Identifiers.canonical(d.value())).toList();
   }
 }

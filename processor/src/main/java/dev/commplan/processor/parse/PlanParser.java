@@ -1,5 +1,6 @@
 package dev.commplan.processor.parse;
 
+import dev.commplan.processor.lang.Identifiers;
 import dev.commplan.processor.model.BufferType;
 import dev.commplan.processor.model.CollectiveKind;
 import dev.commplan.processor.shape.ShapeEntry;
@@ -129,18 +130,18 @@ public final class PlanParser {
       for (AnnotationMirror m : f.getAnnotationMirrors()) {
         String annotation = Annotations.nameOf(m);
         if (annotation.equals(Annotations.SHAPE)) {
-          relevant.add(f.getSimpleName().toString());
+          relevant.add(Identifiers.canonical(f.getSimpleName().toString()));
         } else if (CollectiveKind.forAnnotation(annotation) != null) {
-          relevant.add(f.getSimpleName().toString());
+          relevant.add(Identifiers.canonical(f.getSimpleName().toString()));
           Object into = Annotations.explicit(m, "into") == null ? null : Annotations.explicit(m, "into").getValue();
           if (into instanceof String s && !s.isEmpty()) {
-            relevant.add(s);
+            relevant.add(Identifiers.canonical(s));
           }
         }
       }
     }
     for (VariableElement f : fields) {
-      if (relevant.contains(f.getSimpleName().toString()) && f.asType().getKind() == TypeKind.ERROR) {
+      if (relevant.contains(Identifiers.canonical(f.getSimpleName().toString())) && f.asType().getKind() == TypeKind.ERROR) {
         return Optional.of("the type " + f.asType() + " of field '" + f.getSimpleName() + "'");
       }
     }

@@ -1,5 +1,6 @@
 package dev.commplan.processor.shape;
 
+import dev.commplan.processor.lang.Identifiers;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,7 +17,10 @@ public sealed interface ShapeEntry {
   /** A positive integer literal. */
   record Literal(BigInteger value) implements Factor {}
 
-  /** {@code ranks} or a dim name. */
+  /**
+   * {@code ranks} or a dim name, as the compiler reads it ({@link Identifiers#canonical}: {@code
+   * "n\u005Cu200B"} is {@code n}).
+   */
   record Symbol(String name) implements Factor {}
 
   /** An entry that parsed. */
@@ -52,7 +56,11 @@ public sealed interface ShapeEntry {
   /** An entry that did not parse; {@code reason} says why, for the diagnostic. */
   record Invalid(String reason) implements ShapeEntry {}
 
-  /** Parses one entry. Never throws. */
+  /**
+   * Parses one entry. Never throws. Walks code points, not UTF-16 units, so that an identifier outside the
+   * Basic Multilingual Plane ({@code "𝑛"}) is one, and messages show the character written; positions
+   * count characters (code points) from 1.
+   */
   static ShapeEntry parse(String text) {
     if (text.isBlank()) {
       return new Invalid("the entry is empty");
@@ -65,7 +73,7 @@ public sealed interface ShapeEntry {
       if (i >= n) {
         return new Invalid(factors.isEmpty() ? "the entry is empty" : "a factor is missing after the last '*'");
       }
-      char c = text.charAt(i);
+      int c = text.codePointAt(i);
       int start = i;
       if (c >= '0' && c <= '9') {
         while (i < n && text.charAt(i) >= '0' && text.charAt(i) <= '9') {
@@ -75,41 +83,45 @@ public sealed interface ShapeEntry {
         if (value.signum() == 0) {
           return new Invalid("the literal '" + text.substring(start, i) + "' is 0, and every entry must be > 0");
         }
-        if (i < n && Character.isJavaIdentifierPart(text.charAt(i))) {
-          return new Invalid("unexpected '" + text.charAt(i) + "' after the number at position " + (i + 1)
-              + " (write a product with '*', e.g. \"4*hidden\")");
+        if (i < n && Character.isJavaIdentifierPart(text.codePointAt(i))) {
+          return new Invalid("unexpected " + Identifiers.show(text.codePointAt(i)) + " after the number at position "
+              + position(text, i) + " (write a product with '*', e.g. \"4*hidden\")");
         }
         factors.add(new Literal(value));
       } else if (Character.isJavaIdentifierStart(c)) {
-        i++;
-        while (i < n && Character.isJavaIdentifierPart(text.charAt(i))) {
-          i++;
+        i += Character.charCount(c);
+        while (i < n && Character.isJavaIdentifierPart(text.codePointAt(i))) {
+          i += Character.charCount(text.codePointAt(i));
         }
-        factors.add(new Symbol(text.substring(start, i)));
+        factors.add(new Symbol(Identifiers.canonical(text.substring(start, i))));
       } else if (c == '*') {
-        return new Invalid("a factor is missing before the '*' at position " + (i + 1));
+        return new Invalid("a factor is missing before the '*' at position " + position(text, i));
       } else if (c == '-') {
-        return new Invalid("unexpected '-' at position " + (i + 1) + ": sizes are positive");
+        return new Invalid("unexpected '-' at position " + position(text, i) + ": sizes are positive");
       } else {
-        return new Invalid("unexpected '" + c + "' at position " + (i + 1) + ": only '*' joins factors");
+        return new Invalid("unexpected " + Identifiers.show(c) + " at position " + position(text, i) + ": only '*' joins factors");
       }
       i = skipSpaces(text, i);
       if (i >= n) {
         return new Valid(factors);
       }
-      if (text.charAt(i) != '*') {
-        char d = text.charAt(i);
-        return new Invalid("unexpected '" + d + "' at position " + (i + 1) + (Character.isJavaIdentifierPart(d)
-            ? ": factors are joined by '*'"
-            : ": only '*' joins factors"));
+      int d = text.codePointAt(i);
+      if (d != '*') {
+        return new Invalid("unexpected " + Identifiers.show(d) + " at position " + position(text, i)
+            + (Character.isJavaIdentifierPart(d) ? ": factors are joined by '*'" : ": only '*' joins factors"));
       }
       i++;
     }
   }
 
+  /** The 1-based position of the character at UTF-16 index {@code index}, counted in code points. */
+  private static int position(String text, int index) {
+    return text.codePointCount(0, index) + 1;
+  }
+
   private static int skipSpaces(String text, int i) {
-    while (i < text.length() && Character.isWhitespace(text.charAt(i))) {
-      i++;
+    while (i < text.length() && Character.isWhitespace(text.codePointAt(i))) {
+      i += Character.charCount(text.codePointAt(i));
     }
     return i;
   }

@@ -1,25 +1,27 @@
 package dev.commplan.processor.validation;
 
+import dev.commplan.processor.lang.Identifiers;
 import java.util.Collection;
-import javax.lang.model.SourceVersion;
 
 /** Small helpers about Java names and near-misses, for checks and "did you mean" hints. */
 public final class JavaNames {
   private JavaNames() {}
 
-  /** Whether {@code s} is an identifier and not a keyword (or {@code _}) in the latest Java version. */
+  /** See {@link Identifiers#isIdentifier}. */
   public static boolean isIdentifier(String s) {
-    return SourceVersion.isIdentifier(s) && !SourceVersion.isKeyword(s, SourceVersion.latestSupported());
+    return Identifiers.isIdentifier(s);
   }
 
   /** A valid identifier resembling {@code s}: invalid characters dropped, words joined in camel case. */
   public static String sanitize(String s) {
     StringBuilder sb = new StringBuilder();
     boolean upper = false;
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
+    for (int c : s.codePoints().toArray()) {
+      if (Character.isIdentifierIgnorable(c)) {
+        continue; // not there, to javac
+      }
       if (Character.isJavaIdentifierPart(c) && c != '$') {
-        sb.append(sb.isEmpty() ? c : upper ? Character.toUpperCase(c) : c);
+        sb.appendCodePoint(sb.isEmpty() || !upper ? c : Character.toUpperCase(c));
         upper = false;
       } else {
         upper = !sb.isEmpty();
@@ -29,7 +31,7 @@ public final class JavaNames {
     if (out.isEmpty()) {
       return "dim";
     }
-    if (!Character.isJavaIdentifierStart(out.charAt(0))) {
+    if (!Character.isJavaIdentifierStart(out.codePointAt(0))) {
       out = "d" + out;
     }
     return isIdentifier(out) ? out : out + "Dim";
@@ -46,25 +48,29 @@ public final class JavaNames {
         bestDistance = d;
       }
     }
-    return bestDistance <= Math.min(2, Math.max(1, name.length() / 2)) ? best : null;
+    int length = name.codePointCount(0, name.length());
+    return bestDistance <= Math.min(2, Math.max(1, length / 2)) ? best : null;
   }
 
-  private static int distance(String a, String b) {
-    int[] prev = new int[b.length() + 1];
-    int[] cur = new int[b.length() + 1];
-    for (int j = 0; j <= b.length(); j++) {
+  /** Levenshtein distance, in characters (code points). */
+  private static int distance(String first, String second) {
+    int[] a = first.codePoints().toArray();
+    int[] b = second.codePoints().toArray();
+    int[] prev = new int[b.length + 1];
+    int[] cur = new int[b.length + 1];
+    for (int j = 0; j <= b.length; j++) {
       prev[j] = j;
     }
-    for (int i = 1; i <= a.length(); i++) {
+    for (int i = 1; i <= a.length; i++) {
       cur[0] = i;
-      for (int j = 1; j <= b.length(); j++) {
-        int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+      for (int j = 1; j <= b.length; j++) {
+        int cost = a[i - 1] == b[j - 1] ? 0 : 1;
         cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
       }
       int[] t = prev;
       prev = cur;
       cur = t;
     }
-    return prev[b.length()];
+    return prev[b.length];
   }
 }

@@ -2,11 +2,13 @@ package dev.commplan.processor.validation;
 
 import dev.commplan.processor.diag.Message;
 import dev.commplan.processor.diag.ValidationReport;
+import dev.commplan.processor.lang.Identifiers;
 import dev.commplan.processor.model.BufferType;
 import dev.commplan.processor.model.CollectiveKind;
 import dev.commplan.processor.model.ShapeText;
 import dev.commplan.processor.parse.Annotations;
 import dev.commplan.processor.parse.Attr;
+import dev.commplan.processor.parse.FieldIndex;
 import dev.commplan.processor.parse.ParsedCollective;
 import dev.commplan.processor.parse.ParsedField;
 import dev.commplan.processor.parse.ParsedPlan;
@@ -24,7 +26,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.SortedSet;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.stream.Collectors;
 import javax.lang.model.element.AnnotationMirror;
 import javax.lang.model.element.ElementKind;
@@ -44,6 +48,7 @@ public final class PlanValidator {
     private final ParsedPlan plan;
     private final ValidationReport.Builder report = ValidationReport.builder();
     private final Map<String, ParsedField> fields = new LinkedHashMap<>();
+    private final FieldIndex byName;
     private final Set<String> dims = new LinkedHashSet<>();
     private final Map<String, Monomial> counts = new HashMap<>();
     private final Comparator<String> order;
@@ -51,6 +56,7 @@ public final class PlanValidator {
 
     Run(ParsedPlan plan) {
       this.plan = plan;
+      this.byName = new FieldIndex(plan.fields());
       for (ParsedField f : plan.fields()) {
         fields.put(f.name(), f);
       }
@@ -131,15 +137,29 @@ public final class PlanValidator {
       fixedRanks = Math.max(ranks, 0);
     }
 
+    /** Dims are compared as the compiler reads them: "n" and "n\u005Cu200B" are one name to javac. */
     private void checkDims() {
+      Map<String, String> written = new HashMap<>();
       for (Attr<String> dim : plan.dims()) {
         String d = dim.value();
-        if (d.equals(Monomial.RANKS)) {
+        String name = Identifiers.canonical(d);
+        if (name.equals(Monomial.RANKS)) {
           report.add(Message.RESERVED_DIM, plan.element(), plan.mirror(), source(dim));
         } else if (!JavaNames.isIdentifier(d)) {
-          report.add(Message.INVALID_DIM, plan.element(), plan.mirror(), source(dim), d, JavaNames.sanitize(d));
-        } else if (!dims.add(d)) {
-          report.add(Message.DUPLICATE_DIM, plan.element(), plan.mirror(), source(dim), d, d);
+          report.add(Message.INVALID_DIM, plan.element(), plan.mirror(), source(dim), Identifiers.visible(d),
+              JavaNames.sanitize(d));
+        } else if (!dims.add(name)) {
+          String first = written.get(name);
+          if (first.equals(d)) {
+            report.add(Message.DUPLICATE_DIM, plan.element(), plan.mirror(), source(dim), Identifiers.visible(d),
+                Identifiers.visible(d));
+          } else {
+            report.add(Message.DUPLICATE_DIM_IGNORABLE, plan.element(), plan.mirror(), source(dim),
+                Identifiers.visible(d), Identifiers.visible(first), Identifiers.ignorables(d + first),
+                Identifiers.visible(d));
+          }
+        } else {
+          written.put(name, d);
         }
       }
     }
@@ -148,19 +168,23 @@ public final class PlanValidator {
       return dim.source() != null ? dim.source() : plan.dimsSource();
     }
 
+    /** The name is compared as the compiler reads it ({@link ParsedPlan#generatedName}). */
     private void checkName() {
       String name = plan.name().value();
       if (name.isEmpty()) {
         return;
       }
+      String generated = plan.generatedName();
+      String shown = Identifiers.visible(name);
       if (!JavaNames.isIdentifier(name)) {
-        report.add(Message.BAD_NAME, plan.element(), plan.mirror(), plan.name().source(), name,
+        report.add(Message.BAD_NAME, plan.element(), plan.mirror(), plan.name().source(), shown,
             plan.simpleName() + "Plan");
-      } else if (name.equals("Builder")) {
-        report.add(Message.NAME_IS_BUILDER, plan.element(), plan.mirror(), plan.name().source(), plan.simpleName());
-      } else if (name.equals(plan.simpleNames().getFirst())) {
-        String qualified = plan.packageName().isEmpty() ? name : plan.packageName() + "." + name;
-        report.add(Message.NAME_CLASH, plan.element(), plan.mirror(), plan.name().source(), name, qualified,
+      } else if (generated.equals("Builder")) {
+        report.add(Message.NAME_IS_BUILDER, plan.element(), plan.mirror(), plan.name().source(), shown,
+            plan.simpleName());
+      } else if (Identifiers.same(generated, plan.simpleNames().getFirst())) {
+        String qualified = plan.packageName().isEmpty() ? generated : plan.packageName() + "." + generated;
+        report.add(Message.NAME_CLASH, plan.element(), plan.mirror(), plan.name().source(), shown, qualified,
             qualified, plan.simpleName());
       }
     }
@@ -233,24 +257,27 @@ public final class PlanValidator {
       }
       String into = c.into().value();
       AnnotationMirror m = c.mirror();
-      if (into.equals(f.name())) {
-        report.add(Message.INTO_SELF, f.element(), m, c.into().source(), c.describe(), into);
+      if (into.equals(f.name()) || byName.find(into).map(t -> t.name().equals(f.name())).orElse(false)) {
+        report.add(Message.INTO_SELF, f.element(), m, c.into().source(), c.describe(), Identifiers.visible(into));
         return null;
       }
-      ParsedField target = fields.get(into);
+      ParsedField target = byName.find(into).orElse(null);
       if (target == null) {
         List<String> buffers = plan.fields().stream()
             .filter(x -> x.isBuffer() && !x.name().equals(f.name()))
             .map(ParsedField::name)
             .toList();
         String near = JavaNames.closest(into, buffers);
-        report.add(Message.UNKNOWN_INTO, f.element(), m, c.into().source(), c.describe(), into, plan.simpleName(), into,
+        report.add(Message.UNKNOWN_INTO, f.element(), m, c.into().source(), c.describe(), Identifiers.visible(into),
+            plan.simpleName(), Identifiers.visible(into),
             near == null ? "" : " (did you mean '" + near + "'?)",
             buffers.isEmpty() ? "it has none; declare one with @Shape" : quotedSingle(buffers));
         return null;
       }
+      into = target.name();
       if (!target.isBuffer()) {
-        report.add(Message.INTO_NOT_BUFFER, f.element(), m, c.into().source(), c.describe(), into, into,
+        report.add(Message.INTO_NOT_BUFFER, f.element(), m, c.into().source(), c.describe(),
+            Identifiers.visible(c.into().value()), into,
             target.typeText(), into, f.isBuffer() ? f.bufferType().simpleName() : "a buffer type");
         return null;
       }
@@ -355,6 +382,11 @@ public final class PlanValidator {
       }
     }
 
+    /**
+     * Each collective against the earlier ones of its step that touch a buffer it touches (found through
+     * who writes and who reads each buffer, so that a step of many collectives is checked in linear time,
+     * not by comparing every pair).
+     */
     private void checkRaces(List<Access> accesses) {
       Map<Integer, List<Access>> bySteps = new TreeMap<>();
       for (Access a : accesses) {
@@ -362,10 +394,20 @@ public final class PlanValidator {
       }
       for (Map.Entry<Integer, List<Access>> e : bySteps.entrySet()) {
         List<Access> step = e.getValue();
-        for (int j = 1; j < step.size(); j++) {
-          for (int i = 0; i < j; i++) {
+        Map<String, List<Integer>> writers = new HashMap<>();
+        Map<String, List<Integer>> readers = new HashMap<>();
+        for (int j = 0; j < step.size(); j++) {
+          Access b = step.get(j);
+          SortedSet<Integer> earlier = new TreeSet<>();
+          for (String w : b.writes()) {
+            earlier.addAll(writers.getOrDefault(w, List.of()));
+            earlier.addAll(readers.getOrDefault(w, List.of()));
+          }
+          for (String r : b.reads()) {
+            earlier.addAll(writers.getOrDefault(r, List.of()));
+          }
+          for (int i : earlier) {
             Access a = step.get(i);
-            Access b = step.get(j);
             if (a.c().field().equals(b.c().field())) {
               continue; // DuplicateCollective
             }
@@ -375,6 +417,12 @@ public final class PlanValidator {
                   b.c().describe(), conflict[1], conflict[0], a.c().describe(), conflict[2], e.getKey(),
                   e.getKey() + 1, b.c().describe());
             }
+          }
+          for (String w : b.writes()) {
+            writers.computeIfAbsent(w, k -> new ArrayList<>()).add(j);
+          }
+          for (String r : b.reads()) {
+            readers.computeIfAbsent(r, k -> new ArrayList<>()).add(j);
           }
         }
       }
@@ -440,7 +488,7 @@ public final class PlanValidator {
 
     /** A @Shape for the send field derived from its receive buffer where possible. */
     private String suggestSendShape(ParsedCollective c) {
-      ParsedField target = c.inPlace() ? null : fields.get(c.into().value());
+      ParsedField target = c.inPlace() ? null : byName.find(c.into().value()).orElse(null);
       Monomial recv = target == null ? null : counts.get(target.name());
       if (recv == null) {
         return "{\"ranks\", \"hidden\"}";

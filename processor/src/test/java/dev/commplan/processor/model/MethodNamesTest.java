@@ -9,12 +9,12 @@ class MethodNamesTest {
   @Test
   void accessorsKeepTheFieldNameUnlessItClashes() {
     assertEquals(List.of("w", "closeBuffer", "builderBuffer", "waitBuffer", "toStringBuffer"),
-        MethodNames.accessors(List.of("w", "close", "builder", "wait", "toString")));
+        MethodNames.accessors(List.of("w", "close", "builder", "wait", "toString"), "GradsPlan"));
   }
 
   @Test
   void aFieldThatAlreadyHasTheSuffixedNameKeepsIt() {
-    assertEquals(List.of("closeBufferBuffer", "closeBuffer"), MethodNames.accessors(List.of("close", "closeBuffer")));
+    assertEquals(List.of("closeBufferBuffer", "closeBuffer"), MethodNames.accessors(List.of("close", "closeBuffer"), "GradsPlan"));
   }
 
   @Test
@@ -31,10 +31,25 @@ class MethodNamesTest {
   }
 
   @Test
+  void namesAreComparedAsJavacReadsThem() {
+    // javac drops identifier-ignorable characters: "wait\u200B" is wait, and "g\u200B" is g.
+    assertEquals(List.of("waitBuffer", "g", "gBuffer"), MethodNames.accessors(List.of("wait\u200B", "g", "g\u200B"), "GradsPlan"));
+    assertEquals(List.of("bindG", "bindGBuffer"), MethodNames.bindMethods(List.of("g", "g\u200B")));
+    assertEquals(List.of("waitDim", "n", "nDim"),
+        MethodNames.dimSetters(List.of("wait\u2060", "n", "n\u00AD"), List.of()));
+  }
+
+  @Test
+  void noMethodHasItsClasssName() {
+    assertEquals(List.of("GradsPlanBuffer", "w"), MethodNames.accessors(List.of("GradsPlan", "w"), "GradsPlan"));
+    assertEquals(List.of("BuilderDim", "n"), MethodNames.dimSetters(List.of("Builder", "n"), List.of()));
+  }
+
+  @Test
   void everyPlanAndObjectMethodIsReserved() {
     for (String m : List.of("execute", "close", "describe", "schedule", "communicator", "builder", "toString",
         "hashCode", "equals", "getClass", "wait", "notify", "notifyAll", "clone", "finalize")) {
-      assertEquals(List.of(m + "Buffer"), MethodNames.accessors(List.of(m)), m);
+      assertEquals(List.of(m + "Buffer"), MethodNames.accessors(List.of(m), "GradsPlan"), m);
     }
   }
 }
