@@ -1,6 +1,7 @@
 package p;
 
 import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.CapturedPlan;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
@@ -74,6 +75,16 @@ public final class Custom implements AutoCloseable {
   }
 
   /**
+   * Records the whole plan once for {@code stream}, to be launched again and again: on the NCCL
+   * backend one CUDA graph, whose {@code launch()} costs one graph launch; elsewhere a
+   * {@code launch()} that executes the plan. Every rank captures where the others do. Closing this
+   * plan closes its captured plans.
+   */
+  public CapturedPlan capture(Stream stream) {
+    return plan.capture(stream);
+  }
+
+  /**
    * Returns what {@link #execute} issues: the steps and their NCCL calls.
    */
   public Schedule schedule() {
@@ -112,6 +123,8 @@ public final class Custom implements AutoCloseable {
 
     private Boolean fingerprintCheck;
 
+    private Boolean orderCheck;
+
     private Builder() {
     }
 
@@ -145,6 +158,17 @@ public final class Custom implements AutoCloseable {
     }
 
     /**
+     * Turns on (or off) the check that every rank executes this plan's steps where the others do
+     * (default: off, unless {@code -Dcommplan.orderCheck=true}): each step then carries one more small
+     * all-gather, and a synchronize after ranks executed plans in different orders throws
+     * {@code PlanOrderException} on every rank. The local backend checks this anyway, for free.
+     */
+    public Builder orderCheck(boolean check) {
+      this.orderCheck = check;
+      return this;
+    }
+
+    /**
      * Builds the plan on {@code comm}: checks the dims and the bound buffers, allocates the
      * other buffers, and prepares the schedule once. Build one per rank, on its communicator.
      *
@@ -161,6 +185,9 @@ public final class Custom implements AutoCloseable {
       }
       if (this.fingerprintCheck != null) {
         b.fingerprintCheck(this.fingerprintCheck);
+      }
+      if (this.orderCheck != null) {
+        b.orderCheck(this.orderCheck);
       }
       int g = b.buffer("g", DataType.F32, 2L, "{\"2\"}", this.bound[0]);
       b.broadcast(0, g, g, 0);

@@ -1,5 +1,6 @@
 package p;
 
+import dev.commplan.runtime.CapturedPlan;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.plan.Plan;
@@ -52,6 +53,16 @@ public final class EmptyPlan implements AutoCloseable {
   }
 
   /**
+   * Records the whole plan once for {@code stream}, to be launched again and again: on the NCCL
+   * backend one CUDA graph, whose {@code launch()} costs one graph launch; elsewhere a
+   * {@code launch()} that executes the plan. Every rank captures where the others do. Closing this
+   * plan closes its captured plans.
+   */
+  public CapturedPlan capture(Stream stream) {
+    return plan.capture(stream);
+  }
+
+  /**
    * Returns what {@link #execute} issues: the steps and their NCCL calls.
    */
   public Schedule schedule() {
@@ -88,6 +99,8 @@ public final class EmptyPlan implements AutoCloseable {
 
     private Boolean fingerprintCheck;
 
+    private Boolean orderCheck;
+
     private Builder() {
     }
 
@@ -112,6 +125,17 @@ public final class EmptyPlan implements AutoCloseable {
     }
 
     /**
+     * Turns on (or off) the check that every rank executes this plan's steps where the others do
+     * (default: off, unless {@code -Dcommplan.orderCheck=true}): each step then carries one more small
+     * all-gather, and a synchronize after ranks executed plans in different orders throws
+     * {@code PlanOrderException} on every rank. The local backend checks this anyway, for free.
+     */
+    public Builder orderCheck(boolean check) {
+      this.orderCheck = check;
+      return this;
+    }
+
+    /**
      * Builds the plan on {@code comm}: checks the dims and the bound buffers, allocates the
      * other buffers, and prepares the schedule once. Build one per rank, on its communicator.
      *
@@ -128,6 +152,9 @@ public final class EmptyPlan implements AutoCloseable {
       }
       if (this.fingerprintCheck != null) {
         b.fingerprintCheck(this.fingerprintCheck);
+      }
+      if (this.orderCheck != null) {
+        b.orderCheck(this.orderCheck);
       }
       Plan plan = b.build();
       return new EmptyPlan(plan, new int[] {});

@@ -13,7 +13,10 @@ import dev.commplan.runtime.CommTimeoutException;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
-/** The runtime switches that every generated builder carries: {@code hostAccessGuard}, {@code fingerprintCheck}. */
+/**
+ * The runtime switches that every generated builder carries ({@code hostAccessGuard}, {@code
+ * fingerprintCheck}, {@code orderCheck}) and the generated plan's {@code capture}.
+ */
 class GeneratedBuilderOptionsTest {
 
   @Test
@@ -57,6 +60,27 @@ class GeneratedBuilderOptionsTest {
       }));
       Throwable cause = e instanceof CommTimeoutException ? e : e.getCause();
       assertInstanceOf(CommTimeoutException.class, cause, String.valueOf(e));
+    }
+  }
+
+  @Test
+  void theOrderCheckAddsOneCallPerStepAndCaptureLaunchesThePlan() {
+    try (Cluster cluster = Backends.local(2)) {
+      cluster.run(comm -> {
+        try (SeedPlan plain = SeedPlan.builder().build(comm);
+            SeedPlan checked = SeedPlan.builder().orderCheck(true).build(comm)) {
+          int steps = plain.schedule().steps().size();
+          int plainCalls = plain.schedule().steps().stream().mapToInt(st -> st.calls().size()).sum();
+          int checkedCalls = checked.schedule().steps().stream().mapToInt(st -> st.calls().size()).sum();
+          assertEquals(plainCalls + steps, checkedCalls, checked.describe());
+          checked.total().set(0, comm.rank() + 1f);
+          try (dev.commplan.runtime.CapturedPlan captured = checked.capture(comm.stream())) {
+            captured.launch();
+            comm.stream().synchronize();
+            assertEquals(3f, checked.total().get(0)); // 1 + 2, launched like an execute on the local backend
+          }
+        }
+      });
     }
   }
 }

@@ -1,160 +1,167 @@
 package dev.commplan.processor.diag;
 
+import dev.commplan.model.RuleId;
 import javax.tools.Diagnostic;
 
 /**
- * Every diagnostic the processor prints: one constant each, with a stable id (printed as {@code
- * [CommPlan/Id]}, listed with examples in docs/dsl.md), its kind, and its {@link String#format} text.
- * Several constants may share an id when they are variants of one rule.
+ * Every diagnostic the processor prints: one constant each, with a stable id ({@link RuleId}, from the
+ * model the runtime shares, printed as {@code [CommPlan/Id]} and listed with examples in docs/dsl.md), its
+ * kind, and its {@link String#format} text. Several constants may share an id when they are variants of
+ * one rule.
  */
 public enum Message {
   // Rule 1: AllGather with into.
-  GATHER_SIZE("GatherSize",
+  GATHER_SIZE(RuleId.GATHER_SIZE,
       "%s gathers into '%s': count(%s) must be ranks × count(%s) = %s%s, but '%s' has @Shape(%s) = %s."
           + " Fix: declare '%s' as @Shape(%s)%s."),
 
   // Rule 2: ReduceScatter with into.
-  SCATTER_SIZE("ScatterSize",
+  SCATTER_SIZE(RuleId.SCATTER_SIZE,
       "%s scatters into '%s': count(%s) must be ranks × count(%s) = %s%s, but '%s' has @Shape(%s) = %s."
           + " Fix: declare '%s' as @Shape(%s)%s."),
 
   // Rule 3: AllReduce or Broadcast with into.
-  COUNT_MISMATCH("CountMismatch",
+  COUNT_MISMATCH(RuleId.COUNT_MISMATCH,
       "%s %s '%s': count(%s) must equal count(%s) = %s (@Shape(%s)), but '%s' has @Shape(%s) = %s."
           + " Fix: declare '%s' as @Shape(%s)."),
 
   // Rule 4: into names no field, a non-buffer, or the field itself.
-  UNKNOWN_INTO("UnknownInto",
+  UNKNOWN_INTO(RuleId.UNKNOWN_INTO,
       "%s has into = \"%s\", but class '%s' has no field '%s'%s."
           + " Fix: name one of its buffer fields (%s), or leave into empty for in place."),
-  INTO_NOT_BUFFER("IntoNotBuffer",
+  INTO_NOT_BUFFER(RuleId.INTO_NOT_BUFFER,
       "%s has into = \"%s\", but '%s' is a %s, not a buffer."
           + " Fix: declare '%s' as %s (dev.commplan.runtime) with a @Shape."),
-  INTO_SELF("IntoSelf",
+  INTO_SELF(RuleId.INTO_SELF,
       "%s has into = \"%s\", the field itself; into names another field, the receive buffer."
           + " Fix: leave into empty for in place."),
 
   // Rule 5: send and into of different buffer types.
-  TYPE_MISMATCH("TypeMismatch",
+  TYPE_MISMATCH(RuleId.TYPE_MISMATCH,
       "%s (%s) %s '%s' (%s): send and receive buffers must have the same data type."
           + " Fix: declare '%s' as %s, or '%s' as %s."),
 
   // Rule 6: collective or @Shape on a non-buffer.
-  NOT_A_BUFFER("NotABuffer",
+  NOT_A_BUFFER(RuleId.NOT_A_BUFFER,
       "'%s' carries @%s but has type %s, which is not a buffer type."
           + " Fix: declare '%s' as one of %s (package dev.commplan.runtime)."),
 
   // Rule 7: collective without @Shape on either side.
-  MISSING_SHAPE("MissingShape",
+  MISSING_SHAPE(RuleId.MISSING_SHAPE,
       "'%s', the send buffer of @%s, has no @Shape: every buffer of a plan declares its shape, one entry per"
           + " dimension. Fix: add %s to '%s'."),
-  MISSING_RECV_SHAPE("MissingShape",
+  MISSING_RECV_SHAPE(RuleId.MISSING_SHAPE,
       "'%s', the receive buffer of %s, has no @Shape: every buffer of a plan declares its shape."
           + " Fix: add %s to '%s'."),
 
   // Rule 8: @Shape entries.
-  BAD_SHAPE("BadShape",
+  BAD_SHAPE(RuleId.BAD_SHAPE,
       "@Shape entry \"%s\" of '%s' does not parse: %s. An entry is an integer > 0, a dim, ranks,"
           + " or a product of those joined by '*', such as \"4 * hidden\"."),
-  EMPTY_SHAPE("BadShape",
+  EMPTY_SHAPE(RuleId.BAD_SHAPE,
       "@Shape of '%s' has no entries. Fix: give one entry per dimension, such as @Shape(\"1\") for one"
           + " element."),
-  UNKNOWN_DIM("UnknownDim",
+  UNKNOWN_DIM(RuleId.UNKNOWN_DIM,
       "@Shape entry \"%s\" of '%s' names '%s', which is not a dim of this plan (declared: %s)%s."
           + " Fix: add \"%s\" to @CommPlan(dims), or use a declared dim or ranks."),
-  COUNT_OVERFLOW("CountOverflow",
+  COUNT_OVERFLOW(RuleId.COUNT_OVERFLOW,
       "@Shape(%s) of '%s' has the constant factor %s, more than the largest long (9223372036854775807)."
           + " Fix: use smaller sizes, or dims bound when the plan is built."),
 
   // Rule 9: Broadcast root.
-  NEGATIVE_ROOT("BadRoot",
+  NEGATIVE_ROOT(RuleId.BAD_ROOT,
       "%s has root = %s, but a root is a rank, 0 or more. Fix: set root to a rank in [0, ranks)."),
-  ROOT_OUT_OF_RANGE("BadRoot",
+  ROOT_OUT_OF_RANGE(RuleId.BAD_ROOT,
       "%s has root = %s, but the plan fixes @CommPlan(ranks = %s), so ranks are 0 to %s."
           + " Fix: set root to a rank in [0, %s)."),
 
   // Rule 10: in-place AllGather / ReduceScatter not divisible by ranks.
-  NOT_DIVISIBLE("NotDivisible",
+  NOT_DIVISIBLE(RuleId.NOT_DIVISIBLE,
       "in-place %s: '%s' %s, one slice per rank, so count(%s) must be divisible by ranks = %s,"
           + " but count(%s) = %s (@Shape(%s)) is not."
           + " Fix: declare '%s' as @Shape(%s) (%s elements per rank), or give it an into buffer."),
 
   // Rule 11: race inside one step.
-  STEP_RACE("StepRace",
+  STEP_RACE(RuleId.STEP_RACE,
       "%s %s '%s', which %s %s, in the same step %s: collectives of one step are issued in one NCCL group"
           + " and run in no defined order. Fix: move one of them to another step, such as step = %s on %s."),
 
   // Rule 12: two collectives on one field in one step.
-  DUPLICATE_COLLECTIVE("DuplicateCollective",
+  DUPLICATE_COLLECTIVE(RuleId.DUPLICATE_COLLECTIVE,
       "'%s' has @%s and @%s both in step %s; a field takes part in one collective per step."
           + " Fix: give @%s another step, such as step = %s."),
 
   // Rule 13: private fields, wrong targets.
-  PRIVATE_FIELD("PrivateField",
+  PRIVATE_FIELD(RuleId.PRIVATE_FIELD,
       "'%s' carries @%s but is private; plan fields must not be private. Fix: remove 'private' from '%s'."),
-  BAD_TARGET_KIND("BadTarget",
+  BAD_TARGET_KIND(RuleId.BAD_TARGET,
       "@CommPlan goes on a class, but '%s' is %s. Fix: declare '%s' as a class (top-level or static nested)."),
-  BAD_TARGET_PRIVATE("BadTarget",
+  BAD_TARGET_PRIVATE(RuleId.BAD_TARGET,
       "@CommPlan class '%s' is private. Fix: remove 'private' from '%s'."),
-  BAD_TARGET_INNER("BadTarget",
+  BAD_TARGET_INNER(RuleId.BAD_TARGET,
       "@CommPlan class '%s' is an inner (non-static) class. Fix: declare '%s' static."),
-  BAD_TARGET_LOCAL("BadTarget",
+  BAD_TARGET_LOCAL(RuleId.BAD_TARGET,
       "@CommPlan class '%s' is %s class. Fix: move it to a top-level or static nested class."),
 
   // Rule 14: dims and ranks.
-  RESERVED_DIM("BadDim",
+  RESERVED_DIM(RuleId.BAD_DIM,
       "dims entry \"ranks\" is reserved: ranks always means the communicator's size."
           + " Fix: remove it from dims; @Shape can use \"ranks\" as it is."),
-  DUPLICATE_DIM("BadDim", "dims lists \"%s\" twice. Fix: remove the second \"%s\"."),
-  DUPLICATE_DIM_IGNORABLE("BadDim",
+  DUPLICATE_DIM(RuleId.BAD_DIM, "dims lists \"%s\" twice. Fix: remove the second \"%s\"."),
+  DUPLICATE_DIM_IGNORABLE(RuleId.BAD_DIM,
       "dims entry \"%s\" is the dim \"%s\" again: Java ignores %s in names. Fix: remove \"%s\", or rename it."),
-  INVALID_DIM("BadDim",
+  INVALID_DIM(RuleId.BAD_DIM,
       "dims entry \"%s\" is not a Java identifier (each dim becomes a Builder setter). Fix: rename it, such"
           + " as \"%s\"."),
-  NEGATIVE_RANKS("BadRanks",
+  NEGATIVE_RANKS(RuleId.BAD_RANKS,
       "@CommPlan(ranks = %s) is negative. Fix: use 0 for any world size, or N > 0 to fix it to N ranks."),
 
   // The generated class's name.
-  BAD_NAME("BadName",
+  BAD_NAME(RuleId.BAD_NAME,
       "@CommPlan(name = \"%s\") is not a valid Java class name. Fix: use a simple name such as \"%s\"."),
-  NAME_CLASH("BadName",
+  NAME_CLASH(RuleId.BAD_NAME,
       "@CommPlan(name = \"%s\") would generate %s, which is the class '%s' itself. Fix: choose another name,"
           + " such as \"%sPlan\", or leave name empty."),
 
-  NAME_IS_BUILDER("BadName",
+  NAME_IS_BUILDER(RuleId.BAD_NAME,
       "@CommPlan(name = \"%s\") would clash with the generated class's nested Builder. Fix: choose another"
           + " name, such as \"%sPlan\"."),
 
   // Annotations outside a plan.
-  NOT_IN_PLAN("NotInPlan",
+  NOT_IN_PLAN(RuleId.NOT_IN_PLAN,
       "'%s' carries @%s, but its class '%s' is not annotated @CommPlan, so nothing reads it."
           + " Fix: annotate '%s' with @CommPlan, or remove @%s."),
 
   // The processor itself.
-  UNRESOLVED("Unresolved",
+  UNRESOLVED(RuleId.UNRESOLVED,
       "could not process @CommPlan class '%s' because %s could not be resolved."
           + " Fix: correct the compile errors around it (a missing import or dependency)."),
-  WRITE_FAILED("WriteFailed", "could not write the generated class %s for '%s': %s"),
-  INTERNAL_ERROR("InternalError",
+  WRITE_FAILED(RuleId.WRITE_FAILED, "could not write the generated class %s for '%s': %s"),
+  INTERNAL_ERROR(RuleId.INTERNAL_ERROR,
       "the CommPlan processor failed on '%s': %s (at %s). This is a bug in CommPlan; please report it with"
           + " this message and the class it happened on.");
 
-  private final String id;
+  private final RuleId id;
   private final Diagnostic.Kind kind;
   private final String format;
 
-  Message(String id, String format) {
+  Message(RuleId id, String format) {
     this(id, Diagnostic.Kind.ERROR, format);
   }
 
-  Message(String id, Diagnostic.Kind kind, String format) {
+  Message(RuleId id, Diagnostic.Kind kind, String format) {
     this.id = id;
     this.kind = kind;
     this.format = format;
   }
 
-  /** The stable id, such as {@code GatherSize}. */
+  /** The stable id, such as {@code GatherSize} (shared with the runtime's checks: {@link RuleId}). */
   public String id() {
+    return id.id();
+  }
+
+  /** The rule this message reports. */
+  public RuleId rule() {
     return id;
   }
 
@@ -168,6 +175,6 @@ public enum Message {
 
   /** The text as printed: {@code [CommPlan/Id] } and the formatted message. */
   public String render(Object... args) {
-    return "[CommPlan/" + id + "] " + String.format(java.util.Locale.ROOT, format, args);
+    return id.tag() + " " + String.format(java.util.Locale.ROOT, format, args);
   }
 }

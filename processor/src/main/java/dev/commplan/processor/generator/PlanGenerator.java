@@ -12,7 +12,7 @@ import com.palantir.javapoet.TypeSpec;
 import dev.commplan.processor.lang.Identifiers;
 import dev.commplan.processor.model.BufferSpec;
 import dev.commplan.processor.model.BufferType;
-import dev.commplan.processor.model.CollectiveKind;
+import dev.commplan.model.Collective;
 import dev.commplan.processor.model.CollectiveSpec;
 import dev.commplan.processor.model.PlanModel;
 import dev.commplan.processor.shape.Monomial;
@@ -63,6 +63,7 @@ public final class PlanGenerator {
   private static final ClassName SCHEDULE = ClassName.get(RUNTIME_PLAN, "Schedule");
   private static final ClassName COMMUNICATOR = ClassName.get(RUNTIME, "Communicator");
   private static final ClassName STREAM = ClassName.get(RUNTIME, "Stream");
+  private static final ClassName CAPTURED_PLAN = ClassName.get(RUNTIME, "CapturedPlan");
   private static final ClassName DATA_TYPE = ClassName.get(RUNTIME, "DataType");
   private static final ClassName BUFFER = ClassName.get(RUNTIME, "Buffer");
   // Named in Javadoc only, so written out in full there (see javadocName): an import that only Javadoc
@@ -136,6 +137,7 @@ public final class PlanGenerator {
     private String bound;
     private String guard;
     private String fingerprint;
+    private String order;
 
     Run(PlanModel plan, Limits limits) {
       this.plan = plan;
@@ -225,6 +227,16 @@ public final class PlanGenerator {
           .addParameter(STREAM, "stream")
           .addStatement("$N.executeStep(step, stream)", planField)
           .build());
+      type.addMethod(MethodSpec.methodBuilder("capture")
+          .addJavadoc("Records the whole plan once for {@code stream}, to be launched again and again: on the NCCL\n"
+              + "backend one CUDA graph, whose {@code launch()} costs one graph launch; elsewhere a\n"
+              + "{@code launch()} that executes the plan. Every rank captures where the others do. Closing this\n"
+              + "plan closes its captured plans.\n")
+          .addModifiers(Modifier.PUBLIC)
+          .addParameter(STREAM, "stream")
+          .returns(CAPTURED_PLAN)
+          .addStatement("return $N.capture(stream)", planField)
+          .build());
       type.addMethod(MethodSpec.methodBuilder("schedule")
           .addJavadoc("Returns what {@link #execute} issues: the steps and their NCCL calls.\n")
           .addModifiers(Modifier.PUBLIC)
@@ -276,6 +288,7 @@ public final class PlanGenerator {
       bound = fields.claim("bound");
       guard = fields.claim("hostAccessGuard");
       fingerprint = fields.claim("fingerprintCheck");
+      order = fields.claim("orderCheck");
       for (PlanModel.Dim d : plan.dims()) {
         t.addField(FieldSpec.builder(long.class, dimValue.get(d.name()), Modifier.PRIVATE).build());
         t.addField(FieldSpec.builder(boolean.class, dimSet.get(d.name()), Modifier.PRIVATE).build());
@@ -287,6 +300,7 @@ public final class PlanGenerator {
       }
       t.addField(FieldSpec.builder(Boolean.class, guard, Modifier.PRIVATE).build());
       t.addField(FieldSpec.builder(Boolean.class, fingerprint, Modifier.PRIVATE).build());
+      t.addField(FieldSpec.builder(Boolean.class, order, Modifier.PRIVATE).build());
 
       t.addMethod(MethodSpec.constructorBuilder().addModifiers(Modifier.PRIVATE).build());
 
@@ -337,6 +351,19 @@ public final class PlanGenerator {
           .addParameter(boolean.class, "check")
           .returns(builder)
           .addStatement("this.$N = check", fingerprint)
+          .addStatement("return this")
+          .build());
+
+      t.addMethod(MethodSpec.methodBuilder("orderCheck")
+          .addJavadoc("Turns on (or off) the check that every rank executes this plan's steps where the others do\n"
+              + "(default: off, unless {@code -D$L=true}): each step then carries one more small\n"
+              + "all-gather, and a synchronize after ranks executed plans in different orders throws\n"
+              + "{@code PlanOrderException} on every rank. The local backend checks this anyway, for free.\n",
+              "commplan.orderCheck")
+          .addModifiers(Modifier.PUBLIC)
+          .addParameter(boolean.class, "check")
+          .returns(builder)
+          .addStatement("this.$N = check", order)
           .addStatement("return this")
           .build());
 
@@ -438,6 +465,8 @@ public final class PlanGenerator {
       m.beginControlFlow("if (this.$N != null)", guard).addStatement("$N.hostAccessGuard(this.$N)", pb, guard).endControlFlow();
       m.beginControlFlow("if (this.$N != null)", fingerprint)
           .addStatement("$N.fingerprintCheck(this.$N)", pb, fingerprint).endControlFlow();
+      m.beginControlFlow("if (this.$N != null)", order)
+          .addStatement("$N.orderCheck(this.$N)", pb, order).endControlFlow();
       boolean usesRanks = buffers.stream().anyMatch(b -> b.count().powers().containsKey(Monomial.RANKS));
 
       if (layout.inline()) {
@@ -586,7 +615,7 @@ public final class PlanGenerator {
     }
 
     private CodeBlock collective(CollectiveSpec c, Refs in) {
-      CodeBlock.Builder call = CodeBlock.builder().add("$N.$L($L, $L, $L", in.planBuilder(), c.kind().builderMethod(),
+      CodeBlock.Builder call = CodeBlock.builder().add("$N.$L($L, $L, $L", in.planBuilder(), c.kind().methodName(),
           c.step(), in.handle().get(index.get(c.send())), in.handle().get(index.get(c.recv())));
       if (c.kind().hasOp()) {
         call.add(", $T.$L", REDUCE_OP, c.op());
@@ -644,14 +673,14 @@ public final class PlanGenerator {
         for (CollectiveSpec c : plan.collectives()) {
           doc.add("  <li>step $L: $L {@code $L}$L$L\n", c.step(), label(c.kind()), c.send(),
               c.inPlace() ? " in place" : " into {@code " + c.recv() + "}",
-              c.op() != null ? ", " + c.op() : c.kind() == CollectiveKind.BROADCAST ? ", root " + c.root() : "");
+              c.op() != null ? ", " + c.op() : c.kind() == Collective.BROADCAST ? ", root " + c.root() : "");
         }
         doc.add("</ul>\n");
       }
       return doc.build();
     }
 
-    private static String label(CollectiveKind kind) {
+    private static String label(Collective kind) {
       return switch (kind) {
         case ALL_REDUCE -> "all-reduce";
         case BROADCAST -> "broadcast";

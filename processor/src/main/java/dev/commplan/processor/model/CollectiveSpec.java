@@ -1,5 +1,7 @@
 package dev.commplan.processor.model;
 
+import dev.commplan.model.Collective;
+
 /**
  * One collective of a plan.
  *
@@ -10,7 +12,7 @@ package dev.commplan.processor.model;
  * @param op the {@code ReduceOp} constant's name for AllReduce and ReduceScatter, otherwise null
  * @param root the root for Broadcast, otherwise -1
  */
-public record CollectiveSpec(CollectiveKind kind, int step, String send, String recv, String op, int root) {
+public record CollectiveSpec(Collective kind, int step, String send, String recv, String op, int root) {
   /** Whether send and receive are the same buffer. */
   public boolean inPlace() {
     return send.equals(recv);

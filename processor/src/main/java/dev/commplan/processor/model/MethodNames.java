@@ -28,12 +28,12 @@ import java.util.Set;
 public final class MethodNames {
   /** The generated plan class's own methods and {@code Object}'s. */
   public static final Set<String> PLAN_METHODS = Set.of(
-      "execute", "executeStep", "close", "describe", "schedule", "communicator", "builder",
+      "execute", "executeStep", "capture", "close", "describe", "schedule", "communicator", "builder",
       "toString", "hashCode", "equals", "getClass", "wait", "notify", "notifyAll", "clone", "finalize");
 
   /** The Builder's own methods and {@code Object}'s. */
   public static final Set<String> BUILDER_METHODS = Set.of(
-      "build", "hostAccessGuard", "fingerprintCheck", "toString", "hashCode", "equals", "getClass", "wait", "notify",
+      "build", "hostAccessGuard", "fingerprintCheck", "orderCheck", "toString", "hashCode", "equals", "getClass", "wait", "notify",
       "notifyAll", "clone", "finalize");
 
   private MethodNames() {}

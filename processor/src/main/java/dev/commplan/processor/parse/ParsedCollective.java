@@ -1,6 +1,6 @@
 package dev.commplan.processor.parse;
 
-import dev.commplan.processor.model.CollectiveKind;
+import dev.commplan.model.Collective;
 import javax.lang.model.element.AnnotationMirror;
 
 /**
@@ -15,7 +15,7 @@ import javax.lang.model.element.AnnotationMirror;
  * @param root {@code root}, for Broadcast; otherwise null
  */
 public record ParsedCollective(
-    CollectiveKind kind,
+    Collective kind,
     String field,
     AnnotationMirror mirror,
     Attr<String> into,

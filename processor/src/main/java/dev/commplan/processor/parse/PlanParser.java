@@ -2,7 +2,7 @@ package dev.commplan.processor.parse;
 
 import dev.commplan.processor.lang.Identifiers;
 import dev.commplan.processor.model.BufferType;
-import dev.commplan.processor.model.CollectiveKind;
+import dev.commplan.model.Collective;
 import dev.commplan.processor.shape.ShapeEntry;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -97,7 +97,7 @@ public final class PlanParser {
         shape = new ParsedShape(m, Annotations.explicit(m, "value"), entries);
         continue;
       }
-      CollectiveKind kind = CollectiveKind.forAnnotation(annotation);
+      Collective kind = Collective.forAnnotation(annotation);
       if (kind != null) {
         collectives.add(new ParsedCollective(
             kind,
@@ -131,7 +131,7 @@ public final class PlanParser {
         String annotation = Annotations.nameOf(m);
         if (annotation.equals(Annotations.SHAPE)) {
           relevant.add(Identifiers.canonical(f.getSimpleName().toString()));
-        } else if (CollectiveKind.forAnnotation(annotation) != null) {
+        } else if (Collective.forAnnotation(annotation) != null) {
           relevant.add(Identifiers.canonical(f.getSimpleName().toString()));
           Object into = Annotations.explicit(m, "into") == null ? null : Annotations.explicit(m, "into").getValue();
           if (into instanceof String s && !s.isEmpty()) {

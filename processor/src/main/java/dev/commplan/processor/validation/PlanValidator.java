@@ -4,7 +4,7 @@ import dev.commplan.processor.diag.Message;
 import dev.commplan.processor.diag.ValidationReport;
 import dev.commplan.processor.lang.Identifiers;
 import dev.commplan.processor.model.BufferType;
-import dev.commplan.processor.model.CollectiveKind;
+import dev.commplan.model.Collective;
 import dev.commplan.processor.model.ShapeText;
 import dev.commplan.processor.parse.Annotations;
 import dev.commplan.processor.parse.Attr;
@@ -345,7 +345,7 @@ public final class PlanValidator {
     }
 
     private void checkInPlaceDivisible(ParsedField f, ParsedCollective c) {
-      if (c.kind() != CollectiveKind.ALL_GATHER && c.kind() != CollectiveKind.REDUCE_SCATTER) {
+      if (c.kind() != Collective.ALL_GATHER && c.kind() != Collective.REDUCE_SCATTER) {
         return;
       }
       Monomial count = counts.get(f.name());
@@ -357,7 +357,7 @@ public final class PlanValidator {
       if (eff.isConstant() && eff.constant().mod(n).signum() != 0) {
         BigInteger perRank = eff.constant().add(n).subtract(BigInteger.ONE).divide(n);
         report.add(Message.NOT_DIVISIBLE, f.element(), c.mirror(), null, c.describe(), f.name(),
-            c.kind() == CollectiveKind.ALL_GATHER ? "holds the whole gathered result" : "holds the whole input",
+            c.kind() == Collective.ALL_GATHER ? "holds the whole gathered result" : "holds the whole input",
             f.name(), fixedRanks, f.name(), format(eff), f.shape().asWritten(), f.name(),
             ShapeText.braces(List.of(Monomial.RANKS, perRank.toString())), perRank);
       }
