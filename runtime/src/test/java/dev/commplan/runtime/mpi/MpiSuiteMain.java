@@ -8,6 +8,7 @@ import dev.commplan.runtime.CollectiveCorrectnessSuite.Case;
 import dev.commplan.runtime.CollectiveCorrectnessSuite.Expected;
 import dev.commplan.runtime.CollectiveReference;
 import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.PointToPointSuite;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.I32Buffer;
 import dev.commplan.runtime.I64Buffer;
@@ -100,11 +101,11 @@ public final class MpiSuiteMain {
           failures.add(failure);
         }
         hashes[k] = Arrays.hashCode(got) * 0x9E3779B97F4A7C15L + got.length;
-        compare[k] = c.collective() != Collective.REDUCE_SCATTER;
+        compare[k] = CollectiveCorrectnessSuite.sameOnEveryRank(c.collective());
         k++;
       }
     }
-    // Every rank's result but ReduceScatter's must be bitwise rank 0's.
+    // Every rank's result must be bitwise rank 0's where every rank receives the same (sameOnEveryRank).
     try (I64Buffer mine = I64Buffer.allocate(comm, hashes.length);
         I64Buffer all = I64Buffer.allocate(comm, (long) n * hashes.length)) {
       mine.copyFrom(hashes);
@@ -137,6 +138,11 @@ public final class MpiSuiteMain {
     if (!plan.isEmpty()) {
       failures.add(plan);
     }
+    String newPlan = CollectiveCorrectnessSuite.runNewCollectivesPlanOnRank(comm);
+    if (!newPlan.isEmpty()) {
+      failures.add(newPlan);
+    }
+    failures.addAll(PointToPointSuite.runAllOnRank(comm));
     failures.addAll(captured(comm));
     // How many ranks failed, so that every process (and rank 0's summary) knows.
     int failedRanks;
@@ -149,7 +155,8 @@ public final class MpiSuiteMain {
     double seconds = (System.nanoTime() - start) / 1e9;
     StringBuilder line = new StringBuilder().append("mpi suite rank ").append(rank).append(" of ").append(n)
         .append(": ").append(hashes.length).append(" collective runs (").append(cases.size()).append(" cases × counts ")
-        .append(Arrays.toString(counts)).append("), group, close-in-flight, allocation, mixed-plan and captured-plan checks: ")
+        .append(Arrays.toString(counts)).append("), group, close-in-flight, allocation, mixed-plan, new-collectives plan, point-to-point and"
+            + " captured-plan checks: ")
         .append(failures.isEmpty() ? "all right" : failures.size() + " wrong").append(String.format(" in %.1f s", seconds));
     for (String failure : failures.subList(0, Math.min(20, failures.size()))) {
       line.append("\n  FAIL ").append(failure);
