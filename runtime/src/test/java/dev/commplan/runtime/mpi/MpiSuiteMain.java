@@ -293,6 +293,25 @@ public final class MpiSuiteMain {
     b.allGather(0, gathered, gathered);
     b.reduceScatter(0, shards, shards, ReduceOp.AVG);
     b.broadcast(1, params, params, 0);
+    // issue 17's collectives and transfers: the same, no allocation per execute
+    int reduced = b.buffer("reduced", DataType.F32, 64, "{\"64\"}", null);
+    int part = b.buffer("part", DataType.I32, 4, "{\"4\"}", null);
+    int all = b.buffer("all", DataType.I32, 4L * n, "{\"ranks\", \"4\"}", null);
+    int whole = b.buffer("whole", DataType.U8, 8L * n, "{\"ranks\", \"8\"}", null);
+    int x = b.buffer("x", DataType.F64, 2L * n, "{\"ranks\", \"2\"}", null);
+    int y = b.buffer("y", DataType.F64, 2L * n, "{\"ranks\", \"2\"}", null);
+    b.collective(2, Collective.REDUCE, reduced, reduced, ReduceOp.AVG, n - 1);
+    b.collective(2, Collective.GATHER, part, all, null, 0);
+    b.collective(2, Collective.SCATTER, whole, whole, null, 0);
+    b.collective(2, Collective.ALL_TO_ALL, x, y, null, -1);
+    int ring = b.buffer("ring", DataType.F32, 16, "{\"16\"}", null);
+    int fromRing = b.buffer("fromRing", DataType.F32, 16, "{\"16\"}", null);
+    int stage = b.buffer("stage", DataType.F32, 16, "{\"16\"}", null);
+    int fromStage = b.buffer("fromStage", DataType.F32, 16, "{\"16\"}", null);
+    b.send(3, ring, "(rank + 1) % ranks");
+    b.recv(3, fromRing, "(rank - 1) % ranks");
+    b.send(3, stage, "rank + 1");
+    b.recv(3, fromStage, "rank - 1");
     com.sun.management.ThreadMXBean threads =
         (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
     try (Plan plan = b.build()) {
