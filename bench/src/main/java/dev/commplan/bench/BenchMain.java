@@ -29,13 +29,15 @@ public final class BenchMain {
                        out of place and in place (same formulas as NVIDIA/nccl-tests doc/PERFORMANCE.md)
           --backend local|nccl   (default local)
           --ranks N              (default: 2 on local, 1 on nccl)
-          --coll LIST            all (default) or all-reduce,all-gather,reduce-scatter,broadcast
+          --coll LIST            all (default) or a list of all-reduce, broadcast, all-gather,
+                                 reduce-scatter, reduce, gather, scatter, alltoall, sendrecv
           --min SIZE --max SIZE  first and last size in bytes, e.g. 8, 64K, 64M, 1G (default 8 .. 1G)
           --factor F             size step factor (default 2)
           --iters N --warmup N   timed and warm-up iterations (default 20, 5: nccl-tests' defaults)
           --check N              checked runs per size, 0 for none (default 1)
-          --type T --op OP       float (default), half, bfloat16, double, int8, ...; sum (default), prod, max, min, avg
-          --root R               Broadcast's root (default 0)
+          --type T --op OP       float (default), half, bfloat16, double, int8, ..., f8e4m3, f8e5m2;
+                                 sum (default), prod, max, min, avg
+          --root R               the root of broadcast, reduce, gather, scatter (default 0)
           --csv FILE             also write the rows as CSV
           --quiet                no progress lines on stderr
         many           the many-buffers case: K buffers as K separate calls, one group of K calls, one plan,

@@ -22,6 +22,8 @@ final class Names {
       case U32 -> "uint32";
       case I64 -> "int64";
       case U64 -> "uint64";
+      case F8E4M3 -> "f8e4m3";
+      case F8E5M2 -> "f8e5m2";
     };
   }
 
@@ -44,7 +46,8 @@ final class Names {
       case "bf16" -> { return DataType.BF16; }
       case "float64", "fp64" -> { return DataType.F64; }
       default -> throw new UsageException(
-          "--type is one of float, half, bfloat16, double, int8, uint8, int32, uint32, int64, uint64"
+          "--type is one of float, half, bfloat16, double, int8, uint8, int32, uint32, int64, uint64, f8e4m3,"
+              + " f8e5m2"
               + " (or f32, f16, bf16, ...), not '" + name + "'");
     }
   }

@@ -2,6 +2,8 @@ package dev.commplan.bench;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.F8E4M3Buffer;
+import dev.commplan.runtime.F8E5M2Buffer;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -53,6 +55,8 @@ final class Pattern {
       case I8, U8 -> host.set(ValueLayout.JAVA_BYTE, at, (byte) v);
       case I32, U32 -> host.set(I32, at, (int) v);
       case I64, U64 -> host.set(I64, at, v);
+      case F8E4M3 -> host.set(ValueLayout.JAVA_BYTE, at, F8E4M3Buffer.toBits(v));
+      case F8E5M2 -> host.set(ValueLayout.JAVA_BYTE, at, F8E5M2Buffer.toBits(v));
     }
   }
 
@@ -93,6 +97,7 @@ final class Pattern {
   static long countWrong(MemorySegment host, DataType type, long count, Expected expected) {
     double tolerance = switch (type) {
       case F16, BF16 -> 1e-2;
+      case F8E4M3, F8E5M2 -> 0.25;
       case F32 -> 1e-5;
       case F64 -> 1e-12;
       default -> 0;
@@ -121,6 +126,8 @@ final class Pattern {
       case I32 -> host.get(I32, at);
       case U32 -> host.get(I32, at) & 0xFFFF_FFFFL;
       case I64, U64 -> host.get(I64, at);
+      case F8E4M3 -> F8E4M3Buffer.fromBits(host.get(ValueLayout.JAVA_BYTE, at));
+      case F8E5M2 -> F8E5M2Buffer.fromBits(host.get(ValueLayout.JAVA_BYTE, at));
     };
   }
 

@@ -50,9 +50,10 @@ final class SvgPlot {
           series.computeIfAbsent(key + " (out of place)", k -> new Series(k, false, new ArrayList<>()))
               .points().add(new double[] {size, Double.parseDouble(r.get(col.get("oop_" + metric + "_gbs")))});
         }
-        if (placements.contains("in")) {
+        double inPlace = Double.parseDouble(r.get(col.get("ip_" + metric + "_gbs")));
+        if (placements.contains("in") && !Double.isNaN(inPlace)) { // NaN: no in-place form (all-to-all, sendrecv)
           series.computeIfAbsent(key + " (in place)", k -> new Series(k, true, new ArrayList<>()))
-              .points().add(new double[] {size, Double.parseDouble(r.get(col.get("ip_" + metric + "_gbs")))});
+              .points().add(new double[] {size, inPlace});
         }
       }
     }

@@ -41,7 +41,13 @@ final class Sweep {
   /** One placement's columns: time (µs), algbw and busbw (GB/s), #wrong (-1 when not checked). */
   record Result(double timeUs, double algbw, double busbw, long wrong) {}
 
-  /** One line of the table. {@code op} is null for AllGather and Broadcast; {@code root} is -1 but for Broadcast. */
+  /** The in-place columns of a collective without an in-place form (AllToAll, sendrecv): N/A. */
+  static final Result NO_IN_PLACE = new Result(Double.NaN, Double.NaN, Double.NaN, -1);
+
+  /**
+   * One line of the table. {@code op} is null but for the reductions; {@code root} is -1 but for the rooted
+   * collectives; {@code inPlace} has a NaN time and -1 wrong where the collective has no in-place form.
+   */
   record Row(
       Coll coll,
       String backend,
@@ -125,7 +131,7 @@ final class Sweep {
         int busbwCount = 0;
         // TimeTest: warm-up at the largest size, then at the smallest.
         for (long size : new long[] {config.maxBytes(), config.minBytes()}) {
-          long p = coll.paramCount(size / w, n);
+          long p = coll.paramCount(size / w, w, n);
           if (p > 0) {
             Call call = r.call(coll, p, false);
             for (int i = 0; i < config.warmup(); i++) {
@@ -135,24 +141,24 @@ final class Sweep {
           }
         }
         for (long size : sizes) {
-          long p = coll.paramCount(size / w, n);
+          long p = coll.paramCount(size / w, w, n);
           done++;
           if (p == 0) {
             continue; // fewer elements than ranks: nothing to send (nccl-tests prints a row of zeros)
           }
           Result oop = r.bench(coll, p, false);
-          Result ip = r.bench(coll, p, true);
+          Result ip = coll.hasInPlace() ? r.bench(coll, p, true) : NO_IN_PLACE;
           if (rank == 0) {
             long sizeBytes = Math.max(coll.sendCount(p, n), coll.recvCount(p, n)) * w;
             Row row = new Row(coll, config.backend(), n, sizeBytes, p, type, coll.reduces() ? config.op() : null,
-                coll == Coll.BROADCAST ? config.root() : -1, oop, ip);
+                coll.rooted() ? config.root() : -1, oop, ip);
             rows.add(row);
             printRow(row);
             if (csv != null) {
               csv.row(csvRow(row));
             }
-            busbwSum += oop.busbw() + ip.busbw();
-            busbwCount += 2;
+            busbwSum += oop.busbw() + (coll.hasInPlace() ? ip.busbw() : 0);
+            busbwCount += coll.hasInPlace() ? 2 : 1;
             double elapsed = (System.nanoTime() - started) / 1e9;
             if (!config.quiet() && elapsed > 2) {
               progress.printf(Locale.ROOT, "# progress: %s %s done (%d/%d), %.1f s%n",
@@ -185,9 +191,9 @@ final class Sweep {
     }
 
     /**
-     * The buffers of one call with NCCL's count {@code p}. In place follows NCCL: AllReduce and
-     * Broadcast use one buffer; AllGather's input is the rank-th slice of its output; ReduceScatter's
-     * output is the rank-th slice of its input.
+     * The buffers of one call with NCCL's count {@code p}. In place follows NCCL: AllReduce, Broadcast and
+     * Reduce use one buffer; AllGather's and Gather's input is the rank-th slice of the output;
+     * ReduceScatter's and Scatter's output is the rank-th slice of the input.
      */
     Call call(Coll coll, long p, boolean inPlace) {
       int n = comm.size();
@@ -201,20 +207,20 @@ final class Sweep {
         recv = view(recvAll, 0, recvCount);
       } else {
         long slice = comm.rank() * p * t.byteSize();
-        switch (coll) {
-          case ALL_REDUCE, BROADCAST -> {
+        switch (coll.collective.inPlace()) {
+          case SAME_BUFFER -> {
             send = view(recvAll, 0, p);
             recv = send;
           }
-          case ALL_GATHER -> {
+          case SEND_IS_RANK_SLICE_OF_RECV -> {
             recv = view(recvAll, 0, recvCount);
             send = view(recvAll, slice, p);
           }
-          case REDUCE_SCATTER -> {
+          case RECV_IS_RANK_SLICE_OF_SEND -> {
             send = view(recvAll, 0, sendCount);
             recv = view(recvAll, slice, p);
           }
-          default -> throw new AssertionError(coll);
+          default -> throw new AssertionError(coll + " has no in-place form");
         }
       }
       return new Call(comm, coll, send, recv, config.op(), config.root());
@@ -256,8 +262,9 @@ final class Sweep {
       DataType t = config.type();
       int rank = comm.rank();
       ReduceOp op = call.coll.reduces() ? config.op() : null;
-      if (!inPlace || call.coll == Coll.ALL_GATHER) {
-        stage.zero(call.recv); // in-place AllGather: zero the whole output, then write this rank's slice
+      boolean gathers = call.coll.collective.inPlace() == dev.commplan.model.InPlace.SEND_IS_RANK_SLICE_OF_RECV;
+      if (!inPlace || gathers) {
+        stage.zero(call.recv); // in-place AllGather and Gather: zero the whole output, then write this rank's slice
       }
       Pattern.fill(stage.host, t, call.send.length(), op, rank, 0);
       stage.upload(call.send);
@@ -270,12 +277,27 @@ final class Sweep {
       int rank = comm.rank();
       ReduceOp op = config.op();
       stage.download(call.recv);
-      long p = call.coll == Coll.ALL_GATHER ? call.send.length() : call.recv.length();
-      Pattern.Expected expected = switch (call.coll) {
+      long p = switch (call.coll.collective) { // NCCL's count: the slice per rank where there are slices
+        case ALL_GATHER, GATHER -> call.send.length();
+        case ALL_TO_ALL -> call.recv.length() / n;
+        default -> call.recv.length();
+      };
+      int root = config.root();
+      boolean isRoot = rank == root;
+      boolean inPlace = call.send.memory() == call.recv.memory();
+      ReduceOp fillOp = call.coll.reduces() ? op : null;
+      Pattern.Expected expected = switch (call.coll.collective) {
         case ALL_REDUCE -> i -> Pattern.expectedReduction(t, op, n, i);
         case REDUCE_SCATTER -> i -> Pattern.expectedReduction(t, op, n, rank * p + i);
-        case BROADCAST -> i -> Pattern.input(null, config.root(), i);
+        case BROADCAST -> i -> Pattern.input(null, root, i);
         case ALL_GATHER -> i -> Pattern.input(null, (int) (i / p), i % p);
+        // only the root's output is written; elsewhere it stays zero, or in place keeps the rank's input
+        case REDUCE -> i -> isRoot ? Pattern.expectedReduction(t, op, n, i) : inPlace ? Pattern.input(fillOp, rank, i) : 0;
+        case GATHER -> i -> isRoot ? Pattern.input(null, (int) (i / p), i % p)
+            : inPlace && i / p == rank ? Pattern.input(null, rank, i % p) : 0;
+        case SCATTER -> i -> Pattern.input(null, root, rank * p + i);
+        case ALL_TO_ALL -> i -> Pattern.input(null, (int) (i / p), rank * p + i % p);
+        case SEND, RECV -> i -> Pattern.input(null, (rank - 1 + n) % n, i);
       };
       return Pattern.countWrong(stage.host, t, call.recv.length(), expected);
     }
@@ -289,11 +311,22 @@ final class Sweep {
   record Call(Communicator comm, Coll coll, Buffer send, Buffer recv, ReduceOp op, int root) {
     void issue() {
       Stream s = comm.stream();
-      switch (coll) {
+      switch (coll.collective) {
         case ALL_REDUCE -> comm.allReduce(send, recv, op, s);
         case ALL_GATHER -> comm.allGather(send, recv, s);
         case REDUCE_SCATTER -> comm.reduceScatter(send, recv, op, s);
         case BROADCAST -> comm.broadcast(send, recv, root, s);
+        case REDUCE -> comm.reduce(send, recv, op, root, s);
+        case GATHER -> comm.gather(send, recv, root, s);
+        case SCATTER -> comm.scatter(send, recv, root, s);
+        case ALL_TO_ALL -> comm.allToAll(send, recv, s);
+        case SEND, RECV -> { // nccl-tests' sendrecv: a ring, in one group
+          int n = comm.size();
+          comm.groupStart();
+          comm.send(send, (comm.rank() + 1) % n, s);
+          comm.recv(recv, (comm.rank() - 1 + n) % n, s);
+          comm.groupEnd();
+        }
       }
     }
   }
@@ -301,7 +334,7 @@ final class Sweep {
   private void printHeader(Coll coll, int n) {
     out.printf(Locale.ROOT, "# %s  backend %s  ranks %d  type %s  %siters %d  warm-up %d  check %d%n",
         coll.ncclName, config.backend(), n, Names.of(config.type()),
-        coll.reduces() ? "op " + Names.of(config.op()) + "  " : coll == Coll.BROADCAST ? "root " + config.root() + "  " : "",
+        (coll.reduces() ? "op " + Names.of(config.op()) + "  " : "") + (coll.rooted() ? "root " + config.root() + "  " : ""),
         config.iters(), config.warmup(), config.check());
     out.printf("#%51s%s%s%n", "", center("out-of-place", 33), center("in-place", 33).stripTrailing());
     out.printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s%n",
@@ -322,8 +355,11 @@ final class Sweep {
     return " ".repeat(left) + s + " ".repeat(width - left - s.length());
   }
 
-  /** nccl-tests' cells: time with 0, 1 or 2 decimals by magnitude, bandwidths with 2. */
+  /** nccl-tests' cells: time with 0, 1 or 2 decimals by magnitude, bandwidths with 2; N/A where not run. */
   private static String cells(Result r) {
+    if (Double.isNaN(r.timeUs())) {
+      return String.format(Locale.ROOT, "  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
+    }
     return String.format(Locale.ROOT, "  %7s  %6.2f  %6.2f  %6s", time(r.timeUs()), r.algbw(), r.busbw(),
         r.wrong() < 0 ? "N/A" : Long.toString(r.wrong()));
   }

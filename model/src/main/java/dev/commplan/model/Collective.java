@@ -14,7 +14,22 @@ public enum Collective {
   ALL_GATHER("AllGather", "ncclAllGather", Operand.NONE, CountRule.RECV_IS_RANKS_TIMES_SEND,
       InPlace.SEND_IS_RANK_SLICE_OF_RECV, "gathers into", false),
   REDUCE_SCATTER("ReduceScatter", "ncclReduceScatter", Operand.OP, CountRule.SEND_IS_RANKS_TIMES_RECV,
-      InPlace.RECV_IS_RANK_SLICE_OF_SEND, "scatters into", false);
+      InPlace.RECV_IS_RANK_SLICE_OF_SEND, "scatters into", false),
+  /** The reduction lands on {@code root} only; the other ranks' receive buffers are left untouched. */
+  REDUCE("Reduce", "ncclReduce", Operand.OP_AND_ROOT, CountRule.SAME, InPlace.SAME_BUFFER, "reduces into", true),
+  /** {@code root}'s receive buffer gets every rank's send buffer, rank i's at slice i; the others' are untouched. */
+  GATHER("Gather", "ncclGather", Operand.ROOT, CountRule.RECV_IS_RANKS_TIMES_SEND, InPlace.SEND_IS_RANK_SLICE_OF_RECV,
+      "gathers into", false),
+  /** {@code root}'s send buffer holds one slice per rank; rank i receives slice i. */
+  SCATTER("Scatter", "ncclScatter", Operand.ROOT, CountRule.SEND_IS_RANKS_TIMES_RECV,
+      InPlace.RECV_IS_RANK_SLICE_OF_SEND, "scatters into", false),
+  /** Slice j of the send buffer goes to rank j; slice i of the receive buffer comes from rank i. Out of place only. */
+  ALL_TO_ALL("AllToAll", "ncclAlltoAll", Operand.NONE, CountRule.SAME_DIVISIBLE, InPlace.NOT_ALLOWED,
+      "exchanges into", false),
+  /** Point-to-point: this rank's one buffer goes to a peer, which receives it with {@link #RECV}. */
+  SEND("Send", "ncclSend", Operand.PEER, CountRule.SAME, InPlace.ONE_BUFFER, "sends", false),
+  /** Point-to-point: this rank's one buffer is filled from a peer, which sends it with {@link #SEND}. */
+  RECV("Recv", "ncclRecv", Operand.PEER, CountRule.SAME, InPlace.ONE_BUFFER, "receives", false);
 
   /** What a collective takes besides its buffers. */
   public enum Operand {
@@ -22,7 +37,11 @@ public enum Collective {
     /** A {@code ReduceOp}. */
     OP,
     /** A root rank. */
-    ROOT
+    ROOT,
+    /** A {@code ReduceOp} and a root rank: Reduce. */
+    OP_AND_ROOT,
+    /** A peer ({@link Peer}): Send, Recv. */
+    PEER
   }
 
   private final String annotation;
@@ -80,12 +99,62 @@ public enum Collective {
 
   /** Whether it takes a {@code ReduceOp}. */
   public boolean hasOp() {
-    return operand == Operand.OP;
+    return operand == Operand.OP || operand == Operand.OP_AND_ROOT;
   }
 
   /** Whether it takes a root rank. */
   public boolean hasRoot() {
-    return operand == Operand.ROOT;
+    return operand == Operand.ROOT || operand == Operand.OP_AND_ROOT;
+  }
+
+  /** Whether it takes a peer: point-to-point (Send, Recv). */
+  public boolean hasPeer() {
+    return operand == Operand.PEER;
+  }
+
+  /** Whether it is point-to-point (Send, Recv): one buffer, one peer, no collective meeting of all ranks. */
+  public boolean pointToPoint() {
+    return operand == Operand.PEER;
+  }
+
+  /** The other side of a point-to-point transfer (Send for Recv, Recv for Send), or null. */
+  public Collective counterpart() {
+    return switch (this) {
+      case SEND -> RECV;
+      case RECV -> SEND;
+      default -> null;
+    };
+  }
+
+  /** The annotation attribute that names the peer: {@code to} (Send), {@code from} (Recv), or null. */
+  public String peerAttribute() {
+    return switch (this) {
+      case SEND -> "to";
+      case RECV -> "from";
+      default -> null;
+    };
+  }
+
+  /** Whether it reads its send side (every one but Recv, which only writes). */
+  public boolean readsSend() {
+    return this != RECV;
+  }
+
+  /**
+   * Whether it writes its receive side (every one but Send, which only reads). Reduce and Gather write it
+   * on the root only ({@link #writesRecvOnRootOnly()}), but write it: the race rule (rule 19) counts it.
+   */
+  public boolean writesRecv() {
+    return this != SEND;
+  }
+
+  /**
+   * Whether the receive side is written on the root only (Reduce, Gather): the other ranks' receive
+   * buffers are left untouched. It is still a write for the race rule (rule 19): every rank runs the same
+   * plan, so a field one rank's call writes is written.
+   */
+  public boolean writesRecvOnRootOnly() {
+    return this == REDUCE || this == GATHER;
   }
 
   /** How the receive count follows from the send count. */
@@ -105,8 +174,9 @@ public enum Collective {
 
   /**
    * Whether one call over a concatenation means the same as separate calls over the parts, so that
-   * adjacent buffers may be coalesced into one call (AllReduce, Broadcast; not AllGather or
-   * ReduceScatter, whose concatenated result is rank-major).
+   * adjacent buffers may be coalesced into one call (AllReduce, Broadcast, Reduce; not AllGather,
+   * ReduceScatter, Gather, Scatter or AllToAll, whose concatenated buffers are rank-major, nor Send and
+   * Recv, whose peers may differ).
    */
   public boolean elementwise() {
     return elementwise;

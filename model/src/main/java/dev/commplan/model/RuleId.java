@@ -27,6 +27,14 @@ public enum RuleId {
   BAD_TARGET("BadTarget", 13),
   BAD_DIM("BadDim", 14),
   BAD_RANKS("BadRanks", 14),
+  /** AllToAll: count(into) = count(send), divisible by ranks. */
+  ALL_TO_ALL_SIZE("AllToAllSize", 15),
+  /** AllToAll without {@code into}: it has no in-place form. */
+  MISSING_INTO("MissingInto", 15),
+  /** A Send {@code to} or Recv {@code from} that does not parse as a peer ({@link Peer#parse}). */
+  BAD_PEER("BadPeer", 17),
+  /** A Send without a matching Recv in its step, or a Recv without a matching Send. */
+  UNMATCHED_PEER("UnmatchedPeer", 18),
   BAD_NAME("BadName", 0),
   NOT_IN_PLAN("NotInPlan", 0),
   UNRESOLVED("Unresolved", 0),

@@ -28,8 +28,8 @@ import java.util.Objects;
  * communicator's) throws {@link IllegalStateException} naming the buffer.
  */
 public abstract sealed class Buffer implements AutoCloseable
-    permits HalfPrecisionBuffer, F32Buffer, F64Buffer, ByteElementBuffer, IntElementBuffer,
-        LongElementBuffer {
+    permits HalfPrecisionBuffer, EightBitFloatBuffer, F32Buffer, F64Buffer, ByteElementBuffer,
+        IntElementBuffer, LongElementBuffer {
 
   private final DeviceMemory memory;
   private final long byteOffset;
@@ -70,6 +70,8 @@ public abstract sealed class Buffer implements AutoCloseable
       case U32 -> new U32Buffer(memory, byteOffset, length, false);
       case I64 -> new I64Buffer(memory, byteOffset, length, false);
       case U64 -> new U64Buffer(memory, byteOffset, length, false);
+      case F8E4M3 -> new F8E4M3Buffer(memory, byteOffset, length, false);
+      case F8E5M2 -> new F8E5M2Buffer(memory, byteOffset, length, false);
     };
   }
 
@@ -102,6 +104,8 @@ public abstract sealed class Buffer implements AutoCloseable
       case U32 -> new U32Buffer(memory, 0, length, true);
       case I64 -> new I64Buffer(memory, 0, length, true);
       case U64 -> new U64Buffer(memory, 0, length, true);
+      case F8E4M3 -> new F8E4M3Buffer(memory, 0, length, true);
+      case F8E5M2 -> new F8E5M2Buffer(memory, 0, length, true);
     };
   }
 
@@ -156,7 +160,7 @@ public abstract sealed class Buffer implements AutoCloseable
   }
 
   // ---- Host-access helpers shared by the typed subclasses (package-private on purpose: the typed API is
-  // ---- the public one; these keep the ten subclasses free of copy-pasted bounds and offset logic).
+  // ---- the public one; these keep the typed subclasses free of copy-pasted bounds and offset logic).
 
   /** Throws {@link IllegalStateException} naming this buffer if its memory has been freed. */
   final void checkOpen() {

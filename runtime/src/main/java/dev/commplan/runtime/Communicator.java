@@ -35,6 +35,44 @@ public interface Communicator extends AutoCloseable {
   /** Enqueues one {@code ncclReduceScatter}: {@code send.length() == size() * recv.length()}. */
   void reduceScatter(Buffer send, Buffer recv, ReduceOp op, Stream stream);
 
+  /**
+   * Enqueues one {@code ncclReduce}: the reduction of every rank's {@code send} lands in {@code recv} on
+   * {@code root} only; the other ranks' {@code recv} is left untouched. {@code recv.length() ==
+   * send.length()}; {@code send == recv} means in place.
+   */
+  void reduce(Buffer send, Buffer recv, ReduceOp op, int root, Stream stream);
+
+  /**
+   * Enqueues one {@code ncclGather}: {@code root}'s {@code recv} gets every rank's {@code send}, rank i's
+   * at slice i; the other ranks' {@code recv} is left untouched. {@code recv.length() == size() *
+   * send.length()}; in place, {@code send} is the rank-th slice of {@code recv}.
+   */
+  void gather(Buffer send, Buffer recv, int root, Stream stream);
+
+  /**
+   * Enqueues one {@code ncclScatter}: {@code root}'s {@code send} holds one slice per rank, and rank i
+   * receives slice i in {@code recv}. {@code send.length() == size() * recv.length()}; in place, {@code
+   * recv} is the rank-th slice of {@code send}.
+   */
+  void scatter(Buffer send, Buffer recv, int root, Stream stream);
+
+  /**
+   * Enqueues one {@code ncclAlltoAll}: slice j of {@code send} goes to rank j, and slice i of {@code recv}
+   * comes from rank i. Both have the same length, divisible by {@code size()}; out of place only.
+   */
+  void allToAll(Buffer send, Buffer recv, Stream stream);
+
+  /**
+   * Enqueues one {@code ncclSend} of the whole {@code buffer} to rank {@code peer}, which must receive it
+   * with {@link #recv} (same data type and length). As on NCCL, a send and the receive it waits for must
+   * be in one group ({@link #groupStart()}) when both ranks also wait on each other the other way, as in a
+   * ring exchange; otherwise the two ranks can wait for each other forever (here: until the timeout).
+   */
+  void send(Buffer buffer, int peer, Stream stream);
+
+  /** Enqueues one {@code ncclRecv} into the whole {@code buffer} from rank {@code peer} (see {@link #send}). */
+  void recv(Buffer buffer, int peer, Stream stream);
+
   /** Opens a group ({@code ncclGroupStart}): collectives until {@link #groupEnd()} are issued together. */
   void groupStart();
 

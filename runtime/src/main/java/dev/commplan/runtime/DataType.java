@@ -21,7 +21,11 @@ public enum DataType {
   /** signed 64-bit integer ({@code ncclInt64}). */
   I64(8),
   /** unsigned 64-bit integer ({@code ncclUint64}). */
-  U64(8);
+  U64(8),
+  /** 8-bit float, 4 exponent and 3 mantissa bits, no infinities ({@code ncclFloat8e4m3}, NCCL 2.24 and later). */
+  F8E4M3(1),
+  /** 8-bit float, 5 exponent and 2 mantissa bits, IEEE-like ({@code ncclFloat8e5m2}, NCCL 2.24 and later). */
+  F8E5M2(1);
 
   private final int byteSize;
 
@@ -34,9 +38,14 @@ public enum DataType {
     return byteSize;
   }
 
-  /** Whether this is a floating-point type (F16, BF16, F32, F64). */
+  /** Whether this is a floating-point type (F16, BF16, F32, F64, F8E4M3, F8E5M2). */
   public boolean isFloatingPoint() {
-    return this == F16 || this == BF16 || this == F32 || this == F64;
+    return this == F16 || this == BF16 || this == F32 || this == F64 || isFloat8();
+  }
+
+  /** Whether this is one of the 8-bit floating-point types (F8E4M3, F8E5M2). */
+  public boolean isFloat8() {
+    return this == F8E4M3 || this == F8E5M2;
   }
 
   /** Whether this is an unsigned integer type (U8, U32, U64). */

@@ -27,9 +27,12 @@ import org.junit.jupiter.api.TestInstance;
  * #worldSizes} (the local backend's is {@code LocalCollectiveCorrectnessTest}; a GPU backend subclasses it
  * the same way, returning the world sizes it has GPUs for).
  *
- * <p>The matrix: each collective × every data type × every op (AllReduce, ReduceScatter) or root 0 and
- * the last rank (Broadcast) × in place and out of place × every world size × the element counts of
- * {@link #counts()} (odd, so that slices of the work do not divide evenly). Every case uses fresh random
+ * <p>The matrix: each collective but Send and Recv ({@link PointToPointSuite}) × every data type × every
+ * op (AllReduce, ReduceScatter, Reduce) and root 0 and the last rank (Broadcast, Reduce, Gather, Scatter)
+ * × in place and out of place (AllToAll: out of place only) × every world size × the element counts of
+ * {@link #counts()} (odd, so that slices of the work do not divide evenly). Reduce and Gather must leave
+ * the other ranks' receive buffers untouched (poisoned before, checked after); fp8 inputs are chosen to
+ * stay far from overflow. Every case uses fresh random
  * data seeded by the case, fills what should be overwritten with a poison that differs from the expected
  * result, computes the expected result independently ({@link CollectiveReference}), and checks every
  * rank against it, and every rank's result bitwise against rank 0's where they must be equal.
@@ -52,6 +55,14 @@ public abstract class CollectiveCorrectnessSuite {
 
   /** The world sizes to test. */
   protected abstract int[] worldSizes();
+
+  /**
+   * Whether the backend under test runs {@code type} here (the NCCL backend needs NCCL 2.24 for the fp8
+   * types); the matrix leaves out the types it does not. Default: every type.
+   */
+  protected boolean supports(DataType type) {
+    return true;
+  }
 
   /** Per-rank element counts to test (NCCL's count); odd so that slicing bugs show. */
   protected long[] counts() {
@@ -87,7 +98,7 @@ public abstract class CollectiveCorrectnessSuite {
     @Override
     public String toString() {
       return collective.label() + " " + type + (op != null ? " " + op : "")
-          + (collective == Collective.BROADCAST ? " root " + root : "") + (inPlace ? " in place" : " out of place")
+          + (collective.hasRoot() ? " root " + root : "") + (inPlace ? " in place" : " out of place")
           + " on " + ranks + " ranks";
     }
 
@@ -118,10 +129,40 @@ public abstract class CollectiveCorrectnessSuite {
     return matrix(Collective.BROADCAST);
   }
 
+  @TestFactory
+  Stream<DynamicNode> reduce() {
+    return matrix(Collective.REDUCE);
+  }
+
+  @TestFactory
+  Stream<DynamicNode> gather() {
+    return matrix(Collective.GATHER);
+  }
+
+  @TestFactory
+  Stream<DynamicNode> scatter() {
+    return matrix(Collective.SCATTER);
+  }
+
+  @TestFactory
+  Stream<DynamicNode> allToAll() {
+    return matrix(Collective.ALL_TO_ALL);
+  }
+
+  /** The collectives of the matrix: every one but Send and Recv ({@link PointToPointSuite} has those). */
+  public static List<Collective> collectives() {
+    return Arrays.stream(Collective.values()).filter(c -> !c.pointToPoint()).toList();
+  }
+
+  /** Whether every rank receives the same result (then compared bitwise with rank 0's). */
+  public static boolean sameOnEveryRank(Collective c) {
+    return c == Collective.ALL_REDUCE || c == Collective.BROADCAST || c == Collective.ALL_GATHER;
+  }
+
   private Stream<DynamicNode> matrix(Collective collective) {
     return Arrays.stream(worldSizes()).mapToObj(ranks -> DynamicContainer.dynamicContainer(
         ranks + " ranks",
-        Arrays.stream(DataType.values()).map(type -> DynamicContainer.dynamicContainer(
+        Arrays.stream(DataType.values()).filter(this::supports).map(type -> DynamicContainer.dynamicContainer(
             type.toString(), cases(collective, type, ranks).stream().map(c -> DynamicTest.dynamicTest(
                 c.toString(), () -> runCase(c)))))));
   }
@@ -129,8 +170,7 @@ public abstract class CollectiveCorrectnessSuite {
   /** Every case of the matrix on {@code ranks} ranks: each collective × type × op or root × in/out of place. */
   public static List<Case> allCases(int ranks) {
     List<Case> all = new ArrayList<>();
-    for (Collective collective : new Collective[] {
-        Collective.ALL_REDUCE, Collective.REDUCE_SCATTER, Collective.ALL_GATHER, Collective.BROADCAST}) {
+    for (Collective collective : collectives()) {
       for (DataType type : DataType.values()) {
         all.addAll(cases(collective, type, ranks));
       }
@@ -148,13 +188,27 @@ public abstract class CollectiveCorrectnessSuite {
             cases.add(new Case(collective, type, op, -1, inPlace, ranks));
           }
         }
-        case BROADCAST -> {
+        case BROADCAST, GATHER, SCATTER -> {
           cases.add(new Case(collective, type, null, 0, inPlace, ranks));
           if (ranks > 1) {
             cases.add(new Case(collective, type, null, ranks - 1, inPlace, ranks));
           }
         }
+        case REDUCE -> {
+          for (ReduceOp op : ReduceOp.values()) {
+            cases.add(new Case(collective, type, op, 0, inPlace, ranks));
+            if (ranks > 1) {
+              cases.add(new Case(collective, type, op, ranks - 1, inPlace, ranks));
+            }
+          }
+        }
         case ALL_GATHER -> cases.add(new Case(collective, type, null, -1, inPlace, ranks));
+        case ALL_TO_ALL -> {
+          if (!inPlace) { // out of place only
+            cases.add(new Case(collective, type, null, -1, false, ranks));
+          }
+        }
+        case SEND, RECV -> throw new IllegalArgumentException(collective + ": see PointToPointSuite");
       }
     }
     return cases;
@@ -199,38 +253,50 @@ public abstract class CollectiveCorrectnessSuite {
       Buffer send;
       Buffer recv;
       switch (c.collective()) {
-        case ALL_REDUCE, BROADCAST -> {
+        case ALL_REDUCE, BROADCAST, REDUCE -> {
           send = allocate(owned, type, comm, count);
           TypedBits.write(send, input);
           recv = c.inPlace() ? send : allocate(owned, type, comm, count);
         }
-        case ALL_GATHER -> {
+        case ALL_GATHER, GATHER -> {
           recv = allocate(owned, type, comm, n * count);
           send = c.inPlace()
               ? Buffer.view(type, recv.memory(), recv.byteOffset() + rank * count * size, count)
               : allocate(owned, type, comm, count);
         }
-        case REDUCE_SCATTER -> {
+        case REDUCE_SCATTER, SCATTER -> {
           send = allocate(owned, type, comm, n * count);
           TypedBits.write(send, input);
           recv = c.inPlace()
               ? Buffer.view(type, send.memory(), send.byteOffset() + rank * count * size, count)
               : allocate(owned, type, comm, count);
         }
+        case ALL_TO_ALL -> {
+          send = allocate(owned, type, comm, n * count);
+          TypedBits.write(send, input);
+          recv = allocate(owned, type, comm, n * count);
+        }
         default -> throw new AssertionError(c);
       }
-      if (!c.inPlace() || c.collective() == Collective.ALL_GATHER) {
+      boolean gathers = c.collective() == Collective.ALL_GATHER || c.collective() == Collective.GATHER;
+      if (!c.inPlace() || gathers) {
         // Everything the collective must write starts out wrong, so an element it skips shows.
         TypedBits.write(recv, expected.poison(rank, type));
       }
-      if (c.collective() == Collective.ALL_GATHER) {
+      if (gathers) {
         TypedBits.write(send, input); // in place, this is the rank-th slice of the poisoned recv
       }
+      dev.commplan.runtime.Stream stream = comm.stream();
       switch (c.collective()) {
-        case ALL_REDUCE -> comm.allReduce(send, recv, c.op(), comm.stream());
-        case BROADCAST -> comm.broadcast(send, recv, c.root(), comm.stream());
-        case ALL_GATHER -> comm.allGather(send, recv, comm.stream());
-        case REDUCE_SCATTER -> comm.reduceScatter(send, recv, c.op(), comm.stream());
+        case ALL_REDUCE -> comm.allReduce(send, recv, c.op(), stream);
+        case BROADCAST -> comm.broadcast(send, recv, c.root(), stream);
+        case ALL_GATHER -> comm.allGather(send, recv, stream);
+        case REDUCE_SCATTER -> comm.reduceScatter(send, recv, c.op(), stream);
+        case REDUCE -> comm.reduce(send, recv, c.op(), c.root(), stream);
+        case GATHER -> comm.gather(send, recv, c.root(), stream);
+        case SCATTER -> comm.scatter(send, recv, c.root(), stream);
+        case ALL_TO_ALL -> comm.allToAll(send, recv, stream);
+        default -> throw new AssertionError(c);
       }
       comm.stream().synchronize();
       return TypedBits.read(recv);
@@ -257,7 +323,7 @@ public abstract class CollectiveCorrectnessSuite {
    * matrix's own): captured plans are launched again and again on fresh inputs.
    */
   public static long[] randomInputs(Case c, long count, int rank, long salt) {
-    int length = Math.toIntExact(c.collective() == Collective.REDUCE_SCATTER ? c.ranks() * count : count);
+    int length = Math.toIntExact(c.collective().counts().sendCounts(c.ranks()) * count);
     SplittableRandom random = new SplittableRandom(c.seed(count, rank) + salt * 0x9E3779B97F4A7C15L);
     long[] bits = new long[length];
     DataType type = c.type();
@@ -268,6 +334,9 @@ public abstract class CollectiveCorrectnessSuite {
   }
 
   private static long randomFloat(DataType type, ReduceOp op, SplittableRandom random) {
+    if (type.isFloat8()) {
+      return randomFloat8(type, op, random);
+    }
     double value;
     if (op == ReduceOp.PROD) {
       // Magnitudes in [0.5, 2): a product over 8 ranks stays within [2^-8, 2^8], far from over- and underflow.
@@ -276,6 +345,23 @@ public abstract class CollectiveCorrectnessSuite {
       value = random.nextDouble(-8, 8);
     } else {
       value = random.nextDouble(-1000, 1000);
+    }
+    return TypedBits.fromDouble(type, value);
+  }
+
+  /**
+   * fp8 inputs, exactly representable (they are bit patterns of the type) and far from overflow: PROD
+   * takes ±0.5, ±1 or ±2, so that products over 8 ranks are powers of two the type holds exactly; SUM and
+   * AVG values in [-2, 2]; MIN and MAX across most of the finite range below the poison.
+   */
+  private static long randomFloat8(DataType type, ReduceOp op, SplittableRandom random) {
+    double value;
+    if (op == ReduceOp.PROD) {
+      value = (random.nextBoolean() ? 1 : -1) * Math.scalb(1.0, random.nextInt(-1, 2));
+    } else if (op == ReduceOp.SUM || op == ReduceOp.AVG) {
+      value = random.nextDouble(-2, 2);
+    } else {
+      value = random.nextDouble(-1, 1) * (type == DataType.F8E4M3 ? 240 : 24000);
     }
     return TypedBits.fromDouble(type, value);
   }
@@ -296,20 +382,50 @@ public abstract class CollectiveCorrectnessSuite {
    * Per rank: either the exact bits ({@code exactBits}) or, for floating-point SUM, PROD and AVG, the
    * exact value and the tolerance.
    */
-  public record Expected(long[][] exactBits, double[][] values, double[][] tolerances) {
-    /** What a receive buffer is filled with before the collective: differs from every expected element. */
+  public record Expected(long[][] exactBits, double[][] values, double[][] tolerances, long[][] poisonBits) {
+    /** Without explicit poison: {@link #poison} derives it from the expected result. */
+    public Expected(long[][] exactBits, double[][] values, double[][] tolerances) {
+      this(exactBits, values, tolerances, null);
+    }
+
+    /**
+     * What a receive buffer is filled with before the collective: differs from every element the
+     * collective writes. Where a rank's receive buffer must stay untouched (Reduce's and Gather's on the
+     * ranks but the root), it is a fixed pattern, and the expected result is that same pattern.
+     */
     public long[] poison(int rank, DataType type) {
+      if (poisonBits != null && poisonBits[rank] != null) {
+        return poisonBits[rank].clone();
+      }
       int length = exactBits != null ? exactBits[rank].length : values[rank].length;
       long[] poison = new long[length];
       for (int i = 0; i < length; i++) {
         // Integers: the expected bits with the low byte flipped (different for certain). Floating point: a value
-        // far outside every case's range of results (12345.6), finite, so that it fails the tolerance check.
+        // far outside every case's range of results, finite, so that it fails the tolerance check.
         poison[i] = type.isFloatingPoint()
-            ? TypedBits.fromDouble(type, 12345.6)
+            ? floatPoison(type)
             : exactBits[rank][i] ^ 0x5A;
       }
       return poison;
     }
+  }
+
+  /** A finite value of {@code type} far outside every case's results: 12345.6, or 416 (E4M3), 49152 (E5M2). */
+  static long floatPoison(DataType type) {
+    return TypedBits.fromDouble(type, switch (type) {
+      case F8E4M3 -> 416;
+      case F8E5M2 -> 49152;
+      default -> 12345.6;
+    });
+  }
+
+  /** The fixed poison of a receive buffer that must stay untouched (see {@link Expected#poison}). */
+  private static long[] untouched(DataType type, int rank, int length) {
+    long[] p = new long[length];
+    for (int i = 0; i < length; i++) {
+      p[i] = type.isFloatingPoint() ? floatPoison(type) : ((i * 0x9E3779B97F4A7C15L + rank * 31L) ^ 0xA5) & TypedBits.mask(type);
+    }
+    return p;
   }
 
   /** The expected results of {@code c} for {@code count} on every rank, from every rank's input. */
@@ -323,18 +439,47 @@ public abstract class CollectiveCorrectnessSuite {
         Arrays.fill(bits, inputs[c.root()]);
         return new Expected(bits, null, null);
       }
-      case ALL_GATHER -> {
+      case ALL_GATHER, GATHER -> {
         long[] gathered = new long[n * perRank];
         for (int r = 0; r < n; r++) {
           System.arraycopy(inputs[r], 0, gathered, r * perRank, perRank);
         }
         long[][] bits = new long[n][];
         Arrays.fill(bits, gathered);
+        if (c.collective() == Collective.ALL_GATHER) {
+          return new Expected(bits, null, null);
+        }
+        long[][] poison = new long[n][];
+        for (int r = 0; r < n; r++) {
+          if (r != c.root()) { // untouched: the poison, and in place the rank's own slice, its input
+            poison[r] = untouched(type, r, n * perRank);
+            bits[r] = poison[r].clone();
+            if (c.inPlace()) {
+              System.arraycopy(inputs[r], 0, bits[r], r * perRank, perRank);
+            }
+          }
+        }
+        return new Expected(bits, null, null, poison);
+      }
+      case SCATTER -> {
+        long[][] bits = new long[n][];
+        for (int r = 0; r < n; r++) {
+          bits[r] = Arrays.copyOfRange(inputs[c.root()], r * perRank, (r + 1) * perRank);
+        }
+        return new Expected(bits, null, null);
+      }
+      case ALL_TO_ALL -> {
+        long[][] bits = new long[n][n * perRank];
+        for (int t = 0; t < n; t++) {
+          for (int from = 0; from < n; from++) {
+            System.arraycopy(inputs[from], t * perRank, bits[t], from * perRank, perRank);
+          }
+        }
         return new Expected(bits, null, null);
       }
       default -> {}
     }
-    // ALL_REDUCE: every rank gets the reduction of element i; REDUCE_SCATTER: rank k gets element k·count + i.
+    // ALL_REDUCE and REDUCE: the reduction of element i; REDUCE_SCATTER: rank k gets element k·count + i.
     boolean scatter = c.collective() == Collective.REDUCE_SCATTER;
     boolean exact = !type.isFloatingPoint() || c.op() == ReduceOp.MAX || c.op() == ReduceOp.MIN;
     long[][] bits = new long[n][perRank];
@@ -361,7 +506,23 @@ public abstract class CollectiveCorrectnessSuite {
         }
       }
     }
-    return exact ? new Expected(bits, null, null) : new Expected(null, values, tolerances);
+    long[][] poison = null;
+    if (c.collective() == Collective.REDUCE) {
+      // Only the root is written; elsewhere the receive buffer keeps its poison, or in place the rank's input.
+      poison = new long[n][];
+      for (int r = 0; r < n; r++) {
+        if (r == c.root()) {
+          continue;
+        }
+        poison[r] = untouched(type, r, perRank);
+        bits[r] = c.inPlace() ? inputs[r].clone() : poison[r].clone();
+        for (int i = 0; i < perRank; i++) {
+          values[r][i] = type.isFloatingPoint() ? TypedBits.toDouble(type, bits[r][i]) : 0;
+          tolerances[r][i] = 0;
+        }
+      }
+    }
+    return exact ? new Expected(bits, null, null, poison) : new Expected(null, values, tolerances, poison);
   }
 
   private static void check(Case c, long count, Expected expected, List<long[]> results) {
@@ -371,7 +532,7 @@ public abstract class CollectiveCorrectnessSuite {
       if (failure != null) {
         fail(failure);
       }
-      if (c.collective() != Collective.REDUCE_SCATTER) {
+      if (sameOnEveryRank(c.collective())) {
         assertArrayEquals(results.get(0), got, c + ", count " + count + ", rank " + rank
             + ": not bitwise equal to rank 0's result");
       }
@@ -380,7 +541,8 @@ public abstract class CollectiveCorrectnessSuite {
 
   /**
    * Checks one rank's result against the expected one: null when right, else what is wrong. (That every
-   * rank's result but ReduceScatter's is bitwise rank 0's is checked by the caller, who has them all.)
+   * rank's result is bitwise rank 0's where it must be, {@link #sameOnEveryRank}, is checked by the caller,
+   * who has them all.)
    */
   public static String checkRank(Case c, long count, Expected expected, int rank, long[] got) {
     String where = c + ", count " + count + ", rank " + rank;
@@ -424,6 +586,105 @@ public abstract class CollectiveCorrectnessSuite {
     return Arrays.stream(worldSizes()).mapToObj(ranks -> DynamicTest.dynamicTest(
         "a plan of coalesced, in-place and multi-step collectives on " + ranks + " ranks",
         () -> runPlan(ranks)));
+  }
+
+  @TestFactory
+  Stream<DynamicNode> newCollectivesPlans() {
+    return Arrays.stream(worldSizes()).mapToObj(ranks -> DynamicTest.dynamicTest(
+        "a plan of Reduce (coalesced), Gather, Scatter and AllToAll over two steps on " + ranks + " ranks",
+        () -> {
+          for (String failure : clusterOf(ranks).call(CollectiveCorrectnessSuite::runNewCollectivesPlanOnRank)) {
+            assertEquals("", failure);
+          }
+        }));
+  }
+
+  /**
+   * Builds and runs, on {@code comm}'s rank (every rank must call it), a plan of the collectives of issue
+   * 17: step 0 reduces a and b (SUM, in place, root n-1: one coalesced call), gathers part into all
+   * (root 0, out of place), scatters whole in place (root 0, U8), and exchanges x into y (AllToAll, F64);
+   * step 1 reduces (MAX, root 0, out of place) what step 0's AllToAll wrote into ymax. Returns "" when every
+   * result is right (the ranks but the root untouched), else what is wrong.
+   */
+  public static String runNewCollectivesPlanOnRank(Communicator comm) {
+    int n = comm.size();
+    int r = comm.rank();
+    PlanBuilder b = new PlanBuilder("suite.NewCollectives", comm, 0);
+    int a = b.buffer("a", DataType.F32, 3, "{\"3\"}", null);
+    int bb = b.buffer("b", DataType.F32, 2, "{\"2\"}", null);
+    int part = b.buffer("part", DataType.I32, 2, "{\"2\"}", null);
+    int all = b.buffer("all", DataType.I32, 2L * n, "{\"ranks\", \"2\"}", null);
+    int whole = b.buffer("whole", DataType.U8, 3L * n, "{\"ranks\", \"3\"}", null);
+    int x = b.buffer("x", DataType.F64, 2L * n, "{\"ranks\", \"2\"}", null);
+    int y = b.buffer("y", DataType.F64, 2L * n, "{\"ranks\", \"2\"}", null);
+    int ymax = b.buffer("ymax", DataType.F64, 2L * n, "{\"ranks\", \"2\"}", null);
+    b.collective(0, Collective.REDUCE, a, a, ReduceOp.SUM, n - 1);
+    b.collective(0, Collective.REDUCE, bb, bb, ReduceOp.SUM, n - 1);
+    b.collective(0, Collective.GATHER, part, all, null, 0);
+    b.collective(0, Collective.SCATTER, whole, whole, null, 0);
+    b.collective(0, Collective.ALL_TO_ALL, x, y, null, -1);
+    b.collective(1, Collective.REDUCE, y, ymax, ReduceOp.MAX, 0);
+    List<String> wrong = new ArrayList<>();
+    try (Plan plan = b.build()) {
+      if (plan.schedule().steps().getFirst().calls().getFirst().fields().size() != 2) {
+        wrong.add("a and b were not coalesced: " + plan.describe());
+      }
+      ((F32Buffer) plan.buffer(a)).copyFrom(new float[] {r, 1, 2 * r});
+      ((F32Buffer) plan.buffer(bb)).copyFrom(new float[] {5, r});
+      ((I32Buffer) plan.buffer(part)).copyFrom(new int[] {10 * r, 10 * r + 1});
+      ((I32Buffer) plan.buffer(all)).fill(-9);
+      U8Buffer pw = (U8Buffer) plan.buffer(whole);
+      for (int i = 0; i < 3 * n; i++) {
+        pw.set(i, (byte) (r == 0 ? i + 1 : 200 + r)); // only root 0's matters
+      }
+      F64Buffer px = (F64Buffer) plan.buffer(x);
+      for (int i = 0; i < 2 * n; i++) {
+        px.set(i, 1000 * r + i); // slice j (elements 2j, 2j+1) goes to rank j
+      }
+      ((F64Buffer) plan.buffer(ymax)).fill(-1);
+      plan.execute(comm.stream());
+      comm.stream().synchronize();
+      double sumR = n * (n - 1) / 2.0;
+      boolean last = r == n - 1;
+      expect(wrong, "a", toDoubles(((F32Buffer) plan.buffer(a)).toArray()),
+          last ? new double[] {sumR, n, 2 * sumR} : new double[] {r, 1, 2 * r});
+      expect(wrong, "b", toDoubles(((F32Buffer) plan.buffer(bb)).toArray()),
+          last ? new double[] {5 * n, sumR} : new double[] {5, r});
+      int[] wantAll = new int[2 * n];
+      for (int k = 0; k < n; k++) {
+        wantAll[2 * k] = r == 0 ? 10 * k : -9;
+        wantAll[2 * k + 1] = r == 0 ? 10 * k + 1 : -9;
+      }
+      if (!Arrays.equals(((I32Buffer) plan.buffer(all)).toArray(), wantAll)) {
+        wrong.add("all " + Arrays.toString(((I32Buffer) plan.buffer(all)).toArray()) + " != " + Arrays.toString(wantAll));
+      }
+      for (int i = 0; i < 3 * n; i++) { // in place: this rank's slice has root 0's slice r; the rest is untouched
+        int want = i / 3 == r ? i + 1 : (r == 0 ? i + 1 : 200 + r);
+        if (pw.getUnsigned(i) != want) {
+          wrong.add("whole[" + i + "] = " + pw.getUnsigned(i) + ", expected " + want);
+        }
+      }
+      double[] wantY = new double[2 * n];
+      double[] wantMax = new double[2 * n];
+      for (int k = 0; k < n; k++) { // slice k of y comes from rank k: its elements 2r, 2r+1
+        wantY[2 * k] = 1000 * k + 2 * r;
+        wantY[2 * k + 1] = 1000 * k + 2 * r + 1;
+      }
+      for (int i = 0; i < 2 * n; i++) { // max over ranks q of y_q[i] = 1000·(i / 2) + 2q + i % 2
+        wantMax[i] = r == 0 ? 1000 * (i / 2) + 2 * (n - 1) + i % 2 : -1;
+      }
+      expect(wrong, "y", ((F64Buffer) plan.buffer(y)).toArray(), wantY);
+      expect(wrong, "ymax", ((F64Buffer) plan.buffer(ymax)).toArray(), wantMax);
+    }
+    return wrong.isEmpty() ? "" : "rank " + r + ": " + wrong;
+  }
+
+  private static double[] toDoubles(float[] values) {
+    double[] d = new double[values.length];
+    for (int i = 0; i < values.length; i++) {
+      d[i] = values[i];
+    }
+    return d;
   }
 
   /**

@@ -77,7 +77,8 @@ public final class CollectiveReference {
   }
 
   /**
-   * The unit roundoff of the type itself (2^-11 F16, 2^-8 BF16, 2^-24 F32, 2^-53 F64): what a backend
+   * The unit roundoff of the type itself (2^-11 F16, 2^-8 BF16, 2^-24 F32, 2^-53 F64, 2^-4 F8E4M3, 2^-3
+   * F8E5M2): what a backend
    * accumulates in when partial results travel between devices in the buffer's own type, as NCCL's ring
    * and tree algorithms do.
    */
@@ -86,6 +87,8 @@ public final class CollectiveReference {
       case F16 -> 0x1p-11;
       case BF16 -> 0x1p-8;
       case F32 -> 0x1p-24;
+      case F8E4M3 -> 0x1p-4;
+      case F8E5M2 -> 0x1p-3;
       default -> 0x1p-53;
     };
   }
@@ -101,8 +104,9 @@ public final class CollectiveReference {
    *   <li>AVG: the sum's bound divided by n, plus one more rounding for the division, u·|e| (NCCL's
    *       pre-multiplying each value by 1/n instead stays within the same bound).
    *   <li>PROD of n values is within about (n-1)·u·|e|; (n+1)·u·|e| is used.
-   *   <li>The 16-bit types are rounded once more to the type at the end: half an ulp, 2^-11·|e| for F16
-   *       and 2^-8·|e| for BF16, plus the smallest subnormal of the type for results near zero.
+   *   <li>The 16- and 8-bit types are rounded once more to the type at the end: half an ulp, 2^-11·|e|
+   *       for F16, 2^-8·|e| for BF16, 2^-4·|e| for F8E4M3 and 2^-3·|e| for F8E5M2, plus the smallest
+   *       subnormal of the type for results near zero.
    * </ul>
    */
   public static double tolerance(DataType type, ReduceOp op, double[] inputs, double exact, double u) {
@@ -123,6 +127,8 @@ public final class CollectiveReference {
     double finalRounding = switch (type) {
       case F16 -> 0x1p-11 * Math.abs(exact) + 0x1p-24;
       case BF16 -> 0x1p-8 * Math.abs(exact) + 0x1p-133;
+      case F8E4M3 -> 0x1p-4 * Math.abs(exact) + 0x1p-9;
+      case F8E5M2 -> 0x1p-3 * Math.abs(exact) + 0x1p-16;
       default -> 0;
     };
     return accumulation + finalRounding;

@@ -1,6 +1,7 @@
 package dev.commplan.runtime;
 
 import dev.commplan.annotations.ReduceOp;
+import dev.commplan.model.Collective;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import java.util.ArrayList;
@@ -13,7 +14,9 @@ import java.util.stream.IntStream;
 /**
  * Host writes and reads around collectives, the way users fail (issue 15), for any backend: each cycle
  * writes fresh values from the host, executes at once, synchronizes, reads back at once and checks every
- * element against a reference. Randomized over every collective, in place and out of place, direct calls
+ * element against a reference. Randomized over every collective (issue 17's included: Reduce and Gather
+ * also check that the ranks but the root keep their poison; Send and Recv as a wrapped ring, one group),
+ * in place and out of place (AllToAll and the ring: out of place only), direct calls
  * and plans (plan-owned buffers, zeroed at build, and bound ones), the backend's streams and buffer pools
  * ({@link Resources}: on NCCL its own and wrapped streams, allocated and wrapped device pointers), F32
  * and U8 (byte-granular sizes), and sizes from 4 B to {@link Config#maxBytes()} with many just below
@@ -51,7 +54,10 @@ public final class OrderingStress {
   private static final float F32_POISON = -7777f;
   private static final byte U8_POISON = (byte) 0xA5;
 
-  enum Op { ALL_REDUCE, BROADCAST, ALL_GATHER, REDUCE_SCATTER }
+  enum Op { ALL_REDUCE, BROADCAST, ALL_GATHER, REDUCE_SCATTER, REDUCE, GATHER, SCATTER, ALL_TO_ALL, SEND_RECV }
+
+  /** What {@link #expected} returns where the receive side must keep its poison (Reduce, Gather off the root). */
+  private static final int UNTOUCHED = Integer.MIN_VALUE;
 
   enum Way { DIRECT, PLAN_OWNED, PLAN_BOUND }
 
@@ -92,7 +98,7 @@ public final class OrderingStress {
     for (int cycle = 0; cycle < config.cycles(); cycle++) {
       Op op = Op.values()[random.nextInt(Op.values().length)];
       DataType type = random.nextInt(3) == 0 ? DataType.U8 : DataType.F32;
-      boolean inPlace = random.nextBoolean();
+      boolean inPlace = random.nextBoolean() && op != Op.ALL_TO_ALL && op != Op.SEND_RECV;
       Way way = Way.values()[random.nextInt(Way.values().length)];
       NamedStream stream = streams.get(random.nextInt(streams.size()));
       Pool pool = pools.get(random.nextInt(pools.size()));
@@ -101,7 +107,8 @@ public final class OrderingStress {
         huge++;
       }
       long count = Math.max(1, bytes / type.byteSize());
-      if (op == Op.REDUCE_SCATTER || op == Op.ALL_GATHER) {
+      if (op == Op.REDUCE_SCATTER || op == Op.ALL_GATHER || op == Op.GATHER || op == Op.SCATTER
+          || op == Op.ALL_TO_ALL) {
         count = Math.max(1, count / n); // the per-rank slice; the whole is n times that
       }
       int root = random.nextInt(n);
@@ -166,8 +173,8 @@ public final class OrderingStress {
   private long cycle(int cycle, Op op, DataType type, boolean inPlace, Way way, Stream stream, Pool pool,
       long count, int root, long slack, int writeHow, int readHow) {
     int t = type == DataType.F32 ? 0 : 1;
-    long sendCount = op == Op.REDUCE_SCATTER ? count * n : count;
-    long recvCount = op == Op.ALL_GATHER ? count * n : count;
+    long sendCount = op == Op.REDUCE_SCATTER || op == Op.SCATTER || op == Op.ALL_TO_ALL ? count * n : count;
+    long recvCount = op == Op.ALL_GATHER || op == Op.GATHER || op == Op.ALL_TO_ALL ? count * n : count;
     long t0 = System.nanoTime();
     Plan plan = null;
     Buffer send;
@@ -210,7 +217,7 @@ public final class OrderingStress {
     phaseNanos[0] += t1 - t0;
     try {
       // 1. host writes: poison what the collective must overwrite, then this cycle's inputs
-      if (!inPlace || op == Op.ALL_GATHER) {
+      if (!inPlace || op == Op.ALL_GATHER || op == Op.GATHER) {
         fill(inPlace ? whole : recv, writeHow);
       }
       write(send, cycle, rank, writeHow);
@@ -226,7 +233,7 @@ public final class OrderingStress {
       stream.synchronize();
       long t3 = System.nanoTime();
       phaseNanos[2] += t3 - t2;
-      wrongElements += check(op, recv, cycle, count, root, readHow);
+      wrongElements += check(op, recv, cycle, count, root, readHow, inPlace);
       phaseNanos[3] += System.nanoTime() - t3;
       return send.byteSize() + recv.byteSize();
     } finally {
@@ -244,6 +251,14 @@ public final class OrderingStress {
       case BROADCAST -> b.broadcast(0, s, r, root);
       case ALL_GATHER -> b.allGather(0, s, r);
       case REDUCE_SCATTER -> b.reduceScatter(0, s, r, ReduceOp.SUM);
+      case REDUCE -> b.collective(0, Collective.REDUCE, s, r, ReduceOp.SUM, root);
+      case GATHER -> b.collective(0, Collective.GATHER, s, r, null, root);
+      case SCATTER -> b.collective(0, Collective.SCATTER, s, r, null, root);
+      case ALL_TO_ALL -> b.collective(0, Collective.ALL_TO_ALL, s, r, null, -1);
+      case SEND_RECV -> {
+        b.send(0, s, "(rank + 1) % ranks");
+        b.recv(0, r, "(rank - 1) % ranks");
+      }
     }
   }
 
@@ -253,17 +268,27 @@ public final class OrderingStress {
       case BROADCAST -> comm.broadcast(send, recv, root, stream);
       case ALL_GATHER -> comm.allGather(send, recv, stream);
       case REDUCE_SCATTER -> comm.reduceScatter(send, recv, ReduceOp.SUM, stream);
+      case REDUCE -> comm.reduce(send, recv, ReduceOp.SUM, root, stream);
+      case GATHER -> comm.gather(send, recv, root, stream);
+      case SCATTER -> comm.scatter(send, recv, root, stream);
+      case ALL_TO_ALL -> comm.allToAll(send, recv, stream);
+      case SEND_RECV -> {
+        comm.groupStart();
+        comm.send(send, (rank + 1) % n, stream);
+        comm.recv(recv, (rank - 1 + n) % n, stream);
+        comm.groupEnd();
+      }
     }
   }
 
-  /** In place, NCCL's arrangement: AllGather sends the rank-th slice; the others the whole buffer. */
+  /** In place, NCCL's arrangement: AllGather and Gather send the rank-th slice; the others the whole buffer. */
   private Buffer sliceForSend(Op op, Buffer whole, long count) {
-    return op == Op.ALL_GATHER ? slice(whole, rank * count, count) : whole;
+    return op == Op.ALL_GATHER || op == Op.GATHER ? slice(whole, rank * count, count) : whole;
   }
 
-  /** In place: ReduceScatter's result is the rank-th slice; the others write the whole buffer. */
+  /** In place: ReduceScatter's and Scatter's result is the rank-th slice; the others write the whole buffer. */
   private Buffer sliceForRecv(Op op, Buffer whole, long count) {
-    return op == Op.REDUCE_SCATTER ? slice(whole, rank * count, count) : whole;
+    return op == Op.REDUCE_SCATTER || op == Op.SCATTER ? slice(whole, rank * count, count) : whole;
   }
 
   private static Buffer slice(Buffer b, long from, long length) {
@@ -331,13 +356,22 @@ public final class OrderingStress {
     return len >= (1 << 20) ? range.parallel() : range;
   }
 
-  /** The expected element i of the receive side, as an int (U8 compares its low byte). */
-  private int expected(Op op, int cycle, long count, int root, long i) {
+  /**
+   * The expected element i of the receive side, as an int (U8 compares its low byte), or {@link
+   * #UNTOUCHED} where the poison must still be there.
+   */
+  private int expected(Op op, int cycle, long count, int root, long i, boolean inPlace) {
     return switch (op) {
       case ALL_REDUCE -> sum(cycle, i);
       case BROADCAST -> value(cycle, root, i);
       case ALL_GATHER -> value(cycle, (int) (i / count), i % count);
       case REDUCE_SCATTER -> sum(cycle, rank * count + i);
+      case REDUCE -> rank == root ? sum(cycle, i) : inPlace ? value(cycle, rank, i) : UNTOUCHED;
+      case GATHER -> rank == root ? value(cycle, (int) (i / count), i % count)
+          : inPlace && i / count == rank ? value(cycle, rank, i % count) : UNTOUCHED;
+      case SCATTER -> value(cycle, root, rank * count + i);
+      case ALL_TO_ALL -> value(cycle, (int) (i / count), rank * count + i % count);
+      case SEND_RECV -> value(cycle, (rank - 1 + n) % n, i);
     };
   }
 
@@ -350,7 +384,7 @@ public final class OrderingStress {
   }
 
   /** Reads the receive side back (toArray, partial copyTo, or get per element) and counts wrong elements. */
-  private long check(Op op, Buffer recv, int cycle, long count, int root, int how) {
+  private long check(Op op, Buffer recv, int cycle, long count, int root, int how, boolean inPlace) {
     int len = (int) recv.length();
     if (recv instanceof F32Buffer f) {
       float[] got;
@@ -365,7 +399,10 @@ public final class OrderingStress {
         got = f32(len);
         f.copyTo(0, got, 0, len);
       }
-      return indices(len).filter(i -> got[i] != expected(op, cycle, count, root, i)).count();
+      return indices(len).filter(i -> {
+        int want = expected(op, cycle, count, root, i, inPlace);
+        return got[i] != (want == UNTOUCHED ? F32_POISON : want);
+      }).count();
     }
     U8Buffer u = (U8Buffer) recv;
     byte[] got;
@@ -380,7 +417,10 @@ public final class OrderingStress {
       got = u8(len);
       u.copyTo(0, got, 0, len);
     }
-    return indices(len).filter(i -> got[i] != (byte) expected(op, cycle, count, root, i)).count();
+    return indices(len).filter(i -> {
+      int want = expected(op, cycle, count, root, i, inPlace);
+      return got[i] != (want == UNTOUCHED ? U8_POISON : (byte) want);
+    }).count();
   }
 
   private float[] f32(long length) {

@@ -2,7 +2,7 @@ package dev.commplan.runtime;
 
 /**
  * Test helper: every buffer's contents as bit patterns in a {@code long[]} (the low {@code 8 ×
- * byteSize} bits of each element), so that one piece of test code handles all ten data types and
+ * byteSize} bits of each element), so that one piece of test code handles every data type and
  * "bitwise equal" is just array equality.
  */
 public final class TypedBits {
@@ -38,6 +38,8 @@ public final class TypedBits {
       case U32Buffer b -> b.copyFrom(ints(bits));
       case I64Buffer b -> b.copyFrom(bits.clone());
       case U64Buffer b -> b.copyFrom(bits.clone());
+      case F8E4M3Buffer b -> b.copyFromBits(bytes(bits));
+      case F8E5M2Buffer b -> b.copyFromBits(bytes(bits));
     }
   }
 
@@ -66,6 +68,8 @@ public final class TypedBits {
       case U32Buffer b -> widen(b.toArray(), out, mask);
       case I64Buffer b -> System.arraycopy(b.toArray(), 0, out, 0, out.length);
       case U64Buffer b -> System.arraycopy(b.toArray(), 0, out, 0, out.length);
+      case F8E4M3Buffer b -> widen(b.toBitsArray(), out, mask);
+      case F8E5M2Buffer b -> widen(b.toBitsArray(), out, mask);
     }
     return out;
   }
@@ -77,17 +81,21 @@ public final class TypedBits {
       case BF16 -> BF16Buffer.fromBits((short) bits);
       case F32 -> Float.intBitsToFloat((int) bits);
       case F64 -> Double.longBitsToDouble(bits);
+      case F8E4M3 -> F8E4M3Buffer.fromBits((byte) bits);
+      case F8E5M2 -> F8E5M2Buffer.fromBits((byte) bits);
       default -> throw new IllegalArgumentException(type + " is not a floating-point type");
     };
   }
 
-  /** The bit pattern of the value of {@code type} nearest {@code value} (via float for the 16-bit types). */
+  /** The bit pattern of the value of {@code type} nearest {@code value} (via float for the 16- and 8-bit types). */
   public static long fromDouble(DataType type, double value) {
     return switch (type) {
       case F16 -> Float.floatToFloat16((float) value) & 0xFFFFL;
       case BF16 -> BF16Buffer.toBits((float) value) & 0xFFFFL;
       case F32 -> Float.floatToRawIntBits((float) value) & 0xFFFF_FFFFL;
       case F64 -> Double.doubleToRawLongBits(value);
+      case F8E4M3 -> F8E4M3Buffer.toBits((float) value) & 0xFFL;
+      case F8E5M2 -> F8E5M2Buffer.toBits((float) value) & 0xFFL;
       default -> throw new IllegalArgumentException(type + " is not a floating-point type");
     };
   }

@@ -53,6 +53,7 @@ public final class LocalCluster implements Cluster {
   private final CommOptions options;
   private final Duration rendezvousTimeout;
   private final LocalRendezvous rendezvous;
+  private final LocalMailboxes mailboxes;
   private final LocalCommunicator[] communicators;
   /** The rank threads and the failure rules every backend shares; aborting means what {@link Control} says. */
   private final RankSupervisor supervisor;
@@ -89,6 +90,7 @@ public final class LocalCluster implements Cluster {
     this.options = options;
     this.rendezvousTimeout = options.timeout();
     this.rendezvous = new LocalRendezvous(this, ranks, rendezvousTimeout);
+    this.mailboxes = new LocalMailboxes(this, ranks, rendezvousTimeout);
     this.communicators = new LocalCommunicator[ranks];
     for (int rank = 0; rank < ranks; rank++) {
       communicators[rank] = new LocalCommunicator(this, rank);
@@ -109,6 +111,7 @@ public final class LocalCluster implements Cluster {
     @Override
     public void abortRanks(int failedRank, Throwable cause, IntPredicate stillRunning) {
       rendezvous.abort(failedRank, cause);
+      mailboxes.abort(failedRank, cause);
       String who = failedRank >= 0 ? "rank " + failedRank : "the caller of run";
       String why = brief(cause);
       long now = System.nanoTime();
@@ -249,6 +252,11 @@ public final class LocalCluster implements Cluster {
     return rendezvous;
   }
 
+  /** Where sends meet their receives. */
+  LocalMailboxes mailboxes() {
+    return mailboxes;
+  }
+
   /**
    * Closes every rank: stops the stream workers (work still pending is dropped, a collective still waiting
    * is woken) and frees all memory allocated through the communicators. Idempotent.
@@ -263,6 +271,7 @@ public final class LocalCluster implements Cluster {
     }
     // Wake any worker still waiting at a collective so that shutting it down cannot block.
     rendezvous.abort(-1, new CommPlanException("the local cluster was closed"));
+    mailboxes.abort(-1, new CommPlanException("the local cluster was closed"));
     for (LocalCommunicator comm : communicators) {
       comm.close();
     }

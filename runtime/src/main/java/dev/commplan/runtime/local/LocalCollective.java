@@ -17,6 +17,7 @@ final class LocalCollective implements LocalStream.Work {
   final Collective collective;
   final DataType type;
   final ReduceOp op;
+  /** The root of a rooted collective; the peer of a send or receive. */
   final int root;
   final long count;
   final LocalMemory send;
@@ -79,8 +80,11 @@ final class LocalCollective implements LocalStream.Work {
     if (op != null) {
       s.append(' ').append(op);
     }
-    if (collective == Collective.BROADCAST) {
+    if (collective.hasRoot()) {
       s.append(" root ").append(root);
+    }
+    if (collective.pointToPoint()) {
+      s.append(collective == Collective.SEND ? " to rank " : " from rank ").append(root);
     }
     return s.append(", count ").append(count).toString();
   }

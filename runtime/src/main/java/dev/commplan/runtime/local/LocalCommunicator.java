@@ -25,10 +25,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * One rank of a {@link LocalCluster}. Collectives are checked ({@link PlanRules}) and enqueued on
  * the rank's {@link LocalStream}; the stream's worker runs them, meeting the other ranks' workers.
  *
- * <p>Groups: {@link #groupStart()} and {@link #groupEnd()} may nest, as in NCCL; the calls inside a group
- * are simply enqueued and run one after the other, in order. That gives the results of a valid NCCL
+ * <p>Groups: {@link #groupStart()} and {@link #groupEnd()} may nest, as in NCCL; the collectives inside a
+ * group are simply enqueued and run one after the other, in order. That gives the results of a valid NCCL
  * group, whose calls must not depend on one another (the plan processor and {@code PlanBuilder} check
- * that they do not race).
+ * that they do not race). The group's sends and receives are enqueued together when it closes, as one
+ * {@link LocalTransfers} (so that a ring exchange in one group does not deadlock, as on NCCL).
  */
 public final class LocalCommunicator extends AbstractCommunicator {
   private final LocalCluster cluster;
@@ -37,6 +38,9 @@ public final class LocalCommunicator extends AbstractCommunicator {
   private final Set<LocalMemory> openBlocks = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
   private int groupDepth;
+  /** The sends and receives of the open group, issued together when it closes. */
+  private final List<LocalMailboxes.Transfer> groupSends = new ArrayList<>();
+  private final List<LocalMailboxes.Transfer> groupRecvs = new ArrayList<>();
   /** The number the next collective gets; touched only by the stream's worker, in stream order. */
   private long nextSequenceNumber;
 
@@ -90,12 +94,28 @@ public final class LocalCommunicator extends AbstractCommunicator {
   @Override
   public CompiledSchedule compile(Schedule schedule) {
     PlanRules.checkSchedule(this, schedule);
-    List<LocalCollective> work = new ArrayList<>();
+    List<LocalStream.Work> work = new ArrayList<>();
     int[] stepStart = new int[schedule.steps().size() + 1]; // step i's calls are [stepStart[i], stepStart[i + 1])
     int index = 0;
     for (Step step : schedule.steps()) {
       stepStart[index++] = work.size();
+      List<LocalMailboxes.Transfer> sends = new ArrayList<>();
+      List<LocalMailboxes.Transfer> recvs = new ArrayList<>();
+      List<String> transferFields = new ArrayList<>();
       for (CollectiveCall call : step.calls()) {
+        if (call.collective().pointToPoint()) {
+          if (call.peer() >= 0) { // a peer outside the ranks: nothing to do on this rank
+            LocalCollective unlabelled = transfer(call.collective(), call.dataType(), call.peer(), call.count(),
+                call.sendMemory(), call.sendByteOffset(), null);
+            LocalCollective labelled = transfer(call.collective(), call.dataType(), call.peer(), call.count(),
+                call.sendMemory(), call.sendByteOffset(),
+                new OperationLabel(schedule.planName(), step.number(), unlabelled.describe(), call.fields()));
+            (call.collective() == Collective.SEND ? sends : recvs)
+                .add(new LocalMailboxes.Transfer(labelled, call.peer()));
+            transferFields.addAll(call.fields());
+          }
+          continue;
+        }
         LocalCollective unlabelled = new LocalCollective(this, call.collective(), call.dataType(), call.op(),
             call.root(), call.count(), local(call.sendMemory()), call.sendByteOffset(), local(call.recvMemory()),
             call.recvByteOffset());
@@ -105,9 +125,13 @@ public final class LocalCommunicator extends AbstractCommunicator {
         work.add(new LocalCollective(this, call.collective(), call.dataType(), call.op(), call.root(), call.count(),
             unlabelled.send, unlabelled.sendOffset, unlabelled.recv, unlabelled.recvOffset, label));
       }
+      if (!sends.isEmpty() || !recvs.isEmpty()) { // the step's transfers, one group, after its collectives
+        work.add(new LocalTransfers(cluster.mailboxes(), sends, recvs, new OperationLabel(schedule.planName(),
+            step.number(), LocalTransfers.describe(sends, recvs), transferFields)));
+      }
     }
     stepStart[index] = work.size();
-    LocalCollective[] items = work.toArray(LocalCollective[]::new);
+    LocalStream.Work[] items = work.toArray(LocalStream.Work[]::new);
     return (target, fromIndex, toIndex) -> {
       checkOwnStream(target);
       if (fromIndex < 0) {
@@ -124,7 +148,27 @@ public final class LocalCommunicator extends AbstractCommunicator {
   @Override
   protected void enqueueDirect(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int root,
       Stream stream) {
+    if (collective.pointToPoint()) {
+      LocalMailboxes.Transfer t = new LocalMailboxes.Transfer(
+          transfer(collective, send.dataType(), root, count, send.memory(), send.byteOffset(), null), root);
+      if (groupDepth > 0) { // issued together at the end of the group, as NCCL does
+        (collective == Collective.SEND ? groupSends : groupRecvs).add(t);
+      } else {
+        List<LocalMailboxes.Transfer> one = List.of(t);
+        List<LocalMailboxes.Transfer> none = List.of();
+        this.stream.enqueue(new LocalTransfers(cluster.mailboxes(), collective == Collective.SEND ? one : none,
+            collective == Collective.SEND ? none : one, t.call.label));
+      }
+      return;
+    }
     enqueue(collective, op, root, count, send, recv);
+  }
+
+  /** A send or receive of {@code count} elements at {@code offset} of {@code memory}; {@code peer} is kept as its root. */
+  private LocalCollective transfer(Collective collective, dev.commplan.runtime.DataType type, int peer, long count,
+      DeviceMemory memory, long offset, OperationLabel label) {
+    LocalMemory block = local(memory);
+    return new LocalCollective(this, collective, type, null, peer, count, block, offset, block, offset, label);
   }
 
   @Override
@@ -143,13 +187,21 @@ public final class LocalCommunicator extends AbstractCommunicator {
     groupDepth++;
   }
 
-  /** Closes the innermost group. */
+  /** Closes the innermost group; the outermost enqueues the group's sends and receives, together. */
   @Override
   protected void closeGroup() {
     if (groupDepth == 0) {
       throw new IllegalStateException("rank " + rank + ": groupEnd() without a matching groupStart()");
     }
     groupDepth--;
+    if (groupDepth == 0 && (!groupSends.isEmpty() || !groupRecvs.isEmpty())) {
+      List<LocalMailboxes.Transfer> sends = List.copyOf(groupSends);
+      List<LocalMailboxes.Transfer> recvs = List.copyOf(groupRecvs);
+      groupSends.clear();
+      groupRecvs.clear();
+      stream.enqueue(new LocalTransfers(cluster.mailboxes(), sends, recvs,
+          OperationLabel.direct(LocalTransfers.describe(sends, recvs) + " (one group)")));
+    }
   }
 
   @Override

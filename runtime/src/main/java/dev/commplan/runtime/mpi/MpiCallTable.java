@@ -5,15 +5,15 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.DataType;
-import dev.commplan.runtime.mpi.internal.UserOps;
 import dev.commplan.runtime.mpi.internal.Mpi;
+import dev.commplan.runtime.mpi.internal.MpiCollectives;
+import dev.commplan.runtime.mpi.internal.UserOps;
 import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Step;
 import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.spi.HostMemoryBlock;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -38,23 +38,28 @@ import java.util.Map;
  *       table, and the completed result is copied into the rank-th slice: only recv is written, as on
  *       NCCL.
  *   <li>Broadcast: {@code MPI_Ibcast} on recv; out of place, the root first copies send into recv.
+ *   <li>Reduce: {@code MPI_Ireduce}; in place, the root passes {@code MPI_IN_PLACE} as the send buffer
+ *       (the other ranks' one buffer is their input). Only the root's recv is written (and divided, AVG).
+ *   <li>Gather: {@code MPI_Igather}; NCCL's in place on the root (send is the root's slice of recv) is
+ *       MPI's {@code MPI_IN_PLACE} as the root's send buffer.
+ *   <li>Scatter: {@code MPI_Iscatter}; NCCL's in place on the root (recv is the root's slice of send) is
+ *       MPI's {@code MPI_IN_PLACE} as the root's receive buffer.
+ *   <li>AllToAll: {@code MPI_Ialltoall}, with NCCL's count per peer; out of place only.
+ *   <li>Send, Recv: {@code MPI_Isend}, {@code MPI_Irecv}, with the tag 1 + the number of earlier sends to
+ *       (receives from) the same peer in the step, so that a step's pairs between two ranks are kept apart
+ *       whatever MPI's progress; both sides count the same, since every rank issues a step's transfers in
+ *       the plan's pairing order. A transfer whose peer is none on this rank is not in the table.
  *   <li>Types: F32, F64 and the integers are MPI's fixed-size types. Signed SUM, PROD and AVG run on the
  *       unsigned type of the same width: two's-complement wrapping gives the same bits, and C leaves
  *       signed overflow undefined. 8-bit SUM, PROD and AVG use {@link UserOps}' wrapping ops, since Open
- *       MPI 4.1's AVX component saturates 8-bit sums. F16 and BF16 travel as {@code MPI_UINT16_T} and reduce with {@link
- *       UserOps}' user ops.
+ *       MPI 4.1's AVX component saturates 8-bit sums. F16 and BF16 travel as {@code MPI_UINT16_T}, F8E4M3
+ *       and F8E5M2 as {@code MPI_UINT8_T}, and reduce with {@link UserOps}' user ops ({@link MpiTypes}).
  *   <li>AVG is SUM, then a division by the rank count once the call completed: floating point in the
  *       type's arithmetic (16-bit types through float), integers as NCCL's SumPostDiv (the wrapped sum,
  *       divided truncating toward zero, unsigned for unsigned types).
  * </ul>
  */
 final class MpiCallTable {
-  private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
-  private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
-  private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
-  private static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED;
-  private static final ValueLayout.OfDouble DOUBLE = ValueLayout.JAVA_DOUBLE_UNALIGNED;
-
   final String planName;
   private final int ranks;
   private final int[] stepStart; // calls of step s are [stepStart[s], stepStart[s + 1])
@@ -65,7 +70,8 @@ final class MpiCallTable {
   private final int[] count;
   private final long[] type;
   private final long[] op;
-  private final int[] root;
+  private final int[] root; // the root, or a send's or receive's peer
+  private final int[] tag; // a send's or receive's tag
   // Broadcast out of place, on the root: copy send into recv before the call.
   private final MemorySegment[] preFrom;
   private final long[] preFromOffset;
@@ -90,7 +96,9 @@ final class MpiCallTable {
     this.ranks = comm.size();
     int calls = 0;
     for (Step step : steps) {
-      calls += step.calls().size();
+      for (CollectiveCall call : step.calls()) {
+        calls += call.transfers() ? 1 : 0;
+      }
     }
     stepStart = new int[steps.size() + 1];
     stepNumber = new int[steps.size()];
@@ -102,6 +110,7 @@ final class MpiCallTable {
     type = new long[calls];
     op = new long[calls];
     root = new int[calls];
+    tag = new int[calls];
     preFrom = new MemorySegment[calls];
     preFromOffset = new long[calls];
     preTo = new MemorySegment[calls];
@@ -124,6 +133,9 @@ final class MpiCallTable {
       stepStart[s] = i;
       stepNumber[s] = step.number();
       for (CollectiveCall call : step.calls()) {
+        if (!call.transfers()) {
+          continue; // a send or receive whose peer is none on this rank
+        }
         String where = where(planName, step.number(), call);
         description[i] = where;
         MpiMemory sm = memory(comm, call.sendMemory(), where, "send");
@@ -145,18 +157,20 @@ final class MpiCallTable {
         boolean sameBlock = sm == rm;
         boolean overlap = sameBlock && call.sendByteOffset() < call.recvByteOffset() + recvBytes
             && call.recvByteOffset() < call.sendByteOffset() + sendBytes;
-        boolean inPlace = sameBlock && switch (call.collective()) {
-          case ALL_REDUCE, BROADCAST -> call.sendByteOffset() == call.recvByteOffset();
-          case ALL_GATHER -> call.sendByteOffset() == call.recvByteOffset() + rank * call.count() * size;
-          case REDUCE_SCATTER -> call.recvByteOffset() == call.sendByteOffset() + rank * call.count() * size;
+        boolean inPlace = sameBlock && switch (call.collective().inPlace()) {
+          case SAME_BUFFER, ONE_BUFFER -> call.sendByteOffset() == call.recvByteOffset();
+          case SEND_IS_RANK_SLICE_OF_RECV -> call.sendByteOffset() == call.recvByteOffset() + rank * call.count() * size;
+          case RECV_IS_RANK_SLICE_OF_SEND -> call.recvByteOffset() == call.sendByteOffset() + rank * call.count() * size;
+          case NOT_ALLOWED -> false;
         };
         if (overlap && !inPlace) {
           throw new IllegalArgumentException(where + ": send and recv overlap on rank " + rank
               + " but are not NCCL's in-place arrangement");
         }
         ReduceOp reduce = call.op();
-        root[i] = call.root();
+        root[i] = call.collective().pointToPoint() ? call.peer() : call.root();
         kind[i] = call.collective();
+        boolean isRoot = call.collective().hasRoot() && rank == call.root();
         switch (call.collective()) {
           case ALL_REDUCE -> {
             send[i] = inPlace ? Mpi.IN_PLACE : sendAddress;
@@ -188,10 +202,29 @@ final class MpiCallTable {
               preToOffset[i] = call.recvByteOffset();
             }
           }
+          case REDUCE, GATHER -> {
+            send[i] = inPlace && isRoot ? Mpi.IN_PLACE : sendAddress;
+            recv[i] = recvAddress;
+          }
+          case SCATTER -> {
+            send[i] = sendAddress;
+            recv[i] = inPlace && isRoot ? Mpi.IN_PLACE : recvAddress;
+          }
+          case ALL_TO_ALL, SEND, RECV -> {
+            send[i] = sendAddress;
+            recv[i] = recvAddress;
+          }
         }
-        type[i] = mpiType(dt, reduce);
-        op[i] = reduce == null ? 0 : mpiOp(dt, reduce, where);
-        if (reduce == ReduceOp.AVG) {
+        if (call.collective().pointToPoint()) {
+          int earlier = 0; // the same kind to the same peer, earlier in this step
+          for (int j = stepStart[s]; j < i; j++) {
+            earlier += kind[j] == kind[i] && root[j] == root[i] ? 1 : 0;
+          }
+          tag[i] = 1 + earlier;
+        }
+        type[i] = MpiTypes.mpiType(dt, reduce);
+        op[i] = reduce == null ? 0 : MpiTypes.mpiOp(dt, reduce, where);
+        if (reduce == ReduceOp.AVG && (call.collective() != Collective.REDUCE || isRoot)) {
           avgType[i] = dt;
           avgAt[i] = rm.segment();
           avgOffset[i] = call.recvByteOffset();
@@ -204,11 +237,9 @@ final class MpiCallTable {
   }
 
   private static String where(String planName, int step, CollectiveCall call) {
-    String detail = switch (call.collective()) {
-      case ALL_REDUCE, REDUCE_SCATTER -> " " + call.op();
-      case BROADCAST -> " root " + call.root();
-      case ALL_GATHER -> "";
-    };
+    String detail = (call.op() != null ? " " + call.op() : "") + (call.collective().hasRoot() ? " root " + call.root() : "")
+        + (call.collective() == Collective.SEND ? " to rank " + call.peer() : "")
+        + (call.collective() == Collective.RECV ? " from rank " + call.peer() : "");
     String fields = call.fields().isEmpty() ? "" : " of " + call.fields();
     return String.format(Locale.ROOT, "plan %s, step %d: %s %s%s%s, count %d", planName, step,
         call.collective().label(), call.dataType(), detail, fields, call.count());
@@ -222,52 +253,6 @@ final class MpiCallTable {
       throw new IllegalStateException(where + ": the " + role + " memory " + memory + " is closed");
     }
     return mm;
-  }
-
-  /** The MPI datatype a call moves {@code type} as (see the class comment for signed SUM/PROD/AVG). */
-  static long mpiType(DataType type, ReduceOp op) {
-    boolean wraps = op == ReduceOp.SUM || op == ReduceOp.PROD || op == ReduceOp.AVG;
-    return switch (type) {
-      case F16, BF16 -> Mpi.Handles.UINT16;
-      case F32 -> Mpi.Handles.FLOAT;
-      case F64 -> Mpi.Handles.DOUBLE;
-      case I8 -> wraps ? Mpi.Handles.UINT8 : Mpi.Handles.INT8;
-      case U8 -> Mpi.Handles.UINT8;
-      case I32 -> wraps ? Mpi.Handles.UINT32 : Mpi.Handles.INT32;
-      case U32 -> Mpi.Handles.UINT32;
-      case I64 -> wraps ? Mpi.Handles.UINT64 : Mpi.Handles.INT64;
-      case U64 -> Mpi.Handles.UINT64;
-    };
-  }
-
-  /** The MPI op for {@code op} on {@code type}: predefined, or CommPlan's for F16/BF16; AVG is SUM. */
-  static long mpiOp(DataType type, ReduceOp op, String where) {
-    boolean bytes = (type == DataType.I8 || type == DataType.U8) && op != ReduceOp.MIN && op != ReduceOp.MAX;
-    if (type == DataType.F16 || type == DataType.BF16 || bytes) {
-      int index = switch (op) {
-        case SUM, AVG -> UserOps.SUM;
-        case PROD -> UserOps.PROD;
-        case MIN -> UserOps.MIN;
-        case MAX -> UserOps.MAX;
-      };
-      long handle;
-      MpiRuntime.LOCK.lock();
-      try {
-        handle = UserOps.op(bytes ? UserOps.WRAP8 : type == DataType.F16 ? UserOps.F16 : UserOps.BF16, index);
-      } finally {
-        MpiRuntime.LOCK.unlock();
-      }
-      if (handle < 0) {
-        throw MpiRuntime.error("MPI_Op_create", (int) -handle, "creating the " + type + " " + op + " reduction for " + where);
-      }
-      return handle;
-    }
-    return switch (op) {
-      case SUM, AVG -> Mpi.Handles.OP_SUM;
-      case PROD -> Mpi.Handles.OP_PROD;
-      case MIN -> Mpi.Handles.OP_MIN;
-      case MAX -> Mpi.Handles.OP_MAX;
-    };
   }
 
   int steps() {
@@ -305,10 +290,19 @@ final class MpiCallTable {
       }
       long request = base + 8L * i;
       int rc = switch (kind[i]) {
-        case ALL_REDUCE -> Mpi.MPI_Iallreduce(send[i], recv[i], count[i], type[i], op[i], comm, request);
-        case ALL_GATHER -> Mpi.MPI_Iallgather(send[i], count[i], type[i], recv[i], count[i], type[i], comm, request);
-        case REDUCE_SCATTER -> Mpi.MPI_Ireduce_scatter_block(send[i], recv[i], count[i], type[i], op[i], comm, request);
-        case BROADCAST -> Mpi.MPI_Ibcast(recv[i], count[i], type[i], root[i], comm, request);
+        case ALL_REDUCE -> MpiCollectives.MPI_Iallreduce(send[i], recv[i], count[i], type[i], op[i], comm, request);
+        case ALL_GATHER -> MpiCollectives.MPI_Iallgather(send[i], count[i], type[i], recv[i], count[i], type[i], comm, request);
+        case REDUCE_SCATTER -> MpiCollectives.MPI_Ireduce_scatter_block(send[i], recv[i], count[i], type[i], op[i], comm, request);
+        case BROADCAST -> MpiCollectives.MPI_Ibcast(recv[i], count[i], type[i], root[i], comm, request);
+        case REDUCE -> MpiCollectives.MPI_Ireduce(send[i], recv[i], count[i], type[i], op[i], root[i], comm, request);
+        case GATHER -> MpiCollectives.MPI_Igather(send[i], count[i], type[i], recv[i], count[i], type[i], root[i], comm,
+            request);
+        case SCATTER -> MpiCollectives.MPI_Iscatter(send[i], count[i], type[i], recv[i], count[i], type[i], root[i], comm,
+            request);
+        case ALL_TO_ALL -> MpiCollectives.MPI_Ialltoall(send[i], count[i], type[i], recv[i], count[i], type[i], comm,
+            request);
+        case SEND -> MpiCollectives.MPI_Isend(send[i], count[i], type[i], root[i], tag[i], comm, request);
+        case RECV -> MpiCollectives.MPI_Irecv(recv[i], count[i], type[i], root[i], tag[i], comm, request);
       };
       if (rc != Mpi.SUCCESS) {
         failedCode = rc;
@@ -335,7 +329,7 @@ final class MpiCallTable {
         MemorySegment.copy(postFrom[i], 0, postTo[i], postToOffset[i], bytes[i]);
       }
       if (avgType[i] != null) {
-        divide(avgType[i], avgAt[i], avgOffset[i], count[i], ranks);
+        MpiTypes.divide(avgType[i], avgAt[i], avgOffset[i], count[i], ranks);
       }
     }
   }
@@ -352,6 +346,12 @@ final class MpiCallTable {
       case ALL_GATHER -> "MPI_Iallgather";
       case REDUCE_SCATTER -> "MPI_Ireduce_scatter_block";
       case BROADCAST -> "MPI_Ibcast";
+      case REDUCE -> "MPI_Ireduce";
+      case GATHER -> "MPI_Igather";
+      case SCATTER -> "MPI_Iscatter";
+      case ALL_TO_ALL -> "MPI_Ialltoall";
+      case SEND -> "MPI_Isend";
+      case RECV -> "MPI_Irecv";
     };
   }
 
@@ -368,57 +368,5 @@ final class MpiCallTable {
       sb.append(description[i]);
     }
     return sb.toString();
-  }
-
-  /** Divides {@code n} elements of {@code type} at {@code offset} of {@code at} by {@code ranks}, as NCCL's AVG. */
-  static void divide(DataType type, MemorySegment at, long offset, long n, int ranks) {
-    switch (type) {
-      case F16, BF16 -> {
-        int format = type == DataType.F16 ? UserOps.F16 : UserOps.BF16;
-        for (long i = 0, p = offset; i < n; i++, p += 2) {
-          at.set(SHORT, p, UserOps.toBits(format, UserOps.toFloat(format, at.get(SHORT, p)) / ranks));
-        }
-      }
-      case F32 -> {
-        for (long i = 0, p = offset; i < n; i++, p += 4) {
-          at.set(FLOAT, p, at.get(FLOAT, p) / ranks);
-        }
-      }
-      case F64 -> {
-        for (long i = 0, p = offset; i < n; i++, p += 8) {
-          at.set(DOUBLE, p, at.get(DOUBLE, p) / ranks);
-        }
-      }
-      case I8 -> {
-        for (long i = 0, p = offset; i < n; i++, p++) {
-          at.set(ValueLayout.JAVA_BYTE, p, (byte) (at.get(ValueLayout.JAVA_BYTE, p) / ranks));
-        }
-      }
-      case U8 -> {
-        for (long i = 0, p = offset; i < n; i++, p++) {
-          at.set(ValueLayout.JAVA_BYTE, p, (byte) (Byte.toUnsignedInt(at.get(ValueLayout.JAVA_BYTE, p)) / ranks));
-        }
-      }
-      case I32 -> {
-        for (long i = 0, p = offset; i < n; i++, p += 4) {
-          at.set(INT, p, at.get(INT, p) / ranks);
-        }
-      }
-      case U32 -> {
-        for (long i = 0, p = offset; i < n; i++, p += 4) {
-          at.set(INT, p, Integer.divideUnsigned(at.get(INT, p), ranks));
-        }
-      }
-      case I64 -> {
-        for (long i = 0, p = offset; i < n; i++, p += 8) {
-          at.set(LONG, p, at.get(LONG, p) / ranks);
-        }
-      }
-      case U64 -> {
-        for (long i = 0, p = offset; i < n; i++, p += 8) {
-          at.set(LONG, p, Long.divideUnsigned(at.get(LONG, p), ranks));
-        }
-      }
-    }
   }
 }

@@ -38,7 +38,9 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>The asynchronous model, as close to a stream as MPI allows: a collective, a group or a plan's step
  * is started with MPI's non-blocking collectives ({@code MPI_Iallreduce}, {@code MPI_Iallgather}, {@code
- * MPI_Ireduce_scatter_block}, {@code MPI_Ibcast}) and the call returns with them in flight. The next one
+ * MPI_Ireduce_scatter_block}, {@code MPI_Ibcast}, {@code MPI_Ireduce}, {@code MPI_Igather}, {@code
+ * MPI_Iscatter}, {@code MPI_Ialltoall}) and point-to-point calls ({@code MPI_Isend}, {@code MPI_Irecv})
+ * and the call returns with them in flight. The next one
  * (or {@link Stream#synchronize()}) first completes them ({@code MPI_Testall} until all are done), since
  * it may read their results; the calls of one group or one step are in flight together. Open MPI makes
  * progress on them inside MPI calls, so most of the transfer happens while completing.
@@ -187,11 +189,16 @@ public final class MpiCommunicator extends AbstractCommunicator {
     direct(collective, send, recv, op, root, count);
   }
 
-  /** One call outside a plan: a table of one step of one call (this path allocates; plans do not). */
+  /**
+   * One call outside a plan: a table of one step of one call (this path allocates; plans do not). A send
+   * or receive passes its peer as {@code root}.
+   */
   private void direct(Collective collective, Buffer send, Buffer recv, ReduceOp op, int root, long count) {
-    CollectiveCall call = new CollectiveCall(collective, send.dataType(), op, root, send.memory(), send.byteOffset(),
-        recv.memory(), recv.byteOffset(), count, List.of(),
-        PlanRules.isInPlace(collective, send, recv, rank));
+    CollectiveCall call = collective.pointToPoint()
+        ? CollectiveCall.pointToPoint(collective, send.dataType(), send.memory(), send.byteOffset(), count, root, null,
+            List.of())
+        : new CollectiveCall(collective, send.dataType(), op, root, send.memory(), send.byteOffset(), recv.memory(),
+            recv.byteOffset(), count, List.of(), PlanRules.isInPlace(collective, send, recv, rank));
     run(new MpiCallTable(this, collective.label() + " call", List.of(new Step(0, List.of(call)))), 0);
   }
 

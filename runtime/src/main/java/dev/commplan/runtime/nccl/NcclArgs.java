@@ -7,7 +7,10 @@ import dev.commplan.runtime.DataType;
 final class NcclArgs {
   private NcclArgs() {}
 
-  /** {@code ncclDataType_t} for {@code type} (values from nccl.h). */
+  /**
+   * {@code ncclDataType_t} for {@code type} (values from nccl.h, {@code src/nccl.h.in} of NVIDIA/nccl;
+   * {@code ncclFloat8e4m3 = 10} and {@code ncclFloat8e5m2 = 11} since NCCL 2.24.3, {@link NcclVersion#FP8}).
+   */
   static int dataType(DataType type) {
     return switch (type) {
       case I8 -> 0; // ncclInt8
@@ -20,6 +23,8 @@ final class NcclArgs {
       case F32 -> 7; // ncclFloat32
       case F64 -> 8; // ncclFloat64
       case BF16 -> 9; // ncclBfloat16
+      case F8E4M3 -> 10; // ncclFloat8e4m3
+      case F8E5M2 -> 11; // ncclFloat8e5m2
     };
   }
 

@@ -10,6 +10,7 @@ import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DeviceMemory;
+import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.PlanRules;
@@ -209,35 +210,53 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   // ---------------------------------------------------------------- collectives
 
-  @Override
-  protected void enqueueDirect(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int root,
-      Stream stream) {
-    int opOrRoot = switch (collective.operand()) {
-      case OP -> NcclArgs.op(op);
-      case ROOT -> root;
-      case NONE -> 0;
-    };
-    direct(collective, send, recv, count, op, opOrRoot, stream);
-  }
-
   /**
    * Enqueues one checked direct collective; outside a group NCCL may wait in the call for its peers to
    * connect, which the cluster's watchdog times. Records it (with an event when not in a group) or fails.
+   * Gather, Scatter and AllToAll on an NCCL without their functions are their sends and receives in a
+   * group of their own (nested in the caller's, if one is open).
    */
-  private void direct(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int opOrRoot,
+  @Override
+  protected void enqueueDirect(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int root,
       Stream stream) {
     long s = streamHandle(stream);
-    requireSupported(send.dataType(), op);
+    requireSupported(send.dataType(), op, false);
+    int type = NcclArgs.dataType(send.dataType());
+    int ncclOp = op == null ? 0 : NcclArgs.op(op);
     OperationLabel label = DIRECT_LABELS.get(collective);
     state.enterBlocking(label);
-    int rc = NcclCalls.enqueue(collective, pointer(send), pointer(recv), count, NcclArgs.dataType(send.dataType()),
-        opOrRoot, comm, s, groupDepth > 0);
+    int rc;
+    if (NcclCalls.isNative(collective)) {
+      rc = NcclCalls.enqueue(collective, pointer(send), pointer(recv), count, type, ncclOp, root, comm, s,
+          groupDepth > 0);
+    } else {
+      rc = viaSendRecv(collective, pointer(send), pointer(recv), count, send.dataType(), type, root, s);
+    }
     state.leaveBlocking();
     if (rc != 0) {
-      throw state.failed(collective.ncclFunction(), rc);
+      throw state.failed(NcclCalls.isNative(collective) ? collective.ncclFunction()
+          : collective.ncclFunction() + " (missing; as " + NcclCalls.path(collective) + ")", rc);
     }
     lastDirectStream = s;
     events.record(label, groupDepth == 0 ? s : 0);
+  }
+
+  /** Gather, Scatter or AllToAll as sends and receives in one group; the first failing code, or 0. */
+  private int viaSendRecv(Collective collective, long send, long recv, long count, DataType dataType, int type,
+      int root, long s) {
+    int rc = NcclCalls.groupStart();
+    if (rc != 0) {
+      return rc;
+    }
+    int[] failed = new int[1];
+    NcclCalls.viaSendRecv(collective, send, recv, count * dataType.byteSize(), root, rank, size, (isSend, p, peer) -> {
+      if (failed[0] == 0) {
+        failed[0] = NcclCalls.enqueue(isSend ? Collective.SEND : Collective.RECV, p, p, count, type, 0, peer, comm, s,
+            true);
+      }
+    });
+    int end = NcclCalls.groupEnd(); // always close the group
+    return failed[0] != 0 ? failed[0] : end;
   }
 
   @Override
@@ -327,19 +346,39 @@ public final class NcclCommunicator extends AbstractCommunicator {
         + ": use its stream() or a stream made by NcclInterop.wrapStream for it");
   }
 
-  /** {@code ncclAvg} and {@code ncclBfloat16} need NCCL 2.10.3 or newer. */
-  void requireSupported(DataType type, ReduceOp op) {
+  /**
+   * {@code ncclAvg} and {@code ncclBfloat16} need NCCL 2.10.3 or newer, the fp8 types 2.24.3 ({@link
+   * NcclVersion#FP8}): on an older NCCL a plan ({@code forPlan}) fails to build with a {@link
+   * PlanBuildException}, a direct call with a {@link BackendUnavailableException}, naming both versions.
+   */
+  void requireSupported(DataType type, ReduceOp op, boolean forPlan) {
+    RuntimeException e = unsupported(version, type, op, forPlan);
+    if (e != null) {
+      throw e;
+    }
+  }
+
+  /** What {@link #requireSupported} throws on NCCL {@code version}, or null when it supports {@code type} and {@code op}. */
+  static RuntimeException unsupported(NcclVersion version, DataType type, ReduceOp op, boolean forPlan) {
+    if (type.isFloat8() && !version.atLeast(NcclVersion.FP8)) {
+      String message = "DataType." + type + " (ncclFloat8" + type.name().substring(2).toLowerCase(java.util.Locale.ROOT)
+          + ") needs NCCL " + NcclVersion.FP8 + " or newer, and this process loaded NCCL " + version
+          + "; use F16 or BF16, or a newer NCCL (point -D" + dev.commplan.runtime.nccl.internal.NativeLibrary.NCCL_PROPERTY
+          + " at it)";
+      return forPlan ? new PlanBuildException(message) : new BackendUnavailableException(message);
+    }
     if (version.atLeast(NcclVersion.AVG_AND_BF16)) {
-      return;
+      return null;
     }
     if (op == ReduceOp.AVG) {
-      throw new BackendUnavailableException("ReduceOp.AVG (ncclAvg) needs NCCL " + NcclVersion.AVG_AND_BF16
+      return new BackendUnavailableException("ReduceOp.AVG (ncclAvg) needs NCCL " + NcclVersion.AVG_AND_BF16
           + " or newer, and this process loaded NCCL " + version + "; use SUM and divide, or a newer NCCL");
     }
     if (type == DataType.BF16) {
-      throw new BackendUnavailableException("DataType.BF16 (ncclBfloat16) needs NCCL "
+      return new BackendUnavailableException("DataType.BF16 (ncclBfloat16) needs NCCL "
           + NcclVersion.AVG_AND_BF16 + " or newer, and this process loaded NCCL " + version);
     }
+    return null;
   }
 
   void useDevice() {

@@ -18,10 +18,14 @@ import java.util.Map;
 /**
  * A schedule resolved once to NCCL's arguments: device pointers (block address plus byte offset, so
  * in-place calls get NCCL's in-place pointers), counts, {@code ncclDataType_t}, {@code ncclRedOp_t},
- * roots, in flat primitive arrays. {@link #enqueue} walks them and issues, per step, {@code
+ * roots and peers, in flat primitive arrays. {@link #enqueue} walks them and issues, per step, {@code
  * ncclGroupStart}, the calls, {@code ncclGroupEnd} (a step of one call is issued alone, which NCCL
  * treats as a group of one); it allocates nothing on the Java heap (the only
- * objects it makes are exceptions). Inside the group the calls use the {@code critical} downcalls, since
+ * objects it makes are exceptions). A step's sends and receives are in its group, so that a ring exchange
+ * does not serialize; those whose peer is none on this rank are not issued; Gather, Scatter and AllToAll
+ * on an NCCL without their functions become their sends and receives here, once ({@link NcclCalls#viaSendRecv}),
+ * and {@code Plan.describe()} says which path a call takes ({@link #callNote}). Inside the group the
+ * calls use the {@code critical} downcalls, since
  * NCCL only records them there. After each step's group it records the step in the communicator's flight
  * recorder (a reference to the step's {@link OperationLabel}, made here once), which is how a timeout
  * names the step still pending; with {@code -Dcommplan.nccl.stepEvents=true} also a CUDA event on the
@@ -57,7 +61,9 @@ final class NcclCompiledSchedule implements CompiledSchedule {
   private final long[] recv;
   private final long[] count;
   private final int[] dataType;
-  private final int[] opOrRoot;
+  private final int[] op; // ncclRedOp_t, for reductions
+  private final int[] rootOrPeer; // the root, or a send's or receive's peer
+  private final String[][] notes; // per step and call of the schedule: how it is issued (callNote), or null
   private final NcclMemory[] memories; // distinct blocks, checked open before each enqueue
   private final OperationLabel[] stepLabel; // plan, step, its calls and fields: for the flight record
   private final OperationLabel[] graphStepLabel; // the same, "(CUDA graph launch)": a launch's record
@@ -67,53 +73,102 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     this.state = comm.state();
     this.events = comm.events();
     this.planName = schedule.planName(); // checked by PlanRules.checkSchedule in compile
-    int calls = 0;
-    for (Step step : schedule.steps()) {
-      calls += step.calls().size();
-    }
     List<Step> steps = schedule.steps();
     stepStart = new int[steps.size() + 1];
     stepNumber = new int[steps.size()];
     stepLabel = new OperationLabel[steps.size()];
     graphStepLabel = new OperationLabel[steps.size()];
-    kind = new Collective[calls];
-    send = new long[calls];
-    recv = new long[calls];
-    count = new long[calls];
-    dataType = new int[calls];
-    opOrRoot = new int[calls];
+    notes = new String[steps.size()][];
+    Downcalls out = new Downcalls();
     Map<DeviceMemory, NcclMemory> distinct = new IdentityHashMap<>();
-    int i = 0;
     for (int s = 0; s < steps.size(); s++) {
       Step step = steps.get(s);
-      stepStart[s] = i;
+      stepStart[s] = out.size;
       stepNumber[s] = step.number();
       stepLabel[s] = label(planName, step);
       graphStepLabel[s] = new OperationLabel(planName, step.number(),
           stepLabel[s].collective() + " (in a CUDA graph launch)", stepLabel[s].fields());
-      for (CollectiveCall call : step.calls()) {
+      notes[s] = new String[step.calls().size()];
+      for (int c = 0; c < step.calls().size(); c++) {
+        CollectiveCall call = step.calls().get(c);
         String where = planName + ", step " + step.number() + ", " + call.collective().label() + " of "
             + call.fields();
         NcclMemory sm = memory(call.sendMemory(), where, "send");
         NcclMemory rm = memory(call.recvMemory(), where, "recv");
         distinct.put(sm, sm);
         distinct.put(rm, rm);
-        comm.requireSupported(call.dataType(), call.op());
-        kind[i] = call.collective();
-        send[i] = sm.rawAddress() + call.sendByteOffset();
-        recv[i] = rm.rawAddress() + call.recvByteOffset();
-        count[i] = call.count();
-        dataType[i] = NcclArgs.dataType(call.dataType());
-        opOrRoot[i] = switch (call.collective().operand()) {
-          case ROOT -> call.root();
-          case OP -> NcclArgs.op(call.op());
-          case NONE -> 0;
-        };
-        i++;
+        comm.requireSupported(call.dataType(), call.op(), true);
+        Collective collective = call.collective();
+        long sendAt = sm.rawAddress() + call.sendByteOffset();
+        long recvAt = rm.rawAddress() + call.recvByteOffset();
+        int type = NcclArgs.dataType(call.dataType());
+        int op = call.op() == null ? 0 : NcclArgs.op(call.op());
+        if (collective.pointToPoint()) {
+          if (call.peer() >= 0) { // a peer outside the ranks: no call on this rank
+            out.add(collective, sendAt, recvAt, call.count(), type, 0, call.peer());
+          }
+          continue;
+        }
+        if (collective == Collective.GATHER || collective == Collective.SCATTER || collective == Collective.ALL_TO_ALL) {
+          notes[s][c] = NcclCalls.path(collective);
+        }
+        if (NcclCalls.isNative(collective)) {
+          out.add(collective, sendAt, recvAt, call.count(), type, op, collective.hasRoot() ? call.root() : 0);
+        } else {
+          NcclCalls.viaSendRecv(collective, sendAt, recvAt, call.count() * call.dataType().byteSize(), call.root(),
+              comm.rank(), comm.size(), (isSend, pointer, peer) ->
+                  out.add(isSend ? Collective.SEND : Collective.RECV, pointer, pointer, call.count(), type, 0, peer));
+        }
       }
     }
-    stepStart[steps.size()] = i;
+    stepStart[steps.size()] = out.size;
+    kind = java.util.Arrays.copyOf(out.kind, out.size);
+    send = java.util.Arrays.copyOf(out.send, out.size);
+    recv = java.util.Arrays.copyOf(out.recv, out.size);
+    count = java.util.Arrays.copyOf(out.count, out.size);
+    dataType = java.util.Arrays.copyOf(out.dataType, out.size);
+    op = java.util.Arrays.copyOf(out.op, out.size);
+    rootOrPeer = java.util.Arrays.copyOf(out.rootOrPeer, out.size);
     memories = new ArrayList<>(distinct.values()).toArray(new NcclMemory[0]);
+  }
+
+  /** The NCCL downcalls of a schedule as they are made at compile time, before they go into flat arrays. */
+  private static final class Downcalls {
+    Collective[] kind = new Collective[16];
+    long[] send = new long[16];
+    long[] recv = new long[16];
+    long[] count = new long[16];
+    int[] dataType = new int[16];
+    int[] op = new int[16];
+    int[] rootOrPeer = new int[16];
+    int size;
+
+    void add(Collective k, long s, long r, long n, int type, int reduction, int rootOrPeerRank) {
+      if (size == kind.length) {
+        int grown = size * 2;
+        kind = java.util.Arrays.copyOf(kind, grown);
+        send = java.util.Arrays.copyOf(send, grown);
+        recv = java.util.Arrays.copyOf(recv, grown);
+        count = java.util.Arrays.copyOf(count, grown);
+        dataType = java.util.Arrays.copyOf(dataType, grown);
+        op = java.util.Arrays.copyOf(op, grown);
+        rootOrPeer = java.util.Arrays.copyOf(rootOrPeer, grown);
+      }
+      kind[size] = k;
+      send[size] = s;
+      recv[size] = r;
+      count[size] = n;
+      dataType[size] = type;
+      op[size] = reduction;
+      rootOrPeer[size] = rootOrPeerRank;
+      size++;
+    }
+  }
+
+  /** How the backend issues call {@code call} of step position {@code step} (Gather, Scatter, AllToAll), or null. */
+  @Override
+  public String callNote(int step, int call) {
+    return notes[step][call];
   }
 
   /** {@code plan p.X, step 0, all-reduce F32 SUM, count 16 + all-gather F32, count 4, fields [a, b]}. */
@@ -122,10 +177,15 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     List<String> fields = new ArrayList<>();
     for (CollectiveCall call : step.calls()) {
       StringBuilder c = new StringBuilder(call.collective().label()).append(' ').append(call.dataType());
-      switch (call.collective().operand()) {
-        case OP -> c.append(' ').append(call.op());
-        case ROOT -> c.append(" root ").append(call.root());
-        case NONE -> { }
+      if (call.op() != null) {
+        c.append(' ').append(call.op());
+      }
+      if (call.collective().hasRoot()) {
+        c.append(" root ").append(call.root());
+      }
+      if (call.collective().pointToPoint()) {
+        c.append(call.collective() == Collective.SEND ? " to " : " from ")
+            .append(call.peer() < 0 ? "no one" : "rank " + call.peer());
       }
       calls.add(c.append(", count ").append(call.count()).toString());
       fields.addAll(call.fields());
@@ -212,7 +272,11 @@ final class NcclCompiledSchedule implements CompiledSchedule {
    * a step of one call without the group. Returns null, or what failed (the group is closed either way).
    */
   private Failure issueStep(int step, long c, long s) {
-    if (stepStart[step + 1] - stepStart[step] == 1) {
+    int calls = stepStart[step + 1] - stepStart[step];
+    if (calls == 0) {
+      return null; // only sends and receives whose peer is none on this rank
+    }
+    if (calls == 1) {
       return issueAlone(stepStart[step], step, c, s);
     }
     int rc = NcclCalls.groupStart();
@@ -222,7 +286,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     int failed = -1;
     int failedRc = 0;
     for (int i = stepStart[step], end = stepStart[step + 1]; i < end; i++) {
-      rc = NcclCalls.enqueue(kind[i], send[i], recv[i], count[i], dataType[i], opOrRoot[i], c, s, true);
+      rc = NcclCalls.enqueue(kind[i], send[i], recv[i], count[i], dataType[i], op[i], rootOrPeer[i], c, s, true);
       if (rc != 0) {
         failed = i;
         failedRc = rc;
@@ -249,7 +313,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
    */
   private Failure issueAlone(int i, int step, long c, long s) {
     state.enterBlocking(stepLabel[step]); // outside a group the call itself may wait for its peers
-    int rc = NcclCalls.enqueue(kind[i], send[i], recv[i], count[i], dataType[i], opOrRoot[i], c, s, false);
+    int rc = NcclCalls.enqueue(kind[i], send[i], recv[i], count[i], dataType[i], op[i], rootOrPeer[i], c, s, false);
     state.leaveBlocking();
     return rc != 0 ? new Failure(kind[i].ncclFunction() + " (" + stepLabel[step] + ")", rc, null) : null;
   }

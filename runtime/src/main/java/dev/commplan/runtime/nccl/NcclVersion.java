@@ -13,6 +13,21 @@ public record NcclVersion(int major, int minor, int patch) implements Comparable
    */
   public static final NcclVersion AVG_AND_BF16 = new NcclVersion(2, 10, 3);
 
+  /**
+   * The first NCCL with {@code ncclFloat8e4m3} and {@code ncclFloat8e5m2}: NVIDIA/nccl's {@code
+   * src/nccl.h.in} gains them in the "2.24.3-1" release commit (the first 2.24). Reductions on them also
+   * need sm_90 devices (NCCL's {@code enqueue.cc}: "FP8 reduction support begins with sm90 capable
+   * devices"); moving them (Broadcast, AllGather, Gather, Scatter, AllToAll, Send, Recv) does not.
+   */
+  public static final NcclVersion FP8 = new NcclVersion(2, 24, 3);
+
+  /**
+   * The first NCCL with {@code ncclGather}, {@code ncclScatter} and {@code ncclAlltoAll} (the "NCCL
+   * 2.28.3-1" commit of NVIDIA/nccl adds them to {@code nccl.h}). CommPlan looks them up by symbol, not by
+   * version: this is for messages and docs.
+   */
+  public static final NcclVersion GATHER_SCATTER_ALLTOALL = new NcclVersion(2, 28, 3);
+
   /** Decodes {@code ncclGetVersion}'s code. */
   public static NcclVersion decode(int code) {
     if (code < 0) {

@@ -3,6 +3,8 @@ package dev.commplan.runtime.plan;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DeviceMemory;
 import java.util.ArrayList;
@@ -59,6 +61,28 @@ record BufferLayout(long[] offsets, long bytes) {
       }
     }
     return new BufferLayout(offsets, bytes);
+  }
+
+  /**
+   * The plan-owned memory; a backend that cannot allocate it says how much it was asked for and has, and
+   * this names the plan and its largest fields.
+   */
+  DeviceMemory allocate(String planName, Communicator comm, Declarations declarations) {
+    try {
+      return DeviceMemory.allocate(comm, bytes());
+    } catch (IllegalArgumentException | OutOfMemoryError e) {
+      StringBuilder largest = new StringBuilder();
+      declarations.fields().stream().filter(f -> f.bound() == null)
+          .sorted((a, b) -> Long.compare(b.count() * b.type().byteSize(), a.count() * a.type().byteSize())).limit(3)
+          .forEach(f -> largest.append(largest.isEmpty() ? "" : ", ").append("'").append(f.field()).append("' @Shape(")
+              .append(f.shape()).append(") = ").append(f.count()).append(" elements of ").append(f.type()).append(", ")
+              .append(f.count() * f.type().byteSize()).append(" bytes"));
+      PlanBuildException failure = new PlanBuildException("plan " + planName + ": its " + bytes()
+          + " bytes of plan-owned memory could not be allocated on rank " + comm.rank() + " (" + e.getMessage()
+          + "); the largest fields: " + largest + ". Use smaller dims, or bind buffers of your own");
+      failure.initCause(e);
+      throw failure;
+    }
   }
 
   /** Each field's buffer, indexed by handle: its view of {@code owned}, or the bound buffer. */

@@ -1,6 +1,7 @@
 package dev.commplan.runtime.plan;
 
 import dev.commplan.model.Collective;
+import dev.commplan.model.Peer;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DeviceMemory;
@@ -19,10 +20,19 @@ import java.util.Objects;
  * rank, so the plan, which knows, records it. The older ten-argument constructor is kept and derives it
  * as before.
  *
- * @param op the reduction for ALL_REDUCE and REDUCE_SCATTER; null otherwise
- * @param root the root for BROADCAST; -1 otherwise
+ * <p>A send or receive has one buffer, which is both sides ({@code inPlace} true), its element count as
+ * {@code count}, and its peer resolved for this rank: {@code peer} is the rank it sends to or receives
+ * from, or -1 where the peer expression falls outside the ranks on this rank (no transfer: backends skip
+ * the call). Every rank's schedule has the call, so that the plans' fingerprints agree.
+ *
+ * @param op the reduction for ALL_REDUCE, REDUCE_SCATTER and REDUCE; null otherwise
+ * @param root the root for BROADCAST, REDUCE, GATHER and SCATTER; -1 otherwise
  * @param fields the plan fields this call covers (their send side), in memory order
- * @param inPlace whether send and receive are one buffer at NCCL's in-place offsets
+ * @param inPlace whether send and receive are one buffer at NCCL's in-place offsets (a send or receive:
+ *     true, its one buffer)
+ * @param peer for SEND and RECV, the peer rank on this rank, or -1 for no transfer; -1 otherwise
+ * @param peerExpression for SEND and RECV of a plan, the peer as declared; null otherwise (and for direct
+ *     calls)
  */
 public record CollectiveCall(
     Collective collective,
@@ -35,7 +45,9 @@ public record CollectiveCall(
     long recvByteOffset,
     long count,
     List<String> fields,
-    boolean inPlace) {
+    boolean inPlace,
+    int peer,
+    Peer peerExpression) {
 
   public CollectiveCall {
     Objects.requireNonNull(collective, "collective");
@@ -43,6 +55,41 @@ public record CollectiveCall(
     Objects.requireNonNull(sendMemory, "sendMemory");
     Objects.requireNonNull(recvMemory, "recvMemory");
     fields = List.copyOf(fields);
+  }
+
+  /** A call that is not a send or receive (no peer). */
+  public CollectiveCall(
+      Collective collective,
+      DataType dataType,
+      ReduceOp op,
+      int root,
+      DeviceMemory sendMemory,
+      long sendByteOffset,
+      DeviceMemory recvMemory,
+      long recvByteOffset,
+      long count,
+      List<String> fields,
+      boolean inPlace) {
+    this(collective, dataType, op, root, sendMemory, sendByteOffset, recvMemory, recvByteOffset, count, fields,
+        inPlace, -1, null);
+  }
+
+  /**
+   * A send or receive of {@code count} elements of {@code memory} at {@code byteOffset}, to or from {@code
+   * peer} (-1: none on this rank), declared with {@code peerExpression} (null for a direct call).
+   */
+  public static CollectiveCall pointToPoint(Collective collective, DataType dataType, DeviceMemory memory,
+      long byteOffset, long count, int peer, Peer peerExpression, List<String> fields) {
+    if (!collective.pointToPoint()) {
+      throw new IllegalArgumentException(collective + " is not point-to-point");
+    }
+    return new CollectiveCall(collective, dataType, null, -1, memory, byteOffset, memory, byteOffset, count, fields,
+        true, peer, peerExpression);
+  }
+
+  /** Whether this rank moves data in this call: always, but for a send or receive whose peer is none here. */
+  public boolean transfers() {
+    return !collective.pointToPoint() || peer >= 0;
   }
 
   /**
@@ -64,15 +111,16 @@ public record CollectiveCall(
         fields, sendMemory == recvMemory);
   }
 
-  /** Bytes this rank sends: NCCL's count times the element size (AllGather: its slice; ReduceScatter: all). */
+  /**
+   * The bytes of the send side: NCCL's count times the element size, times the ranks where it holds a
+   * slice per rank (ReduceScatter, Scatter, AllToAll). (A send's or receive's one buffer for both sides.)
+   */
   public long sendBytes(int ranks) {
-    long n = collective == Collective.REDUCE_SCATTER ? count * ranks : count;
-    return n * dataType.byteSize();
+    return count * collective.counts().sendCounts(ranks) * dataType.byteSize();
   }
 
-  /** Bytes this rank receives: NCCL's count times the element size (AllGather: every slice). */
+  /** The bytes of the receive side: the same, with a slice per rank for AllGather, Gather and AllToAll. */
   public long recvBytes(int ranks) {
-    long n = collective == Collective.ALL_GATHER ? count * ranks : count;
-    return n * dataType.byteSize();
+    return count * collective.counts().recvCounts(ranks) * dataType.byteSize();
   }
 }

@@ -48,6 +48,15 @@ public interface CompiledSchedule {
    */
   void enqueueSteps(Stream stream, int fromIndex, int toIndex);
 
+  /**
+   * What {@link Plan#describe()} adds to call {@code call} of the step at position {@code step}: how the
+   * backend issues it where that is worth knowing (NCCL: {@code ncclGather}, or {@code grouped
+   * ncclSend/ncclRecv} where the loaded NCCL lacks it), or null (the default: nothing to add).
+   */
+  default String callNote(int step, int call) {
+    return null;
+  }
+
   // ---------------------------------------------------------------- capture
 
   /**

@@ -2,6 +2,7 @@ package dev.commplan.runtime.plan;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
+import dev.commplan.model.Peer;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.DataType;
 import java.util.ArrayList;
@@ -18,8 +19,11 @@ final class Declarations {
   /** A declared buffer field; {@code bound} is null when the plan allocates it. */
   record Field(int handle, String field, DataType type, long count, String shape, Buffer bound) {}
 
-  /** A declared collective; {@code op} is null and {@code root} -1 where the collective takes none. */
-  record Call(int order, int step, Collective collective, int send, int recv, ReduceOp op, int root) {
+  /**
+   * A declared collective; {@code op} is null and {@code root} -1 where the collective takes none, {@code
+   * peer} null but for a send or receive (whose one buffer is both {@code send} and {@code recv}).
+   */
+  record Call(int order, int step, Collective collective, int send, int recv, ReduceOp op, int root, Peer peer) {
     boolean inPlace() {
       return send == recv;
     }
@@ -48,8 +52,8 @@ final class Declarations {
     return field.handle();
   }
 
-  void addCall(int step, Collective collective, int send, int recv, ReduceOp op, int root) {
-    calls.add(new Call(calls.size(), step, collective, send, recv, op, root));
+  void addCall(int step, Collective collective, int send, int recv, ReduceOp op, int root, Peer peer) {
+    calls.add(new Call(calls.size(), step, collective, send, recv, op, root, peer));
   }
 
   /** The fields, indexed by handle. */
@@ -81,7 +85,7 @@ final class Declarations {
   Map<String, String> intoByField() {
     Map<String, String> into = new HashMap<>();
     for (Call c : calls) {
-      if (!c.inPlace()) {
+      if (!c.inPlace() && !c.collective().pointToPoint()) {
         into.put(name(c.send()) + "@" + c.step(), name(c.recv()));
       }
     }
@@ -91,6 +95,9 @@ final class Declarations {
   /** The call as its annotation would be written: {@code @Broadcast(root = 0, into = "q", step = 2)}. */
   String annotation(Call c) {
     List<String> attributes = new ArrayList<>();
+    if (c.peer() != null) {
+      attributes.add(c.collective().peerAttribute() + " = \"" + c.peer() + "\"");
+    }
     if (c.op() != null) {
       attributes.add("op = " + c.op());
     }

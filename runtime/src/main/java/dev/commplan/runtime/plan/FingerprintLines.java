@@ -1,5 +1,6 @@
 package dev.commplan.runtime.plan;
 
+import dev.commplan.model.Collective;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -40,7 +41,11 @@ final class FingerprintLines {
     Declarations.Field send = declarations.field(c.send());
     StringBuilder line = new StringBuilder(PlanFingerprint.OP_PREFIX).append(number).append(": step ")
         .append(c.step()).append(" @").append(c.collective().annotation());
-    if (c.op() != null) {
+    if (c.peer() != null) {
+      line.append('(').append(c.collective().peerAttribute()).append(" = \"").append(c.peer()).append("\")");
+    } else if (c.op() != null && c.collective().hasRoot()) {
+      line.append("(op = ").append(c.op()).append(", root = ").append(c.root()).append(')');
+    } else if (c.op() != null) {
       line.append("(op = ").append(c.op()).append(')');
     } else if (c.collective().hasRoot()) {
       line.append("(root = ").append(c.root()).append(')');
@@ -54,8 +59,15 @@ final class FingerprintLines {
     return line.toString();
   }
 
-  /** {@code all-reduce F32 SUM, count 16, in place: a, c}. */
+  /**
+   * {@code all-reduce F32 SUM, count 16, in place: a, c}; a send or receive names its peer as declared
+   * (the same text on every rank): {@code send F32 to rank + 1, count 16: x}.
+   */
   private static String call(CollectiveCall call) {
+    if (call.peerExpression() != null) {
+      return call.collective().label() + " " + call.dataType() + (call.collective() == Collective.SEND ? " to " : " from ")
+          + call.peerExpression() + ", count " + call.count() + ": " + String.join(", ", call.fields());
+    }
     return call.collective().label() + " " + call.dataType() + (call.op() != null ? " " + call.op() : "")
         + (call.collective().hasRoot() ? " root " + call.root() : "") + ", count " + call.count()
         + (call.inPlace() ? ", in place: " : ", out of place: ") + String.join(", ", call.fields());

@@ -395,7 +395,7 @@ public final class Plan implements AutoCloseable {
 
   /** Renders {@link #describe()}; computed once at build. */
   static String describe(Schedule schedule, Communicator comm, List<String> fields, boolean[] bound,
-      Buffer[] views, Map<String, String> intoByFieldAndStep, long ownedBytes) {
+      Buffer[] views, Map<String, String> intoByFieldAndStep, long ownedBytes, CompiledSchedule compiled) {
     int ranks = schedule.ranks();
     int callCount = schedule.steps().stream().mapToInt(s -> s.calls().size()).sum();
     StringBuilder out = new StringBuilder();
@@ -409,18 +409,28 @@ public final class Plan implements AutoCloseable {
           .append('[').append(views[handle].length()).append(']').append(bound[handle] ? " (bound)" : "");
     }
     out.append("\n  plan-owned memory: ").append(ownedBytes).append(" bytes\n");
-    for (Step step : schedule.steps()) {
+    for (int s = 0; s < schedule.steps().size(); s++) {
+      Step step = schedule.steps().get(s);
       out.append("  step ").append(step.number()).append(": ").append(step.calls().size())
           .append(step.calls().size() == 1 ? " call" : " calls").append(" in one group\n");
-      for (CollectiveCall call : step.calls()) {
+      for (int c = 0; c < step.calls().size(); c++) {
+        CollectiveCall call = step.calls().get(c);
         out.append("    ").append(call.collective().label()).append(' ').append(call.dataType());
+        if (call.collective().pointToPoint()) {
+          describePointToPoint(out, call, compiled.callNote(s, c));
+          continue;
+        }
         if (call.op() != null) {
           out.append(' ').append(call.op());
         }
-        if (call.collective() == Collective.BROADCAST) {
+        if (call.collective().hasRoot()) {
           out.append(" root ").append(call.root());
         }
         out.append(", count ").append(call.count());
+        String note = compiled.callNote(s, c);
+        if (note != null) {
+          out.append(" (").append(note).append(')');
+        }
         long sent = call.sendBytes(ranks);
         long received = call.recvBytes(ranks);
         out.append(sent == received ? " (" + sent + " bytes)" : " (" + sent + " bytes sent, " + received + " received)");
@@ -437,5 +447,17 @@ public final class Plan implements AutoCloseable {
       }
     }
     return out.toString();
+  }
+
+  /** {@code send F32 to rank 1 (rank + 1), count 16 (64 bytes): x}, or {@code to no one here (...)}. */
+  private static void describePointToPoint(StringBuilder out, CollectiveCall call, String note) {
+    out.append(call.collective() == Collective.SEND ? " to " : " from ")
+        .append(call.peer() < 0 ? "no one on this rank" : "rank " + call.peer())
+        .append(" (").append(call.peerExpression()).append("), count ").append(call.count());
+    if (note != null) {
+      out.append(" (").append(note).append(')');
+    }
+    out.append(" (").append(call.count() * call.dataType().byteSize()).append(" bytes").append(call.peer() < 0
+        ? ", not moved" : "").append("): ").append(String.join(", ", call.fields())).append('\n');
   }
 }

@@ -2,6 +2,8 @@ package dev.commplan.runtime.plan;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
+import dev.commplan.model.Peer;
+import dev.commplan.model.RuleId;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.BufferBindingException;
 import dev.commplan.runtime.Communicator;
@@ -15,7 +17,8 @@ import java.util.Objects;
 /**
  * Builds a {@link Plan}; what generated plan classes call. Declare every buffer field ({@link #buffer}),
  * then every collective ({@link #allReduce}, {@link #broadcast}, {@link #allGather}, {@link
- * #reduceScatter}, or any of them through {@link #collective}), then {@link #build()}.
+ * #reduceScatter}, or any of them, Reduce, Gather, Scatter and AllToAll included, through {@link
+ * #collective}) and every point-to-point transfer ({@link #send}, {@link #recv}), then {@link #build()}.
  *
  * <p>The processor has proved what it could symbolically; {@code build()} re-checks every relation with
  * the bound dims and the real communicator ({@link PlanRules}, the same rules and ids as the processor's),
@@ -231,28 +234,6 @@ public final class PlanBuilder {
     return handles;
   }
 
-  /**
-   * The plan-owned memory; a backend that cannot allocate it says how much it was asked for and has, and
-   * this names the plan and its largest fields.
-   */
-  private DeviceMemory allocate(BufferLayout layout) {
-    try {
-      return DeviceMemory.allocate(comm, layout.bytes());
-    } catch (IllegalArgumentException | OutOfMemoryError e) {
-      StringBuilder largest = new StringBuilder();
-      declarations.fields().stream().filter(f -> f.bound() == null)
-          .sorted((a, b) -> Long.compare(b.count() * b.type().byteSize(), a.count() * a.type().byteSize())).limit(3)
-          .forEach(f -> largest.append(largest.isEmpty() ? "" : ", ").append("'").append(f.field()).append("' @Shape(")
-              .append(f.shape()).append(") = ").append(f.count()).append(" elements of ").append(f.type()).append(", ")
-              .append(f.count() * f.type().byteSize()).append(" bytes"));
-      PlanBuildException failure = new PlanBuildException("plan " + planName + ": its " + layout.bytes()
-          + " bytes of plan-owned memory could not be allocated on rank " + comm.rank() + " (" + e.getMessage()
-          + "); the largest fields: " + largest + ". Use smaller dims, or bind buffers of your own");
-      failure.initCause(e);
-      throw failure;
-    }
-  }
-
   /** Declares an AllReduce in {@code step}; {@code send == recv} means in place. */
   public void allReduce(int step, int send, int recv, ReduceOp op) {
     collective(step, Collective.ALL_REDUCE, send, recv, op, -1);
@@ -292,6 +273,10 @@ public final class PlanBuilder {
    */
   public void collective(int step, Collective collective, int send, int recv, ReduceOp op, int root) {
     Objects.requireNonNull(collective, "collective");
+    if (collective.pointToPoint()) {
+      throw new IllegalArgumentException("plan " + planName + ": " + collective.label() + " is point-to-point: declare"
+          + " it with " + collective.methodName() + "(step, buffer, peer)");
+    }
     if (collective.hasOp()) {
       Objects.requireNonNull(op, "op");
     } else if (op != null) {
@@ -304,7 +289,59 @@ public final class PlanBuilder {
     checkNotBuilt();
     checkHandle(send);
     checkHandle(recv);
-    declarations.addCall(step, collective, send, recv, op, root);
+    declarations.addCall(step, collective, send, recv, op, root, null);
+  }
+
+  /**
+   * Declares a send of the whole of {@code buffer} in {@code step} to the peer {@code to}, written as in
+   * {@code @Send(to = ...)}: {@code "rank + 1"}, {@code "(rank - 1) % ranks"} ({@link Peer}). Unwrapped, a
+   * peer outside the ranks means this rank sends nothing there. At build, every send of a step must be
+   * matched by a receive ({@link #recv}) of the same data type and count from the inverse peer, one to one
+   * ({@code [CommPlan/UnmatchedPeer]}); a step's sends and receives are issued together, in one group.
+   *
+   * @throws PlanBuildException {@code [CommPlan/BadPeer]} if {@code to} does not parse as a peer
+   */
+  public void send(int step, int buffer, String to) {
+    send(step, buffer, parsePeer(Collective.SEND, buffer, step, to));
+  }
+
+  /** {@link #send(int, int, String)} with the peer already parsed. */
+  public void send(int step, int buffer, Peer to) {
+    pointToPoint(step, Collective.SEND, buffer, to);
+  }
+
+  /**
+   * Declares a receive into the whole of {@code buffer} in {@code step} from the peer {@code from}, written
+   * as in {@code @Recv(from = ...)}; see {@link #send(int, int, String)}.
+   *
+   * @throws PlanBuildException {@code [CommPlan/BadPeer]} if {@code from} does not parse as a peer
+   */
+  public void recv(int step, int buffer, String from) {
+    recv(step, buffer, parsePeer(Collective.RECV, buffer, step, from));
+  }
+
+  /** {@link #recv(int, int, String)} with the peer already parsed. */
+  public void recv(int step, int buffer, Peer from) {
+    pointToPoint(step, Collective.RECV, buffer, from);
+  }
+
+  private void pointToPoint(int step, Collective collective, int buffer, Peer peer) {
+    Objects.requireNonNull(peer, "peer");
+    checkNotBuilt();
+    checkHandle(buffer);
+    declarations.addCall(step, collective, buffer, buffer, null, -1, peer);
+  }
+
+  private Peer parsePeer(Collective collective, int buffer, int step, String text) {
+    checkHandle(buffer);
+    try {
+      return Peer.parse(text);
+    } catch (IllegalArgumentException e) {
+      throw new PlanBuildException(RuleId.BAD_PEER.tag() + " plan " + planName + ": @" + collective.annotation() + "("
+          + collective.peerAttribute() + " = \"" + text + "\"" + (step != 0 ? ", step = " + step : "") + ") on field '"
+          + declarations.name(buffer) + "': " + e.getMessage() + ". Fix: write the peer as one of those, e.g. \"rank + 1\""
+          + " or \"(rank - 1) % ranks\"");
+    }
   }
 
   private void checkHandle(int handle) {
@@ -385,8 +422,9 @@ public final class PlanBuilder {
         for (Declarations.Call call : declarations.calls()) {
           PlanRules.checkCall(planName, declarations, call, ranks);
         }
+        PlanRules.checkPointToPoint(planName, declarations, ordered);
         layout = BufferLayout.of(declarations, ordered);
-        owned = layout.bytes() > 0 ? allocate(layout) : null;
+        owned = layout.bytes() > 0 ? layout.allocate(planName, comm, declarations) : null;
         views = layout.views(declarations, owned);
         PlanRules.checkNoRaces(planName, declarations, ordered, views);
         schedule = ScheduleBuilder.build(planName, declarations, ordered, views, comm.rank(), ranks);
@@ -414,7 +452,7 @@ public final class PlanBuilder {
         bound[f.handle()] = f.bound() != null;
       }
       String description =
-          Plan.describe(schedule, comm, names, bound, views, declarations.intoByField(), layout.bytes());
+          Plan.describe(schedule, comm, names, bound, views, declarations.intoByField(), layout.bytes(), compiled);
       GuardTables access = GuardTables.of(ordered);
       Plan plan = new Plan(planName, comm, schedule, compiled, views, names, bound, owned, description,
           hostAccessGuard, access.written(), access.read());

@@ -3,6 +3,7 @@ package dev.commplan.runtime.plan;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
 import dev.commplan.model.CountRule;
+import dev.commplan.model.InPlace;
 import dev.commplan.model.RuleId;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
@@ -35,15 +36,22 @@ import java.util.Objects;
  *   <tr><th>id</th><th>rule</th><th>plan</th><th>direct call</th></tr>
  *   <tr><td>TypeMismatch</td><td>both sides have one data type</td><td>PlanBuildException</td>
  *       <td>BufferBindingException</td></tr>
- *   <tr><td>GatherSize, ScatterSize, CountMismatch</td><td>the collective's {@link CountRule}</td>
- *       <td>PlanBuildException</td><td>BufferBindingException</td></tr>
+ *   <tr><td>GatherSize, ScatterSize, AllToAllSize, CountMismatch</td><td>the collective's {@link
+ *       CountRule}</td><td>PlanBuildException</td><td>BufferBindingException</td></tr>
+ *   <tr><td>MissingInto</td><td>AllToAll is out of place</td><td>PlanBuildException</td>
+ *       <td>(Overlap)</td></tr>
+ *   <tr><td>BadPeer</td><td>a direct send's or receive's peer is a rank</td><td>(the processor: rule 17)</td>
+ *       <td>IllegalArgumentException</td></tr>
+ *   <tr><td>UnmatchedPeer</td><td>each step's sends and receives pair up one to one</td>
+ *       <td>PlanBuildException</td><td>(NCCL's, the user's)</td></tr>
  *   <tr><td>BadRoot</td><td>a root is in [0, ranks)</td><td>PlanBuildException</td>
  *       <td>IllegalArgumentException</td></tr>
  *   <tr><td>NotDivisible</td><td>an in-place buffer holding one slice per rank divides by the ranks</td>
  *       <td>PlanBuildException</td><td>(implied by the count rule)</td></tr>
  *   <tr><td>Overlap</td><td>the sides are disjoint, or in place</td><td>PlanBuildException</td>
  *       <td>BufferBindingException</td></tr>
- *   <tr><td>StepRace</td><td>no call of a step writes what another of that step reads or writes</td>
+ *   <tr><td>StepRace</td><td>no call of a step writes what another of that step reads or writes (a
+ *       root-only write counts)</td>
  *       <td>PlanBuildException</td><td>(one call at a time)</td></tr>
  *   <tr><td>BadBuffer</td><td>buffers are open, of this communicator, of the field's type and count</td>
  *       <td>BufferBindingException</td><td>BufferBindingException</td></tr>
@@ -69,6 +77,9 @@ public final class PlanRules {
   public static long checkCollective(
       Collective collective, Communicator comm, Buffer send, Buffer recv, ReduceOp op, int root, Stream stream) {
     Objects.requireNonNull(collective, "collective");
+    if (collective.pointToPoint()) {
+      throw new IllegalArgumentException(collective.label() + " is point-to-point: check it with checkPointToPoint");
+    }
     if (collective.hasOp()) {
       Objects.requireNonNull(op, "op");
     }
@@ -90,7 +101,40 @@ public final class PlanRules {
     }
     counts(Direct.CALL, collective, comm, send.length(), recv.length(), comm.size());
     disjoint(Direct.CALL, collective, comm, send, recv);
-    return collective.counts().ncclCount(send.length(), recv.length());
+    return collective.counts().ncclCount(send.length(), recv.length(), comm.size());
+  }
+
+  /**
+   * Checks a send or receive called directly on {@code comm}: the buffer open and of this communicator,
+   * the stream this communicator's, the peer a rank of it ({@link RuleId#BAD_PEER}, an {@link
+   * IllegalArgumentException}).
+   *
+   * @return the element count to send or receive: the whole buffer
+   */
+  public static long checkPointToPoint(Collective collective, Communicator comm, Buffer buffer, int peer,
+      Stream stream) {
+    Objects.requireNonNull(collective, "collective");
+    if (!collective.pointToPoint()) {
+      throw new IllegalArgumentException(collective.label() + " is not point-to-point: check it with checkCollective");
+    }
+    Objects.requireNonNull(comm, "comm");
+    Objects.requireNonNull(buffer, "buffer");
+    Objects.requireNonNull(stream, "stream");
+    checkOpen(comm);
+    if (stream.communicator() != comm) {
+      throw new IllegalArgumentException(
+          Direct.CALL.where(collective, comm) + ": the stream belongs to rank " + stream.communicator().rank()
+              + "'s communicator; use this communicator's stream()");
+    }
+    usable(Direct.CALL, collective, comm, collective == Collective.SEND ? Side.SEND : Side.RECV, buffer);
+    if (peer < 0 || peer >= comm.size()) {
+      throw new IllegalArgumentException(RuleId.BAD_PEER.tag() + " " + Direct.CALL.where(collective, comm) + ": peer "
+          + peer + " is not a rank of this " + comm.size() + "-rank communicator; it must be in [0, " + comm.size()
+          + ")" + (collective == Collective.SEND ? ". Fix: send to a rank that exists (a rank with no one to send to"
+              + " makes no call)" : ". Fix: receive from a rank that exists (a rank with no one to receive from makes"
+              + " no call)"));
+    }
+    return buffer.length();
   }
 
   /**
@@ -103,16 +147,18 @@ public final class PlanRules {
       return false;
     }
     return switch (collective.inPlace()) {
-      case SAME_BUFFER -> send.byteOffset() == recv.byteOffset() && send.length() == recv.length();
+      case SAME_BUFFER, ONE_BUFFER -> send.byteOffset() == recv.byteOffset() && send.length() == recv.length();
       case SEND_IS_RANK_SLICE_OF_RECV -> send.byteOffset() == recv.byteOffset() + rank * send.byteSize();
       case RECV_IS_RANK_SLICE_OF_SEND -> recv.byteOffset() == send.byteOffset() + rank * recv.byteSize();
+      case NOT_ALLOWED -> false;
     };
   }
 
   /** NCCL's in-place arrangement in words, with the byte it starts at on {@code rank}. */
   static String inPlaceArrangement(Collective collective, Buffer send, Buffer recv, int rank) {
     return switch (collective.inPlace()) {
-      case SAME_BUFFER -> "send and recv the same buffer";
+      case SAME_BUFFER, ONE_BUFFER -> "send and recv the same buffer";
+      case NOT_ALLOWED -> "none: " + collective.label() + " has no in-place form";
       case SEND_IS_RANK_SLICE_OF_RECV -> "send the rank-th slice of recv (byte "
           + (recv.byteOffset() + rank * send.byteSize()) + " of the block on rank " + rank + ")";
       case RECV_IS_RANK_SLICE_OF_SEND -> "recv the rank-th slice of send (byte "
@@ -148,6 +194,10 @@ public final class PlanRules {
         }
         if (c.hasRoot()) {
           rootInRange(Direct.CALL, c, comm, call.root(), comm.size());
+        }
+        if (c.pointToPoint() ? call.peer() < -1 || call.peer() >= comm.size() : call.peer() != -1) {
+          throw new IllegalArgumentException(where + ": peer " + call.peer() + (c.pointToPoint() ? " is neither a rank"
+              + " of this " + comm.size() + "-rank communicator nor -1 (no transfer)" : "; only a send or receive has one"));
         }
         int ranks = comm.size();
         checkRegion(where + ", send side", comm, call.sendMemory(), call.sendByteOffset(), call.sendBytes(ranks));
@@ -212,10 +262,38 @@ public final class PlanRules {
     if (call.inPlace()) {
       if (c.inPlace().sliced()) {
         divisible(subject, c, ranks);
+      } else if (c.inPlace() == InPlace.NOT_ALLOWED) {
+        throw violation(subject, RuleId.MISSING_INTO, subject.where(c, null) + ": " + c.label() + " has no in-place"
+            + " form: it needs a receive field of its own (count(into) = count(" + send.field() + ") = " + send.count()
+            + ", divisible by ranks = " + ranks + "). Fix: add into = \"<field>\" naming a " + send.type()
+            + " field with @Shape(" + send.shape() + ")");
       }
       return;
     }
     counts(subject, c, null, send.count(), recv.count(), ranks);
+  }
+
+  /**
+   * Rule 18, {@link RuleId#UNMATCHED_PEER}: in each step, every send is matched one to one by a receive of
+   * the same data type and count whose peer is its inverse ({@link PointToPointPairs}), so that no rank
+   * waits forever for a transfer that never comes, or receives a different size. The processor proves
+   * this at compile time; this re-checks hand-written builders with the same id.
+   */
+  static void checkPointToPoint(String planName, Declarations declarations, List<Declarations.Call> ordered) {
+    PointToPointPairs pairs = PointToPointPairs.of(declarations, ordered);
+    for (Declarations.Call alone : pairs.unmatched()) {
+      Declarations.Field field = declarations.field(alone.send());
+      Collective needed = alone.collective().counterpart();
+      String wanted = "@" + needed.annotation() + "(" + needed.peerAttribute() + " = \"" + alone.peer().inverse()
+          + "\"" + (alone.step() != 0 ? ", step = " + alone.step() : "") + ")";
+      throw new PlanBuildException(RuleId.UNMATCHED_PEER.tag() + " plan " + planName + ": "
+          + declarations.annotation(alone) + " on field '" + field.field() + "' (" + field.type() + ", count "
+          + field.count() + ", shape " + field.shape() + ") has no matching " + wanted + " of " + field.type()
+          + " and count " + field.count() + " in step " + alone.step() + "; every " + (alone.collective()
+              == Collective.SEND ? "send needs a receive" : "receive needs a send") + " there, one to one, or the"
+          + " plan could deadlock or truncate. Fix: declare " + wanted + " on a " + field.type() + " field with"
+          + " @Shape(" + field.shape() + "), or remove this " + alone.collective().label());
+    }
   }
 
   /**
@@ -231,13 +309,17 @@ public final class PlanRules {
       if (!a.inPlace()) {
         disjoint(Declared.of(planName, declarations, a), a.collective(), null, views[a.send()], views[a.recv()]);
       }
+      if (!a.collective().writesRecv()) {
+        continue; // a send only reads; its conflicts are found from the writer's side
+      }
       for (int j = 0; j < ordered.size(); j++) {
         Declarations.Call b = ordered.get(j);
         if (i == j || a.step() != b.step()) {
           continue;
         }
-        boolean writesWhatBReads = overlaps(views[a.recv()], views[b.send()]);
-        boolean bothWrite = j > i && overlaps(views[a.recv()], views[b.recv()]);
+        // Rule 19: a write on the root only (Reduce, Gather) is still a write.
+        boolean writesWhatBReads = b.collective().readsSend() && overlaps(views[a.recv()], views[b.send()]);
+        boolean bothWrite = j > i && b.collective().writesRecv() && overlaps(views[a.recv()], views[b.recv()]);
         if (writesWhatBReads || bothWrite) {
           throw new PlanBuildException(RuleId.STEP_RACE.tag() + " plan " + planName + ", step " + a.step() + ": "
               + declarations.annotation(a) + " on field '" + declarations.name(a.send()) + "' writes '"
@@ -320,6 +402,14 @@ public final class PlanRules {
         needed = times(ranks, recv);
         relation = "must be ranks × count(" + recvName + ") = " + ranks + " × " + recv + " = " + needed;
       }
+      case SAME_DIVISIBLE -> {
+        boolean divisible = send % ranks == 0;
+        side = divisible ? recvName : sendName;
+        needed = divisible ? Long.toString(send) : "a multiple of ranks = " + ranks + " (e.g. a shape with \"ranks\""
+            + " in it), and count(" + recvName + ") the same";
+        relation = divisible ? "must equal count(" + sendName + ")"
+            : "must hold one slice per rank, so be divisible by ranks = " + ranks;
+      }
       default -> throw new AssertionError(rule);
     }
     throw violation(s, rule.violation(), s.where(c, comm) + ": count(" + side + ") " + relation + "; "
@@ -337,7 +427,7 @@ public final class PlanRules {
       String holds = switch (c.inPlace()) {
         case SEND_IS_RANK_SLICE_OF_RECV -> "the whole gathered result";
         case RECV_IS_RANK_SLICE_OF_SEND -> "the whole input";
-        case SAME_BUFFER -> "one buffer";
+        default -> "one buffer";
       };
       throw violation(s, RuleId.NOT_DIVISIBLE, s.where(c, null) + ": in place, the field holds " + holds
           + ", one slice per rank, but its count " + field.count() + " (shape " + field.shape()

@@ -56,11 +56,10 @@ public record Schedule(String planName, int ranks, List<Step> steps) {
   }
 
   private String label(CollectiveCall call) {
-    String detail = switch (call.collective()) {
-      case ALL_REDUCE, REDUCE_SCATTER -> " " + call.op();
-      case BROADCAST -> " root " + call.root();
-      case ALL_GATHER -> "";
-    };
+    String detail = (call.op() != null ? " " + call.op() : "")
+        + (call.collective().hasRoot() ? " root " + call.root() : "")
+        + (call.collective().pointToPoint() ? (call.collective() == dev.commplan.model.Collective.SEND ? " to " : " from ")
+            + (call.peer() < 0 ? "no one" : "rank " + call.peer()) : "");
     return String.format(Locale.ROOT, "%s %s%s%s\ncount %,d, %,d B per rank\n%s",
         call.collective().label(), call.dataType(), detail, call.inPlace() ? " (in place)" : "",
         call.count(), call.sendBytes(ranks), String.join(", ", call.fields()));

@@ -19,6 +19,9 @@ import java.util.TreeMap;
  * element-wise} (one call over the concatenation means the separate calls). Adjacent user-bound views of
  * one block are merged too. Each call gets NCCL's count and, in place, NCCL's offsets ({@link
  * Collective#inPlace()}).
+ *
+ * <p>A step's sends and receives come after its collectives, in the order that pairs them ({@link
+ * PointToPointPairs#issueOrder}), one call each, with the peer resolved for this rank (-1: none here).
  */
 final class ScheduleBuilder {
   private record CallKey(Collective collective, DataType type, ReduceOp op, int root, boolean inPlace) {}
@@ -50,6 +53,9 @@ final class ScheduleBuilder {
     for (Map.Entry<Integer, List<Declarations.Call>> step : bySteps.entrySet()) {
       Map<CallKey, List<Declarations.Call>> byKey = new LinkedHashMap<>();
       for (Declarations.Call c : step.getValue()) {
+        if (c.collective().pointToPoint()) {
+          continue; // after the collectives, in the order that pairs them (below)
+        }
         CallKey key = new CallKey(c.collective(), views[c.send()].dataType(), c.op(), c.root(), c.inPlace());
         byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(c);
       }
@@ -57,6 +63,11 @@ final class ScheduleBuilder {
       for (List<Declarations.Call> run : byKey.values()) {
         run.sort(Comparator.comparingInt(Declarations.Call::send));
         coalesce(run, out);
+      }
+      for (Declarations.Call c : PointToPointPairs.issueOrder(declarations, step.getValue())) {
+        Buffer buffer = views[c.send()];
+        out.add(CollectiveCall.pointToPoint(c.collective(), buffer.dataType(), buffer.memory(), buffer.byteOffset(),
+            buffer.length(), c.peer().resolve(rank, ranks), c.peer(), List.of(declarations.name(c.send()))));
       }
       steps.add(new Step(step.getKey(), out));
     }
@@ -99,14 +110,14 @@ final class ScheduleBuilder {
     long sendOffset = send.byteOffset();
     long recvOffset = recv.byteOffset();
     Collective collective = c.collective();
-    long ncclCount = c.inPlace() ? count : collective.counts().ncclCount(count, recv.length());
+    long ncclCount = c.inPlace() ? count : collective.counts().ncclCount(count, recv.length(), ranks);
     if (c.inPlace() && collective.inPlace().sliced()) {
       ncclCount = count / ranks;
       long slice = rank * ncclCount * type.byteSize();
       switch (collective.inPlace()) {
         case SEND_IS_RANK_SLICE_OF_RECV -> sendOffset = recvOffset + slice;
         case RECV_IS_RANK_SLICE_OF_SEND -> recvOffset = sendOffset + slice;
-        case SAME_BUFFER -> {}
+        default -> { }
       }
     }
     return new CollectiveCall(collective, type, c.op(), collective.hasRoot() ? c.root() : -1,

@@ -59,6 +59,48 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     direct(Collective.REDUCE_SCATTER, send, recv, op, -1, stream);
   }
 
+  @Override
+  public final void reduce(Buffer send, Buffer recv, ReduceOp op, int root, Stream stream) {
+    direct(Collective.REDUCE, send, recv, op, root, stream);
+  }
+
+  @Override
+  public final void gather(Buffer send, Buffer recv, int root, Stream stream) {
+    direct(Collective.GATHER, send, recv, null, root, stream);
+  }
+
+  @Override
+  public final void scatter(Buffer send, Buffer recv, int root, Stream stream) {
+    direct(Collective.SCATTER, send, recv, null, root, stream);
+  }
+
+  @Override
+  public final void allToAll(Buffer send, Buffer recv, Stream stream) {
+    direct(Collective.ALL_TO_ALL, send, recv, null, -1, stream);
+  }
+
+  @Override
+  public final void send(Buffer buffer, int peer, Stream stream) {
+    pointToPoint(Collective.SEND, buffer, peer, stream);
+  }
+
+  @Override
+  public final void recv(Buffer buffer, int peer, Stream stream) {
+    pointToPoint(Collective.RECV, buffer, peer, stream);
+  }
+
+  /** A send or receive: the same path, with the one buffer as both sides and the peer where a root goes. */
+  private void pointToPoint(Collective collective, Buffer buffer, int peer, Stream stream) {
+    gate.enter(DIRECT[collective.ordinal()]);
+    try {
+      ensureUsable();
+      long count = PlanRules.checkPointToPoint(collective, this, buffer, peer, stream);
+      enqueueDirect(collective, buffer, buffer, count, null, peer, stream);
+    } finally {
+      gate.exit();
+    }
+  }
+
   private void direct(Collective collective, Buffer send, Buffer recv, ReduceOp op, int root, Stream stream) {
     gate.enter(DIRECT[collective.ordinal()]);
     try {
@@ -107,7 +149,9 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
 
   /**
    * Enqueues one checked direct collective: {@code count} is NCCL's count, {@code op} null for a
-   * collective without one, {@code root} -1 for one without a root. Called holding the gate.
+   * collective without one, {@code root} the root of a rooted collective, the peer (a rank of the
+   * communicator) of a send or receive, and -1 otherwise. A send or receive passes its one buffer as both
+   * {@code send} and {@code recv}. Called holding the gate.
    */
   protected abstract void enqueueDirect(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op,
       int root, Stream stream);

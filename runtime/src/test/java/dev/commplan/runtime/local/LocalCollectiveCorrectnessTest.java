@@ -3,7 +3,7 @@ package dev.commplan.runtime.local;
 import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.CollectiveCorrectnessSuite;
 
-/** The correctness suite on the local backend, on 1, 2, 3, 4 and 8 ranks. */
+/** The correctness suite on the local backend, on 1, 2, 3, 4, 5 and 8 ranks (odd sizes catch slicing bugs). */
 class LocalCollectiveCorrectnessTest extends CollectiveCorrectnessSuite {
   @Override
   protected Cluster cluster(int ranks) {
@@ -12,6 +12,6 @@ class LocalCollectiveCorrectnessTest extends CollectiveCorrectnessSuite {
 
   @Override
   protected int[] worldSizes() {
-    return new int[] {1, 2, 3, 4, 8};
+    return new int[] {1, 2, 3, 4, 5, 8};
   }
 }

@@ -8,6 +8,7 @@ import dev.commplan.runtime.CollectiveCorrectnessSuite.Case;
 import dev.commplan.runtime.CollectiveCorrectnessSuite.Expected;
 import dev.commplan.runtime.CollectiveReference;
 import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.PointToPointSuite;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.I32Buffer;
 import dev.commplan.runtime.I64Buffer;
@@ -100,11 +101,11 @@ public final class MpiSuiteMain {
           failures.add(failure);
         }
         hashes[k] = Arrays.hashCode(got) * 0x9E3779B97F4A7C15L + got.length;
-        compare[k] = c.collective() != Collective.REDUCE_SCATTER;
+        compare[k] = CollectiveCorrectnessSuite.sameOnEveryRank(c.collective());
         k++;
       }
     }
-    // Every rank's result but ReduceScatter's must be bitwise rank 0's.
+    // Every rank's result must be bitwise rank 0's where every rank receives the same (sameOnEveryRank).
     try (I64Buffer mine = I64Buffer.allocate(comm, hashes.length);
         I64Buffer all = I64Buffer.allocate(comm, (long) n * hashes.length)) {
       mine.copyFrom(hashes);
@@ -137,6 +138,11 @@ public final class MpiSuiteMain {
     if (!plan.isEmpty()) {
       failures.add(plan);
     }
+    String newPlan = CollectiveCorrectnessSuite.runNewCollectivesPlanOnRank(comm);
+    if (!newPlan.isEmpty()) {
+      failures.add(newPlan);
+    }
+    failures.addAll(PointToPointSuite.runAllOnRank(comm));
     failures.addAll(captured(comm));
     // How many ranks failed, so that every process (and rank 0's summary) knows.
     int failedRanks;
@@ -149,7 +155,8 @@ public final class MpiSuiteMain {
     double seconds = (System.nanoTime() - start) / 1e9;
     StringBuilder line = new StringBuilder().append("mpi suite rank ").append(rank).append(" of ").append(n)
         .append(": ").append(hashes.length).append(" collective runs (").append(cases.size()).append(" cases × counts ")
-        .append(Arrays.toString(counts)).append("), group, close-in-flight, allocation, mixed-plan and captured-plan checks: ")
+        .append(Arrays.toString(counts)).append("), group, close-in-flight, allocation, mixed-plan, new-collectives plan, point-to-point and"
+            + " captured-plan checks: ")
         .append(failures.isEmpty() ? "all right" : failures.size() + " wrong").append(String.format(" in %.1f s", seconds));
     for (String failure : failures.subList(0, Math.min(20, failures.size()))) {
       line.append("\n  FAIL ").append(failure);
@@ -286,6 +293,25 @@ public final class MpiSuiteMain {
     b.allGather(0, gathered, gathered);
     b.reduceScatter(0, shards, shards, ReduceOp.AVG);
     b.broadcast(1, params, params, 0);
+    // issue 17's collectives and transfers: the same, no allocation per execute
+    int reduced = b.buffer("reduced", DataType.F32, 64, "{\"64\"}", null);
+    int part = b.buffer("part", DataType.I32, 4, "{\"4\"}", null);
+    int all = b.buffer("all", DataType.I32, 4L * n, "{\"ranks\", \"4\"}", null);
+    int whole = b.buffer("whole", DataType.U8, 8L * n, "{\"ranks\", \"8\"}", null);
+    int x = b.buffer("x", DataType.F64, 2L * n, "{\"ranks\", \"2\"}", null);
+    int y = b.buffer("y", DataType.F64, 2L * n, "{\"ranks\", \"2\"}", null);
+    b.collective(2, Collective.REDUCE, reduced, reduced, ReduceOp.AVG, n - 1);
+    b.collective(2, Collective.GATHER, part, all, null, 0);
+    b.collective(2, Collective.SCATTER, whole, whole, null, 0);
+    b.collective(2, Collective.ALL_TO_ALL, x, y, null, -1);
+    int ring = b.buffer("ring", DataType.F32, 16, "{\"16\"}", null);
+    int fromRing = b.buffer("fromRing", DataType.F32, 16, "{\"16\"}", null);
+    int stage = b.buffer("stage", DataType.F32, 16, "{\"16\"}", null);
+    int fromStage = b.buffer("fromStage", DataType.F32, 16, "{\"16\"}", null);
+    b.send(3, ring, "(rank + 1) % ranks");
+    b.recv(3, fromRing, "(rank - 1) % ranks");
+    b.send(3, stage, "rank + 1");
+    b.recv(3, fromStage, "rank - 1");
     com.sun.management.ThreadMXBean threads =
         (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
     try (Plan plan = b.build()) {

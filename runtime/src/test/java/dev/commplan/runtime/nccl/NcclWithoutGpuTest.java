@@ -147,11 +147,17 @@ class NcclWithoutGpuTest {
     assertTrue(NcclVersion.decode(22803).atLeast(NcclVersion.AVG_AND_BF16));
     assertFalse(NcclVersion.decode(2804).atLeast(NcclVersion.AVG_AND_BF16));
     assertFalse(NcclVersion.decode(21002).atLeast(NcclVersion.AVG_AND_BF16));
+    assertTrue(NcclVersion.decode(22403).atLeast(NcclVersion.FP8));
+    assertFalse(NcclVersion.decode(22304).atLeast(NcclVersion.FP8));
+    assertEquals("2.24.3", NcclVersion.FP8.toString());
+    assertEquals("2.28.3", NcclVersion.GATHER_SCATTER_ALLTOALL.toString());
   }
 
   @Test
   void enumValuesAreNcclHs() {
-    int[] expected = {6, 9, 7, 8, 0, 1, 2, 3, 4, 5}; // F16, BF16, F32, F64, I8, U8, I32, U32, I64, U64
+    // F16, BF16, F32, F64, I8, U8, I32, U32, I64, U64, F8E4M3, F8E5M2 (nccl.h: ncclFloat8e4m3 = 10, ncclFloat8e5m2 = 11)
+    int[] expected = {6, 9, 7, 8, 0, 1, 2, 3, 4, 5, 10, 11};
+    assertEquals(expected.length, DataType.values().length);
     DataType[] types = DataType.values();
     for (int i = 0; i < types.length; i++) {
       assertEquals(expected[i], NcclArgs.dataType(types[i]), types[i].name());

@@ -158,6 +158,9 @@ class PlanRulesTest {
       String f = "{\"n\"}";
       // count rules: the id comes from the collective's CountRule; 4 into 7 breaks every one of them
       for (Collective c : Collective.values()) {
+        if (c.pointToPoint()) {
+          continue; // one buffer: no count rule between two (pointToPoint() below)
+        }
         ReduceOp op = c.hasOp() ? ReduceOp.SUM : null;
         String direct = tagOf(BufferBindingException.class,
             () -> PlanRules.checkCollective(c, comm, four, seven, op, 0, comm.stream()));

@@ -43,7 +43,8 @@ public final class Mpi {
   public static final int MAX_STRING = 256;
 
   /** The functions and objects that must be present for the library to count as Open MPI. */
-  static final List<String> REQUIRED_SYMBOLS = List.of("MPI_Init_thread", "MPI_Initialized", "MPI_Finalized", "MPI_Finalize", "MPI_Query_thread", "MPI_Comm_rank", "MPI_Comm_size", "MPI_Comm_dup", "MPI_Comm_free", "MPI_Comm_set_errhandler", "MPI_Abort", "MPI_Barrier", "MPI_Iallreduce", "MPI_Iallgather", "MPI_Ireduce_scatter_block", "MPI_Ibcast", "MPI_Testall", "MPI_Waitall", "MPI_Error_string", "MPI_Get_library_version", "MPI_Op_create",
+  static final List<String> REQUIRED_SYMBOLS = List.of("MPI_Init_thread", "MPI_Initialized", "MPI_Finalized", "MPI_Finalize", "MPI_Query_thread", "MPI_Comm_rank", "MPI_Comm_size", "MPI_Comm_dup", "MPI_Comm_free", "MPI_Comm_set_errhandler", "MPI_Abort", "MPI_Barrier", "MPI_Iallreduce", "MPI_Iallgather", "MPI_Ireduce_scatter_block", "MPI_Ibcast",
+      "MPI_Ireduce", "MPI_Igather", "MPI_Iscatter", "MPI_Ialltoall", "MPI_Isend", "MPI_Irecv", "MPI_Testall", "MPI_Waitall", "MPI_Error_string", "MPI_Get_library_version", "MPI_Op_create",
       "ompi_mpi_comm_world", "ompi_mpi_float", "ompi_mpi_op_sum", "ompi_mpi_errors_return");
 
   static MethodHandle handle(String name, FunctionDescriptor descriptor) {
@@ -251,58 +252,6 @@ public final class Mpi {
   public static int MPI_Barrier(long comm) {
     try {
       return (int) MPI_Barrier.H.invokeExact(comm);
-    } catch (Throwable t) {
-      throw unreachable(t);
-    }
-  }
-
-  private static final class MPI_Iallreduce {
-    static final MethodHandle H = handle("MPI_Iallreduce", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
-  }
-
-  /** {@code int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)} */
-  public static int MPI_Iallreduce(long sendbuf, long recvbuf, int count, long datatype, long op, long comm, long request) {
-    try {
-      return (int) MPI_Iallreduce.H.invokeExact(sendbuf, recvbuf, count, datatype, op, comm, request);
-    } catch (Throwable t) {
-      throw unreachable(t);
-    }
-  }
-
-  private static final class MPI_Iallgather {
-    static final MethodHandle H = handle("MPI_Iallgather", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
-  }
-
-  /** {@code int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)} */
-  public static int MPI_Iallgather(long sendbuf, int sendcount, long sendtype, long recvbuf, int recvcount, long recvtype, long comm, long request) {
-    try {
-      return (int) MPI_Iallgather.H.invokeExact(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-    } catch (Throwable t) {
-      throw unreachable(t);
-    }
-  }
-
-  private static final class MPI_Ireduce_scatter_block {
-    static final MethodHandle H = handle("MPI_Ireduce_scatter_block", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
-  }
-
-  /** {@code int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)} */
-  public static int MPI_Ireduce_scatter_block(long sendbuf, long recvbuf, int recvcount, long datatype, long op, long comm, long request) {
-    try {
-      return (int) MPI_Ireduce_scatter_block.H.invokeExact(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
-    } catch (Throwable t) {
-      throw unreachable(t);
-    }
-  }
-
-  private static final class MPI_Ibcast {
-    static final MethodHandle H = handle("MPI_Ibcast", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG));
-  }
-
-  /** {@code int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)} */
-  public static int MPI_Ibcast(long buffer, int count, long datatype, int root, long comm, long request) {
-    try {
-      return (int) MPI_Ibcast.H.invokeExact(buffer, count, datatype, root, comm, request);
     } catch (Throwable t) {
       throw unreachable(t);
     }

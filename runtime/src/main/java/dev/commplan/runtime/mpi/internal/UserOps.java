@@ -4,6 +4,8 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.commplan.runtime.BF16Buffer;
+import dev.commplan.runtime.F8E4M3Buffer;
+import dev.commplan.runtime.F8E5M2Buffer;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -19,11 +21,13 @@ import java.lang.invoke.MethodType;
  * wrapping them (open-mpi/ompi#8045, closed as "wontfix": MPI leaves overflow undefined); NCCL wraps.
  * These ops wrap, two's complement, the same for signed and unsigned bytes.
  *
- * <p>16-bit floating point, which MPI has no predefined datatype for: CommPlan
- * sends F16 and BF16 as {@code MPI_UINT16_T} and reduces them with its own commutative {@code MPI_Op}s
- * ({@code MPI_Op_create}), whose {@code MPI_User_function} is a Java upcall. Each combination widens both
- * operands exactly to {@code float}, combines them there and rounds to the type (nearest, ties to even),
- * as NCCL does per hop; so partial results round to the type at each step of MPI's reduction tree.
+ * <p>16-bit and 8-bit floating point, which MPI has no predefined datatype for: CommPlan sends F16 and
+ * BF16 as {@code MPI_UINT16_T}, F8E4M3 and F8E5M2 as {@code MPI_UINT8_T}, and reduces them with its own
+ * commutative {@code MPI_Op}s ({@code MPI_Op_create}), whose {@code MPI_User_function} is a Java upcall.
+ * Each combination widens both operands exactly to {@code float}, combines them there and rounds to the
+ * type (nearest, ties to even; the 8-bit types saturate to their largest finite value, as NCCL's fp8
+ * arithmetic does), as NCCL does per hop; so partial results round to the type at each step of MPI's
+ * reduction tree.
  *
  * <p>Internal: not part of CommPlan's API.
  */
@@ -34,6 +38,10 @@ public final class UserOps {
   public static final int BF16 = 1;
   /** 8-bit integers, signed or unsigned (SUM and PROD only). */
   public static final int WRAP8 = 2;
+  /** 8-bit floating point, E4M3. */
+  public static final int F8E4M3 = 3;
+  /** 8-bit floating point, E5M2. */
+  public static final int F8E5M2 = 4;
   /** Op codes, as indices. */
   public static final int SUM = 0;
   public static final int PROD = 1;
@@ -41,7 +49,7 @@ public final class UserOps {
   public static final int MAX = 3;
 
   private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
-  private static final long[][] OPS = new long[3][4];
+  private static final long[][] OPS = new long[5][4];
 
   private UserOps() {}
 
@@ -84,6 +92,16 @@ public final class UserOps {
    */
   static void combine(int format, int op, long in, long inout, long lenPointer, long datatype) {
     int length = MpiNativeAccess.sized(lenPointer, 4).get(JAVA_INT, 0);
+    if (format == F8E4M3 || format == F8E5M2) {
+      MemorySegment a = MpiNativeAccess.sized(in, length);
+      MemorySegment b = MpiNativeAccess.sized(inout, length);
+      for (long i = 0; i < length; i++) {
+        float x = toFloat(format, a.get(ValueLayout.JAVA_BYTE, i));
+        float y = toFloat(format, b.get(ValueLayout.JAVA_BYTE, i));
+        b.set(ValueLayout.JAVA_BYTE, i, (byte) toBits(format, combine(op, x, y)));
+      }
+      return;
+    }
     if (format == WRAP8) {
       MemorySegment a = MpiNativeAccess.sized(in, length);
       MemorySegment b = MpiNativeAccess.sized(inout, length);
@@ -99,23 +117,38 @@ public final class UserOps {
     for (long i = 0, at = 0; i < length; i++, at += 2) {
       float x = toFloat(format, a.get(SHORT, at));
       float y = toFloat(format, b.get(SHORT, at));
-      float r = switch (op) {
-        case SUM -> x + y;
-        case PROD -> x * y;
-        case MIN -> Math.min(x, y);
-        default -> Math.max(x, y);
-      };
-      b.set(SHORT, at, toBits(format, r));
+      b.set(SHORT, at, toBits(format, combine(op, x, y)));
     }
   }
 
-  /** The value of 16 bits of {@code format}, widened exactly. */
-  public static float toFloat(int format, short bits) {
-    return format == F16 ? Float.float16ToFloat(bits) : BF16Buffer.fromBits(bits);
+  private static float combine(int op, float x, float y) {
+    return switch (op) {
+      case SUM -> x + y;
+      case PROD -> x * y;
+      case MIN -> Math.min(x, y);
+      default -> Math.max(x, y);
+    };
   }
 
-  /** The bits of {@code format} nearest {@code value} (ties to even). */
+  /** The value of the 16 or 8 bits of {@code format}, widened exactly. */
+  public static float toFloat(int format, short bits) {
+    return switch (format) {
+      case F16 -> Float.float16ToFloat(bits);
+      case BF16 -> BF16Buffer.fromBits(bits);
+      case F8E4M3 -> F8E4M3Buffer.fromBits((byte) bits);
+      case F8E5M2 -> F8E5M2Buffer.fromBits((byte) bits);
+      default -> throw new IllegalArgumentException("format " + format);
+    };
+  }
+
+  /** The bits of {@code format} nearest {@code value} (ties to even; the 8-bit types saturate), in the low bits. */
   public static short toBits(int format, float value) {
-    return format == F16 ? Float.floatToFloat16(value) : BF16Buffer.toBits(value);
+    return switch (format) {
+      case F16 -> Float.floatToFloat16(value);
+      case BF16 -> BF16Buffer.toBits(value);
+      case F8E4M3 -> F8E4M3Buffer.toBitsSaturated(value);
+      case F8E5M2 -> F8E5M2Buffer.toBitsSaturated(value);
+      default -> throw new IllegalArgumentException("format " + format);
+    };
   }
 }

@@ -50,8 +50,9 @@ public final class Nccl {
       "ncclGetVersion", "ncclGetUniqueId", "ncclCommInitRank", "ncclCommInitAll", "ncclCommDestroy",
       "ncclCommAbort", "ncclCommGetAsyncError", "ncclCommCount", "ncclCommCuDevice", "ncclCommUserRank",
       "ncclGetErrorString", "ncclGroupStart", "ncclGroupEnd", "ncclAllReduce", "ncclBroadcast",
-      "ncclAllGather", "ncclReduceScatter");
-  // ncclGetLastError is optional: see ncclGetLastError below.
+      "ncclAllGather", "ncclReduceScatter", "ncclReduce", "ncclSend", "ncclRecv");
+  // ncclGetLastError is optional: see ncclGetLastError below; so are ncclGather, ncclScatter and ncclAlltoAll
+  // (NcclCollectives, which binds the functions beyond the four here).
 
   private static final Linker.Option CRITICAL = Linker.Option.critical(false);
 

@@ -1,0 +1,62 @@
+package dev.commplan.runtime;
+
+/**
+ * A buffer of {@code ncclFloat8e4m3} elements (OCP FP8 E4M3: 4 exponent bits (bias 7) and 3 mantissa bits,
+ * no infinities: {@code S.1111.111} is NaN, the largest finite value is 448, and a value that rounds
+ * beyond it becomes NaN ({@link #toBitsSaturated} gives ±448 instead)). NCCL 2.24 and later; on an older
+ * NCCL, building a plan that uses it fails with a {@link PlanBuildException}.
+ *
+ * <p>The host API speaks {@code float}, as {@link F16Buffer} and {@link BF16Buffer} do: writing rounds
+ * to the nearest representable value (ties to even), reading widens exactly. {@link #getBits}, {@link
+ * #setBits}, {@link #copyFromBits} and {@link #copyToBits} give the raw 8-bit patterns; {@link #toBits}
+ * and {@link #fromBits} convert.
+ *
+ * <p>Host access does not wait for the stream: synchronize before reading what a collective wrote.
+ */
+public final class F8E4M3Buffer extends EightBitFloatBuffer {
+  F8E4M3Buffer(DeviceMemory memory, long byteOffset, long length, boolean ownsMemory) {
+    super(memory, byteOffset, length, ownsMemory);
+  }
+
+  /** Allocates {@code length} zeroed elements on {@code comm}'s device; the buffer owns them and frees them on close. */
+  public static F8E4M3Buffer allocate(Communicator comm, long length) {
+    return (F8E4M3Buffer) Buffer.allocate(DataType.F8E4M3, comm, length);
+  }
+
+  @Override
+  public DataType dataType() {
+    return DataType.F8E4M3;
+  }
+
+  /**
+   * The 8-bit pattern nearest to {@code value} (round to nearest, ties to even, subnormals included); NaN
+   * gives {@code 0x7F}, and a value beyond the largest finite one overflows (see the class comment).
+   */
+  public static byte toBits(float value) {
+    return Float8.encode(value, false, false);
+  }
+
+  /**
+   * Like {@link #toBits}, but a value beyond the largest finite one, infinities included, becomes the
+   * largest finite value of its sign (CUDA's {@code __NV_SATFINITE}, which NCCL's fp8 arithmetic uses); NaN
+   * stays NaN.
+   */
+  public static byte toBitsSaturated(float value) {
+    return Float8.encode(value, false, true);
+  }
+
+  /** The value of an 8-bit pattern, widened exactly to {@code float}. */
+  public static float fromBits(byte bits) {
+    return Float8.decode(bits, false);
+  }
+
+  @Override
+  byte encode(float value) {
+    return toBits(value);
+  }
+
+  @Override
+  float decode(byte bits) {
+    return fromBits(bits);
+  }
+}
