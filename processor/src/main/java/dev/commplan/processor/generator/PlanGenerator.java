@@ -671,22 +671,13 @@ public final class PlanGenerator {
       if (!plan.collectives().isEmpty()) {
         doc.add("\n<ul>\n");
         for (CollectiveSpec c : plan.collectives()) {
-          doc.add("  <li>step $L: $L {@code $L}$L$L\n", c.step(), label(c.kind()), c.send(),
+          doc.add("  <li>step $L: $L {@code $L}$L$L\n", c.step(), c.kind().label(), c.send(),
               c.inPlace() ? " in place" : " into {@code " + c.recv() + "}",
               c.op() != null ? ", " + c.op() : c.kind() == Collective.BROADCAST ? ", root " + c.root() : "");
         }
         doc.add("</ul>\n");
       }
       return doc.build();
-    }
-
-    private static String label(Collective kind) {
-      return switch (kind) {
-        case ALL_REDUCE -> "all-reduce";
-        case BROADCAST -> "broadcast";
-        case ALL_GATHER -> "all-gather";
-        case REDUCE_SCATTER -> "reduce-scatter";
-      };
     }
 
     /**

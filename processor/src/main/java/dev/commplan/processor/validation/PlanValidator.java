@@ -493,12 +493,12 @@ public final class PlanValidator {
       if (recv == null) {
         return "{\"ranks\", \"hidden\"}";
       }
-      return switch (c.kind()) {
-        case ALL_REDUCE, BROADCAST -> target.shape().asWritten();
-        case ALL_GATHER -> effective(recv).divide(ranksFactor())
+      return switch (c.kind().counts()) {
+        case SAME, SAME_DIVISIBLE -> target.shape().asWritten();
+        case RECV_IS_RANKS_TIMES_SEND -> effective(recv).divide(ranksFactor())
             .map(q -> ShapeText.braces(q.factors(order)))
             .orElse("{\"1024\"}");
-        case REDUCE_SCATTER -> withRanks(target.shape());
+        case SEND_IS_RANKS_TIMES_RECV -> withRanks(target.shape());
       };
     }
 
@@ -508,10 +508,10 @@ public final class PlanValidator {
       if (count == null) {
         return "{\"ranks\", \"hidden\"}";
       }
-      return switch (c.kind()) {
-        case ALL_REDUCE, BROADCAST -> send.shape().asWritten();
-        case ALL_GATHER -> withRanks(send.shape());
-        case REDUCE_SCATTER -> effective(count).divide(ranksFactor())
+      return switch (c.kind().counts()) {
+        case SAME, SAME_DIVISIBLE -> send.shape().asWritten();
+        case RECV_IS_RANKS_TIMES_SEND -> withRanks(send.shape());
+        case SEND_IS_RANKS_TIMES_RECV -> effective(count).divide(ranksFactor())
             .map(q -> ShapeText.braces(q.factors(order)))
             .orElse("{\"1024\"}");
       };
