@@ -1,0 +1,30 @@
+package dev.commplan.annotations;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * The root rank receives every rank's send buffer, rank i's at slice i ({@code ncclGather}).
+ *
+ * <p>With {@link #into()} the receive buffer's count must be {@code ranks} times this field's. Without it
+ * the gather happens in place: this field holds the whole result, its rank-th slice is this rank's input,
+ * so its count must be divisible by {@code ranks}. Only the root's receive buffer is written.
+ *
+ * <p>The field must be a buffer type of {@code dev.commplan.runtime} and carry {@link Shape}.
+ */
+@Documented
+@Retention(RetentionPolicy.CLASS)
+@Target(ElementType.FIELD)
+public @interface Gather {
+  /** The root rank: 0 or more, and less than {@link CommPlan#ranks()} where that is fixed. */
+  int root() default 0;
+
+  /** Name of the receive-buffer field of the same class; empty means in place. */
+  String into() default "";
+
+  /** Collectives of the same step are issued in one NCCL group; steps run in ascending order. */
+  int step() default 0;
+}

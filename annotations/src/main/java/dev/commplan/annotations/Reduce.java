@@ -1,0 +1,33 @@
+package dev.commplan.annotations;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * The root rank receives the element-wise reduction of every rank's send buffer ({@code ncclReduce}).
+ *
+ * <p>With {@link #into()} the receive buffer must have the same element count as this field; without it
+ * the reduction happens in place. Only the root's receive buffer is written: on other ranks it is left
+ * untouched, but it still counts as written for the race rule, because every rank runs the same plan.
+ *
+ * <p>The field must be a buffer type of {@code dev.commplan.runtime} and carry {@link Shape}.
+ */
+@Documented
+@Retention(RetentionPolicy.CLASS)
+@Target(ElementType.FIELD)
+public @interface Reduce {
+  /** The reduction; NCCL's meaning. */
+  ReduceOp op() default ReduceOp.SUM;
+
+  /** The root rank: 0 or more, and less than {@link CommPlan#ranks()} where that is fixed. */
+  int root() default 0;
+
+  /** Name of the receive-buffer field of the same class; empty means in place. */
+  String into() default "";
+
+  /** Collectives of the same step are issued in one NCCL group; steps run in ascending order. */
+  int step() default 0;
+}

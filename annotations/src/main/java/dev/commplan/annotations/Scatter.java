@@ -1,0 +1,30 @@
+package dev.commplan.annotations;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * The root rank's send buffer holds {@code ranks} slices; rank i receives slice i ({@code ncclScatter}).
+ *
+ * <p>With {@link #into()} this field's count must be {@code ranks} times the receive buffer's. Without it
+ * the scatter happens in place: this field holds the whole input, the result is its rank-th slice, so its
+ * count must be divisible by {@code ranks}. Only the root's send buffer is read.
+ *
+ * <p>The field must be a buffer type of {@code dev.commplan.runtime} and carry {@link Shape}.
+ */
+@Documented
+@Retention(RetentionPolicy.CLASS)
+@Target(ElementType.FIELD)
+public @interface Scatter {
+  /** The root rank: 0 or more, and less than {@link CommPlan#ranks()} where that is fixed. */
+  int root() default 0;
+
+  /** Name of the receive-buffer field of the same class; empty means in place. */
+  String into() default "";
+
+  /** Collectives of the same step are issued in one NCCL group; steps run in ascending order. */
+  int step() default 0;
+}

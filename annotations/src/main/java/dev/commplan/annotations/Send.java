@@ -1,0 +1,32 @@
+package dev.commplan.annotations;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * This rank sends the field to one peer ({@code ncclSend}); for pipeline stages and halo exchange.
+ *
+ * <p>{@link #to()} is a peer expression: {@code rank + k} or {@code rank - k} (k an integer literal, 0 or
+ * more), or either wrapped as {@code (rank + k) % ranks}, which is always in {@code [0, ranks)}. Without
+ * {@code % ranks}, a peer outside {@code [0, ranks)} means this rank sends nothing in that transfer, so the
+ * last pipeline stage needs no special code.
+ *
+ * <p>In each step every {@code @Send(to = "rank + k")} must be matched one to one by a {@link Recv} with
+ * the inverse peer ({@code from = "rank - k"}, wrapped with wrapped), the same data type and an equal
+ * count; the processor reports an unmatched one as a compile error naming the peer it lacks.
+ *
+ * <p>The field must be a buffer type of {@code dev.commplan.runtime} and carry {@link Shape}.
+ */
+@Documented
+@Retention(RetentionPolicy.CLASS)
+@Target(ElementType.FIELD)
+public @interface Send {
+  /** The receiving rank, as a peer expression such as {@code "rank + 1"} or {@code "(rank + 1) % ranks"}. */
+  String to();
+
+  /** Collectives of the same step are issued in one NCCL group; steps run in ascending order. */
+  int step() default 0;
+}
