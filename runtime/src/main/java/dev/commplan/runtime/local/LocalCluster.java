@@ -8,8 +8,6 @@ import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.RankFunction;
 import dev.commplan.runtime.RankTask;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;

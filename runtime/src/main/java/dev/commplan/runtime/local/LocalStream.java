@@ -4,7 +4,6 @@ import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.RankAbortedException;
-import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
 import dev.commplan.runtime.spi.StreamBase;

@@ -8,7 +8,6 @@ import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.spi.AbstractCommunicator;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.CommPlanException;
-import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.mpi.internal.Mpi;

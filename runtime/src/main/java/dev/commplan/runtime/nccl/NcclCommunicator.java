@@ -7,7 +7,6 @@ import dev.commplan.runtime.spi.AbstractCommunicator;
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.CommOptions;
-import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.PlanBuildException;

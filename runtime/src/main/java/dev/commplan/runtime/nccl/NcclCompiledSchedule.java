@@ -7,7 +7,6 @@ import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.DeviceMemory;
-import dev.commplan.runtime.nccl.internal.Cuda;
 import dev.commplan.runtime.nccl.internal.CudaGraphs;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.util.ArrayList;

@@ -2,7 +2,6 @@ package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.nccl.internal.Cuda;
-import dev.commplan.runtime.nccl.internal.NativeAccess;
 import dev.commplan.runtime.nccl.internal.NativeLibrary;
 
 /**

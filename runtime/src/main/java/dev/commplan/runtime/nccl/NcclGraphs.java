@@ -2,7 +2,6 @@ package dev.commplan.runtime.nccl;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
-import dev.commplan.runtime.nccl.internal.Cuda;
 import dev.commplan.runtime.nccl.internal.CudaGraphs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
