@@ -206,7 +206,7 @@ class DiagnosticsTest {
       assertError(f, "float[] g",
           "[CommPlan/NotABuffer] 'g' carries @AllReduce but has type float[], which is not a buffer type."
               + " Fix: declare 'g' as one of F16Buffer, BF16Buffer, F32Buffer, F64Buffer, I8Buffer, U8Buffer,"
-              + " I32Buffer, U32Buffer, I64Buffer, U64Buffer (package dev.commplan.runtime).");
+              + " I32Buffer, U32Buffer, I64Buffer, U64Buffer, F8E4M3Buffer, F8E5M2Buffer (package dev.commplan.runtime).");
     }
 
     @Test

@@ -1,5 +1,7 @@
 package dev.commplan.processor.parse;
 
+import dev.commplan.model.Collective;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import javax.lang.model.element.AnnotationMirror;
@@ -15,14 +17,18 @@ public final class Annotations {
   public static final String COMM_PLAN = "dev.commplan.annotations.CommPlan";
   public static final String SHAPE = "dev.commplan.annotations.Shape";
 
-  /** The annotations the processor supports. */
-  public static final List<String> ALL = List.of(
-      COMM_PLAN,
-      "dev.commplan.annotations.AllReduce",
-      "dev.commplan.annotations.Broadcast",
-      "dev.commplan.annotations.AllGather",
-      "dev.commplan.annotations.ReduceScatter",
-      SHAPE);
+  /** The annotations the processor supports: {@code @CommPlan}, every collective's (the model's list), {@code @Shape}. */
+  public static final List<String> ALL = all();
+
+  private static List<String> all() {
+    List<String> all = new ArrayList<>();
+    all.add(COMM_PLAN);
+    for (Collective c : Collective.values()) {
+      all.add(c.annotationName());
+    }
+    all.add(SHAPE);
+    return List.copyOf(all);
+  }
 
   private Annotations() {}
 
