@@ -66,7 +66,7 @@ public final class Annotations {
         return e.getValue().getValue();
       }
     }
-    throw new Unreadable("@" + mirror.getAnnotationType() + " has no attribute '" + attribute + "'");
+    throw new Missing("@" + mirror.getAnnotationType() + " has no attribute '" + attribute + "'");
   }
 
   /** How javac presents an attribute it could not resolve (an {@code Attribute.Error}). */
@@ -118,10 +118,22 @@ public final class Annotations {
    * An attribute whose value the compiler could not resolve (it reports that error itself); the plan is
    * deferred to the next round.
    */
-  static final class Unreadable extends RuntimeException {
+  static sealed class Unreadable extends RuntimeException permits Missing {
     private static final long serialVersionUID = 1L;
 
     Unreadable(String message) {
+      super(message);
+    }
+  }
+
+  /**
+   * A required attribute that is not written ({@code @AllToAll} without {@code into}): the compiler
+   * rejects the annotation itself (JLS 9.7.1), whatever the next round brings.
+   */
+  static final class Missing extends Unreadable {
+    private static final long serialVersionUID = 1L;
+
+    Missing(String message) {
       super(message);
     }
   }

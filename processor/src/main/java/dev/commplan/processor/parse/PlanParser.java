@@ -44,6 +44,14 @@ public final class PlanParser {
    */
   public record Unresolved(String what) implements Result {}
 
+  /**
+   * The compiler rejects the plan's annotations itself (a required attribute is missing) and says so:
+   * there is nothing to add.
+   *
+   * @param what what is missing, for tests and debugging
+   */
+  public record RejectedByCompiler(String what) implements Result {}
+
   /** Parses {@code type}, which carries {@code @CommPlan}. */
   public Result parse(TypeElement type) {
     Optional<String> unresolved = unresolvedField(type);
@@ -52,6 +60,8 @@ public final class PlanParser {
     }
     try {
       return new Parsed(read(type));
+    } catch (Annotations.Missing e) {
+      return new RejectedByCompiler(e.getMessage());
     } catch (Annotations.Unreadable e) {
       return new Unresolved("an annotation attribute (" + e.getMessage() + ")");
     }
