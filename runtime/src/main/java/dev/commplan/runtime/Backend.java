@@ -45,6 +45,7 @@ public interface Backend {
    *
    * @param info where this process sits in its job: rank, size, rendezvous address
    * @param options timeouts and the like
+   * @return this process's communicator, connected to the other ranks; the caller closes it
    * @throws IllegalArgumentException if the backend has no ranks of their own process (the message says
    *     what to use instead)
    * @throws BackendUnavailableException if it cannot run here
