@@ -203,10 +203,10 @@ public final class Rendezvous implements AutoCloseable {
    * Joins: rank 0 listens on {@code port} and waits for every other rank; the others connect to {@code
    * host:port} and wait until every rank has joined.
    *
-   * @param host rank 0's host as the others reach it; on rank 0, a loopback host makes it listen on
-   *     loopback only, anything else on every interface
    * @param rank this process's rank, in {@code [0, size)}
    * @param size the number of ranks
+   * @param host rank 0's host as the others reach it; on rank 0, a loopback host makes it listen on
+   *     loopback only, anything else on every interface
    * @param port rank 0's TCP port
    * @param options timeouts, cap and secret
    * @return the joined rendezvous, which the caller closes

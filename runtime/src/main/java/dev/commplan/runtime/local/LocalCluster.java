@@ -76,8 +76,8 @@ public final class LocalCluster implements Cluster {
   /**
    * A cluster of {@code ranks} threads.
    *
-   * @param rendezvousTimeout how long a rank waits at a collective for the other ranks before failing
    * @param ranks the number of ranks (threads), at least 1
+   * @param rendezvousTimeout how long a rank waits at a collective for the other ranks before failing
    */
   public LocalCluster(int ranks, Duration rendezvousTimeout) {
     this(ranks, checkedOptions(rendezvousTimeout));

@@ -25,22 +25,22 @@ import java.util.Objects;
  * from, or -1 where the peer expression falls outside the ranks on this rank (no transfer: backends skip
  * the call). Every rank's schedule has the call, so that the plans' fingerprints agree.
  *
- * @param op the reduction for ALL_REDUCE, REDUCE_SCATTER and REDUCE; null otherwise
- * @param root the root for BROADCAST, REDUCE, GATHER and SCATTER; -1 otherwise
- * @param fields the plan fields this call covers (their send side), in memory order
- * @param inPlace whether send and receive are one buffer at NCCL's in-place offsets (a send or receive:
- *     true, its one buffer)
- * @param peer for SEND and RECV, the peer rank on this rank, or -1 for no transfer; -1 otherwise
- * @param peerExpression for SEND and RECV of a plan, the peer as declared; null otherwise (and for direct
- *     calls)
  * @param collective the collective (or SEND, RECV)
  * @param dataType the element type of both sides
+ * @param op the reduction for ALL_REDUCE, REDUCE_SCATTER and REDUCE; null otherwise
+ * @param root the root for BROADCAST, REDUCE, GATHER and SCATTER; -1 otherwise
  * @param sendMemory the block the send side lies in
  * @param sendByteOffset where the send side starts in {@code sendMemory}, in bytes
  * @param recvMemory the block the receive side lies in
  * @param recvByteOffset where the receive side starts in {@code recvMemory}, in bytes
  * @param count NCCL's count: the send count for AllGather, the receive count for ReduceScatter, the element
  *     count otherwise
+ * @param fields the plan fields this call covers (their send side), in memory order
+ * @param inPlace whether send and receive are one buffer at NCCL's in-place offsets (a send or receive:
+ *     true, its one buffer)
+ * @param peer for SEND and RECV, the peer rank on this rank, or -1 for no transfer; -1 otherwise
+ * @param peerExpression for SEND and RECV of a plan, the peer as declared; null otherwise (and for direct
+ *     calls)
  */
 public record CollectiveCall(
     Collective collective,

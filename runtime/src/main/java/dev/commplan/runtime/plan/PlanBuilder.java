@@ -63,8 +63,8 @@ public final class PlanBuilder {
    * Starts a plan for {@code comm}.
    *
    * @param planName the annotated class's qualified name, used in messages and {@link Plan#describe()}
-   * @param fixedRanks {@code @CommPlan(ranks)}: 0 for any size, else the size the plan needs
    * @param comm the communicator the plan runs on; its backend allocates the plan's memory and compiles it
+   * @param fixedRanks {@code @CommPlan(ranks)}: 0 for any size, else the size the plan needs
    * @throws PlanBuildException if {@code fixedRanks > 0} and {@code comm.size() != fixedRanks}
    */
   public PlanBuilder(String planName, Communicator comm, int fixedRanks) {
@@ -124,8 +124,8 @@ public final class PlanBuilder {
    * The value of a dimension, checked.
    *
    * @param name the dimension, as in {@code @CommPlan(dims)}; the builder's setter has the same name
-   * @param set whether the setter was called
    * @param value the value the setter was given, in elements of the dimension
+   * @param set whether the setter was called
    * @return {@code value}, once checked
    * @throws PlanBuildException if unset or {@code value <= 0}, naming the dim and the setter to call
    */
@@ -179,11 +179,11 @@ public final class PlanBuilder {
   /**
    * Declares a buffer field.
    *
+   * @param field the field's name, unique in the plan; messages and {@link Plan#buffer} use it
+   * @param type the element type
    * @param count the element count, from the shape with the dims bound
    * @param shapeAsWritten the {@code @Shape} as in the source, for messages (e.g. {@code {"4", "hidden"}})
    * @param bound a buffer the user owns, or null for the plan to allocate one
-   * @param field the field's name, unique in the plan; messages and {@link Plan#buffer} use it
-   * @param type the element type
    * @return the handle to name this buffer by in the collective methods and {@link Plan#buffer}
    * @throws BufferBindingException if {@code bound} is closed, of another data type, of another
    *     communicator or of another count
@@ -300,13 +300,13 @@ public final class PlanBuilder {
    * means in place, with the collective's {@linkplain Collective#inPlace() in-place meaning}; its counts,
    * root and in-place slicing are checked at build by {@link PlanRules}.
    *
-   * @param op the reduction if the collective takes one ({@link Collective#hasOp()}), else null
-   * @param root the root rank if the collective takes one ({@link Collective#hasRoot()}), else -1
    * @param step the step the call belongs to; calls of one step are issued in one NCCL group
    * @param collective which collective; not {@link Collective#SEND} or {@link Collective#RECV} (use
    *     {@link #send} and {@link #recv})
    * @param send the handle of the send buffer
    * @param recv the handle of the receive buffer; {@code send} for in place
+   * @param op the reduction if the collective takes one ({@link Collective#hasOp()}), else null
+   * @param root the root rank if the collective takes one ({@link Collective#hasRoot()}), else -1
    * @throws NullPointerException if the collective takes an op and {@code op} is null
    * @throws IllegalArgumentException for an unknown handle, an op or a root the collective does not take
    */

@@ -70,12 +70,12 @@ public final class PlanRules {
    * Checks a collective called directly on {@code comm}, as NCCL would take it: in place is NCCL's
    * arrangement of the two buffers ({@link #isInPlace}).
    *
-   * @param op the reduction, for collectives with one ({@link Collective#hasOp()}); else ignored
-   * @param root the root rank, for collectives with one ({@link Collective#hasRoot()}); else ignored
    * @param collective the collective called; not a send or receive
    * @param comm the communicator it was called on
    * @param send the send buffer
    * @param recv the receive buffer
+   * @param op the reduction, for collectives with one ({@link Collective#hasOp()}); else ignored
+   * @param root the root rank, for collectives with one ({@link Collective#hasRoot()}); else ignored
    * @param stream the stream it was called with; must be {@code comm}'s
    * @return NCCL's count ({@link CountRule#ncclCount})
    */

@@ -75,11 +75,11 @@ public final class NativeLibraryLookup {
   /**
    * Opens {@code propertyValue} when it is set, else {@code soname}.
    *
+   * @param soname the library's soname ({@code libnccl.so.2}), opened through the dynamic loader
    * @param property the system property's name, for messages
+   * @param propertyValue the system property's value, or null when unset
    * @param openPath opens a file (may throw {@link IllegalArgumentException} or {@link IllegalCallerException})
    * @param openName opens a name through the dynamic loader (the same)
-   * @param soname the library's soname ({@code libnccl.so.2}), opened through the dynamic loader
-   * @param propertyValue the system property's value, or null when unset
    * @return what was found, never null
    */
   public static Found find(String soname, String property, String propertyValue,

@@ -103,8 +103,8 @@ public final class RankSupervisor implements AutoCloseable {
    * on.
    *
    * @param name the backend's name, for thread names ({@code commplan-NAME-rank-R}) and messages
-   * @param grace how long ranks get to stop after an abort, twice (see the class comment)
    * @param ranks the number of ranks, at least 1; one thread each
+   * @param grace how long ranks get to stop after an abort, twice (see the class comment)
    * @throws IllegalArgumentException if {@code ranks < 1}
    */
   public RankSupervisor(String name, int ranks, Duration grace) {
