@@ -9,10 +9,16 @@ import java.util.Locale;
  * the other files it touches).
  */
 public enum Collective {
+  /**
+   * Every rank's send buffer reduced element-wise with a {@code ReduceOp}; every rank receives the result.
+   */
   ALL_REDUCE("AllReduce", "ncclAllReduce", Operand.OP, CountRule.SAME, InPlace.SAME_BUFFER, "reduces into", true),
+  /** {@code root}'s send buffer copied into every rank's receive buffer. */
   BROADCAST("Broadcast", "ncclBroadcast", Operand.ROOT, CountRule.SAME, InPlace.SAME_BUFFER, "broadcasts into", true),
+  /** Every rank's send buffer concatenated in rank order into every rank's receive buffer. */
   ALL_GATHER("AllGather", "ncclAllGather", Operand.NONE, CountRule.RECV_IS_RANKS_TIMES_SEND,
       InPlace.SEND_IS_RANK_SLICE_OF_RECV, "gathers into", false),
+  /** The element-wise reduction of every rank's send buffer, split in rank order; rank i receives slice i. */
   REDUCE_SCATTER("ReduceScatter", "ncclReduceScatter", Operand.OP, CountRule.SEND_IS_RANKS_TIMES_RECV,
       InPlace.RECV_IS_RANK_SLICE_OF_SEND, "scatters into", false),
   /** The reduction lands on {@code root} only; the other ranks' receive buffers are left untouched. */
@@ -33,6 +39,7 @@ public enum Collective {
 
   /** What a collective takes besides its buffers. */
   public enum Operand {
+    /** Buffers only: AllGather, AllToAll. */
     NONE,
     /** A {@code ReduceOp}. */
     OP,
@@ -67,57 +74,61 @@ public enum Collective {
     this.methodName = Character.toLowerCase(annotation.charAt(0)) + annotation.substring(1);
   }
 
-  /** The annotation's simple name, such as {@code AllGather}. */
+  /** {@return the annotation's simple name, such as {@code AllGather}} */
   public String annotation() {
     return annotation;
   }
 
-  /** The annotation's qualified name, such as {@code dev.commplan.annotations.AllGather}. */
+  /** {@return the annotation's qualified name, such as {@code dev.commplan.annotations.AllGather}} */
   public String annotationName() {
     return "dev.commplan.annotations." + annotation;
   }
 
-  /** Lower case and hyphenated, for messages and descriptions: {@code all-gather}. */
+  /** {@return the label, lower case and hyphenated, for messages and descriptions: {@code all-gather}} */
   public String label() {
     return label;
   }
 
-  /** The name of the methods that issue or declare it ({@code Communicator}, {@code PlanBuilder}): {@code allGather}. */
+  /**
+   * {@return the name of the methods that issue or declare it ({@code Communicator}, {@code PlanBuilder}): {@code allGather}}
+   */
   public String methodName() {
     return methodName;
   }
 
-  /** The NCCL function, such as {@code ncclAllGather}. */
+  /** {@return the NCCL function, such as {@code ncclAllGather}} */
   public String ncclFunction() {
     return ncclFunction;
   }
 
-  /** What it takes besides its buffers. */
+  /** {@return what it takes besides its buffers} */
   public Operand operand() {
     return operand;
   }
 
-  /** Whether it takes a {@code ReduceOp}. */
+  /** {@return whether it takes a {@code ReduceOp}} */
   public boolean hasOp() {
     return operand == Operand.OP || operand == Operand.OP_AND_ROOT;
   }
 
-  /** Whether it takes a root rank. */
+  /** {@return whether it takes a root rank} */
   public boolean hasRoot() {
     return operand == Operand.ROOT || operand == Operand.OP_AND_ROOT;
   }
 
-  /** Whether it takes a peer: point-to-point (Send, Recv). */
+  /** {@return whether it takes a peer: point-to-point (Send, Recv)} */
   public boolean hasPeer() {
     return operand == Operand.PEER;
   }
 
-  /** Whether it is point-to-point (Send, Recv): one buffer, one peer, no collective meeting of all ranks. */
+  /**
+   * {@return whether it is point-to-point (Send, Recv): one buffer, one peer, no collective meeting of all ranks}
+   */
   public boolean pointToPoint() {
     return operand == Operand.PEER;
   }
 
-  /** The other side of a point-to-point transfer (Send for Recv, Recv for Send), or null. */
+  /** {@return the other side of a point-to-point transfer (Send for Recv, Recv for Send), or null} */
   public Collective counterpart() {
     return switch (this) {
       case SEND -> RECV;
@@ -126,7 +137,9 @@ public enum Collective {
     };
   }
 
-  /** The annotation attribute that names the peer: {@code to} (Send), {@code from} (Recv), or null. */
+  /**
+   * {@return the annotation attribute that names the peer: {@code to} (Send), {@code from} (Recv), or null}
+   */
   public String peerAttribute() {
     return switch (this) {
       case SEND -> "to";
@@ -135,7 +148,7 @@ public enum Collective {
     };
   }
 
-  /** Whether it reads its send side (every one but Recv, which only writes). */
+  /** {@return whether it reads its send side (every one but Recv, which only writes)} */
   public boolean readsSend() {
     return this != RECV;
   }
@@ -143,6 +156,8 @@ public enum Collective {
   /**
    * Whether it writes its receive side (every one but Send, which only reads). Reduce and Gather write it
    * on the root only ({@link #writesRecvOnRootOnly()}), but write it: the race rule (rule 19) counts it.
+   *
+   * @return false for Send only
    */
   public boolean writesRecv() {
     return this != SEND;
@@ -152,22 +167,24 @@ public enum Collective {
    * Whether the receive side is written on the root only (Reduce, Gather): the other ranks' receive
    * buffers are left untouched. It is still a write for the race rule (rule 19): every rank runs the same
    * plan, so a field one rank's call writes is written.
+   *
+   * @return true for Reduce and Gather
    */
   public boolean writesRecvOnRootOnly() {
     return this == REDUCE || this == GATHER;
   }
 
-  /** How the receive count follows from the send count. */
+  /** {@return how the receive count follows from the send count} */
   public CountRule counts() {
     return counts;
   }
 
-  /** What in place means for it. */
+  /** {@return what in place means for it} */
   public InPlace inPlace() {
     return inPlace;
   }
 
-  /** How messages say "send ... into recv": {@code gathers into}. */
+  /** {@return how messages say "send ... into recv": {@code gathers into}} */
   public String intoVerb() {
     return intoVerb;
   }
@@ -177,12 +194,19 @@ public enum Collective {
    * adjacent buffers may be coalesced into one call (AllReduce, Broadcast, Reduce; not AllGather,
    * ReduceScatter, Gather, Scatter or AllToAll, whose concatenated buffers are rank-major, nor Send and
    * Recv, whose peers may differ).
+   *
+   * @return true if adjacent buffers may share one call
    */
   public boolean elementwise() {
     return elementwise;
   }
 
-  /** The collective whose annotation has this qualified name, or null. */
+  /**
+   * The collective whose annotation has this qualified name, or null.
+   *
+   * @param qualifiedName an annotation type's qualified name, as the processor sees it
+   * @return the collective, or null when the name is not a collective's annotation
+   */
   public static Collective forAnnotation(String qualifiedName) {
     for (Collective c : values()) {
       if (c.annotationName().equals(qualifiedName)) {

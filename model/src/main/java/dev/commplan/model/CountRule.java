@@ -20,12 +20,19 @@ public enum CountRule {
     this.violation = violation;
   }
 
-  /** The id a violation is reported under. */
+  /** {@return the id a violation is reported under} */
   public RuleId violation() {
     return violation;
   }
 
-  /** Whether the counts satisfy the rule on {@code ranks} ranks (exactly: no overflow can make it hold). */
+  /**
+   * Whether the counts satisfy the rule on {@code ranks} ranks (exactly: no overflow can make it hold).
+   *
+   * @param send the send count, in elements
+   * @param recv the receive count, in elements
+   * @param ranks the number of ranks, positive
+   * @return true if the rule holds
+   */
   public boolean holds(long send, long recv, long ranks) {
     return switch (this) {
       case SAME -> send == recv;
@@ -35,7 +42,13 @@ public enum CountRule {
     };
   }
 
-  /** The receive count the rule requires for {@code send} elements sent ({@code send, ranks > 0}), or -1 if there is none (not divisible, or beyond a long). */
+  /**
+   * The receive count the rule requires for {@code send} elements sent.
+   *
+   * @param send the send count, in elements, positive
+   * @param ranks the number of ranks, positive
+   * @return the receive count, or -1 if there is none (not divisible, or beyond a long)
+   */
   public long requiredRecv(long send, long ranks) {
     return switch (this) {
       case SAME -> send;
@@ -50,6 +63,9 @@ public enum CountRule {
    * receive count. AllToAll's is the count per peer, which needs the ranks: {@link #ncclCount(long, long,
    * long)}.
    *
+   * @param send the send count, in elements
+   * @param recv the receive count, in elements
+   * @return the count to pass to NCCL
    * @throws IllegalStateException for {@link #SAME_DIVISIBLE}
    */
   public long ncclCount(long send, long recv) {
@@ -59,17 +75,36 @@ public enum CountRule {
     return this == SEND_IS_RANKS_TIMES_RECV ? recv : send;
   }
 
-  /** NCCL's {@code count} argument on {@code ranks} ranks (the counts satisfy the rule). */
+  /**
+   * NCCL's {@code count} argument on {@code ranks} ranks (the counts satisfy the rule).
+   *
+   * @param send the send count, in elements
+   * @param recv the receive count, in elements
+   * @param ranks the number of ranks, positive
+   * @return the count to pass to NCCL
+   */
   public long ncclCount(long send, long recv, long ranks) {
     return this == SAME_DIVISIBLE ? send / ranks : ncclCount(send, recv);
   }
 
-  /** How many times NCCL's count the send side holds: {@code ranks} for ReduceScatter, Scatter, AllToAll; else 1. */
+  /**
+   * How many times NCCL's count the send side holds: {@code ranks} for ReduceScatter, Scatter, AllToAll; else
+   * 1.
+   *
+   * @param ranks the number of ranks
+   * @return the multiplier
+   */
   public long sendCounts(long ranks) {
     return this == SEND_IS_RANKS_TIMES_RECV || this == SAME_DIVISIBLE ? ranks : 1;
   }
 
-  /** How many times NCCL's count the receive side holds: {@code ranks} for AllGather, Gather, AllToAll; else 1. */
+  /**
+   * How many times NCCL's count the receive side holds: {@code ranks} for AllGather, Gather, AllToAll; else
+   * 1.
+   *
+   * @param ranks the number of ranks
+   * @return the multiplier
+   */
   public long recvCounts(long ranks) {
     return this == RECV_IS_RANKS_TIMES_SEND || this == SAME_DIVISIBLE ? ranks : 1;
   }

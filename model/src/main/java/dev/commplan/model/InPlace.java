@@ -22,7 +22,9 @@ public enum InPlace {
   /** Point-to-point (Send, Recv): there is only one buffer, the field itself, and never an {@code into}. */
   ONE_BUFFER;
 
-  /** Whether the one buffer holds one slice per rank, so its count must be divisible by the ranks. */
+  /**
+   * {@return whether the one buffer holds one slice per rank, so its count must be divisible by the ranks}
+   */
   public boolean sliced() {
     return this == SEND_IS_RANK_SLICE_OF_RECV || this == RECV_IS_RANK_SLICE_OF_SEND;
   }

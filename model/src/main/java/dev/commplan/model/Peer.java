@@ -32,12 +32,22 @@ public final class Peer {
     this.wrapped = wrapped;
   }
 
-  /** {@code rank + k}, unwrapped. */
+  /**
+   * {@code rank + k}, unwrapped.
+   *
+   * @param k the distance, at least 0
+   * @return the peer
+   */
   public static Peer plus(int k) {
     return new Peer(k, false, false);
   }
 
-  /** {@code rank - k}, unwrapped. */
+  /**
+   * {@code rank - k}, unwrapped.
+   *
+   * @param k the distance, at least 0
+   * @return the peer
+   */
   public static Peer minus(int k) {
     return new Peer(k, true, false);
   }
@@ -45,6 +55,10 @@ public final class Peer {
   /**
    * The peer {@code rank + offset} (a negative offset is written {@code rank - |offset|}), wrapped modulo
    * the ranks or not: what generated code passes when it has the peer as numbers.
+   *
+   * @param offset the signed offset from this rank
+   * @param wrapped whether the peer is taken modulo the ranks
+   * @return the peer
    */
   public static Peer of(int offset, boolean wrapped) {
     if (offset == Integer.MIN_VALUE) {
@@ -53,7 +67,7 @@ public final class Peer {
     return new Peer(Math.abs(offset), offset < 0, wrapped);
   }
 
-  /** This peer wrapped: {@code (rank + k) % ranks}. */
+  /** {@return this peer wrapped: {@code (rank + k) % ranks}} */
   public Peer wrap() {
     return new Peer(k, minus, true);
   }
@@ -61,6 +75,9 @@ public final class Peer {
   /**
    * Parses {@code text}.
    *
+   * @param text the peer as written in {@code @Send(to)} or {@code @Recv(from)}: {@code "rank + 1"},
+   *     {@code "(rank - 1) % ranks"}
+   * @return the peer
    * @throws IllegalArgumentException naming the text, what is wrong with it and the grammar
    */
   public static Peer parse(String text) {
@@ -123,17 +140,17 @@ public final class Peer {
     return new IllegalArgumentException("'" + text + "' is not a peer: " + what + "; " + GRAMMAR);
   }
 
-  /** {@code k}: how far the peer is from this rank. */
+  /** {@return {@code k}: how far the peer is from this rank} */
   public int distance() {
     return k;
   }
 
-  /** The signed offset: {@code k} for {@code rank + k}, {@code -k} for {@code rank - k}. */
+  /** {@return the signed offset: {@code k} for {@code rank + k}, {@code -k} for {@code rank - k}} */
   public int offset() {
     return minus ? -k : k;
   }
 
-  /** Whether the peer is taken modulo the ranks ({@code (rank ± k) % ranks}). */
+  /** {@return whether the peer is taken modulo the ranks ({@code (rank ± k) % ranks})} */
   public boolean wrapped() {
     return wrapped;
   }
@@ -142,6 +159,10 @@ public final class Peer {
    * The peer of {@code rank} on {@code ranks} ranks: wrapped, {@code (rank + offset) mod ranks}, always in
    * {@code [0, ranks)}; unwrapped, {@code rank + offset} if that is in {@code [0, ranks)}, else -1 (no
    * transfer on this rank).
+   *
+   * @param rank this rank, in {@code [0, ranks)}
+   * @param ranks the number of ranks, positive
+   * @return the peer's rank, or -1 for no transfer on this rank
    */
   public int resolve(int rank, int ranks) {
     if (ranks <= 0 || rank < 0 || rank >= ranks) {
@@ -154,7 +175,9 @@ public final class Peer {
     return peer >= 0 && peer < ranks ? (int) peer : -1;
   }
 
-  /** The peer that a transfer to this one is received from: {@code rank + k} ↔ {@code rank - k}, wrappedness kept. */
+  /**
+   * {@return the peer that a transfer to this one is received from: {@code rank + k} ↔ {@code rank - k}, wrappedness kept}
+   */
   public Peer inverse() {
     return new Peer(k, !minus, wrapped);
   }

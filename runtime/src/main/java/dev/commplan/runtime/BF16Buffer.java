@@ -15,7 +15,14 @@ public final class BF16Buffer extends HalfPrecisionBuffer {
     super(memory, byteOffset, length, ownsMemory);
   }
 
-  /** Allocates {@code length} zeroed elements on {@code comm}'s device; the buffer owns them and frees them on close. */
+  /**
+   * Allocates {@code length} zeroed elements on {@code comm}'s device; the buffer owns them and frees them on
+   * close.
+   *
+   * @param comm the communicator whose device holds the memory
+   * @param length the number of elements, at least 1
+   * @return the new buffer, owned by the caller, who closes it
+   */
   public static BF16Buffer allocate(Communicator comm, long length) {
     return (BF16Buffer) Buffer.allocate(DataType.BF16, comm, length);
   }
@@ -25,7 +32,12 @@ public final class BF16Buffer extends HalfPrecisionBuffer {
     return DataType.BF16;
   }
 
-  /** The 16-bit pattern nearest to {@code value} (round to nearest, ties to even). */
+  /**
+   * The 16-bit pattern nearest to {@code value} (round to nearest, ties to even).
+   *
+   * @param value the value to round
+   * @return the 16-bit pattern
+   */
   public static short toBits(float value) {
     int bits = Float.floatToRawIntBits(value);
     if (Float.isNaN(value)) {
@@ -38,7 +50,12 @@ public final class BF16Buffer extends HalfPrecisionBuffer {
     return (short) ((bits + 0x7FFF + keptLowestBit) >>> 16);
   }
 
-  /** The value of a 16-bit pattern, widened exactly to {@code float}. */
+  /**
+   * The value of a 16-bit pattern, widened exactly to {@code float}.
+   *
+   * @param bits the raw 16-bit pattern
+   * @return the value, exactly
+   */
   public static float fromBits(short bits) {
     // bfloat16 is exactly the top 16 bits of a binary32, so widening is exact.
     return Float.intBitsToFloat((bits & 0xFFFF) << 16);

@@ -14,18 +14,25 @@ import dev.commplan.runtime.launch.ProcessInfo;
  * {@link #unavailableReason()}), and are used by any thread.
  */
 public interface Backend {
-  /** The name users pick it by: {@code "local"}, {@code "nccl"}, {@code "mpi"}. Lower case, unique. */
+  /**
+   * {@return the name users pick it by: {@code "local"}, {@code "nccl"}, {@code "mpi"}; lower case, unique}
+   */
   String name();
 
   /**
    * Why this backend cannot run in this process at all (native access off, a library missing, no
    * device), or null when it can. Cheap enough to call before choosing a backend; creates nothing.
+   *
+   * @return the reason, for a user to read, or null when this backend can run here
    */
   String unavailableReason();
 
   /**
    * A cluster of {@code ranks} ranks driven from this process (threads of this JVM, or one GPU each).
    *
+   * @param ranks the number of ranks, at least 1
+   * @param options timeouts and the like, applied to every rank
+   * @return a new cluster, which the caller closes
    * @throws IllegalArgumentException if {@code ranks < 1}, or the backend has no clusters in one process
    *     (the message says how to start it instead)
    * @throws BackendUnavailableException if it cannot run here
@@ -36,6 +43,9 @@ public interface Backend {
    * This process's communicator in a job of one rank per process that a launcher started ({@code
    * info}: torchrun's, Slurm's or Open MPI's variables). The caller closes it.
    *
+   * @param info where this process sits in its job: rank, size, rendezvous address
+   * @param options timeouts and the like
+   * @return this process's communicator, connected to the other ranks; the caller closes it
    * @throws IllegalArgumentException if the backend has no ranks of their own process (the message says
    *     what to use instead)
    * @throws BackendUnavailableException if it cannot run here

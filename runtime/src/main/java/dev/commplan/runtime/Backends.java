@@ -17,7 +17,7 @@ import java.util.ServiceLoader;
 public final class Backends {
   private Backends() {}
 
-  /** The names of the backends found, in alphabetical order. */
+  /** {@return the names of the backends found, in alphabetical order} */
   public static List<String> names() {
     List<String> names = new ArrayList<>();
     for (Backend backend : ServiceLoader.load(Backend.class, Backends.class.getClassLoader())) {
@@ -30,6 +30,8 @@ public final class Backends {
   /**
    * The backend called {@code name}.
    *
+   * @param name the backend's name, any case, surrounding spaces ignored
+   * @return the backend; it may still be unavailable here ({@link Backend#unavailableReason()})
    * @throws IllegalArgumentException for an unknown name (the message lists the known ones)
    */
   public static Backend backend(String name) {
@@ -46,7 +48,17 @@ public final class Backends {
         + " (a backend is found through META-INF/services/" + Backend.class.getName() + " on the class path)");
   }
 
-  /** A cluster of {@code ranks} ranks on the named backend, with the default options ({@link CommOptions#defaults()}). */
+  /**
+   * A cluster of {@code ranks} ranks on the named backend, with the default options
+   * ({@link CommOptions#defaults()}).
+   *
+   * @param backend the backend's name, as for {@link #backend}
+   * @param ranks the number of ranks, at least 1
+   * @return a new cluster, which the caller closes
+   * @throws IllegalArgumentException for an unknown name, {@code ranks < 1}, or a backend of one rank per
+   *     process
+   * @throws BackendUnavailableException if the backend cannot run here
+   */
   public static Cluster cluster(String backend, int ranks) {
     return cluster(backend, ranks, CommOptions.defaults());
   }
@@ -55,6 +67,10 @@ public final class Backends {
    * A cluster of {@code ranks} ranks on the named backend, with {@code options} (the timeout: see {@link
    * CommOptions}).
    *
+   * @param backend the backend's name, as for {@link #backend}
+   * @param ranks the number of ranks, at least 1
+   * @param options the timeout and other options every rank gets
+   * @return a new cluster, which the caller closes
    * @throws IllegalArgumentException for an unknown name (the message lists the known ones), {@code ranks
    *     < 1}, or a backend of one rank per process ({@code mpi}: the message says how to start it)
    * @throws BackendUnavailableException if the backend cannot run here (no GPU, no NCCL library, ...)
@@ -74,6 +90,8 @@ public final class Backends {
    * "nccl"} meets the other ranks at the TCP rendezvous (docs/distributed.md), {@code "mpi"} is {@code
    * MPI_COMM_WORLD} under {@code mpirun} (docs/mpi.md). The caller closes it.
    *
+   * @param backend {@code "nccl"} or {@code "mpi"} (or a third-party backend of one rank per process)
+   * @return this process's communicator, which the caller closes
    * @throws IllegalArgumentException for {@code "local"} (its ranks are threads of one process: use
    *     {@link #cluster}) or an unknown name
    * @throws BackendUnavailableException if the backend cannot run here
@@ -83,12 +101,24 @@ public final class Backends {
     return found.processCommunicator(LaunchEnvironment.fromEnvironment(), CommOptions.defaults());
   }
 
-  /** A cluster of {@code ranks} threads of this JVM, no GPU needed (the default options). */
+  /**
+   * A cluster of {@code ranks} threads of this JVM, no GPU needed (the default options).
+   *
+   * @param ranks the number of ranks (threads), at least 1
+   * @return a new cluster, which the caller closes
+   */
   public static Cluster local(int ranks) {
     return cluster("local", ranks);
   }
 
-  /** A cluster of {@code ranks} threads of this JVM with {@code options} (the timeout: see {@link CommOptions}). */
+  /**
+   * A cluster of {@code ranks} threads of this JVM with {@code options} (the timeout: see
+   * {@link CommOptions}).
+   *
+   * @param ranks the number of ranks (threads), at least 1
+   * @param options the timeout and other options every rank gets
+   * @return a new cluster, which the caller closes
+   */
   public static Cluster local(int ranks, CommOptions options) {
     return cluster("local", ranks, options);
   }

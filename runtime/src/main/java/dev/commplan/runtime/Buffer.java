@@ -57,6 +57,13 @@ public abstract sealed class Buffer implements AutoCloseable
   /**
    * A view of {@code length} elements of {@code type} at {@code byteOffset} of {@code memory}, of the
    * matching subclass; it does not own the memory. Used by plans and backends.
+   *
+   * @param type the element type, which picks the subclass
+   * @param memory the block to view; its owner keeps owning it
+   * @param byteOffset where the view starts in {@code memory}, in bytes
+   * @param length the number of elements
+   * @return the view, which frees nothing when closed
+   * @throws IllegalArgumentException if the view does not fit in {@code memory}
    */
   public static Buffer view(DataType type, DeviceMemory memory, long byteOffset, long length) {
     return switch (type) {
@@ -78,6 +85,10 @@ public abstract sealed class Buffer implements AutoCloseable
   /**
    * Allocates an owning buffer of {@code length} zeroed elements of {@code type} on {@code comm}'s device.
    *
+   * @param type the element type, which picks the subclass
+   * @param comm the communicator whose device holds the memory
+   * @param length the number of elements, at least 1
+   * @return the new buffer, owned by the caller, who closes it
    * @throws IllegalArgumentException if {@code length < 1}, its byte size does not fit in a long, or the
    *     device cannot hold it (the message says how much was asked for and, where the backend can tell,
    *     how much the device has)
@@ -109,30 +120,30 @@ public abstract sealed class Buffer implements AutoCloseable
     };
   }
 
-  /** The element type. */
+  /** {@return the element type} */
   public abstract DataType dataType();
 
-  /** Number of elements. */
+  /** {@return the number of elements} */
   public final long length() {
     return length;
   }
 
-  /** Size in bytes: {@code length() * dataType().byteSize()}. */
+  /** {@return the size in bytes: {@code length() * dataType().byteSize()}} */
   public final long byteSize() {
     return length * dataType().byteSize();
   }
 
-  /** The memory block this buffer is a region of. */
+  /** {@return the memory block this buffer is a region of} */
   public final DeviceMemory memory() {
     return memory;
   }
 
-  /** Where this buffer starts in {@link #memory()}, in bytes. */
+  /** {@return where this buffer starts in {@link #memory()}, in bytes} */
   public final long byteOffset() {
     return byteOffset;
   }
 
-  /** The communicator whose device holds this buffer. */
+  /** {@return the communicator whose device holds this buffer} */
   public final Communicator communicator() {
     return memory.owner();
   }
@@ -141,12 +152,14 @@ public abstract sealed class Buffer implements AutoCloseable
    * Whether plan work that reads or writes this buffer may still be running: it was enqueued and no
    * {@code synchronize()} of its stream begun after that has returned normally. While it is, host access
    * may throw {@link BufferInFlightException} (see the class comment).
+   *
+   * @return true while such work may still be running
    */
   public final boolean isInFlight() {
     return hostAccessGuard.isInFlight();
   }
 
-  /** Whether this buffer's memory has been freed. */
+  /** {@return whether this buffer's memory has been freed} */
   public final boolean isClosed() {
     return memory.isClosed();
   }

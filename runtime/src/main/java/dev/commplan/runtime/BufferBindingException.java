@@ -8,6 +8,11 @@ package dev.commplan.runtime;
 public class BufferBindingException extends PlanBuildException {
   private static final long serialVersionUID = 1L;
 
+  /**
+   * Creates the exception.
+   *
+   * @param message names the field, the count given and the count required
+   */
   public BufferBindingException(String message) {
     super(message);
   }

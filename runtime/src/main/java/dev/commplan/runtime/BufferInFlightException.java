@@ -16,11 +16,24 @@ import dev.commplan.runtime.guard.InFlightWork;
 public class BufferInFlightException extends IllegalStateException {
   private static final long serialVersionUID = 1L;
 
+  /** The plan whose work is in flight ({@link #planName()}). */
   private final String planName;
+  /** The buffer's field in that plan ({@link #field()}). */
   private final String field;
+  /** The step that touches the buffer ({@link #step()}). */
   private final int step;
+  /** Whether the refused access was a write ({@link #isHostWrite()}). */
   private final boolean hostWrite;
 
+  /**
+   * Creates the exception; the runtime throws it, from the thread that accessed the buffer.
+   *
+   * @param message names the buffer, its field, the plan, the step and the stream
+   * @param planName the plan whose work is in flight
+   * @param field the buffer's field in that plan
+   * @param step the step of that plan that touches the buffer
+   * @param hostWrite true if the refused access was a write, false for a read
+   */
   public BufferInFlightException(String message, String planName, String field, int step, boolean hostWrite) {
     super(message);
     this.planName = planName;
@@ -47,22 +60,22 @@ public class BufferInFlightException extends IllegalStateException {
     return new BufferInFlightException(message, work.planName(), field, work.step(), hostWrite);
   }
 
-  /** The plan whose work is in flight. */
+  /** {@return the plan whose work is in flight} */
   public String planName() {
     return planName;
   }
 
-  /** The buffer's field in that plan. */
+  /** {@return the buffer's field in that plan} */
   public String field() {
     return field;
   }
 
-  /** The step of that plan that touches the buffer. */
+  /** {@return the step of that plan that touches the buffer} */
   public int step() {
     return step;
   }
 
-  /** Whether the refused access was a write (else a read). */
+  /** {@return whether the refused access was a write (else a read)} */
   public boolean isHostWrite() {
     return hostWrite;
   }

@@ -50,16 +50,18 @@ public interface CapturedPlan extends AutoCloseable {
    */
   void launch();
 
-  /** The stream the plan was captured for, on which {@link #launch()} enqueues it. */
+  /** {@return the stream the plan was captured for, on which {@link #launch()} enqueues it} */
   Stream stream();
 
   /**
    * Whether a CUDA graph backs this captured plan (the NCCL backend); false where {@link #launch()}
    * executes the plan (local, MPI, and backends without CUDA graphs).
+   *
+   * @return true on the NCCL backend, false where {@code launch()} executes the plan
    */
   boolean isGraph();
 
-  /** Whether {@link #close()} has been called, or the plan or communicator was closed. */
+  /** {@return whether {@link #close()} has been called, or the plan or communicator was closed} */
   boolean isClosed();
 
   /**

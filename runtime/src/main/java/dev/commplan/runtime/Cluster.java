@@ -11,20 +11,27 @@ import java.util.List;
  * rank never makes the call hang.
  */
 public interface Cluster extends AutoCloseable {
-  /** The number of ranks. */
+  /** {@return the number of ranks} */
   int size();
 
-  /** The backend: {@code "local"} or {@code "nccl"}. */
+  /** {@return the backend: {@code "local"} or {@code "nccl"}} */
   String backendName();
 
   /**
    * Runs {@code task} on every rank, each on its own thread with its own communicator, and waits.
    *
+   * @param task the work each rank runs, called once per rank, concurrently
    * @throws CommPlanException wrapping the first rank's failure (others suppressed)
    */
   void run(RankTask task);
 
-  /** Like {@link #run}, returning each rank's result, indexed by rank. */
+  /**
+   * Like {@link #run}, returning each rank's result, indexed by rank.
+   *
+   * @param <T> the type of each rank's result
+   * @param function the work each rank runs, called once per rank, concurrently
+   * @return each rank's result, at index rank
+   */
   <T> List<T> call(RankFunction<T> function);
 
   /** Closes every rank's communicator; idempotent. */

@@ -31,6 +31,12 @@ public record CommOptions(Duration timeout) {
   /** The built-in default timeout: 5 minutes (see the class comment for why). */
   public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
 
+  /**
+   * Checks the options.
+   *
+   * @param timeout how long a rank waits for its peers; positive
+   * @throws IllegalArgumentException if {@code timeout} is zero or negative
+   */
   public CommOptions {
     Objects.requireNonNull(timeout, "timeout");
     if (timeout.isNegative() || timeout.isZero()) {
@@ -42,18 +48,29 @@ public record CommOptions(Duration timeout) {
    * The defaults: the timeout from the system property {@value #TIMEOUT_PROPERTY} if set, else {@link
    * #DEFAULT_TIMEOUT}.
    *
+   * @return the default options
    * @throws IllegalArgumentException if the property is set but is not a positive duration
    */
   public static CommOptions defaults() {
     return new CommOptions(defaultTimeout());
   }
 
-  /** These options with another timeout. */
+  /**
+   * These options with another timeout.
+   *
+   * @param timeout how long a rank waits for its peers; positive
+   * @return new options; this record is unchanged
+   */
   public CommOptions withTimeout(Duration timeout) {
     return new CommOptions(timeout);
   }
 
-  /** Options with {@code timeout} and the other defaults. */
+  /**
+   * Options with {@code timeout} and the other defaults.
+   *
+   * @param timeout how long a rank waits for its peers; positive
+   * @return new options
+   */
   public static CommOptions timeout(Duration timeout) {
     return new CommOptions(timeout);
   }

@@ -11,34 +11,68 @@ import dev.commplan.annotations.ReduceOp;
  * one thread at a time (its rank's).
  */
 public interface Communicator extends AutoCloseable {
-  /** This rank, in {@code [0, size())}. */
+  /** {@return this rank, in {@code [0, size())}} */
   int rank();
 
-  /** The number of ranks. */
+  /** {@return the number of ranks} */
   int size();
 
-  /** This communicator's stream; collectives enqueued on it run in order. */
+  /** {@return this communicator's stream; collectives enqueued on it run in order} */
   Stream stream();
 
-  /** The backend this communicator belongs to: {@code "local"}, {@code "nccl"} or {@code "mpi"}. */
+  /** {@return the backend this communicator belongs to: {@code "local"}, {@code "nccl"} or {@code "mpi"}} */
   String backendName();
 
-  /** Enqueues one {@code ncclAllReduce}; {@code send == recv} means in place. */
+  /**
+   * Enqueues one {@code ncclAllReduce}; {@code send == recv} means in place.
+   *
+   * @param send this rank's contribution
+   * @param recv where the reduction of every rank's {@code send} lands; same data type and length as
+   *     {@code send}
+   * @param op how elements are combined
+   * @param stream the stream to enqueue on; the call returns before the data moves
+   */
   void allReduce(Buffer send, Buffer recv, ReduceOp op, Stream stream);
 
-  /** Enqueues one {@code ncclBroadcast} from {@code root}; {@code send == recv} means in place. */
+  /**
+   * Enqueues one {@code ncclBroadcast} from {@code root}; {@code send == recv} means in place.
+   *
+   * @param send the data to broadcast; read on {@code root} only
+   * @param recv where every rank receives {@code root}'s data; same data type and length as {@code send}
+   * @param root the rank whose {@code send} is broadcast, in {@code [0, size())}
+   * @param stream the stream to enqueue on; the call returns before the data moves
+   */
   void broadcast(Buffer send, Buffer recv, int root, Stream stream);
 
-  /** Enqueues one {@code ncclAllGather}: {@code recv.length() == size() * send.length()}. */
+  /**
+   * Enqueues one {@code ncclAllGather}: {@code recv.length() == size() * send.length()}.
+   *
+   * @param send this rank's slice
+   * @param recv every rank's slice in rank order
+   * @param stream the stream to enqueue on; the call returns before the data moves
+   */
   void allGather(Buffer send, Buffer recv, Stream stream);
 
-  /** Enqueues one {@code ncclReduceScatter}: {@code send.length() == size() * recv.length()}. */
+  /**
+   * Enqueues one {@code ncclReduceScatter}: {@code send.length() == size() * recv.length()}.
+   *
+   * @param send one slice per rank, in rank order
+   * @param recv this rank's slice of the reduction
+   * @param op how elements are combined
+   * @param stream the stream to enqueue on; the call returns before the data moves
+   */
   void reduceScatter(Buffer send, Buffer recv, ReduceOp op, Stream stream);
 
   /**
    * Enqueues one {@code ncclReduce}: the reduction of every rank's {@code send} lands in {@code recv} on
    * {@code root} only; the other ranks' {@code recv} is left untouched. {@code recv.length() ==
    * send.length()}; {@code send == recv} means in place.
+   *
+   * @param send this rank's contribution
+   * @param recv where the reduction lands on {@code root}
+   * @param op how elements are combined
+   * @param root the rank that receives the reduction, in {@code [0, size())}
+   * @param stream the stream to enqueue on; the call returns before the data moves
    */
   void reduce(Buffer send, Buffer recv, ReduceOp op, int root, Stream stream);
 
@@ -46,6 +80,11 @@ public interface Communicator extends AutoCloseable {
    * Enqueues one {@code ncclGather}: {@code root}'s {@code recv} gets every rank's {@code send}, rank i's
    * at slice i; the other ranks' {@code recv} is left untouched. {@code recv.length() == size() *
    * send.length()}; in place, {@code send} is the rank-th slice of {@code recv}.
+   *
+   * @param send this rank's slice
+   * @param recv on {@code root}, every rank's slice in rank order
+   * @param root the rank that receives, in {@code [0, size())}
+   * @param stream the stream to enqueue on; the call returns before the data moves
    */
   void gather(Buffer send, Buffer recv, int root, Stream stream);
 
@@ -53,12 +92,21 @@ public interface Communicator extends AutoCloseable {
    * Enqueues one {@code ncclScatter}: {@code root}'s {@code send} holds one slice per rank, and rank i
    * receives slice i in {@code recv}. {@code send.length() == size() * recv.length()}; in place, {@code
    * recv} is the rank-th slice of {@code send}.
+   *
+   * @param send on {@code root}, one slice per rank in rank order
+   * @param recv this rank's slice
+   * @param root the rank that sends, in {@code [0, size())}
+   * @param stream the stream to enqueue on; the call returns before the data moves
    */
   void scatter(Buffer send, Buffer recv, int root, Stream stream);
 
   /**
    * Enqueues one {@code ncclAlltoAll}: slice j of {@code send} goes to rank j, and slice i of {@code recv}
    * comes from rank i. Both have the same length, divisible by {@code size()}; out of place only.
+   *
+   * @param send one slice per destination rank, in rank order
+   * @param recv one slice per source rank, in rank order; not {@code send}
+   * @param stream the stream to enqueue on; the call returns before the data moves
    */
   void allToAll(Buffer send, Buffer recv, Stream stream);
 
@@ -67,10 +115,20 @@ public interface Communicator extends AutoCloseable {
    * with {@link #recv} (same data type and length). As on NCCL, a send and the receive it waits for must
    * be in one group ({@link #groupStart()}) when both ranks also wait on each other the other way, as in a
    * ring exchange; otherwise the two ranks can wait for each other forever (here: until the timeout).
+   *
+   * @param buffer the data to send, whole
+   * @param peer the receiving rank, in {@code [0, size())}, not this rank
+   * @param stream the stream to enqueue on; the call returns before the data moves
    */
   void send(Buffer buffer, int peer, Stream stream);
 
-  /** Enqueues one {@code ncclRecv} into the whole {@code buffer} from rank {@code peer} (see {@link #send}). */
+  /**
+   * Enqueues one {@code ncclRecv} into the whole {@code buffer} from rank {@code peer} (see {@link #send}).
+   *
+   * @param buffer where the data lands, whole
+   * @param peer the sending rank, in {@code [0, size())}, not this rank
+   * @param stream the stream to enqueue on; the call returns before the data moves
+   */
   void recv(Buffer buffer, int peer, Stream stream);
 
   /** Opens a group ({@code ncclGroupStart}): collectives until {@link #groupEnd()} are issued together. */
@@ -79,7 +137,7 @@ public interface Communicator extends AutoCloseable {
   /** Closes the group opened by {@link #groupStart()} ({@code ncclGroupEnd}). */
   void groupEnd();
 
-  /** Whether {@link #close()} has been called. */
+  /** {@return whether {@link #close()} has been called} */
   boolean isClosed();
 
   /** Releases this rank's communicator; idempotent. Buffers allocated through it must not be used after. */

@@ -9,9 +9,18 @@ package dev.commplan.runtime;
 public class ConcurrentUseException extends IllegalStateException {
   private static final long serialVersionUID = 1L;
 
+  /** The name of the thread that was using the communicator ({@link #holder()}). */
   private final String holder;
+  /** The name of the thread that was refused ({@link #caller()}). */
   private final String caller;
 
+  /**
+   * Creates the exception; {@link #of} writes the message.
+   *
+   * @param message names both threads and what each was doing
+   * @param holder the name of the thread that was using the communicator
+   * @param caller the name of the thread that was refused
+   */
   public ConcurrentUseException(String message, String holder, String caller) {
     super(message);
     this.holder = holder;
@@ -21,6 +30,13 @@ public class ConcurrentUseException extends IllegalStateException {
   /**
    * The refusal for {@code caller}, doing {@code callerDoing}, while {@code holder} is in {@code
    * holderDoing} on {@code comm}'s communicator.
+   *
+   * @param comm the communicator both threads used
+   * @param holder the thread inside the communicator
+   * @param holderDoing what {@code holder} was doing: {@code "execute of plan p.Grads"}, say
+   * @param caller the thread that was refused
+   * @param callerDoing what {@code caller} called
+   * @return the exception, for the caller to throw on its own thread
    */
   public static ConcurrentUseException of(Communicator comm, Thread holder, String holderDoing, Thread caller,
       String callerDoing) {
@@ -31,12 +47,12 @@ public class ConcurrentUseException extends IllegalStateException {
         + " communicator, or make them take turns", holder.getName(), caller.getName());
   }
 
-  /** The name of the thread that was using the communicator. */
+  /** {@return the name of the thread that was using the communicator} */
   public String holder() {
     return holder;
   }
 
-  /** The name of the thread that was refused. */
+  /** {@return the name of the thread that was refused} */
   public String caller() {
     return caller;
   }

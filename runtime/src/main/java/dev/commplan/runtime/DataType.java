@@ -33,22 +33,22 @@ public enum DataType {
     this.byteSize = byteSize;
   }
 
-  /** Bytes per element. */
+  /** {@return bytes per element} */
   public int byteSize() {
     return byteSize;
   }
 
-  /** Whether this is a floating-point type (F16, BF16, F32, F64, F8E4M3, F8E5M2). */
+  /** {@return whether this is a floating-point type (F16, BF16, F32, F64, F8E4M3, F8E5M2)} */
   public boolean isFloatingPoint() {
     return this == F16 || this == BF16 || this == F32 || this == F64 || isFloat8();
   }
 
-  /** Whether this is one of the 8-bit floating-point types (F8E4M3, F8E5M2). */
+  /** {@return whether this is one of the 8-bit floating-point types (F8E4M3, F8E5M2)} */
   public boolean isFloat8() {
     return this == F8E4M3 || this == F8E5M2;
   }
 
-  /** Whether this is an unsigned integer type (U8, U32, U64). */
+  /** {@return whether this is an unsigned integer type (U8, U32, U64)} */
   public boolean isUnsigned() {
     return this == U8 || this == U32 || this == U64;
   }

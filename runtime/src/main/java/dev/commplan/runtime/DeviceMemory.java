@@ -18,6 +18,9 @@ public interface DeviceMemory extends AutoCloseable {
     /**
      * Allocates {@code bytes} of device memory on this communicator's device, zeroed: the zeros are in
      * device memory when it returns, as for {@link #copyFromHost}.
+     *
+     * @param bytes the size in bytes, positive
+     * @return the new block, owned by the caller, who closes it
      */
     DeviceMemory allocate(long bytes);
   }
@@ -26,6 +29,9 @@ public interface DeviceMemory extends AutoCloseable {
    * Allocates {@code bytes} of zeroed device memory on {@code comm}'s device (its backend's {@link
    * Allocator}); the caller owns it and closes it. For tests and backends; users allocate typed buffers.
    *
+   * @param comm the communicator whose device (and backend) allocates
+   * @param bytes the size in bytes, positive
+   * @return the new block, owned by the caller
    * @throws IllegalArgumentException if {@code comm}'s backend cannot allocate memory
    */
   static DeviceMemory allocate(Communicator comm, long bytes) {
@@ -37,10 +43,10 @@ public interface DeviceMemory extends AutoCloseable {
         + " device memory: its communicator does not implement DeviceMemory.Allocator");
   }
 
-  /** Size in bytes. */
+  /** {@return the size in bytes} */
   long byteSize();
 
-  /** The communicator whose device holds this memory. */
+  /** {@return the communicator whose device holds this memory} */
   Communicator owner();
 
   /**
@@ -49,6 +55,11 @@ public interface DeviceMemory extends AutoCloseable {
    * stream of the owner, sees the new bytes (on a GPU that takes more than {@code cudaMemcpy}, whose DMA
    * may still be in flight when it returns). It does not wait for collectives still running on a stream:
    * writing memory such work uses is the caller's mistake (plans refuse it, {@code BufferInFlightException}).
+   *
+   * @param src the host memory to read, heap or native
+   * @param srcOffset where to start reading in {@code src}, in bytes
+   * @param dstOffset where to start writing in this block, in bytes
+   * @param bytes how many bytes to copy
    */
   void copyFromHost(MemorySegment src, long srcOffset, long dstOffset, long bytes);
 
@@ -56,6 +67,11 @@ public interface DeviceMemory extends AutoCloseable {
    * Copies {@code bytes} of this block at {@code srcOffset} into host memory {@code dst} at {@code
    * dstOffset}. Complete on return, and sees what every device operation that finished before the call
    * wrote (synchronize the stream of a collective before reading what it writes).
+   *
+   * @param srcOffset where to start reading in this block, in bytes
+   * @param dst the host memory to write, heap or native
+   * @param dstOffset where to start writing in {@code dst}, in bytes
+   * @param bytes how many bytes to copy
    */
   void copyToHost(long srcOffset, MemorySegment dst, long dstOffset, long bytes);
 
@@ -64,6 +80,10 @@ public interface DeviceMemory extends AutoCloseable {
    * {@code pattern} (the last copy cut short where {@code bytes} ends). Complete on return, like {@link
    * #copyFromHost}. The default copies the pattern again and again; a GPU backend copies it once and
    * doubles it on the device.
+   *
+   * @param dstOffset where the fill starts in this block, in bytes
+   * @param bytes how many bytes to fill
+   * @param pattern the host bytes to repeat; read only during the call
    */
   default void fill(long dstOffset, long bytes, MemorySegment pattern) {
     long size = pattern.byteSize();
@@ -75,7 +95,7 @@ public interface DeviceMemory extends AutoCloseable {
     }
   }
 
-  /** Whether {@link #close()} has been called. */
+  /** {@return whether {@link #close()} has been called} */
   boolean isClosed();
 
   /** Frees the memory; idempotent. */

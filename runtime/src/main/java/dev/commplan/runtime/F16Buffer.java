@@ -15,7 +15,14 @@ public final class F16Buffer extends HalfPrecisionBuffer {
     super(memory, byteOffset, length, ownsMemory);
   }
 
-  /** Allocates {@code length} zeroed elements on {@code comm}'s device; the buffer owns them and frees them on close. */
+  /**
+   * Allocates {@code length} zeroed elements on {@code comm}'s device; the buffer owns them and frees them on
+   * close.
+   *
+   * @param comm the communicator whose device holds the memory
+   * @param length the number of elements, at least 1
+   * @return the new buffer, owned by the caller, who closes it
+   */
   public static F16Buffer allocate(Communicator comm, long length) {
     return (F16Buffer) Buffer.allocate(DataType.F16, comm, length);
   }
@@ -25,13 +32,23 @@ public final class F16Buffer extends HalfPrecisionBuffer {
     return DataType.F16;
   }
 
-  /** The 16-bit pattern nearest to {@code value} (round to nearest, ties to even). */
+  /**
+   * The 16-bit pattern nearest to {@code value} (round to nearest, ties to even).
+   *
+   * @param value the value to round
+   * @return the 16-bit pattern
+   */
   public static short toBits(float value) {
     // Float.floatToFloat16 rounds to nearest, ties to even, and keeps NaN, infinities and signed zeros.
     return Float.floatToFloat16(value);
   }
 
-  /** The value of a 16-bit pattern, widened exactly to {@code float}. */
+  /**
+   * The value of a 16-bit pattern, widened exactly to {@code float}.
+   *
+   * @param bits the raw 16-bit pattern
+   * @return the value, exactly
+   */
   public static float fromBits(short bits) {
     return Float.float16ToFloat(bits);
   }

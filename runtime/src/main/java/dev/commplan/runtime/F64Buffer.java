@@ -13,7 +13,14 @@ public final class F64Buffer extends Buffer {
     super(memory, byteOffset, length, ownsMemory);
   }
 
-  /** Allocates {@code length} zeroed elements on {@code comm}'s device; the buffer owns them and frees them on close. */
+  /**
+   * Allocates {@code length} zeroed elements on {@code comm}'s device; the buffer owns them and frees them on
+   * close.
+   *
+   * @param comm the communicator whose device holds the memory
+   * @param length the number of elements, at least 1
+   * @return the new buffer, owned by the caller, who closes it
+   */
   public static F64Buffer allocate(Communicator comm, long length) {
     return (F64Buffer) Buffer.allocate(DataType.F64, comm, length);
   }
@@ -23,7 +30,15 @@ public final class F64Buffer extends Buffer {
     return DataType.F64;
   }
 
-  /** The element at {@code index}. */
+  /**
+   * The element at {@code index}.
+   *
+   * @param index the element index, in {@code [0, length())}
+   * @return the element's value
+   * @throws IndexOutOfBoundsException if {@code index} is outside {@code [0, length())}
+   * @throws BufferInFlightException if plan work that writes this buffer may still be running (synchronize
+   *     its stream first)
+   */
   public double get(long index) {
     checkElement(index);
     double[] element = new double[1];
@@ -31,44 +46,94 @@ public final class F64Buffer extends Buffer {
     return element[0];
   }
 
-  /** Sets the element at {@code index}. */
+  /**
+   * Sets the element at {@code index}.
+   *
+   * @param index the element index, in {@code [0, length())}
+   * @param value the new value
+   * @throws IndexOutOfBoundsException if {@code index} is outside {@code [0, length())}
+   * @throws BufferInFlightException if plan work that reads or writes this buffer may still be running
+   *     (synchronize its stream first)
+   */
   public void set(long index, double value) {
     checkElement(index);
     writeElements(index, MemorySegment.ofArray(new double[] {value}), 0, 1);
   }
 
-  /** Copies all of {@code src} into this buffer; {@code src.length} must equal {@link #length()}. */
+  /**
+   * Copies all of {@code src} into this buffer; {@code src.length} must equal {@link #length()}.
+   *
+   * @param src the host array to copy; exactly {@link #length()} elements
+   * @throws BufferInFlightException if plan work that reads or writes this buffer may still be running
+   *     (synchronize its stream first)
+   */
   public void copyFrom(double[] src) {
     checkWholeArray("copyFrom", src.length);
     writeElements(0, MemorySegment.ofArray(src), 0, src.length);
   }
 
-  /** Copies {@code count} elements of {@code src}, from {@code srcOffset}, to this buffer from {@code index}. */
+  /**
+   * Copies {@code count} elements of {@code src}, from {@code srcOffset}, to this buffer from {@code index}.
+   *
+   * @param index the first element of this buffer to write
+   * @param src the host array to copy from
+   * @param srcOffset the first element of {@code src} to copy
+   * @param count the number of elements to copy
+   * @throws BufferInFlightException if plan work that reads or writes this buffer may still be running
+   *     (synchronize its stream first)
+   */
   public void copyFrom(long index, double[] src, int srcOffset, int count) {
     checkRange("copyFrom", index, src.length, srcOffset, count);
     writeElements(index, MemorySegment.ofArray(src), srcOffset, count);
   }
 
-  /** Copies this whole buffer into {@code dst}; {@code dst.length} must equal {@link #length()}. */
+  /**
+   * Copies this whole buffer into {@code dst}; {@code dst.length} must equal {@link #length()}.
+   *
+   * @param dst the host array to fill; exactly {@link #length()} elements
+   * @throws BufferInFlightException if plan work that writes this buffer may still be running (synchronize
+   *     its stream first)
+   */
   public void copyTo(double[] dst) {
     checkWholeArray("copyTo", dst.length);
     readElements(0, MemorySegment.ofArray(dst), 0, dst.length);
   }
 
-  /** Copies {@code count} elements from {@code index} into {@code dst} from {@code dstOffset}. */
+  /**
+   * Copies {@code count} elements from {@code index} into {@code dst} from {@code dstOffset}.
+   *
+   * @param index the first element of this buffer to read
+   * @param dst the host array to copy into
+   * @param dstOffset where in {@code dst} the first element goes
+   * @param count the number of elements to copy
+   * @throws BufferInFlightException if plan work that writes this buffer may still be running (synchronize
+   *     its stream first)
+   */
   public void copyTo(long index, double[] dst, int dstOffset, int count) {
     checkRange("copyTo", index, dst.length, dstOffset, count);
     readElements(index, MemorySegment.ofArray(dst), dstOffset, count);
   }
 
-  /** A new array holding every element. */
+  /**
+   * A new array holding every element.
+   *
+   * @return a new array of {@link #length()} elements
+   * @throws BufferInFlightException if plan work that writes this buffer may still be running (synchronize
+   *     its stream first)
+   */
   public double[] toArray() {
     double[] result = new double[lengthAsArraySize()];
     readElements(0, MemorySegment.ofArray(result), 0, result.length);
     return result;
   }
 
-  /** Sets every element to {@code value}. */
+  /**
+   * Sets every element to {@code value}.
+   *
+   * @param value the value every element gets
+   * @throws BufferInFlightException if plan work that reads or writes this buffer may still be running
+   *     (synchronize its stream first)
+   */
   public void fill(double value) {
     double[] pattern = new double[fillPatternElements(length())];
     Arrays.fill(pattern, value);

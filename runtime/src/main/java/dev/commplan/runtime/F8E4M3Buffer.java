@@ -18,7 +18,14 @@ public final class F8E4M3Buffer extends EightBitFloatBuffer {
     super(memory, byteOffset, length, ownsMemory);
   }
 
-  /** Allocates {@code length} zeroed elements on {@code comm}'s device; the buffer owns them and frees them on close. */
+  /**
+   * Allocates {@code length} zeroed elements on {@code comm}'s device; the buffer owns them and frees them on
+   * close.
+   *
+   * @param comm the communicator whose device holds the memory
+   * @param length the number of elements, at least 1
+   * @return the new buffer, owned by the caller, who closes it
+   */
   public static F8E4M3Buffer allocate(Communicator comm, long length) {
     return (F8E4M3Buffer) Buffer.allocate(DataType.F8E4M3, comm, length);
   }
@@ -31,6 +38,9 @@ public final class F8E4M3Buffer extends EightBitFloatBuffer {
   /**
    * The 8-bit pattern nearest to {@code value} (round to nearest, ties to even, subnormals included); NaN
    * gives {@code 0x7F}, and a value beyond the largest finite one overflows (see the class comment).
+   *
+   * @param value the value to round
+   * @return the 8-bit pattern
    */
   public static byte toBits(float value) {
     return Float8.encode(value, false, false);
@@ -40,12 +50,20 @@ public final class F8E4M3Buffer extends EightBitFloatBuffer {
    * Like {@link #toBits}, but a value beyond the largest finite one, infinities included, becomes the
    * largest finite value of its sign (CUDA's {@code __NV_SATFINITE}, which NCCL's fp8 arithmetic uses); NaN
    * stays NaN.
+   *
+   * @param value the value to round
+   * @return the 8-bit pattern, finite unless {@code value} is NaN
    */
   public static byte toBitsSaturated(float value) {
     return Float8.encode(value, false, true);
   }
 
-  /** The value of an 8-bit pattern, widened exactly to {@code float}. */
+  /**
+   * The value of an 8-bit pattern, widened exactly to {@code float}.
+   *
+   * @param bits the raw 8-bit pattern
+   * @return the value, exactly
+   */
   public static float fromBits(byte bits) {
     return Float8.decode(bits, false);
   }

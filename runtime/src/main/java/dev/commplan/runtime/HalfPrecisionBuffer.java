@@ -23,17 +23,41 @@ abstract sealed class HalfPrecisionBuffer extends Buffer permits F16Buffer, BF16
   /** The value of a 16-bit pattern, widened exactly: the subclass's {@code fromBits}. */
   abstract float decode(short bits);
 
-  /** The element at {@code index}, widened to {@code float}. */
+  /**
+   * The element at {@code index}, widened to {@code float}.
+   *
+   * @param index the element index, in {@code [0, length())}
+   * @return the element's value, widened exactly
+   * @throws IndexOutOfBoundsException if {@code index} is outside {@code [0, length())}
+   * @throws BufferInFlightException if plan work that writes this buffer may still be running (synchronize
+   *     its stream first)
+   */
   public float get(long index) {
     return decode(getBits(index));
   }
 
-  /** Sets the element at {@code index} to the value nearest {@code value}. */
+  /**
+   * Sets the element at {@code index} to the value nearest {@code value}.
+   *
+   * @param index the element index, in {@code [0, length())}
+   * @param value the new value, rounded to the nearest representable one
+   * @throws IndexOutOfBoundsException if {@code index} is outside {@code [0, length())}
+   * @throws BufferInFlightException if plan work that reads or writes this buffer may still be running
+   *     (synchronize its stream first)
+   */
   public void set(long index, float value) {
     setBits(index, encode(value));
   }
 
-  /** The raw 16-bit pattern of the element at {@code index}. */
+  /**
+   * The raw 16-bit pattern of the element at {@code index}.
+   *
+   * @param index the element index, in {@code [0, length())}
+   * @return the element's raw 16-bit pattern
+   * @throws IndexOutOfBoundsException if {@code index} is outside {@code [0, length())}
+   * @throws BufferInFlightException if plan work that writes this buffer may still be running (synchronize
+   *     its stream first)
+   */
   public short getBits(long index) {
     checkElement(index);
     short[] element = new short[1];
@@ -41,75 +65,164 @@ abstract sealed class HalfPrecisionBuffer extends Buffer permits F16Buffer, BF16
     return element[0];
   }
 
-  /** Sets the raw 16-bit pattern of the element at {@code index}. */
+  /**
+   * Sets the raw 16-bit pattern of the element at {@code index}.
+   *
+   * @param index the element index, in {@code [0, length())}
+   * @param bits the raw 16-bit pattern
+   * @throws IndexOutOfBoundsException if {@code index} is outside {@code [0, length())}
+   * @throws BufferInFlightException if plan work that reads or writes this buffer may still be running
+   *     (synchronize its stream first)
+   */
   public void setBits(long index, short bits) {
     checkElement(index);
     writeElements(index, MemorySegment.ofArray(new short[] {bits}), 0, 1);
   }
 
-  /** Copies all of {@code src}, rounded, into this buffer; {@code src.length} must equal {@link #length()}. */
+  /**
+   * Copies all of {@code src}, rounded, into this buffer; {@code src.length} must equal {@link #length()}.
+   *
+   * @param src the host array to copy; exactly {@link #length()} elements
+   * @throws BufferInFlightException if plan work that reads or writes this buffer may still be running
+   *     (synchronize its stream first)
+   */
   public void copyFrom(float[] src) {
     checkWholeArray("copyFrom", src.length);
     writeConverted(0, src, 0, src.length);
   }
 
-  /** Copies {@code count} elements of {@code src}, from {@code srcOffset}, rounded, to this buffer from {@code index}. */
+  /**
+   * Copies {@code count} elements of {@code src}, from {@code srcOffset}, rounded, to this buffer from
+   * {@code index}.
+   *
+   * @param index the first element of this buffer to write
+   * @param src the host array to copy from
+   * @param srcOffset the first element of {@code src} to copy
+   * @param count the number of elements to copy
+   * @throws BufferInFlightException if plan work that reads or writes this buffer may still be running
+   *     (synchronize its stream first)
+   */
   public void copyFrom(long index, float[] src, int srcOffset, int count) {
     checkRange("copyFrom", index, src.length, srcOffset, count);
     writeConverted(index, src, srcOffset, count);
   }
 
-  /** Copies this whole buffer, widened, into {@code dst}; {@code dst.length} must equal {@link #length()}. */
+  /**
+   * Copies this whole buffer, widened, into {@code dst}; {@code dst.length} must equal {@link #length()}.
+   *
+   * @param dst the host array to fill; exactly {@link #length()} elements
+   * @throws BufferInFlightException if plan work that writes this buffer may still be running (synchronize
+   *     its stream first)
+   */
   public void copyTo(float[] dst) {
     checkWholeArray("copyTo", dst.length);
     readConverted(0, dst, 0, dst.length);
   }
 
-  /** Copies {@code count} elements from {@code index}, widened, into {@code dst} from {@code dstOffset}. */
+  /**
+   * Copies {@code count} elements from {@code index}, widened, into {@code dst} from {@code dstOffset}.
+   *
+   * @param index the first element of this buffer to read
+   * @param dst the host array to copy into
+   * @param dstOffset where in {@code dst} the first element goes
+   * @param count the number of elements to copy
+   * @throws BufferInFlightException if plan work that writes this buffer may still be running (synchronize
+   *     its stream first)
+   */
   public void copyTo(long index, float[] dst, int dstOffset, int count) {
     checkRange("copyTo", index, dst.length, dstOffset, count);
     readConverted(index, dst, dstOffset, count);
   }
 
-  /** A new array holding every element, widened to {@code float}. */
+  /**
+   * A new array holding every element, widened to {@code float}.
+   *
+   * @return a new array of {@link #length()} elements
+   * @throws BufferInFlightException if plan work that writes this buffer may still be running (synchronize
+   *     its stream first)
+   */
   public float[] toArray() {
     float[] result = new float[lengthAsArraySize()];
     readConverted(0, result, 0, result.length);
     return result;
   }
 
-  /** Copies the raw patterns of {@code src} into this buffer; {@code src.length} must equal {@link #length()}. */
+  /**
+   * Copies the raw patterns of {@code src} into this buffer; {@code src.length} must equal {@link #length()}.
+   *
+   * @param src the host array to copy; exactly {@link #length()} elements, as raw patterns
+   * @throws BufferInFlightException if plan work that reads or writes this buffer may still be running
+   *     (synchronize its stream first)
+   */
   public void copyFromBits(short[] src) {
     checkWholeArray("copyFromBits", src.length);
     writeElements(0, MemorySegment.ofArray(src), 0, src.length);
   }
 
-  /** Copies {@code count} raw patterns of {@code src}, from {@code srcOffset}, to this buffer from {@code index}. */
+  /**
+   * Copies {@code count} raw patterns of {@code src}, from {@code srcOffset}, to this buffer from
+   * {@code index}.
+   *
+   * @param index the first element of this buffer to write
+   * @param src the host array to copy from, as raw patterns
+   * @param srcOffset the first element of {@code src} to copy
+   * @param count the number of elements to copy
+   * @throws BufferInFlightException if plan work that reads or writes this buffer may still be running
+   *     (synchronize its stream first)
+   */
   public void copyFromBits(long index, short[] src, int srcOffset, int count) {
     checkRange("copyFromBits", index, src.length, srcOffset, count);
     writeElements(index, MemorySegment.ofArray(src), srcOffset, count);
   }
 
-  /** Copies the raw patterns of this whole buffer into {@code dst}; {@code dst.length} must equal {@link #length()}. */
+  /**
+   * Copies the raw patterns of this whole buffer into {@code dst}; {@code dst.length} must equal
+   * {@link #length()}.
+   *
+   * @param dst the host array to fill; exactly {@link #length()} elements
+   * @throws BufferInFlightException if plan work that writes this buffer may still be running (synchronize
+   *     its stream first)
+   */
   public void copyToBits(short[] dst) {
     checkWholeArray("copyToBits", dst.length);
     readElements(0, MemorySegment.ofArray(dst), 0, dst.length);
   }
 
-  /** Copies {@code count} raw patterns from {@code index} into {@code dst} from {@code dstOffset}. */
+  /**
+   * Copies {@code count} raw patterns from {@code index} into {@code dst} from {@code dstOffset}.
+   *
+   * @param index the first element of this buffer to read
+   * @param dst the host array to copy into
+   * @param dstOffset where in {@code dst} the first element goes
+   * @param count the number of elements to copy
+   * @throws BufferInFlightException if plan work that writes this buffer may still be running (synchronize
+   *     its stream first)
+   */
   public void copyToBits(long index, short[] dst, int dstOffset, int count) {
     checkRange("copyToBits", index, dst.length, dstOffset, count);
     readElements(index, MemorySegment.ofArray(dst), dstOffset, count);
   }
 
-  /** A new array holding every element's raw pattern. */
+  /**
+   * A new array holding every element's raw pattern.
+   *
+   * @return a new array of {@link #length()} raw patterns
+   * @throws BufferInFlightException if plan work that writes this buffer may still be running (synchronize
+   *     its stream first)
+   */
   public short[] toBitsArray() {
     short[] result = new short[lengthAsArraySize()];
     readElements(0, MemorySegment.ofArray(result), 0, result.length);
     return result;
   }
 
-  /** Sets every element to the value nearest {@code value}. */
+  /**
+   * Sets every element to the value nearest {@code value}.
+   *
+   * @param value the value every element gets
+   * @throws BufferInFlightException if plan work that reads or writes this buffer may still be running
+   *     (synchronize its stream first)
+   */
   public void fill(float value) {
     short[] pattern = new short[fillPatternElements(length())];
     Arrays.fill(pattern, encode(value));

@@ -11,7 +11,14 @@ public final class I64Buffer extends LongElementBuffer {
     super(memory, byteOffset, length, ownsMemory);
   }
 
-  /** Allocates {@code length} zeroed elements on {@code comm}'s device; the buffer owns them and frees them on close. */
+  /**
+   * Allocates {@code length} zeroed elements on {@code comm}'s device; the buffer owns them and frees them on
+   * close.
+   *
+   * @param comm the communicator whose device holds the memory
+   * @param length the number of elements, at least 1
+   * @return the new buffer, owned by the caller, who closes it
+   */
   public static I64Buffer allocate(Communicator comm, long length) {
     return (I64Buffer) Buffer.allocate(DataType.I64, comm, length);
   }

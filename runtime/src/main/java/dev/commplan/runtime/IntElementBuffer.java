@@ -13,7 +13,15 @@ abstract sealed class IntElementBuffer extends Buffer permits I32Buffer, U32Buff
     super(memory, byteOffset, length, ownsMemory);
   }
 
-  /** The element at {@code index}. */
+  /**
+   * The element at {@code index}.
+   *
+   * @param index the element index, in {@code [0, length())}
+   * @return the element's value
+   * @throws IndexOutOfBoundsException if {@code index} is outside {@code [0, length())}
+   * @throws BufferInFlightException if plan work that writes this buffer may still be running (synchronize
+   *     its stream first)
+   */
   public int get(long index) {
     checkElement(index);
     int[] element = new int[1];
@@ -21,44 +29,94 @@ abstract sealed class IntElementBuffer extends Buffer permits I32Buffer, U32Buff
     return element[0];
   }
 
-  /** Sets the element at {@code index}. */
+  /**
+   * Sets the element at {@code index}.
+   *
+   * @param index the element index, in {@code [0, length())}
+   * @param value the new value
+   * @throws IndexOutOfBoundsException if {@code index} is outside {@code [0, length())}
+   * @throws BufferInFlightException if plan work that reads or writes this buffer may still be running
+   *     (synchronize its stream first)
+   */
   public void set(long index, int value) {
     checkElement(index);
     writeElements(index, MemorySegment.ofArray(new int[] {value}), 0, 1);
   }
 
-  /** Copies all of {@code src} into this buffer; {@code src.length} must equal {@link #length()}. */
+  /**
+   * Copies all of {@code src} into this buffer; {@code src.length} must equal {@link #length()}.
+   *
+   * @param src the host array to copy; exactly {@link #length()} elements
+   * @throws BufferInFlightException if plan work that reads or writes this buffer may still be running
+   *     (synchronize its stream first)
+   */
   public void copyFrom(int[] src) {
     checkWholeArray("copyFrom", src.length);
     writeElements(0, MemorySegment.ofArray(src), 0, src.length);
   }
 
-  /** Copies {@code count} elements of {@code src}, from {@code srcOffset}, to this buffer from {@code index}. */
+  /**
+   * Copies {@code count} elements of {@code src}, from {@code srcOffset}, to this buffer from {@code index}.
+   *
+   * @param index the first element of this buffer to write
+   * @param src the host array to copy from
+   * @param srcOffset the first element of {@code src} to copy
+   * @param count the number of elements to copy
+   * @throws BufferInFlightException if plan work that reads or writes this buffer may still be running
+   *     (synchronize its stream first)
+   */
   public void copyFrom(long index, int[] src, int srcOffset, int count) {
     checkRange("copyFrom", index, src.length, srcOffset, count);
     writeElements(index, MemorySegment.ofArray(src), srcOffset, count);
   }
 
-  /** Copies this whole buffer into {@code dst}; {@code dst.length} must equal {@link #length()}. */
+  /**
+   * Copies this whole buffer into {@code dst}; {@code dst.length} must equal {@link #length()}.
+   *
+   * @param dst the host array to fill; exactly {@link #length()} elements
+   * @throws BufferInFlightException if plan work that writes this buffer may still be running (synchronize
+   *     its stream first)
+   */
   public void copyTo(int[] dst) {
     checkWholeArray("copyTo", dst.length);
     readElements(0, MemorySegment.ofArray(dst), 0, dst.length);
   }
 
-  /** Copies {@code count} elements from {@code index} into {@code dst} from {@code dstOffset}. */
+  /**
+   * Copies {@code count} elements from {@code index} into {@code dst} from {@code dstOffset}.
+   *
+   * @param index the first element of this buffer to read
+   * @param dst the host array to copy into
+   * @param dstOffset where in {@code dst} the first element goes
+   * @param count the number of elements to copy
+   * @throws BufferInFlightException if plan work that writes this buffer may still be running (synchronize
+   *     its stream first)
+   */
   public void copyTo(long index, int[] dst, int dstOffset, int count) {
     checkRange("copyTo", index, dst.length, dstOffset, count);
     readElements(index, MemorySegment.ofArray(dst), dstOffset, count);
   }
 
-  /** A new array holding every element. */
+  /**
+   * A new array holding every element.
+   *
+   * @return a new array of {@link #length()} elements
+   * @throws BufferInFlightException if plan work that writes this buffer may still be running (synchronize
+   *     its stream first)
+   */
   public int[] toArray() {
     int[] result = new int[lengthAsArraySize()];
     readElements(0, MemorySegment.ofArray(result), 0, result.length);
     return result;
   }
 
-  /** Sets every element to {@code value}. */
+  /**
+   * Sets every element to {@code value}.
+   *
+   * @param value the value every element gets
+   * @throws BufferInFlightException if plan work that reads or writes this buffer may still be running
+   *     (synchronize its stream first)
+   */
   public void fill(int value) {
     int[] pattern = new int[fillPatternElements(length())];
     Arrays.fill(pattern, value);

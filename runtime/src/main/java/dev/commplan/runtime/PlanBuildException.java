@@ -7,6 +7,11 @@ package dev.commplan.runtime;
 public class PlanBuildException extends CommPlanException {
   private static final long serialVersionUID = 1L;
 
+  /**
+   * Creates the exception.
+   *
+   * @param message names the plan and what does not fit (the dimension, count or root), and how to fix it
+   */
   public PlanBuildException(String message) {
     super(message);
   }

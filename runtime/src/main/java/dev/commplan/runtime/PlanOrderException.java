@@ -12,12 +12,18 @@ import java.util.List;
 public class PlanOrderException extends CommPlanException {
   private static final long serialVersionUID = 1L;
 
+  /** What the reference rank executed ({@link #expected()}). */
   private final String expected;
+  /** What the first differing rank executed ({@link #found()}). */
   private final String found;
+  /** The ranks that executed something else ({@link #differingRanks()}). */
   @SuppressWarnings("serial") // always an immutable List.copyOf, which serializes
   private final List<Integer> differingRanks;
 
   /**
+   * Creates the exception; the runtime throws it on every rank whose order it checked.
+   *
+   * @param message names both plans and the ranks
    * @param expected what rank 0 (or the reference rank) executed there: {@code plan p.A, step 0}
    * @param found what the first differing rank executed there
    * @param differingRanks the ranks that executed something else there, ascending
@@ -29,17 +35,17 @@ public class PlanOrderException extends CommPlanException {
     this.differingRanks = List.copyOf(differingRanks);
   }
 
-  /** What the reference rank executed at the position where the ranks differ. */
+  /** {@return what the reference rank executed at the position where the ranks differ} */
   public String expected() {
     return expected;
   }
 
-  /** What the first differing rank executed there. */
+  /** {@return what the first differing rank executed there} */
   public String found() {
     return found;
   }
 
-  /** The ranks that executed something else there, ascending. */
+  /** {@return the ranks that executed something else there, ascending} */
   public List<Integer> differingRanks() {
     return differingRanks;
   }

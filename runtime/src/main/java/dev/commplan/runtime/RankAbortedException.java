@@ -7,6 +7,12 @@ package dev.commplan.runtime;
 public class RankAbortedException extends CommPlanException {
   private static final long serialVersionUID = 1L;
 
+  /**
+   * Creates the exception.
+   *
+   * @param message which rank's work was abandoned, and why
+   * @param cause the other rank's failure, or null when unknown
+   */
   public RankAbortedException(String message, Throwable cause) {
     super(message, cause);
   }

@@ -13,6 +13,6 @@ public interface Stream {
    */
   void synchronize();
 
-  /** The communicator this stream belongs to. */
+  /** {@return the communicator this stream belongs to} */
   Communicator communicator();
 }

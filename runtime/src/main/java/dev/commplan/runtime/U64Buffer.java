@@ -14,7 +14,14 @@ public final class U64Buffer extends LongElementBuffer {
     super(memory, byteOffset, length, ownsMemory);
   }
 
-  /** Allocates {@code length} zeroed elements on {@code comm}'s device; the buffer owns them and frees them on close. */
+  /**
+   * Allocates {@code length} zeroed elements on {@code comm}'s device; the buffer owns them and frees them on
+   * close.
+   *
+   * @param comm the communicator whose device holds the memory
+   * @param length the number of elements, at least 1
+   * @return the new buffer, owned by the caller, who closes it
+   */
   public static U64Buffer allocate(Communicator comm, long length) {
     return (U64Buffer) Buffer.allocate(DataType.U64, comm, length);
   }

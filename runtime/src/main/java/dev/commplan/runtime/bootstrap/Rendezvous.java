@@ -67,6 +67,18 @@ public final class Rendezvous implements AutoCloseable {
    */
   public record Options(Duration joinTimeout, Duration opTimeout, Duration handshakeTimeout, int maxPayload,
       byte[] secret) {
+    /**
+     * Checks the options and copies the secret.
+     *
+     * @param joinTimeout how long {@link #join} waits for every rank (rank 0) or for rank 0 (the others);
+     *     positive
+     * @param opTimeout the deadline of each operation; positive
+     * @param handshakeTimeout how long rank 0 gives one connection to complete its hello; positive
+     * @param maxPayload the cap on one frame's payload once joined, at least 1024 bytes
+     * @param secret the shared secret, or null for none; not empty
+     * @throws IllegalArgumentException if a timeout is not positive, the cap is below 1 KiB, or the secret is
+     *     empty
+     */
     public Options {
       requirePositive(joinTimeout, "joinTimeout");
       requirePositive(opTimeout, "opTimeout");
@@ -84,6 +96,8 @@ public final class Rendezvous implements AutoCloseable {
     /**
      * Join and operation timeouts of 5 minutes, a 10-second handshake, a 16 MiB cap, and the secret from
      * {@value #SECRET_ENV} when it is set.
+     *
+     * @return the default options, read from the environment on each call
      */
     public static Options defaults() {
       String s = System.getenv(SECRET_ENV);
@@ -91,28 +105,58 @@ public final class Rendezvous implements AutoCloseable {
           s == null ? null : s.getBytes(StandardCharsets.UTF_8));
     }
 
+    /**
+     * These options with another join timeout.
+     *
+     * @param d how long {@link #join} waits; positive
+     * @return new options
+     */
     public Options withJoinTimeout(Duration d) {
       return new Options(d, opTimeout, handshakeTimeout, maxPayload, secret);
     }
 
+    /**
+     * These options with another operation deadline.
+     *
+     * @param d the deadline of each operation; positive
+     * @return new options
+     */
     public Options withOpTimeout(Duration d) {
       return new Options(joinTimeout, d, handshakeTimeout, maxPayload, secret);
     }
 
+    /**
+     * These options with another handshake timeout.
+     *
+     * @param d how long rank 0 gives one connection to complete its hello; positive
+     * @return new options
+     */
     public Options withHandshakeTimeout(Duration d) {
       return new Options(joinTimeout, opTimeout, d, maxPayload, secret);
     }
 
+    /**
+     * These options with another payload cap.
+     *
+     * @param bytes the cap on one frame's payload once joined, at least 1024
+     * @return new options
+     */
     public Options withMaxPayload(int bytes) {
       return new Options(joinTimeout, opTimeout, handshakeTimeout, bytes, secret);
     }
 
-    /** With {@code secret} (UTF-8), or none when null. */
+    /**
+     * With {@code secret} (UTF-8), or none when null.
+     *
+     * @param s the secret, or null for no authentication
+     * @return new options
+     */
     public Options withSecret(String s) {
       return new Options(joinTimeout, opTimeout, handshakeTimeout, maxPayload,
           s == null ? null : s.getBytes(StandardCharsets.UTF_8));
     }
 
+    /** {@return a copy of the shared secret, or null for none} */
     @Override
     public byte[] secret() {
       return secret == null ? null : secret.clone();
@@ -144,7 +188,13 @@ public final class Rendezvous implements AutoCloseable {
     this.ops = ops;
   }
 
-  /** Joins the job {@code info} describes ({@link LaunchEnvironment#fromEnvironment()}). */
+  /**
+   * Joins the job {@code info} describes ({@link LaunchEnvironment#fromEnvironment()}).
+   *
+   * @param info this process's rank, the job's size and rank 0's address and port
+   * @param options timeouts, cap and secret
+   * @return the joined rendezvous, which the caller closes
+   */
   public static Rendezvous join(ProcessInfo info, Options options) {
     return join(info.rank(), info.size(), info.masterAddr(), info.masterPort(), options);
   }
@@ -153,8 +203,13 @@ public final class Rendezvous implements AutoCloseable {
    * Joins: rank 0 listens on {@code port} and waits for every other rank; the others connect to {@code
    * host:port} and wait until every rank has joined.
    *
+   * @param rank this process's rank, in {@code [0, size)}
+   * @param size the number of ranks
    * @param host rank 0's host as the others reach it; on rank 0, a loopback host makes it listen on
    *     loopback only, anything else on every interface
+   * @param port rank 0's TCP port
+   * @param options timeouts, cap and secret
+   * @return the joined rendezvous, which the caller closes
    * @throws RendezvousException if the join timeout passes (naming the ranks that never came), rank 0
    *     rejects this rank (with its reason), or the ranks disagree on the size or the secret
    */
@@ -187,17 +242,17 @@ public final class Rendezvous implements AutoCloseable {
     return new Rendezvous(rank, size, where, Collectives.member(rank, size, where, options, toRankZero));
   }
 
-  /** This process's rank. */
+  /** {@return this process's rank} */
   public int rank() {
     return rank;
   }
 
-  /** The number of ranks. */
+  /** {@return the number of ranks} */
   public int size() {
     return size;
   }
 
-  /** How many connections rank 0 rejected during the join; 0 on other ranks. */
+  /** {@return how many connections rank 0 rejected during the join; 0 on other ranks} */
   public long rejectedConnections() {
     return ops.rejectedConnections();
   }
@@ -206,6 +261,8 @@ public final class Rendezvous implements AutoCloseable {
    * Rank 0's {@code data} on every rank: rank 0 passes it (up to the cap), the others pass anything
    * (ignored, may be null). Collective.
    *
+   * @param data on rank 0, the bytes to broadcast; ignored elsewhere
+   * @return rank 0's bytes, a new array on every rank
    * @throws RendezvousException on a peer's failure or the operation deadline, naming the rank
    */
   public byte[] broadcast(byte[] data) {
@@ -216,6 +273,8 @@ public final class Rendezvous implements AutoCloseable {
    * Every rank's {@code data}, indexed by rank. Collective; contributions may differ in length (their
    * sum is capped by {@link Options#maxPayload}).
    *
+   * @param data this rank's contribution
+   * @return every rank's contribution, indexed by rank
    * @throws RendezvousException on a peer's failure or the operation deadline, naming the rank
    */
   public List<byte[]> allGather(byte[] data) {
@@ -231,6 +290,8 @@ public final class Rendezvous implements AutoCloseable {
    * Tells the other ranks this one failed ({@code reason}), so they fail at once rather than at their
    * deadline, and closes. Rank 0 tells everyone; another rank tells rank 0, which tells the rest at its
    * next operation.
+   *
+   * @param reason why this rank failed, for the other ranks' messages
    */
   public void abort(String reason) {
     ops.abort(reason);

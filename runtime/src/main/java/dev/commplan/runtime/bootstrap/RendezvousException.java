@@ -10,10 +10,21 @@ import dev.commplan.runtime.CommPlanException;
 public class RendezvousException extends CommPlanException {
   private static final long serialVersionUID = 1L;
 
+  /**
+   * Creates the exception.
+   *
+   * @param message what failed, naming the ranks involved
+   */
   public RendezvousException(String message) {
     super(message);
   }
 
+  /**
+   * Creates the exception with the failure underneath.
+   *
+   * @param message what failed, naming the ranks involved
+   * @param cause the underlying failure (an I/O error, say)
+   */
   public RendezvousException(String message, Throwable cause) {
     super(message, cause);
   }

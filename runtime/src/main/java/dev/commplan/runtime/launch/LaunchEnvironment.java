@@ -56,38 +56,88 @@ public final class LaunchEnvironment {
     /** Nothing overridden. */
     public static final Overrides NONE = new Overrides(null, null, null, null, null);
 
+    /**
+     * These overrides with the rank set.
+     *
+     * @param value this process's rank
+     * @return new overrides
+     */
     public Overrides withRank(int value) {
       return new Overrides(value, size, localRank, masterAddr, masterPort);
     }
 
+    /**
+     * These overrides with the size set.
+     *
+     * @param value the number of ranks
+     * @return new overrides
+     */
     public Overrides withSize(int value) {
       return new Overrides(rank, value, localRank, masterAddr, masterPort);
     }
 
+    /**
+     * These overrides with the local rank set.
+     *
+     * @param value this process's index on its node (picks the GPU)
+     * @return new overrides
+     */
     public Overrides withLocalRank(int value) {
       return new Overrides(rank, size, value, masterAddr, masterPort);
     }
 
+    /**
+     * These overrides with rank 0's host set.
+     *
+     * @param value rank 0's host, as the other ranks reach it
+     * @return new overrides
+     */
     public Overrides withMasterAddr(String value) {
       return new Overrides(rank, size, localRank, Objects.requireNonNull(value, "masterAddr"), masterPort);
     }
 
+    /**
+     * These overrides with the rendezvous port set.
+     *
+     * @param value the port, in {@code [1, 65535]}
+     * @return new overrides
+     */
     public Overrides withMasterPort(int value) {
       return new Overrides(rank, size, localRank, masterAddr, value);
     }
   }
 
-  /** This process's place, from {@link System#getenv()}. */
+  /**
+   * This process's place, from {@link System#getenv()}.
+   *
+   * @return where this process sits in its job
+   * @throws IllegalArgumentException naming the variables and their values, if they are inconsistent (see the
+   *     class comment)
+   */
   public static ProcessInfo fromEnvironment() {
     return from(System.getenv(), Overrides.NONE);
   }
 
-  /** This process's place, from {@link System#getenv()}, with {@code overrides} applied. */
+  /**
+   * This process's place, from {@link System#getenv()}, with {@code overrides} applied.
+   *
+   * @param overrides the values given explicitly; {@link Overrides#NONE} for none
+   * @return where this process sits in its job
+   * @throws IllegalArgumentException naming the variables and their values, if they are inconsistent (see the
+   *     class comment)
+   */
   public static ProcessInfo fromEnvironment(Overrides overrides) {
     return from(System.getenv(), overrides);
   }
 
-  /** This process's place, from {@code env} (a map like {@link System#getenv()}). */
+  /**
+   * This process's place, from {@code env} (a map like {@link System#getenv()}).
+   *
+   * @param env the variables, by name
+   * @return where this process sits in its job
+   * @throws IllegalArgumentException naming the variables and their values, if they are inconsistent (see the
+   *     class comment)
+   */
   public static ProcessInfo from(Map<String, String> env) {
     return from(env, Overrides.NONE);
   }
@@ -108,6 +158,10 @@ public final class LaunchEnvironment {
   /**
    * This process's place, from {@code env} with {@code overrides} applied; see the class comment for the
    * precedence and the errors.
+   *
+   * @param env the variables, by name
+   * @param overrides the values given explicitly; {@link Overrides#NONE} for none
+   * @return where this process sits in its job
    */
   public static ProcessInfo from(Map<String, String> env, Overrides overrides) {
     Objects.requireNonNull(env, "env");

@@ -13,6 +13,17 @@ package dev.commplan.runtime.launch;
  * @param launcher where rank and size came from
  */
 public record ProcessInfo(int rank, int size, int localRank, String masterAddr, int masterPort, Launcher launcher) {
+  /**
+   * Checks that the values are consistent.
+   *
+   * @param rank this process's rank, in {@code [0, size)}
+   * @param size the number of processes (ranks) in the job, at least 1
+   * @param localRank this process's index among the processes on its node, in {@code [0, size)}
+   * @param masterAddr rank 0's rendezvous host, or null when unknown
+   * @param masterPort the rendezvous port, in {@code [1, 65535]}
+   * @param launcher where rank and size came from
+   * @throws IllegalArgumentException naming the value that is out of range
+   */
   public ProcessInfo {
     if (size < 1) {
       throw new IllegalArgumentException("size must be >= 1, was " + size);
@@ -31,6 +42,10 @@ public record ProcessInfo(int rank, int size, int localRank, String masterAddr, 
   /**
    * The CUDA device for this process: {@code localRank % deviceCount}. With one visible device per
    * process (Slurm's {@code --gpus-per-task=1}, or {@code CUDA_VISIBLE_DEVICES} set per rank) that is 0.
+   *
+   * @param deviceCount the number of CUDA devices this process sees, at least 1
+   * @return the device ordinal to bind this process's thread to ({@code cudaSetDevice})
+   * @throws IllegalArgumentException if {@code deviceCount < 1}
    */
   public int device(int deviceCount) {
     if (deviceCount < 1) {

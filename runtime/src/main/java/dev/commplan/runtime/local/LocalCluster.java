@@ -64,6 +64,8 @@ public final class LocalCluster implements Cluster {
   /**
    * A cluster of {@code ranks} threads with the default options ({@link CommOptions#defaults()}: a
    * 5-minute timeout unless the system property {@value CommOptions#TIMEOUT_PROPERTY} says otherwise).
+   *
+   * @param ranks the number of ranks (threads), at least 1
    */
   public LocalCluster(int ranks) {
     this(ranks, CommOptions.defaults());
@@ -72,13 +74,19 @@ public final class LocalCluster implements Cluster {
   /**
    * A cluster of {@code ranks} threads.
    *
+   * @param ranks the number of ranks (threads), at least 1
    * @param rendezvousTimeout how long a rank waits at a collective for the other ranks before failing
    */
   public LocalCluster(int ranks, Duration rendezvousTimeout) {
     this(ranks, checkedOptions(rendezvousTimeout));
   }
 
-  /** A cluster of {@code ranks} threads with {@code options} (the timeout, see the class comment). */
+  /**
+   * A cluster of {@code ranks} threads with {@code options} (the timeout, see the class comment).
+   *
+   * @param ranks the number of ranks (threads), at least 1
+   * @param options the timeout every rank gets
+   */
   public LocalCluster(int ranks, CommOptions options) {
     if (ranks < 1) {
       throw new IllegalArgumentException("a cluster needs at least 1 rank, not " + ranks);
@@ -168,28 +176,37 @@ public final class LocalCluster implements Cluster {
     return new CommOptions(rendezvousTimeout);
   }
 
-  /** How long a rank waits at a collective for the others; the same as {@link #timeout()}. */
+  /** {@return how long a rank waits at a collective for the others; the same as {@link #timeout()}} */
   public Duration rendezvousTimeout() {
     return rendezvousTimeout;
   }
 
-  /** The timeout ({@link CommOptions#timeout()}). */
+  /** {@return the timeout ({@link CommOptions#timeout()})} */
   public Duration timeout() {
     return rendezvousTimeout;
   }
 
-  /** The options the cluster was made with. */
+  /** {@return the options the cluster was made with} */
   public CommOptions options() {
     return options;
   }
 
-  /** Rank {@code rank}'s communicator (for its flight recorder, say); run tasks with {@link #run}. */
+  /**
+   * Rank {@code rank}'s communicator (for its flight recorder, say); run tasks with {@link #run}.
+   *
+   * @param rank the rank, in {@code [0, size())}
+   * @return its communicator, owned by the cluster
+   */
   public LocalCommunicator communicator(int rank) {
     Objects.checkIndex(rank, ranks);
     return communicators[rank];
   }
 
-  /** Every rank's flight record, rank 0 first: what each rank did last. For debugging. */
+  /**
+   * Every rank's flight record, rank 0 first: what each rank did last. For debugging.
+   *
+   * @return the records, one block per rank
+   */
   public String flightRecords() {
     StringBuilder sb = new StringBuilder();
     long now = System.nanoTime();
@@ -199,7 +216,7 @@ public final class LocalCluster implements Cluster {
     return sb.toString();
   }
 
-  /** Whether a failure has aborted this cluster (it then refuses to run anything more). */
+  /** {@return whether a failure has aborted this cluster (it then refuses to run anything more)} */
   public boolean isAborted() {
     return supervisor.abortCauseOrNull() != null;
   }

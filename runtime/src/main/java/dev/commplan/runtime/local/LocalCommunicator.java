@@ -229,6 +229,8 @@ public final class LocalCommunicator extends AbstractCommunicator {
   /**
    * This rank's flight recorder: its last {@value FlightRecorder#DEFAULT_CAPACITY} operations (collectives
    * and host tasks), printed in timeout and abort messages; for debugging.
+   *
+   * @return the recorder, owned by this communicator
    */
   public FlightRecorder flightRecorder() {
     return stream.recorder;

@@ -32,6 +32,11 @@ public final class LocalStream extends StreamBase {
   /** A piece of host work run on the stream, in order with the collectives (like {@code cudaLaunchHostFunc}). */
   @FunctionalInterface
   public interface HostTask {
+    /**
+     * Runs the task on the stream's worker thread.
+     *
+     * @throws Exception any failure, which fails the stream: its next {@code synchronize()} throws it
+     */
     void run() throws Exception;
   }
 
@@ -85,6 +90,8 @@ public final class LocalStream extends StreamBase {
   /**
    * Enqueues {@code task} to run on the stream's worker after everything enqueued before it; returns at
    * once. A task that throws fails the stream (see the class comment).
+   *
+   * @param task the work, run once on the worker thread
    */
   public void enqueueHostTask(HostTask task) {
     Objects.requireNonNull(task, "task");

@@ -27,6 +27,7 @@ public final class MpiBackend {
    * every rank calls it, the same number of times in the same order), with {@link CommOptions#defaults()}'s
    * timeout (5 minutes, or what {@value CommOptions#TIMEOUT_PROPERTY} says). The caller closes it.
    *
+   * @return this rank's communicator, owned by the caller
    * @throws BackendUnavailableException if native access is off, Open MPI is not installed, or MPI was
    *     finalized in this process
    */
@@ -34,12 +35,22 @@ public final class MpiBackend {
     return world(CommOptions.defaults());
   }
 
-  /** Like {@link #world()}, waiting at most {@code options.timeout()} for collectives before aborting the job. */
+  /**
+   * Like {@link #world()}, waiting at most {@code options.timeout()} for collectives before aborting the job.
+   *
+   * @param options the timeout and other options
+   * @return this rank's communicator, owned by the caller
+   */
   public static MpiCommunicator world(CommOptions options) {
     return MpiCommunicator.dupWorld(options.timeout());
   }
 
-  /** Like {@link #world()}, waiting at most {@code timeout} for collectives before aborting the job. */
+  /**
+   * Like {@link #world()}, waiting at most {@code timeout} for collectives before aborting the job.
+   *
+   * @param timeout how long a wait for collectives may take before the job is aborted; positive
+   * @return this rank's communicator, owned by the caller
+   */
   public static MpiCommunicator world(Duration timeout) {
     return world(CommOptions.timeout(timeout));
   }
@@ -47,6 +58,8 @@ public final class MpiBackend {
   /**
    * Why this backend cannot run here (native access off, "libmpi.so.40 not found (tried ...)", MPI
    * already finalized), or null when it can. Does not initialize MPI.
+   *
+   * @return the reason, for a user to read, or null
    */
   public static String unavailableReason() {
     return MpiRuntime.unavailableReason();
@@ -55,17 +68,24 @@ public final class MpiBackend {
   /**
    * Whether this process looks started by Open MPI's launcher ({@code OMPI_COMM_WORLD_SIZE} is set).
    * Without it, {@link #world()} still works where Open MPI can start a singleton: one rank.
+   *
+   * @return true when {@code OMPI_COMM_WORLD_SIZE} is set
    */
   public static boolean launchedByMpirun() {
     return System.getenv("OMPI_COMM_WORLD_SIZE") != null;
   }
 
-  /** {@code MPI_Get_library_version}'s text ("Open MPI v4.1.4, package: ..."); does not initialize MPI. */
+  /**
+   * {@code MPI_Get_library_version}'s text ("Open MPI v4.1.4, package: ..."); does not initialize MPI.
+   *
+   * @return the library's version text
+   * @throws BackendUnavailableException if the library cannot be loaded
+   */
   public static String libraryVersion() {
     return MpiRuntime.libraryVersion();
   }
 
-  /** The thread level MPI granted ("MPI_THREAD_SERIALIZED"), or "not initialized". */
+  /** {@return the thread level MPI granted ("MPI_THREAD_SERIALIZED"), or "not initialized"} */
   public static String threadLevel() {
     return MpiRuntime.threadLevel();
   }

@@ -134,7 +134,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
     return "mpi";
   }
 
-  /** How long a wait for collectives may take before the job is aborted (see the class comment). */
+  /** {@return how long a wait for collectives may take before the job is aborted (see the class comment)} */
   public Duration timeout() {
     return timeout;
   }

@@ -6,7 +6,9 @@ import dev.commplan.runtime.CommPlanException;
 public final class MpiException extends CommPlanException {
   private static final long serialVersionUID = 1L;
 
+  /** The MPI function that failed ({@link #function()}). */
   private final String function;
+  /** The MPI error code it returned ({@link #errorCode()}). */
   private final int errorCode;
 
   MpiException(String function, int errorCode, String message) {
@@ -15,12 +17,12 @@ public final class MpiException extends CommPlanException {
     this.errorCode = errorCode;
   }
 
-  /** The MPI function that failed ({@code "MPI_Iallreduce"}). */
+  /** {@return the MPI function that failed ({@code "MPI_Iallreduce"})} */
   public String function() {
     return function;
   }
 
-  /** The MPI error code it returned. */
+  /** {@return the MPI error code it returned} */
   public int errorCode() {
     return errorCode;
   }

@@ -10,12 +10,25 @@ import dev.commplan.runtime.CommPlanException;
 public class CudaException extends CommPlanException {
   private static final long serialVersionUID = 1L;
 
+  /** The C function that failed ({@link #function()}). */
   private final String function;
+  /** The error ({@link #error()}). */
   private final CudaError error;
+  /** The code as the runtime returned it ({@link #rawCode()}). */
   private final int rawCode;
+  /** The runtime's name for the code ({@link #cudaName()}). */
   private final String cudaName;
+  /** The runtime's text for the code ({@link #errorString()}). */
   private final String errorString;
 
+  /**
+   * Creates the exception; the message names the function, the code and the runtime's name and text.
+   *
+   * @param function the C function that failed: {@code cudaMalloc}
+   * @param rawCode the {@code cudaError_t} it returned
+   * @param cudaName {@code cudaGetErrorName(rawCode)}, or null where it could not be read
+   * @param errorString {@code cudaGetErrorString(rawCode)}, or null where it could not be read
+   */
   public CudaException(String function, int rawCode, String cudaName, String errorString) {
     super(message(function, rawCode, cudaName, errorString));
     this.function = function;
@@ -34,27 +47,27 @@ public class CudaException extends CommPlanException {
     return sb.toString();
   }
 
-  /** The C function that failed: {@code cudaMalloc}. */
+  /** {@return the C function that failed: {@code cudaMalloc}} */
   public String function() {
     return function;
   }
 
-  /** The error, {@link CudaError#OTHER} for a code not named there. */
+  /** {@return the error, {@link CudaError#OTHER} for a code not named there} */
   public CudaError error() {
     return error;
   }
 
-  /** The code as the runtime returned it. */
+  /** {@return the code as the runtime returned it} */
   public int rawCode() {
     return rawCode;
   }
 
-  /** {@code cudaGetErrorName(code)}: {@code cudaErrorNoDevice}. */
+  /** {@return {@code cudaGetErrorName(code)}: {@code cudaErrorNoDevice}} */
   public String cudaName() {
     return cudaName;
   }
 
-  /** {@code cudaGetErrorString(code)}: {@code no CUDA-capable device is detected}. */
+  /** {@return {@code cudaGetErrorString(code)}: {@code no CUDA-capable device is detected}} */
   public String errorString() {
     return errorString;
   }

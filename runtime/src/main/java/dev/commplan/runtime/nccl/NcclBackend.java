@@ -24,6 +24,8 @@ public final class NcclBackend {
    * A cluster of {@code ranks} GPUs driven from this process: {@code ncclCommInitAll} over CUDA devices
    * {@code 0..ranks-1}, one thread per rank.
    *
+   * @param ranks the number of ranks (GPUs), at least 1
+   * @return a new cluster, which the caller closes
    * @throws BackendUnavailableException if native access is off, a library is missing, there is no CUDA
    *     device, or there are fewer devices than ranks (the message says how many were found)
    */
@@ -36,6 +38,10 @@ public final class NcclBackend {
    * fails with {@code CommTimeoutException} and its communicator is aborted (see {@link CommOptions}).
    * The no-options overload uses {@link CommOptions#defaults()}: 5 minutes, or the system property
    * {@value CommOptions#TIMEOUT_PROPERTY}.
+   *
+   * @param ranks the number of ranks (GPUs), at least 1
+   * @param options the timeout and other options every rank gets
+   * @return a new cluster, which the caller closes
    */
   public static Cluster cluster(int ranks, CommOptions options) {
     return NcclCluster.create(ranks, options);
@@ -46,6 +52,13 @@ public final class NcclBackend {
    * with the same {@code size} and {@code uniqueId} (made once by {@link #uniqueId()} and passed to the
    * others by any means), and its own {@code rank} and CUDA {@code device}. Blocks until all ranks have
    * joined. The caller owns the communicator and closes it.
+   *
+   * @param rank this rank, in {@code [0, size)}
+   * @param size the number of ranks in the communicator
+   * @param uniqueId the 128-byte id from {@link #uniqueId()}, the same on every rank
+   * @param device the CUDA device this rank runs on; the calling thread is bound to it
+   *     ({@code cudaSetDevice}) as NCCL requires
+   * @return this rank's communicator, owned by the caller
    */
   public static NcclCommunicator initRank(int rank, int size, byte[] uniqueId, int device) {
     return initRank(rank, size, uniqueId, device, CommOptions.defaults());
@@ -56,6 +69,14 @@ public final class NcclBackend {
    * {@code synchronize()}; see {@link CommOptions}). {@code synchronize()} times out by itself; unlike in
    * {@link #cluster}, no watchdog times the host calls (a blocking {@code ncclGroupEnd} that waits for a
    * dead peer to connect is not interrupted).
+   *
+   * @param rank this rank, in {@code [0, size)}
+   * @param size the number of ranks in the communicator
+   * @param uniqueId the 128-byte id from {@link #uniqueId()}, the same on every rank
+   * @param device the CUDA device this rank runs on; the calling thread is bound to it
+   *     ({@code cudaSetDevice}) as NCCL requires
+   * @param options the timeout and other options
+   * @return this rank's communicator, owned by the caller
    */
   public static NcclCommunicator initRank(int rank, int size, byte[] uniqueId, int device, CommOptions options) {
     Objects.requireNonNull(uniqueId, "uniqueId");
@@ -86,6 +107,8 @@ public final class NcclBackend {
   /**
    * {@link #processCommunicator(ProcessInfo, Rendezvous.Options, CommOptions)} for the job the launcher's
    * variables describe ({@link LaunchEnvironment#fromEnvironment()}), with the default options.
+   *
+   * @return this process's communicator, owned by the caller
    */
   public static NcclCommunicator fromEnvironment() {
     return processCommunicator(LaunchEnvironment.fromEnvironment(), Rendezvous.Options.defaults(), CommOptions.defaults());
@@ -106,6 +129,10 @@ public final class NcclBackend {
    * }
    * }</pre>
    *
+   * @param info where this process sits in its job: rank, size, local rank, rendezvous address
+   * @param rendezvousOptions the rendezvous's timeout and shared secret
+   * @param options the communicator's timeout and other options
+   * @return this rank's communicator, owned by the caller
    * @throws dev.commplan.runtime.bootstrap.RendezvousException if the ranks do not all meet in time
    *     (naming the missing ones)
    * @throws BackendUnavailableException if NCCL or a GPU is missing here
@@ -129,18 +156,31 @@ public final class NcclBackend {
     }
   }
 
-  /** A new NCCL unique id ({@code ncclGetUniqueId}), 128 bytes, for {@link #initRank}. */
+  /**
+   * A new NCCL unique id ({@code ncclGetUniqueId}), 128 bytes, for {@link #initRank}.
+   *
+   * @return the id, a new array; secret-ish: whoever has it can join the communicator
+   */
   public static byte[] uniqueId() {
     NcclEnvironment.requireNccl();
     return Checked.ncclGetUniqueId();
   }
 
-  /** The loaded NCCL's version ({@code ncclGetVersion}). */
+  /**
+   * The loaded NCCL's version ({@code ncclGetVersion}).
+   *
+   * @return the version of the library loaded
+   * @throws BackendUnavailableException if NCCL cannot be loaded (the message says why)
+   */
   public static NcclVersion version() {
     return NcclEnvironment.requireNccl();
   }
 
-  /** The number of CUDA devices; throws {@link BackendUnavailableException} saying why when there is none. */
+  /**
+   * The number of CUDA devices; throws {@link BackendUnavailableException} saying why when there is none.
+   *
+   * @return the number of devices this process sees ({@code cudaGetDeviceCount}), at least 1
+   */
   public static int deviceCount() {
     return NcclEnvironment.requireDevices(1);
   }
@@ -149,6 +189,9 @@ public final class NcclBackend {
    * Why {@link #cluster} of {@code ranks} cannot run here ("no CUDA device: cudaGetDeviceCount returned
    * cudaErrorNoDevice (100): ..."; "libnccl.so.2 not found (tried ...)"), or null when it can. Checks
    * without creating a communicator.
+   *
+   * @param ranks the number of ranks a cluster would have
+   * @return the reason, for a user to read, or null
    */
   public static String unavailableReason(int ranks) {
     return NcclEnvironment.unavailableReason(ranks);
@@ -157,6 +200,8 @@ public final class NcclBackend {
   /**
    * A line about this machine for logs: NCCL and CUDA versions and where the libraries came from;
    * names what is missing instead where something is.
+   *
+   * @return the line, never null
    */
   public static String describeEnvironment() {
     StringBuilder sb = new StringBuilder();

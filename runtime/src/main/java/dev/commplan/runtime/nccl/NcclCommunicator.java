@@ -112,7 +112,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
     this.state = new NcclRankState(comm, rank, size, device, options.timeout(), events, graphs, this::release);
   }
 
-  /** The options (the timeout) this communicator was made with. */
+  /** {@return the options (the timeout) this communicator was made with} */
   public CommOptions options() {
     return options;
   }
@@ -122,6 +122,8 @@ public final class NcclCommunicator extends AbstractCommunicator {
    * collectives it enqueued, printed in timeout messages; for debugging. On this backend an entry stays
    * {@code ENQUEUED} until a {@code synchronize()} of the communicator's own stream has seen it finish
    * (or a timeout asked the step's CUDA event).
+   *
+   * @return the recorder, owned by this communicator
    */
   public FlightRecorder flightRecorder() {
     return events.recorder();
@@ -142,12 +144,12 @@ public final class NcclCommunicator extends AbstractCommunicator {
     return size;
   }
 
-  /** The CUDA device this rank runs on. */
+  /** {@return the CUDA device this rank runs on} */
   public int device() {
     return device;
   }
 
-  /** The NCCL library's version. */
+  /** {@return the NCCL library's version} */
   public NcclVersion ncclVersion() {
     return version;
   }
@@ -401,7 +403,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
     state.abort();
   }
 
-  /** Whether {@link #abort()} (or the cluster) aborted this communicator. */
+  /** {@return whether {@link #abort()} (or the cluster) aborted this communicator} */
   public boolean isAborted() {
     return state.isAborted();
   }

@@ -10,12 +10,25 @@ import dev.commplan.runtime.CommPlanException;
 public class NcclException extends CommPlanException {
   private static final long serialVersionUID = 1L;
 
+  /** The C function that failed ({@link #function()}). */
   private final String function;
+  /** The result code ({@link #result()}). */
   private final NcclResult result;
+  /** The result as NCCL returned it ({@link #rawCode()}). */
   private final int rawCode;
+  /** NCCL's text for the result ({@link #errorString()}). */
   private final String errorString;
+  /** NCCL's description of the last error ({@link #lastError()}). */
   private final String lastError;
 
+  /**
+   * Creates the exception; the message names the function, the result and NCCL's texts.
+   *
+   * @param function the C function that failed: {@code ncclAllReduce}
+   * @param rawCode the {@code ncclResult_t} it returned
+   * @param errorString {@code ncclGetErrorString(rawCode)}, or null where it could not be read
+   * @param lastError {@code ncclGetLastError(comm)}, or null
+   */
   public NcclException(String function, int rawCode, String errorString, String lastError) {
     super(message(function, rawCode, errorString, lastError));
     this.function = function;
@@ -42,12 +55,12 @@ public class NcclException extends CommPlanException {
     return sb.toString();
   }
 
-  /** The C function that failed: {@code ncclAllReduce}. */
+  /** {@return the C function that failed: {@code ncclAllReduce}} */
   public String function() {
     return function;
   }
 
-  /** The result code. */
+  /** {@return the result code} */
   public NcclResult result() {
     return result;
   }
@@ -55,22 +68,24 @@ public class NcclException extends CommPlanException {
   /**
    * Whether the communicator must be aborted after this error ({@link NcclResult#isFatal()}): false only
    * for {@code ncclInvalidArgument} and {@code ncclInvalidUsage}, after which it still works.
+   *
+   * @return true unless the result is {@code ncclInvalidArgument} or {@code ncclInvalidUsage}
    */
   public boolean isFatal() {
     return result.isFatal();
   }
 
-  /** The result as NCCL returned it (kept when {@link #result()} is {@link NcclResult#UNKNOWN}). */
+  /** {@return the result as NCCL returned it (kept when {@link #result()} is {@link NcclResult#UNKNOWN})} */
   public int rawCode() {
     return rawCode;
   }
 
-  /** {@code ncclGetErrorString(code)}, or null where it could not be read. */
+  /** {@return {@code ncclGetErrorString(code)}, or null where it could not be read} */
   public String errorString() {
     return errorString;
   }
 
-  /** {@code ncclGetLastError(comm)}, or null/empty where NCCL had nothing to say. */
+  /** {@return {@code ncclGetLastError(comm)}, or null/empty where NCCL had nothing to say} */
   public String lastError() {
     return lastError;
   }

@@ -24,6 +24,13 @@ public final class NcclInterop {
   /**
    * A view of {@code bytes} of device memory at {@code address} on {@code comm}'s device (a {@code void*}
    * from {@code cudaMalloc} or a framework's allocator). Not owned: {@code close()} only marks it closed.
+   *
+   * @param comm an NCCL backend communicator, whose device holds the memory
+   * @param address the device address; 0 only with {@code bytes == 0}
+   * @param bytes the size in bytes, not negative
+   * @return the view; the caller keeps the memory alive while it is used
+   * @throws IllegalArgumentException if {@code comm} is not the NCCL backend's, or the address or size is
+   *     invalid
    */
   public static DeviceMemory wrapDevicePointer(Communicator comm, long address, long bytes) {
     NcclCommunicator nc = nccl(comm);
@@ -36,7 +43,15 @@ public final class NcclInterop {
     return nc.wrap(address, bytes);
   }
 
-  /** A typed buffer view of {@code length} elements of {@code type} at device {@code address}; not owned. */
+  /**
+   * A typed buffer view of {@code length} elements of {@code type} at device {@code address}; not owned.
+   *
+   * @param comm an NCCL backend communicator, whose device holds the memory
+   * @param type the element type
+   * @param address the device address of the first element
+   * @param length the number of elements
+   * @return the view; the caller keeps the memory alive while it is used
+   */
   public static Buffer wrapBuffer(Communicator comm, DataType type, long address, long length) {
     Objects.requireNonNull(type, "type");
     DeviceMemory memory = wrapDevicePointer(comm, address, Math.multiplyExact(length, (long) type.byteSize()));
@@ -46,19 +61,35 @@ public final class NcclInterop {
   /**
    * A stream of {@code comm} over an external {@code cudaStream_t} of its device (0 is CUDA's legacy
    * default stream). Collectives enqueued on it run in that stream's order; never destroyed here.
+   *
+   * @param comm an NCCL backend communicator
+   * @param cudaStream the {@code cudaStream_t}, created on {@code comm}'s device (CUDA runs a stream's work
+   *     on the device it was made for)
+   * @return the wrapper, which the caller's code keeps the stream alive for
    */
   public static Stream wrapStream(Communicator comm, long cudaStream) {
     return nccl(comm).wrapStream(cudaStream);
   }
 
-  /** The device address of {@code buffer}'s first element, for handing to other CUDA code. */
+  /**
+   * The device address of {@code buffer}'s first element, for handing to other CUDA code.
+   *
+   * @param buffer a buffer of an NCCL backend communicator
+   * @return the {@code void*} of its first element, valid while the buffer is open; other code reading it
+   *     orders itself after the collective by the stream
+   */
   public static long devicePointer(Buffer buffer) {
     Objects.requireNonNull(buffer, "buffer");
     nccl(buffer.communicator());
     return NcclCommunicator.pointer(buffer);
   }
 
-  /** The {@code cudaStream_t} of an NCCL backend stream. */
+  /**
+   * The {@code cudaStream_t} of an NCCL backend stream.
+   *
+   * @param stream a stream of an NCCL backend communicator
+   * @return the {@code cudaStream_t}, still owned by CommPlan (or by whoever made it, for a wrapped one)
+   */
   public static long cudaStream(Stream stream) {
     Objects.requireNonNull(stream, "stream");
     return nccl(stream.communicator()).streamHandle(stream);

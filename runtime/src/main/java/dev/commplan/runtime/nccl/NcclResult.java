@@ -13,13 +13,30 @@ package dev.commplan.runtime.nccl;
  * ({@code ncclCommAbort}) and made anew.
  */
 public enum NcclResult {
+  /** {@code ncclSuccess}: no error. */
   SUCCESS(0, "ncclSuccess"),
+  /** {@code ncclUnhandledCudaError}: a CUDA call inside NCCL failed. */
   UNHANDLED_CUDA_ERROR(1, "ncclUnhandledCudaError"),
+  /**
+   * {@code ncclSystemError}: a system call failed (sockets, shared memory, memory); often the network or the
+   * container's limits.
+   */
   SYSTEM_ERROR(2, "ncclSystemError"),
+  /** {@code ncclInternalError}: an internal check of NCCL failed (a bug, or a peer that misbehaved). */
   INTERNAL_ERROR(3, "ncclInternalError"),
+  /**
+   * {@code ncclInvalidArgument}: an argument was wrong (a null or non-device pointer, a bad type, op or
+   * count); nothing was issued.
+   */
   INVALID_ARGUMENT(4, "ncclInvalidArgument"),
+  /**
+   * {@code ncclInvalidUsage}: a call out of place (a group misused, a closed communicator); nothing was
+   * issued.
+   */
   INVALID_USAGE(5, "ncclInvalidUsage"),
+  /** {@code ncclRemoteError}: a peer failed or the connection to it broke. */
   REMOTE_ERROR(6, "ncclRemoteError"),
+  /** {@code ncclInProgress}: a non-blocking communicator's call is still running (not an error). */
   IN_PROGRESS(7, "ncclInProgress"),
   /** {@code ncclTimeout = 8}, in the newest nccl.h; older NCCL never returns it. */
   TIMEOUT(8, "ncclTimeout"),
@@ -39,17 +56,19 @@ public enum NcclResult {
     this.cName = cName;
   }
 
-  /** The C value; -1 for {@link #UNKNOWN}. */
+  /** {@return the C value; -1 for {@link #UNKNOWN}} */
   public int code() {
     return code;
   }
 
-  /** The C name: {@code ncclInvalidArgument}. */
+  /** {@return the C name: {@code ncclInvalidArgument}} */
   public String cName() {
     return cName;
   }
 
-  /** Whether this is an error: anything but {@link #SUCCESS} and {@link #IN_PROGRESS} (a non-blocking call still running). */
+  /**
+   * {@return whether this is an error: anything but {@link #SUCCESS} and {@link #IN_PROGRESS} (a non-blocking call still running)}
+   */
   public boolean isError() {
     return this != SUCCESS && this != IN_PROGRESS;
   }
@@ -58,12 +77,19 @@ public enum NcclResult {
    * Whether this error leaves the communicator unusable, so that it must be aborted: every error but
    * {@link #INVALID_ARGUMENT} and {@link #INVALID_USAGE} (see the class comment). False for {@link
    * #SUCCESS} and {@link #IN_PROGRESS}; true for {@link #UNKNOWN}.
+   *
+   * @return true when the communicator must be aborted
    */
   public boolean isFatal() {
     return isError() && this != INVALID_ARGUMENT && this != INVALID_USAGE;
   }
 
-  /** The constant for a C value, {@link #UNKNOWN} when there is none. */
+  /**
+   * The constant for a C value, {@link #UNKNOWN} when there is none.
+   *
+   * @param code an {@code ncclResult_t} value
+   * @return the constant; never null
+   */
   public static NcclResult of(int code) {
     return code >= 0 && code < BY_CODE.length ? BY_CODE[code] : UNKNOWN;
   }

@@ -4,6 +4,10 @@ package dev.commplan.runtime.nccl;
  * An NCCL version, decoded from {@code ncclGetVersion}'s code as {@code nccl.h}'s {@code NCCL_VERSION}
  * macro encodes it: {@code major*10000 + minor*100 + patch} from 2.9 on, {@code major*1000 + minor*100 +
  * patch} before (2.8.4 is 2804; 2.28.3 is 22803).
+ *
+ * @param major the major version: 2 for every NCCL so far
+ * @param minor the minor version: 28 for 2.28.3
+ * @param patch the patch level: 3 for 2.28.3
  */
 public record NcclVersion(int major, int minor, int patch) implements Comparable<NcclVersion> {
   /**
@@ -28,7 +32,13 @@ public record NcclVersion(int major, int minor, int patch) implements Comparable
    */
   public static final NcclVersion GATHER_SCATTER_ALLTOALL = new NcclVersion(2, 28, 3);
 
-  /** Decodes {@code ncclGetVersion}'s code. */
+  /**
+   * Decodes {@code ncclGetVersion}'s code.
+   *
+   * @param code the code, as {@code ncclGetVersion} returns it
+   * @return the version
+   * @throws IllegalArgumentException if {@code code} is negative
+   */
   public static NcclVersion decode(int code) {
     if (code < 0) {
       throw new IllegalArgumentException("not an NCCL version code: " + code);
@@ -39,12 +49,17 @@ public record NcclVersion(int major, int minor, int patch) implements Comparable
     return new NcclVersion(code / 10000, (code % 10000) / 100, code % 100);
   }
 
-  /** The code {@code NCCL_VERSION(major, minor, patch)} gives. */
+  /** {@return the code {@code NCCL_VERSION(major, minor, patch)} gives} */
   public int code() {
     return major <= 2 && minor <= 8 ? major * 1000 + minor * 100 + patch : major * 10000 + minor * 100 + patch;
   }
 
-  /** Whether this is {@code other} or newer. */
+  /**
+   * Whether this is {@code other} or newer.
+   *
+   * @param other the version to compare with
+   * @return true if this is {@code other} or newer
+   */
   public boolean atLeast(NcclVersion other) {
     return compareTo(other) >= 0;
   }

@@ -25,8 +25,16 @@ import java.util.Objects;
  * from, or -1 where the peer expression falls outside the ranks on this rank (no transfer: backends skip
  * the call). Every rank's schedule has the call, so that the plans' fingerprints agree.
  *
+ * @param collective the collective (or SEND, RECV)
+ * @param dataType the element type of both sides
  * @param op the reduction for ALL_REDUCE, REDUCE_SCATTER and REDUCE; null otherwise
  * @param root the root for BROADCAST, REDUCE, GATHER and SCATTER; -1 otherwise
+ * @param sendMemory the block the send side lies in
+ * @param sendByteOffset where the send side starts in {@code sendMemory}, in bytes
+ * @param recvMemory the block the receive side lies in
+ * @param recvByteOffset where the receive side starts in {@code recvMemory}, in bytes
+ * @param count NCCL's count: the send count for AllGather, the receive count for ReduceScatter, the element
+ *     count otherwise
  * @param fields the plan fields this call covers (their send side), in memory order
  * @param inPlace whether send and receive are one buffer at NCCL's in-place offsets (a send or receive:
  *     true, its one buffer)
@@ -49,6 +57,24 @@ public record CollectiveCall(
     int peer,
     Peer peerExpression) {
 
+  /**
+   * Checks that the collective, data type and memory are given, and copies {@code fields}.
+   *
+   * @param collective the collective (or SEND, RECV)
+   * @param dataType the element type of both sides
+   * @param op the reduction for ALL_REDUCE, REDUCE_SCATTER and REDUCE; null otherwise
+   * @param root the root for BROADCAST, REDUCE, GATHER and SCATTER; -1 otherwise
+   * @param sendMemory the block the send side lies in
+   * @param sendByteOffset where the send side starts in {@code sendMemory}, in bytes
+   * @param recvMemory the block the receive side lies in
+   * @param recvByteOffset where the receive side starts in {@code recvMemory}, in bytes
+   * @param count NCCL's count: the send count for AllGather, the receive count for ReduceScatter, the element
+   *     count otherwise
+   * @param fields the plan fields this call covers (their send side), in memory order
+   * @param inPlace whether send and receive are one buffer at NCCL's in-place offsets
+   * @param peer the rank this rank sends to or receives from, or -1 for no transfer on this rank
+   * @param peerExpression the peer as declared in the plan; null for a direct call
+   */
   public CollectiveCall {
     Objects.requireNonNull(collective, "collective");
     Objects.requireNonNull(dataType, "dataType");
@@ -57,7 +83,22 @@ public record CollectiveCall(
     fields = List.copyOf(fields);
   }
 
-  /** A call that is not a send or receive (no peer). */
+  /**
+   * A call that is not a send or receive (no peer).
+   *
+   * @param collective the collective (or SEND, RECV)
+   * @param dataType the element type of both sides
+   * @param op the reduction for ALL_REDUCE, REDUCE_SCATTER and REDUCE; null otherwise
+   * @param root the root for BROADCAST, REDUCE, GATHER and SCATTER; -1 otherwise
+   * @param sendMemory the block the send side lies in
+   * @param sendByteOffset where the send side starts in {@code sendMemory}, in bytes
+   * @param recvMemory the block the receive side lies in
+   * @param recvByteOffset where the receive side starts in {@code recvMemory}, in bytes
+   * @param count NCCL's count: the send count for AllGather, the receive count for ReduceScatter, the element
+   *     count otherwise
+   * @param fields the plan fields this call covers (their send side), in memory order
+   * @param inPlace whether send and receive are one buffer at NCCL's in-place offsets
+   */
   public CollectiveCall(
       Collective collective,
       DataType dataType,
@@ -77,6 +118,17 @@ public record CollectiveCall(
   /**
    * A send or receive of {@code count} elements of {@code memory} at {@code byteOffset}, to or from {@code
    * peer} (-1: none on this rank), declared with {@code peerExpression} (null for a direct call).
+   *
+   * @param collective {@link Collective#SEND} or {@link Collective#RECV}
+   * @param dataType the element type of both sides
+   * @param memory the block the one buffer lies in, both sides
+   * @param byteOffset where the buffer starts in {@code memory}, in bytes
+   * @param count the element count of the buffer
+   * @param peer the rank this rank sends to or receives from, or -1 for no transfer on this rank
+   * @param peerExpression the peer as declared in the plan; null for a direct call
+   * @param fields the plan fields this call covers (their send side), in memory order
+   * @return the call, in place (its one buffer is both sides)
+   * @throws IllegalArgumentException if {@code collective} is not point-to-point
    */
   public static CollectiveCall pointToPoint(Collective collective, DataType dataType, DeviceMemory memory,
       long byteOffset, long count, int peer, Peer peerExpression, List<String> fields) {
@@ -87,7 +139,11 @@ public record CollectiveCall(
         true, peer, peerExpression);
   }
 
-  /** Whether this rank moves data in this call: always, but for a send or receive whose peer is none here. */
+  /**
+   * Whether this rank moves data in this call: always, but for a send or receive whose peer is none here.
+   *
+   * @return false only for a send or receive with no peer on this rank
+   */
   public boolean transfers() {
     return !collective.pointToPoint() || peer >= 0;
   }
@@ -95,6 +151,18 @@ public record CollectiveCall(
   /**
    * A call whose in-place-ness is taken to be "send and receive are the same memory block" (the original
    * meaning of {@link #inPlace()}); prefer the canonical constructor, which states it.
+   *
+   * @param collective the collective (or SEND, RECV)
+   * @param dataType the element type of both sides
+   * @param op the reduction for ALL_REDUCE, REDUCE_SCATTER and REDUCE; null otherwise
+   * @param root the root for BROADCAST, REDUCE, GATHER and SCATTER; -1 otherwise
+   * @param sendMemory the block the send side lies in
+   * @param sendByteOffset where the send side starts in {@code sendMemory}, in bytes
+   * @param recvMemory the block the receive side lies in
+   * @param recvByteOffset where the receive side starts in {@code recvMemory}, in bytes
+   * @param count NCCL's count: the send count for AllGather, the receive count for ReduceScatter, the element
+   *     count otherwise
+   * @param fields the plan fields this call covers (their send side), in memory order
    */
   public CollectiveCall(
       Collective collective,
@@ -114,12 +182,20 @@ public record CollectiveCall(
   /**
    * The bytes of the send side: NCCL's count times the element size, times the ranks where it holds a
    * slice per rank (ReduceScatter, Scatter, AllToAll). (A send's or receive's one buffer for both sides.)
+   *
+   * @param ranks the communicator size
+   * @return the send side's size in bytes
    */
   public long sendBytes(int ranks) {
     return count * collective.counts().sendCounts(ranks) * dataType.byteSize();
   }
 
-  /** The bytes of the receive side: the same, with a slice per rank for AllGather, Gather and AllToAll. */
+  /**
+   * The bytes of the receive side: the same, with a slice per rank for AllGather, Gather and AllToAll.
+   *
+   * @param ranks the communicator size
+   * @return the receive side's size in bytes
+   */
   public long recvBytes(int ranks) {
     return count * collective.counts().recvCounts(ranks) * dataType.byteSize();
   }

@@ -14,6 +14,9 @@ public interface CompiledSchedule {
     /**
      * Prepares {@code schedule} once, so that each {@link CompiledSchedule#enqueue} does no allocation and
      * no planning.
+     *
+     * @param schedule the schedule, already checked ({@link PlanRules#checkSchedule})
+     * @return the compiled schedule, which holds the schedule's memory by address and does not own it
      */
     CompiledSchedule compile(Schedule schedule);
   }
@@ -21,6 +24,9 @@ public interface CompiledSchedule {
   /**
    * {@code schedule} compiled by {@code comm}'s backend.
    *
+   * @param comm the communicator whose backend compiles
+   * @param schedule the schedule, built for {@code comm}
+   * @return the compiled schedule
    * @throws IllegalArgumentException if {@code comm}'s backend cannot run plans
    */
   static CompiledSchedule compile(Communicator comm, Schedule schedule) {
@@ -35,6 +41,8 @@ public interface CompiledSchedule {
   /**
    * Enqueues every step in ascending order on {@code stream}, each step's calls inside one
    * group, and returns without waiting.
+   *
+   * @param stream a stream of the communicator that compiled the schedule
    */
   default void enqueue(Stream stream) {
     enqueueSteps(stream, 0, Integer.MAX_VALUE);
@@ -45,6 +53,10 @@ public interface CompiledSchedule {
    * its length), in ascending order, each inside one group, and returns without waiting. Lets a caller
    * do host work between two steps of one plan (ZeRO: update the shard between ReduceScatter and
    * AllGather).
+   *
+   * @param stream a stream of the communicator that compiled the schedule
+   * @param fromIndex the position of the first step to enqueue, from 0
+   * @param toIndex the position after the last step to enqueue
    */
   void enqueueSteps(Stream stream, int fromIndex, int toIndex);
 
@@ -52,6 +64,10 @@ public interface CompiledSchedule {
    * What {@link Plan#describe()} adds to call {@code call} of the step at position {@code step}: how the
    * backend issues it where that is worth knowing (NCCL: {@code ncclGather}, or {@code grouped
    * ncclSend/ncclRecv} where the loaded NCCL lacks it), or null (the default: nothing to add).
+   *
+   * @param step the step's position in the schedule's step list
+   * @param call the call's position in the step
+   * @return a short note, or null
    */
   default String callNote(int step, int call) {
     return null;
@@ -67,6 +83,9 @@ public interface CompiledSchedule {
    * marks, a flight record entry, a CUDA event) must not be done for work that is only recorded. The
    * default, for backends without CUDA graphs: false. Cheap (one {@code cudaStreamIsCapturing} on the
    * NCCL backend) and allocation-free.
+   *
+   * @param stream a stream of the communicator that compiled the schedule
+   * @return true while {@code stream} is being captured
    */
   default boolean isCapturing(Stream stream) {
     return false;
@@ -77,6 +96,11 @@ public interface CompiledSchedule {
    * stream}, so that a backend asks once per execute. When {@code capturing}, the backend only records
    * the calls (no flight record, no events, nothing that waits on or queries the stream: CUDA would
    * invalidate the capture). The default ignores it, which is right for backends without CUDA graphs.
+   *
+   * @param stream a stream of the communicator that compiled the schedule
+   * @param fromIndex the position of the first step to enqueue, from 0
+   * @param toIndex the position after the last step to enqueue
+   * @param capturing whether {@code stream} is being captured, as {@link #isCapturing} said
    */
   default void enqueueSteps(Stream stream, int fromIndex, int toIndex, boolean capturing) {
     enqueueSteps(stream, fromIndex, toIndex);
@@ -91,6 +115,9 @@ public interface CompiledSchedule {
    * <p>The default, for backends without CUDA graphs (local, MPI, third-party ones): a {@link Capture}
    * whose launch enqueues the schedule again, with the same results and the same cost as {@code
    * execute}.
+   *
+   * @param stream the stream every launch enqueues on
+   * @return the recording, owned by the caller
    */
   default Capture capture(Stream stream) {
     Objects.requireNonNull(stream, "stream");
@@ -121,11 +148,15 @@ public interface CompiledSchedule {
      * while it is being captured by someone else, the calls are recorded into that capture instead (a
      * graph launch cannot be).
      *
+     * @param capturing whether the stream is being captured right now, as
+     *     {@link CompiledSchedule#isCapturing} said
      * @throws IllegalStateException if the recording was closed, or freed with its communicator
      */
     void launch(boolean capturing);
 
-    /** Whether a CUDA graph backs the recording (false: {@link #launch} enqueues the calls again). */
+    /**
+     * {@return whether a CUDA graph backs the recording (false: {@link #launch} enqueues the calls again)}
+     */
     boolean isGraph();
 
     /** Frees the recording (the CUDA graph); idempotent. */

@@ -112,12 +112,19 @@ public final class Plan implements AutoCloseable {
     this.orderChecks = checks;
   }
 
-  /** Whether the plan checks the order of executes across the ranks ({@link PlanBuilder#orderCheck}). */
+  /**
+   * {@return whether the plan checks the order of executes across the ranks ({@link PlanBuilder#orderCheck})}
+   */
   public boolean orderCheck() {
     return orderChecks != null;
   }
 
-  /** The buffer of a handle {@link PlanBuilder#buffer} returned: a plan-owned view or the bound buffer. */
+  /**
+   * The buffer of a handle {@link PlanBuilder#buffer} returned: a plan-owned view or the bound buffer.
+   *
+   * @param handle a handle {@link PlanBuilder#buffer} returned for this plan
+   * @return the buffer; a plan-owned one is freed when the plan closes
+   */
   public Buffer buffer(int handle) {
     if (handle < 0 || handle >= buffers.length) {
       throw new IndexOutOfBoundsException(
@@ -130,6 +137,7 @@ public final class Plan implements AutoCloseable {
    * Enqueues every step, in ascending order, each inside one group, on {@code stream}, and returns
    * without waiting; read the results after {@code stream.synchronize()}. Allocates nothing.
    *
+   * @param stream a stream of the plan's communicator; the plan's work runs in its order
    * @throws IllegalStateException if the plan, or a buffer bound to it, is closed
    * @throws IllegalArgumentException if {@code stream} belongs to another communicator
    */
@@ -161,6 +169,8 @@ public final class Plan implements AutoCloseable {
    * collectives, and launches where the others do. See {@link CapturedPlan} for what launch checks and
    * for the lifetime rule (closing this plan closes its captured plans).
    *
+   * @param stream a stream of the plan's communicator that every launch enqueues on
+   * @return the captured plan, which the caller (or closing this plan) closes
    * @throws IllegalStateException if the plan, its communicator or a buffer bound to it is closed, or
    *     (NCCL) the stream is already being captured: inside a capture of your own, call {@link #execute}
    * @throws IllegalArgumentException if {@code stream} belongs to another communicator, or (NCCL) is the
@@ -215,6 +225,8 @@ public final class Plan implements AutoCloseable {
    * its shard between the ReduceScatter step and the AllGather step. The caller keeps the steps' order
    * and makes every rank issue the same steps.
    *
+   * @param step the step number, as in the annotations
+   * @param stream a stream of the plan's communicator
    * @throws IllegalArgumentException if the plan has no such step (the message lists its steps)
    */
   public void executeStep(int step, Stream stream) {
@@ -330,7 +342,7 @@ public final class Plan implements AutoCloseable {
     }
   }
 
-  /** What the plan issues: steps, calls, counts and fields. */
+  /** {@return what the plan issues: steps, calls, counts and fields} */
   public Schedule schedule() {
     return schedule;
   }
@@ -338,22 +350,24 @@ public final class Plan implements AutoCloseable {
   /**
    * A readable multi-line account of the plan: its name, ranks, backend, and per step every NCCL call
    * (collective, data type, op or root, count, bytes, fields, in place or not).
+   *
+   * @return the account, one line per call after the header; for logs and tests
    */
   public String describe() {
     return description;
   }
 
-  /** The communicator the plan was built for. */
+  /** {@return the communicator the plan was built for} */
   public Communicator communicator() {
     return comm;
   }
 
-  /** Whether the host-access guard is on for this plan (see the class comment). */
+  /** {@return whether the host-access guard is on for this plan (see the class comment)} */
   public boolean hostAccessGuard() {
     return hostAccessGuard;
   }
 
-  /** Whether {@link #close()} has been called. */
+  /** {@return whether {@link #close()} has been called} */
   public boolean isClosed() {
     return closed;
   }

@@ -63,6 +63,7 @@ public final class PlanBuilder {
    * Starts a plan for {@code comm}.
    *
    * @param planName the annotated class's qualified name, used in messages and {@link Plan#describe()}
+   * @param comm the communicator the plan runs on; its backend allocates the plan's memory and compiles it
    * @param fixedRanks {@code @CommPlan(ranks)}: 0 for any size, else the size the plan needs
    * @throws PlanBuildException if {@code fixedRanks > 0} and {@code comm.size() != fixedRanks}
    */
@@ -90,6 +91,7 @@ public final class PlanBuilder {
    * dev.commplan.runtime.BufferInFlightException} until the stream has been synchronized; see {@link Plan}.
    * Off, execute marks nothing and host access is never checked against this plan's work.
    *
+   * @param enabled whether this plan's execute marks its buffers and host access checks them
    * @return this builder
    */
   public PlanBuilder hostAccessGuard(boolean enabled) {
@@ -102,6 +104,7 @@ public final class PlanBuilder {
    * The default of {@link #hostAccessGuard(boolean)}: the system property {@value
    * #HOST_ACCESS_GUARD_PROPERTY}, {@code true} when unset.
    *
+   * @return the default, read from the property on each call
    * @throws IllegalArgumentException if the property is set to something other than true or false
    */
   public static boolean defaultHostAccessGuard() {
@@ -121,7 +124,9 @@ public final class PlanBuilder {
    * The value of a dimension, checked.
    *
    * @param name the dimension, as in {@code @CommPlan(dims)}; the builder's setter has the same name
+   * @param value the value the setter was given, in elements of the dimension
    * @param set whether the setter was called
+   * @return {@code value}, once checked
    * @throws PlanBuildException if unset or {@code value <= 0}, naming the dim and the setter to call
    */
   public static long requireDim(String name, long value, boolean set) {
@@ -141,6 +146,10 @@ public final class PlanBuilder {
    * numbers), for generated builders: multiplied exactly, so that dims too large for a {@code long}
    * fail with a message naming the field and its shape instead of wrapping around.
    *
+   * @param field the field's name, for the message
+   * @param shapeAsWritten the {@code @Shape} as in the source, for the message
+   * @param factors the shape's factors with the dims bound, each positive
+   * @return the product of the factors
    * @throws PlanBuildException if the product does not fit in a {@code long}
    */
   public static long count(String field, String shapeAsWritten, long... factors) {
@@ -170,6 +179,8 @@ public final class PlanBuilder {
   /**
    * Declares a buffer field.
    *
+   * @param field the field's name, unique in the plan; messages and {@link Plan#buffer} use it
+   * @param type the element type
    * @param count the element count, from the shape with the dims bound
    * @param shapeAsWritten the {@code @Shape} as in the source, for messages (e.g. {@code {"4", "hidden"}})
    * @param bound a buffer the user owns, or null for the plan to allocate one
@@ -234,12 +245,26 @@ public final class PlanBuilder {
     return handles;
   }
 
-  /** Declares an AllReduce in {@code step}; {@code send == recv} means in place. */
+  /**
+   * Declares an AllReduce in {@code step}; {@code send == recv} means in place.
+   *
+   * @param step the step the call belongs to; calls of one step are issued in one NCCL group
+   * @param send the handle of the buffer to reduce, from {@link #buffer}
+   * @param recv the handle of the buffer that receives the result
+   * @param op how elements are combined
+   */
   public void allReduce(int step, int send, int recv, ReduceOp op) {
     collective(step, Collective.ALL_REDUCE, send, recv, op, -1);
   }
 
-  /** Declares a Broadcast from {@code root} in {@code step}; the root is checked against the size at build. */
+  /**
+   * Declares a Broadcast from {@code root} in {@code step}; the root is checked against the size at build.
+   *
+   * @param step the step the call belongs to; calls of one step are issued in one NCCL group
+   * @param send the handle of the buffer that {@code root} broadcasts
+   * @param recv the handle of the buffer every rank receives into
+   * @param root the broadcasting rank
+   */
   public void broadcast(int step, int send, int recv, int root) {
     collective(step, Collective.BROADCAST, send, recv, null, root);
   }
@@ -248,6 +273,10 @@ public final class PlanBuilder {
    * Declares an AllGather in {@code step}. In place ({@code send == recv}) the buffer holds the whole
    * result and its rank-th slice is this rank's contribution; its count must divide by the ranks (checked
    * at build).
+   *
+   * @param step the step the call belongs to; calls of one step are issued in one NCCL group
+   * @param send the handle of this rank's slice
+   * @param recv the handle of the buffer that receives every rank's slice
    */
   public void allGather(int step, int send, int recv) {
     collective(step, Collective.ALL_GATHER, send, recv, null, -1);
@@ -256,6 +285,11 @@ public final class PlanBuilder {
   /**
    * Declares a ReduceScatter in {@code step}. In place ({@code send == recv}) the buffer holds the whole
    * input and the result lands in its rank-th slice; its count must divide by the ranks (checked at build).
+   *
+   * @param step the step the call belongs to; calls of one step are issued in one NCCL group
+   * @param send the handle of the buffer holding one slice per rank
+   * @param recv the handle of the buffer that receives this rank's reduced slice
+   * @param op how elements are combined
    */
   public void reduceScatter(int step, int send, int recv, ReduceOp op) {
     collective(step, Collective.REDUCE_SCATTER, send, recv, op, -1);
@@ -266,6 +300,11 @@ public final class PlanBuilder {
    * means in place, with the collective's {@linkplain Collective#inPlace() in-place meaning}; its counts,
    * root and in-place slicing are checked at build by {@link PlanRules}.
    *
+   * @param step the step the call belongs to; calls of one step are issued in one NCCL group
+   * @param collective which collective; not {@link Collective#SEND} or {@link Collective#RECV} (use
+   *     {@link #send} and {@link #recv})
+   * @param send the handle of the send buffer
+   * @param recv the handle of the receive buffer; {@code send} for in place
    * @param op the reduction if the collective takes one ({@link Collective#hasOp()}), else null
    * @param root the root rank if the collective takes one ({@link Collective#hasRoot()}), else -1
    * @throws NullPointerException if the collective takes an op and {@code op} is null
@@ -299,13 +338,22 @@ public final class PlanBuilder {
    * matched by a receive ({@link #recv}) of the same data type and count from the inverse peer, one to one
    * ({@code [CommPlan/UnmatchedPeer]}); a step's sends and receives are issued together, in one group.
    *
+   * @param step the step the send belongs to
+   * @param buffer the handle of the buffer to send, whole
+   * @param to the peer expression, as written in {@code @Send(to)}
    * @throws PlanBuildException {@code [CommPlan/BadPeer]} if {@code to} does not parse as a peer
    */
   public void send(int step, int buffer, String to) {
     send(step, buffer, parsePeer(Collective.SEND, buffer, step, to));
   }
 
-  /** {@link #send(int, int, String)} with the peer already parsed. */
+  /**
+   * {@link #send(int, int, String)} with the peer already parsed.
+   *
+   * @param step the step the send belongs to
+   * @param buffer the handle of the buffer to send, whole
+   * @param to the receiving peer, relative to this rank
+   */
   public void send(int step, int buffer, Peer to) {
     pointToPoint(step, Collective.SEND, buffer, to);
   }
@@ -314,13 +362,22 @@ public final class PlanBuilder {
    * Declares a receive into the whole of {@code buffer} in {@code step} from the peer {@code from}, written
    * as in {@code @Recv(from = ...)}; see {@link #send(int, int, String)}.
    *
+   * @param step the step the receive belongs to
+   * @param buffer the handle of the buffer to receive into, whole
+   * @param from the peer expression, as written in {@code @Recv(from)}
    * @throws PlanBuildException {@code [CommPlan/BadPeer]} if {@code from} does not parse as a peer
    */
   public void recv(int step, int buffer, String from) {
     recv(step, buffer, parsePeer(Collective.RECV, buffer, step, from));
   }
 
-  /** {@link #recv(int, int, String)} with the peer already parsed. */
+  /**
+   * {@link #recv(int, int, String)} with the peer already parsed.
+   *
+   * @param step the step the receive belongs to
+   * @param buffer the handle of the buffer to receive into, whole
+   * @param from the sending peer, relative to this rank
+   */
   public void recv(int step, int buffer, Peer from) {
     pointToPoint(step, Collective.RECV, buffer, from);
   }
@@ -370,6 +427,7 @@ public final class PlanBuilder {
    * has the figures). The local backend makes the same check for free where its ranks meet, whatever this
    * says.
    *
+   * @param check true to add the check's all-gather to every step
    * @return this builder
    */
   public PlanBuilder orderCheck(boolean check) {
@@ -386,6 +444,7 @@ public final class PlanBuilder {
    * Turn it off only where not every rank builds the plan (for example, a test that builds on one rank
    * of several), since the check is a collective: with it on, every rank must build.
    *
+   * @param check false to skip the comparison (only where not every rank builds)
    * @return this builder
    */
   public PlanBuilder fingerprintCheck(boolean check) {
@@ -400,6 +459,7 @@ public final class PlanBuilder {
    * compares the plan's fingerprint across the ranks (see {@link #fingerprintCheck}) and compiles it for
    * the communicator's backend.
    *
+   * @return the plan, owning the memory it allocated; the caller closes it
    * @throws dev.commplan.runtime.PlanMismatchException on every rank, if the ranks built different plans
    * @throws PlanBuildException naming the field, the counts, the ranks and the fix
    */

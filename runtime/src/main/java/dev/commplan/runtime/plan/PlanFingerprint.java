@@ -55,6 +55,9 @@ public final class PlanFingerprint {
   /**
    * A fingerprint of {@code lines} (the canonical rendering, see the class comment); {@link PlanBuilder}
    * makes them.
+   *
+   * @param planName the plan's name, for messages
+   * @param lines the canonical lines, header first
    */
   public PlanFingerprint(String planName, List<String> lines) {
     this.planName = Objects.requireNonNull(planName, "planName");
@@ -63,22 +66,22 @@ public final class PlanFingerprint {
     this.digest = sha256(text.getBytes(StandardCharsets.UTF_8));
   }
 
-  /** The canonical lines. */
+  /** {@return the canonical lines} */
   public List<String> lines() {
     return lines;
   }
 
-  /** The lines joined by {@code '\n'}: what is hashed. */
+  /** {@return the lines joined by {@code '\n'}: what is hashed} */
   public String text() {
     return text;
   }
 
-  /** SHA-256 of {@link #text()} in UTF-8. */
+  /** {@return SHA-256 of {@link #text()} in UTF-8, 32 bytes, a new array each call} */
   public byte[] digest() {
     return digest.clone();
   }
 
-  /** {@link #digest()} as lower-case hex. */
+  /** {@return {@link #digest()} as lower-case hex} */
   public String hex() {
     return HexFormat.of().formatHex(digest);
   }
@@ -88,6 +91,7 @@ public final class PlanFingerprint {
    * On one rank it does nothing. Otherwise one all-gather of a 40-byte record per rank, and, only if
    * the hashes differ, a second of every rank's text, then {@code stream.synchronize()}.
    *
+   * @param comm the communicator the plan is built on; its stream is used and synchronized
    * @throws PlanMismatchException on every rank, with the same message, if any rank's fingerprint differs
    */
   public void check(Communicator comm) {
@@ -162,6 +166,10 @@ public final class PlanFingerprint {
    * The reference is the text most ranks have (ties: the lowest rank's); the exception names the ranks
    * that differ from it, and for each distinct differing text (up to 4) its first differing line with
    * both sides.
+   *
+   * @param planName the plan's name, for the message
+   * @param textsByRank every rank's {@link #text()}, indexed by rank
+   * @return the exception to throw, or null if every text is the same
    */
   public static PlanMismatchException compare(String planName, List<String> textsByRank) {
     Map<String, List<Integer>> groups = new LinkedHashMap<>();

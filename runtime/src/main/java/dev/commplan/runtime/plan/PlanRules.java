@@ -70,8 +70,13 @@ public final class PlanRules {
    * Checks a collective called directly on {@code comm}, as NCCL would take it: in place is NCCL's
    * arrangement of the two buffers ({@link #isInPlace}).
    *
+   * @param collective the collective called; not a send or receive
+   * @param comm the communicator it was called on
+   * @param send the send buffer
+   * @param recv the receive buffer
    * @param op the reduction, for collectives with one ({@link Collective#hasOp()}); else ignored
    * @param root the root rank, for collectives with one ({@link Collective#hasRoot()}); else ignored
+   * @param stream the stream it was called with; must be {@code comm}'s
    * @return NCCL's count ({@link CountRule#ncclCount})
    */
   public static long checkCollective(
@@ -109,6 +114,11 @@ public final class PlanRules {
    * the stream this communicator's, the peer a rank of it ({@link RuleId#BAD_PEER}, an {@link
    * IllegalArgumentException}).
    *
+   * @param collective {@link Collective#SEND} or {@link Collective#RECV}
+   * @param comm the communicator it was called on
+   * @param buffer the one buffer sent or received into
+   * @param peer the other rank
+   * @param stream the stream it was called with; must be {@code comm}'s
    * @return the element count to send or receive: the whole buffer
    */
   public static long checkPointToPoint(Collective collective, Communicator comm, Buffer buffer, int peer,
@@ -141,6 +151,12 @@ public final class PlanRules {
    * Whether {@code send} and {@code recv} are NCCL's in-place arrangement for {@code collective} on
    * {@code rank} ({@link Collective#inPlace()}): the same region, send the rank-th slice of recv, or recv
    * the rank-th slice of send.
+   *
+   * @param collective the collective; its in-place meaning decides
+   * @param send the send buffer
+   * @param recv the receive buffer
+   * @param rank this rank, which picks the slice
+   * @return true for NCCL's in-place arrangement, false for disjoint or otherwise overlapping buffers
    */
   public static boolean isInPlace(Collective collective, Buffer send, Buffer recv, int rank) {
     if (send.memory() != recv.memory()) {
@@ -170,6 +186,8 @@ public final class PlanRules {
    * Checks a schedule before a backend compiles it: built for {@code comm}'s size, every call's memory
    * open and owned by {@code comm}, every region inside its block, ops and roots present and in range.
    *
+   * @param comm the communicator that is to compile it
+   * @param schedule the schedule to check
    * @throws IllegalArgumentException naming the step, the call's fields and what is wrong
    */
   public static void checkSchedule(Communicator comm, Schedule schedule) {

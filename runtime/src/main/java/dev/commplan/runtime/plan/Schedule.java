@@ -9,8 +9,16 @@ import java.util.Locale;
  *
  * @param planName the annotated class's qualified name
  * @param ranks the communicator's size the schedule was built for
+ * @param steps the steps, in ascending order of their numbers
  */
 public record Schedule(String planName, int ranks, List<Step> steps) {
+  /**
+   * Copies {@code steps}, so that the schedule is immutable.
+   *
+   * @param planName the annotated class's qualified name
+   * @param ranks the communicator's size the schedule was built for
+   * @param steps the steps, in ascending order of their numbers
+   */
   public Schedule {
     steps = List.copyOf(steps);
   }
@@ -19,6 +27,8 @@ public record Schedule(String planName, int ranks, List<Step> steps) {
    * The schedule as a Graphviz DOT graph, for docs: one box per step (one NCCL group), one node per NCCL
    * call with its collective, type, op or root, count, bytes sent per rank and the fields it covers;
    * edges give the order steps run in. Render with {@code dot -Tsvg}.
+   *
+   * @return the DOT source, one graph
    */
   public String toDot() {
     StringBuilder dot = new StringBuilder();

@@ -34,7 +34,14 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
   private final CallGate gate = new CallGate((holder, holderDoing, caller, callerDoing) ->
       ConcurrentUseException.of(this, holder, holderDoing, caller, callerDoing));
 
-  /** The gate: the backend's streams carry it ({@link StreamBase}), so that plans hold it when they execute. */
+  /** For subclasses: a communicator with its gate open and no call in progress. */
+  public AbstractCommunicator() {}
+
+  /**
+   * The gate: the backend's streams carry it ({@link StreamBase}), so that plans hold it when they execute.
+   *
+   * @return the communicator's gate, one per communicator
+   */
   protected final CallGate gate() {
     return gate;
   }
@@ -152,6 +159,14 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
    * collective without one, {@code root} the root of a rooted collective, the peer (a rank of the
    * communicator) of a send or receive, and -1 otherwise. A send or receive passes its one buffer as both
    * {@code send} and {@code recv}. Called holding the gate.
+   *
+   * @param collective the collective; a send or receive included
+   * @param send the send buffer (a send's or receive's one buffer)
+   * @param recv the receive buffer (the same buffer for a send or receive)
+   * @param count NCCL's count for the call
+   * @param op the reduction, or null
+   * @param root the root, the peer of a send or receive, or -1
+   * @param stream the stream to enqueue on, this communicator's
    */
   protected abstract void enqueueDirect(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op,
       int root, Stream stream);

@@ -55,7 +55,12 @@ public final class FlightRecorder {
   private final long[] ended;
   private long next;
 
-  /** A recorder for {@code rank} keeping the last {@code capacity} operations. */
+  /**
+   * A recorder for {@code rank} keeping the last {@code capacity} operations.
+   *
+   * @param rank the rank recorded, for the text
+   * @param capacity how many operations to keep, at least 1
+   */
   public FlightRecorder(int rank, int capacity) {
     if (capacity < 1) {
       throw new IllegalArgumentException("capacity must be positive, not " + capacity);
@@ -71,17 +76,28 @@ public final class FlightRecorder {
     java.util.Arrays.fill(sequence, -1);
   }
 
-  /** The number of operations kept. */
+  /** {@return the number of operations kept} */
   public int capacity() {
     return capacity;
   }
 
-  /** The ring slot of operation {@code seq}; backends keep per-slot resources (NCCL: a CUDA event). */
+  /**
+   * The ring slot of operation {@code seq}; backends keep per-slot resources (NCCL: a CUDA event).
+   *
+   * @param seq an operation's sequence number
+   * @return the slot, in {@code [0, capacity())}
+   */
   public int slot(long seq) {
     return (int) (seq % capacity);
   }
 
-  /** Records an operation just enqueued and returns its sequence number. */
+  /**
+   * Records an operation just enqueued and returns its sequence number.
+   *
+   * @param what the operation; stored by reference
+   * @param nanos {@code System.nanoTime()} at enqueue
+   * @return the operation's sequence number
+   */
   public synchronized long enqueued(OperationLabel what, long nanos) {
     long seq = next++;
     int i = slot(seq);
@@ -94,7 +110,12 @@ public final class FlightRecorder {
     return seq;
   }
 
-  /** Operation {@code seq} started (ignored once it has left the ring). */
+  /**
+   * Operation {@code seq} started (ignored once it has left the ring).
+   *
+   * @param seq the operation's sequence number
+   * @param nanos {@code System.nanoTime()} when it started
+   */
   public synchronized void started(long seq, long nanos) {
     int i = slot(seq);
     if (sequence[i] == seq) {
@@ -103,17 +124,32 @@ public final class FlightRecorder {
     }
   }
 
-  /** Operation {@code seq} finished (ignored once it has left the ring). */
+  /**
+   * Operation {@code seq} finished (ignored once it has left the ring).
+   *
+   * @param seq the operation's sequence number
+   * @param nanos {@code System.nanoTime()} when it finished
+   */
   public synchronized void finished(long seq, long nanos) {
     end(seq, State.FINISHED, nanos);
   }
 
-  /** Operation {@code seq} failed (ignored once it has left the ring). */
+  /**
+   * Operation {@code seq} failed (ignored once it has left the ring).
+   *
+   * @param seq the operation's sequence number
+   * @param nanos {@code System.nanoTime()} when it failed
+   */
   public synchronized void failed(long seq, long nanos) {
     end(seq, State.FAILED, nanos);
   }
 
-  /** Every kept operation numbered below {@code seq} that has not ended is finished now. */
+  /**
+   * Every kept operation numbered below {@code seq} that has not ended is finished now.
+   *
+   * @param seq the first sequence number not to mark
+   * @param nanos {@code System.nanoTime()} to record as their end
+   */
   public synchronized void finishedBefore(long seq, long nanos) {
     for (int i = 0; i < capacity; i++) {
       if (sequence[i] >= 0 && sequence[i] < seq && state[i] < State.FINISHED.ordinal()) {
@@ -123,7 +159,11 @@ public final class FlightRecorder {
     }
   }
 
-  /** Every kept operation that has not ended is failed now (after a timeout or abort). */
+  /**
+   * Every kept operation that has not ended is failed now (after a timeout or abort).
+   *
+   * @param nanos {@code System.nanoTime()} to record as their end
+   */
   public synchronized void failPending(long nanos) {
     for (int i = 0; i < capacity; i++) {
       if (sequence[i] >= 0 && state[i] < State.FINISHED.ordinal()) {
@@ -141,12 +181,12 @@ public final class FlightRecorder {
     }
   }
 
-  /** The number the next operation gets (the count of operations recorded so far). */
+  /** {@return the number the next operation gets (the count of operations recorded so far)} */
   public synchronized long nextSequence() {
     return next;
   }
 
-  /** The kept operations, oldest first. Allocates; for failures and debugging. */
+  /** {@return the kept operations, oldest first; allocates, for failures and debugging} */
   public synchronized List<Entry> snapshot() {
     List<Entry> entries = new ArrayList<>(capacity);
     long first = Math.max(0, next - capacity);
@@ -159,7 +199,7 @@ public final class FlightRecorder {
     return entries;
   }
 
-  /** The oldest kept operation that has not ended, or null. */
+  /** {@return the oldest kept operation that has not ended, or null} */
   public synchronized Entry oldestPending() {
     for (Entry e : snapshot()) {
       if (e.state() == State.ENQUEUED || e.state() == State.STARTED) {
@@ -169,7 +209,11 @@ public final class FlightRecorder {
     return null;
   }
 
-  /** The record as text, most recent last, with times relative to now. */
+  /**
+   * The record as text, most recent last, with times relative to now.
+   *
+   * @return the text, with a header line naming the rank
+   */
   public String format() {
     return format(System.nanoTime());
   }
@@ -181,6 +225,9 @@ public final class FlightRecorder {
    *   #0 FINISHED  enqueued -1204.3 ms, took 0.1 ms: plan p.Grads, step 0, all-reduce F32 SUM, count 16, fields [w]
    *   #1 STARTED   enqueued -1003.9 ms, started -1003.8 ms: plan p.Grads, step 1, ...
    * </pre>
+   *
+   * @param nowNanos the {@code System.nanoTime()} that times are shown relative to
+   * @return the text, with a header line naming the rank
    */
   public String format(long nowNanos) {
     List<Entry> entries = snapshot();

@@ -32,6 +32,10 @@ public abstract class HostMemoryBlock<C extends Communicator> implements DeviceM
   private final AtomicBoolean closed = new AtomicBoolean();
 
   /**
+   * Allocates the block, zeroed and aligned to {@link #ALIGNMENT} bytes.
+   *
+   * @param owner the communicator whose rank owns the block
+   * @param bytes the size in bytes
    * @throws IllegalArgumentException if the host cannot give {@code bytes}, saying how much it has
    */
   protected HostMemoryBlock(C owner, long bytes) {
@@ -97,7 +101,11 @@ public abstract class HostMemoryBlock<C extends Communicator> implements DeviceM
     }
   }
 
-  /** Marks the block closed; true for the one caller that did it (close is idempotent). */
+  /**
+   * Marks the block closed; true for the one caller that did it (close is idempotent).
+   *
+   * @return true for the one caller that closed it, false for every later one
+   */
   protected final boolean markClosed() {
     return closed.compareAndSet(false, true);
   }

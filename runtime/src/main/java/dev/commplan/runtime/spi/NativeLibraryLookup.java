@@ -31,17 +31,22 @@ public final class NativeLibraryLookup {
    * @param tried one line per attempt that failed, with the reason
    */
   public record Found(SymbolLookup lookup, String loadedAs, String name, List<String> tried) {
-    /** Whether the library opened. */
+    /** {@return whether the library opened} */
     public boolean isOpen() {
       return lookup != null;
     }
 
-    /** The attempts, joined for a message. */
+    /** {@return the attempts, joined for a message} */
     public String triedText() {
       return String.join("; ", tried);
     }
 
-    /** Which of {@code required} the opened library lacks (empty when all are there). */
+    /**
+     * Which of {@code required} the opened library lacks (empty when all are there).
+     *
+     * @param required the symbols the backend needs
+     * @return the missing ones, in the order given; empty when all are there
+     */
     public List<String> missing(List<String> required) {
       List<String> missing = new ArrayList<>();
       for (String symbol : required) {
@@ -52,7 +57,12 @@ public final class NativeLibraryLookup {
       return missing;
     }
 
-    /** The address of {@code symbol}, or an {@link IllegalStateException} naming the library. */
+    /**
+     * The address of {@code symbol}, or an {@link IllegalStateException} naming the library.
+     *
+     * @param symbol the C name
+     * @return the symbol's address, as a zero-length segment
+     */
     public MemorySegment symbol(String symbol) {
       Optional<MemorySegment> address = lookup.find(symbol);
       if (address.isEmpty()) {
@@ -65,9 +75,12 @@ public final class NativeLibraryLookup {
   /**
    * Opens {@code propertyValue} when it is set, else {@code soname}.
    *
+   * @param soname the library's soname ({@code libnccl.so.2}), opened through the dynamic loader
    * @param property the system property's name, for messages
+   * @param propertyValue the system property's value, or null when unset
    * @param openPath opens a file (may throw {@link IllegalArgumentException} or {@link IllegalCallerException})
    * @param openName opens a name through the dynamic loader (the same)
+   * @return what was found, never null
    */
   public static Found find(String soname, String property, String propertyValue,
       Function<Path, SymbolLookup> openPath, Function<String, SymbolLookup> openName) {

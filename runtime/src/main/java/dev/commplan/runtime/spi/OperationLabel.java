@@ -14,17 +14,30 @@ import java.util.Objects;
  * @param fields the plan fields the call covers; empty outside a plan
  */
 public record OperationLabel(String planName, int step, String collective, List<String> fields) {
+  /**
+   * Checks the label and copies {@code fields}.
+   *
+   * @param planName the plan's name, or null for a collective called directly on a communicator
+   * @param step the step's number, or -1 outside a plan
+   * @param collective the collective with its arguments; not null
+   * @param fields the plan fields the call covers; empty outside a plan
+   */
   public OperationLabel {
     Objects.requireNonNull(collective, "collective");
     fields = List.copyOf(fields);
   }
 
-  /** A collective called directly on a communicator, not through a plan. */
+  /**
+   * A collective called directly on a communicator, not through a plan.
+   *
+   * @param collective the collective with its arguments: {@code all-reduce F32 SUM, count 16}
+   * @return the label, outside any plan
+   */
   public static OperationLabel direct(String collective) {
     return new OperationLabel(null, -1, collective, List.of());
   }
 
-  /** Whether the operation belongs to a plan. */
+  /** {@return whether the operation belongs to a plan} */
   public boolean inPlan() {
     return planName != null;
   }

@@ -42,23 +42,44 @@ import java.util.function.IntPredicate;
 public final class RankSupervisor implements AutoCloseable {
   /** What aborting a rank means for one backend. */
   public interface RankControl {
-    /** Rank {@code rank}'s communicator, which its task receives. */
+    /**
+     * Rank {@code rank}'s communicator, which its task receives.
+     *
+     * @param rank the rank
+     * @return its communicator, owned by the backend
+     */
     Communicator communicator(int rank);
 
     /**
      * {@code failedRank} failed with {@code cause} (-1: the caller of the run was interrupted): make every
      * rank for which {@code stillRunning} holds give up soon (wake its waits, fail its stream, ask its
      * communicator to give up at its next call). Called once per failed run, from any thread.
+     *
+     * @param failedRank the rank that failed, or -1
+     * @param cause the failure
+     * @param stillRunning true for the ranks whose task is still running
      */
     void abortRanks(int failedRank, Throwable cause, IntPredicate stillRunning);
 
-    /** Rank {@code rank} did not give up within the grace period: stop what it is blocked in from outside. */
+    /**
+     * Rank {@code rank} did not give up within the grace period: stop what it is blocked in from outside.
+     *
+     * @param rank the rank that did not give up
+     */
     default void forceAbort(int rank) {}
 
-    /** Called about once a millisecond on the calling thread while a task runs. */
+    /**
+     * Called about once a millisecond on the calling thread while a task runs.
+     *
+     * @param nowNanos {@code System.nanoTime()} now
+     */
     default void watch(long nowNanos) {}
 
-    /** After a failed run: whether every rank can run another task (else the cluster refuses them). */
+    /**
+     * After a failed run: whether every rank can run another task (else the cluster refuses them).
+     *
+     * @return true if every rank can run another task
+     */
     boolean usableAfterFailure();
   }
 
@@ -78,8 +99,13 @@ public final class RankSupervisor implements AutoCloseable {
   private volatile List<? extends Future<?>> current;
 
   /**
+   * Starts one daemon platform thread per rank, so that an abort can interrupt every rank from the first run
+   * on.
+   *
    * @param name the backend's name, for thread names ({@code commplan-NAME-rank-R}) and messages
+   * @param ranks the number of ranks, at least 1; one thread each
    * @param grace how long ranks get to stop after an abort, twice (see the class comment)
+   * @throws IllegalArgumentException if {@code ranks < 1}
    */
   public RankSupervisor(String name, int ranks, Duration grace) {
     if (ranks < 1) {
@@ -103,7 +129,11 @@ public final class RankSupervisor implements AutoCloseable {
     }
   }
 
-  /** Connects the backend; once, before the first {@link #call}. */
+  /**
+   * Connects the backend; once, before the first {@link #call}.
+   *
+   * @param control the backend's side
+   */
   public void control(RankControl control) {
     synchronized (state) {
       if (this.control != null) {
@@ -113,7 +143,7 @@ public final class RankSupervisor implements AutoCloseable {
     }
   }
 
-  /** The number of ranks. */
+  /** {@return the number of ranks} */
   public int size() {
     return ranks;
   }
@@ -121,6 +151,10 @@ public final class RankSupervisor implements AutoCloseable {
   /**
    * Runs {@code action} on every rank's thread without the failure rules, for a backend's set-up and
    * tear-down (each rank's communicator made or closed on its own thread); the caller waits as it needs.
+   *
+   * @param <T> the type of each rank's result
+   * @param action run with each rank's number, on that rank's thread
+   * @return the futures, in rank order
    */
   public <T> List<Future<T>> submitToEachRank(IntFunction<T> action) {
     List<Future<T>> futures = new ArrayList<>(ranks);
@@ -135,6 +169,9 @@ public final class RankSupervisor implements AutoCloseable {
    * Runs {@code function} on every rank, each on its own thread with its own communicator, and returns
    * the results in rank order, or throws the first failure (see the class comment).
    *
+   * @param <T> the type of each rank's result
+   * @param function the work, given each rank's communicator
+   * @return the results, in rank order
    * @throws IllegalStateException if the cluster is closed, refuses runs after a failure, or runs a task
    */
   public <T> List<T> call(RankFunction<T> function) {
@@ -329,6 +366,9 @@ public final class RankSupervisor implements AutoCloseable {
    * Aborts the current run because {@code rank} failed with {@code cause} (-1: not a rank), from any
    * thread: the backend makes the ranks still running give up, and their threads are interrupted. Only
    * the first abort of a run counts.
+   *
+   * @param rank the rank that failed, or -1
+   * @param cause its failure
    */
   public void abort(int rank, Throwable cause) {
     RankControl c;
@@ -357,35 +397,39 @@ public final class RankSupervisor implements AutoCloseable {
     }
   }
 
-  /** Whether the current or last run has been aborted (until the next run starts). */
+  /** {@return whether the current or last run has been aborted (until the next run starts)} */
   public boolean isAborted() {
     synchronized (state) {
       return abortCause != null;
     }
   }
 
-  /** Whether the cluster refuses runs after a failure. */
+  /** {@return whether the cluster refuses runs after a failure} */
   public boolean isBroken() {
     synchronized (state) {
       return refusal != null;
     }
   }
 
-  /** The first failure of the current or last run, or null. */
+  /** {@return the first failure of the current or last run, or null} */
   public Throwable abortCauseOrNull() {
     synchronized (state) {
       return abortCause;
     }
   }
 
-  /** The rank whose failure aborted the current or last run (-1: none, or not a rank). */
+  /** {@return the rank whose failure aborted the current or last run (-1: none, or not a rank)} */
   public int abortingRank() {
     synchronized (state) {
       return abortingRank;
     }
   }
 
-  /** Marks the cluster as refusing runs (its communicators are gone), for a backend's own failure paths. */
+  /**
+   * Marks the cluster as refusing runs (its communicators are gone), for a backend's own failure paths.
+   *
+   * @param why the reason, which later refusals name
+   */
   public void refuseRuns(String why) {
     synchronized (state) {
       if (refusal == null) {
@@ -420,7 +464,7 @@ public final class RankSupervisor implements AutoCloseable {
     }
   }
 
-  /** Whether {@link #close()} has been called. */
+  /** {@return whether {@link #close()} has been called} */
   public boolean isClosed() {
     synchronized (state) {
       return closed;

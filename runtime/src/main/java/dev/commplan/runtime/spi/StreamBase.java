@@ -31,6 +31,8 @@ public abstract class StreamBase implements Stream {
   private final Duration timeout;
 
   /**
+   * Makes the stream's shared part.
+   *
    * @param timeout how long {@link #awaitIdle} may wait before the stream's work counts as hung
    * @param gate the communicator's "one thread at a time" gate (one per communicator, shared by its
    *     streams): plans hold it while they execute on this stream
@@ -56,10 +58,12 @@ public abstract class StreamBase implements Stream {
    * Waits for the work enqueued so far. Throws if it failed, if the communicator was aborted or closed,
    * or with {@code CommTimeoutException} once {@code timeout} has passed without it finishing (each
    * backend says what "finishing" means: the last CUDA op, the last MPI request, the worker's queue).
+   *
+   * @param timeout how long to wait before throwing {@code CommTimeoutException}
    */
   protected abstract void awaitIdle(Duration timeout);
 
-  /** The timeout this stream's waits use. */
+  /** {@return the timeout this stream's waits use} */
   protected final Duration timeout() {
     return timeout;
   }
@@ -67,6 +71,8 @@ public abstract class StreamBase implements Stream {
   /**
    * For a stream whose work runs on one thread of the JVM (the local backend's worker): host access from
    * that thread is in stream order, so the guard never refuses it.
+   *
+   * @param worker the thread that runs this stream's work
    */
   protected final void runsInOrderOn(Thread worker) {
     progress.runsInOrderOn(worker);
