@@ -152,6 +152,7 @@ public final class CommPlanProcessor extends AbstractProcessor {
       beforeEachPlan.accept(name);
       switch (parser.parse(type)) {
         case PlanParser.Unresolved u -> deferred.put(name, u.what());
+        case PlanParser.RejectedByCompiler r -> { } // the compiler's error names it (ecj would not say errorRaised)
         case PlanParser.Parsed p -> validateAndGenerate(type, p.plan());
       }
     } catch (RuntimeException | LinkageError | AssertionError | StackOverflowError e) {

@@ -206,7 +206,7 @@ class DiagnosticsTest {
       assertError(f, "float[] g",
           "[CommPlan/NotABuffer] 'g' carries @AllReduce but has type float[], which is not a buffer type."
               + " Fix: declare 'g' as one of F16Buffer, BF16Buffer, F32Buffer, F64Buffer, I8Buffer, U8Buffer,"
-              + " I32Buffer, U32Buffer, I64Buffer, U64Buffer (package dev.commplan.runtime).");
+              + " I32Buffer, U32Buffer, I64Buffer, U64Buffer, F8E4M3Buffer, F8E5M2Buffer (package dev.commplan.runtime).");
     }
 
     @Test
@@ -649,6 +649,510 @@ class DiagnosticsTest {
           "class Grads {}");
       assertError(f, "@CommPlan",
           "[CommPlan/BadRanks] @CommPlan(ranks = -2) is negative. Fix: use 0 for any world size, or N > 0 to fix it");
+    }
+  }
+
+  // ---- Issue 17: Reduce, Gather, Scatter, AllToAll, Send, Recv ----------------------------------------
+
+  @Nested
+  class Rule15Sizes {
+    @Test
+    void gatherIntoTooSmall() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = \"n\")",
+          "class Grads {",
+          "  @Gather(root = 1, into = \"all\") @Shape(\"n\") F32Buffer part;",
+          "  @Shape({\"n\"}) F32Buffer all;",
+          "}");
+      assertError(f, "into = \"all\"",
+          "[CommPlan/GatherSize] @Gather on 'part' gathers into 'all': count(all) must be ranks × count(part)"
+              + " = ranks*n, but 'all' has @Shape({\"n\"}) = n. Fix: declare 'all' as @Shape({\"ranks\", \"n\"}).");
+    }
+
+    @Test
+    void gatherIntoTooLargeSuggestsBothSides() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = \"n\", ranks = 2)",
+          "class Grads {",
+          "  @Gather(into = \"all\") @Shape(\"n\") F32Buffer part;",
+          "  @Shape(\"4*n\") F32Buffer all;",
+          "}");
+      assertError(f, "into = \"all\"",
+          "[CommPlan/GatherSize] @Gather on 'part' gathers into 'all': count(all) must be ranks × count(part)"
+              + " = 2*n with @CommPlan(ranks = 2), but 'all' has @Shape({\"4*n\"}) = 4*n.",
+          "Fix: declare 'all' as @Shape({\"ranks\", \"n\"}), or 'part' as @Shape({\"2\", \"n\"}).");
+    }
+
+    @Test
+    void scatterSendTooSmall() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = \"n\")",
+          "class Grads {",
+          "  @Scatter(into = \"slice\") @Shape(\"n\") I64Buffer whole;",
+          "  @Shape(\"n\") I64Buffer slice;",
+          "}");
+      assertError(f, "into = \"slice\"",
+          "[CommPlan/ScatterSize] @Scatter on 'whole' scatters into 'slice': count(whole) must be ranks ×"
+              + " count(slice) = ranks*n, but 'whole' has @Shape({\"n\"}) = n."
+              + " Fix: declare 'whole' as @Shape({\"ranks\", \"n\"}).");
+    }
+
+    @Test
+    void scatterSliceTooSmallSuggestsTheSlice() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = \"n\")",
+          "class Grads {",
+          "  @Scatter(into = \"slice\") @Shape({\"ranks\", \"2\", \"n\"}) I64Buffer whole;",
+          "  @Shape(\"n\") I64Buffer slice;",
+          "}");
+      assertError(f, "into = \"slice\"",
+          "[CommPlan/ScatterSize]",
+          "= ranks*n, but 'whole' has @Shape({\"ranks\", \"2\", \"n\"}) = 2*ranks*n",
+          "Fix: declare 'whole' as @Shape({\"ranks\", \"n\"}), or 'slice' as @Shape({\"2\", \"n\"}).");
+    }
+
+    @Test
+    void allToAllCountsDiffer() {
+      JavaFileObject f = source("p.Moe",
+          "@CommPlan(dims = \"n\")",
+          "class Moe {",
+          "  @AllToAll(into = \"routed\") @Shape({\"ranks\", \"n\"}) BF16Buffer tokens;",
+          "  @Shape(\"n\") BF16Buffer routed;",
+          "}");
+      assertError(f, "into = \"routed\"",
+          "[CommPlan/AllToAllSize] @AllToAll on 'tokens' exchanges into 'routed': count(routed) must equal"
+              + " count(tokens) = ranks*n (@Shape({\"ranks\", \"n\"})), one slice per rank on both sides, but 'routed'"
+              + " has @Shape({\"n\"}) = n. Fix: declare 'routed' as @Shape({\"ranks\", \"n\"}).");
+    }
+
+    @Test
+    void allToAllNotDivisibleByFixedRanks() {
+      JavaFileObject f = source("p.Moe",
+          "@CommPlan(ranks = 4)",
+          "class Moe {",
+          "  @AllToAll(into = \"routed\") @Shape({\"2\", \"3\"}) BF16Buffer tokens;",
+          "  @Shape(\"6\") BF16Buffer routed;",
+          "}");
+      assertError(f, "into = \"routed\"",
+          "[CommPlan/AllToAllSize] @AllToAll on 'tokens' exchanges into 'routed': both hold one slice per rank, so"
+              + " count(tokens) must be divisible by ranks = 4, but count(tokens) = 6 (@Shape({\"2\", \"3\"})) is not."
+              + " Fix: declare 'tokens' and 'routed' as @Shape({\"ranks\", \"2\"}) (2 elements per rank).");
+    }
+
+    @Test
+    void allToAllWithEmptyInto() {
+      JavaFileObject f = source("p.Moe",
+          "@CommPlan(dims = \"n\")",
+          "class Moe {",
+          "  @AllToAll(step = 1,",
+          "      into = \"\")",
+          "  @Shape({\"ranks\", \"n\"}) BF16Buffer tokens;",
+          "}");
+      assertError(f, "into = \"\"",
+          "[CommPlan/MissingInto] @AllToAll on 'tokens' has into = \"\", but @AllToAll has no in-place form: it"
+              + " needs a receive buffer of its own, with count(into) = count(tokens), divisible by ranks."
+              + " Fix: name a BF16Buffer field with @Shape({\"ranks\", \"n\"}) in into.");
+    }
+
+    @Test
+    void allToAllWithoutIntoIsTheCompilersError() {
+      // into has no default, so the compiler rejects the annotation itself; the processor adds nothing.
+      JavaFileObject f = source("p.Moe",
+          "@CommPlan",
+          "class Moe {",
+          "  @AllToAll @Shape(\"ranks\") BF16Buffer tokens;",
+          "}");
+      Compilation c = compile(f);
+      assertThat(c).failed();
+      assertThat(c).hadErrorCount(1);
+      assertWithMessage("the error").that(c.errors().getFirst().getMessage(Locale.ROOT)).doesNotContain("[CommPlan/");
+      assertWithMessage("the error").that(c.errors().getFirst().getMessage(Locale.ROOT)).contains("into");
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+      "Gather  | holds the whole gathered result",
+      "Scatter | holds the whole input",
+    })
+    void inPlaceNotDivisible(String collective, String holds) {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(ranks = 3)",
+          "class Grads {",
+          "  @" + collective + " @Shape(\"10\") I32Buffer whole;",
+          "}");
+      assertError(f, "@" + collective,
+          "[CommPlan/NotDivisible] in-place @" + collective + " on 'whole': 'whole' " + holds + ", one slice per"
+              + " rank, so count(whole) must be divisible by ranks = 3, but count(whole) = 10 (@Shape({\"10\"})) is"
+              + " not. Fix: declare 'whole' as @Shape({\"ranks\", \"4\"}) (4 elements per rank)");
+    }
+
+    @Test
+    void reduceCountMismatch() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(dims = \"n\")",
+          "class Grads {",
+          "  @Reduce(op = ReduceOp.MIN, into = \"out\") @Shape({\"4\", \"n\"}) F32Buffer g;",
+          "  @Shape(\"n\") F32Buffer out;",
+          "}");
+      assertError(f, "into = \"out\"",
+          "[CommPlan/CountMismatch] @Reduce on 'g' reduces into 'out': count(out) must equal count(g) = 4*n"
+              + " (@Shape({\"4\", \"n\"})), but 'out' has @Shape({\"n\"}) = n. Fix: declare 'out' as"
+              + " @Shape({\"4\", \"n\"}).");
+    }
+  }
+
+  @Nested
+  class Rule16BadRoot {
+    @ParameterizedTest
+    @ValueSource(strings = {"Reduce", "Gather", "Scatter"})
+    void negative(String collective) {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @" + collective + "(",
+          "      root = -2)",
+          "  @Shape(\"ranks\") F32Buffer x;",
+          "}");
+      assertError(f, "root = -2",
+          "[CommPlan/BadRoot] @" + collective + " on 'x' has root = -2, but a root is a rank, 0 or more."
+              + " Fix: set root to a rank in [0, ranks).");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"Reduce", "Gather", "Scatter"})
+    void notBelowFixedRanks(String collective) {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan(ranks = 2)",
+          "class Grads {",
+          "  @" + collective + "(root = 2) @Shape(\"4\") F32Buffer x;",
+          "}");
+      assertError(f, "root = 2",
+          "[CommPlan/BadRoot] @" + collective + " on 'x' has root = 2, but the plan fixes @CommPlan(ranks = 2), so"
+              + " ranks are 0 to 1. Fix: set root to a rank in [0, 2).");
+    }
+  }
+
+  @Nested
+  class Rule17BadPeer {
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', quoteCharacter = '"', value = {
+      "Send | to   | rank * 2         | 'rank' is followed by + k or - k, not '* 2'",
+      "Send | to   | rank + 1 % ranks | to wrap a peer, parenthesize it: (rank + k) % ranks",
+      "Recv | from | (rank - 1) % n   | a wrapped peer is taken % ranks (the built-in name), not % n",
+      "Recv | from | rank - -1        | k must be an integer literal >= 0, not '-1'",
+      "Recv | from | next             | a peer starts with 'rank'",
+      "Send | to   | \"\"               | a peer starts with 'rank'",
+    })
+    void doesNotParse(String annotation, String attribute, String peer, String why) {
+      JavaFileObject f = source("p.Pipe",
+          "@CommPlan",
+          "class Pipe {",
+          "  @" + annotation + "(step = 1,",
+          "      " + attribute + " = \"" + peer + "\")",
+          "  @Shape(\"4\") F32Buffer x;",
+          "}");
+      // The attribute's own line: the error is on it, not on the annotation.
+      assertError(f, attribute + " = \"" + peer + "\"",
+          "[CommPlan/BadPeer] @" + annotation + " on 'x' has " + attribute + " = \"" + peer + "\": '" + peer
+              + "' is not a peer: " + why + "; a peer is rank + k, rank - k, (rank + k) % ranks or (rank - k) % ranks,"
+              + " with k an integer literal >= 0. Fix: write the peer as one of those, such as \"rank + 1\" or"
+              + " \"(rank - 1) % ranks\".");
+    }
+
+    @Test
+    void aBadPeerIsNotAlsoUnmatched() {
+      JavaFileObject f = source("p.Pipe",
+          "@CommPlan",
+          "class Pipe {",
+          "  @Send(to = \"rank +1 \") @Shape(\"4\") F32Buffer out;",
+          "  @Recv(from = \"rank minus 1\") @Shape(\"4\") F32Buffer in;",
+          "}");
+      assertError(f, "rank minus 1", "[CommPlan/BadPeer] @Recv on 'in' has from = \"rank minus 1\"");
+    }
+  }
+
+  @Nested
+  class Rule18UnmatchedPeer {
+    @Test
+    void aSendWithoutARecv() {
+      JavaFileObject f = source("p.Pipe",
+          "@CommPlan(dims = \"n\")",
+          "class Pipe {",
+          "  @Send(",
+          "      to = \"rank + 1\")",
+          "  @Shape(\"n\") F32Buffer act;",
+          "}");
+      assertError(f, "to = \"rank + 1\"",
+          "[CommPlan/UnmatchedPeer] @Send on 'act' (F32Buffer, count n) has to = \"rank + 1\", so it needs a"
+              + " @Recv(from = \"rank - 1\") of F32Buffer with count n in step 0, and there is none left to pair with"
+              + " it: in each step every send is matched by exactly one receive, or the plan could deadlock or"
+              + " truncate. Fix: declare @Recv(from = \"rank - 1\") on a F32Buffer field with @Shape({\"n\"}), or"
+              + " remove this @Send.");
+    }
+
+    @Test
+    void aRecvWithoutASendNamesTheStep() {
+      JavaFileObject f = source("p.Pipe",
+          "@CommPlan(dims = \"n\")",
+          "class Pipe {",
+          "  @Recv(from = \"(rank - 2) % ranks\", step = 3) @Shape({\"2\", \"n\"}) I32Buffer halo;",
+          "}");
+      assertError(f, "from = ",
+          "[CommPlan/UnmatchedPeer] @Recv on 'halo' (I32Buffer, count 2*n) has from = \"(rank - 2) % ranks\", so it"
+              + " needs a @Send(to = \"(rank + 2) % ranks\", step = 3) of I32Buffer with count 2*n in step 3",
+          "every receive is matched by exactly one send",
+          "Fix: declare @Send(to = \"(rank + 2) % ranks\", step = 3) on a I32Buffer field with @Shape({\"2\", \"n\"}),"
+              + " or remove this @Recv.");
+    }
+
+    @Test
+    void otherDataTypeSaysSoOnBothSides() {
+      JavaFileObject f = source("p.Pipe",
+          "@CommPlan(dims = \"n\")",
+          "class Pipe {",
+          "  @Send(to = \"rank + 1\") @Shape(\"n\") F32Buffer out;",
+          "  @Recv(from = \"rank - 1\") @Shape(\"n\") F64Buffer in;",
+          "}");
+      Compilation c = assertErrors(2, f, "F32Buffer out",
+          "[CommPlan/UnmatchedPeer] @Send on 'out' (F32Buffer, count n)",
+          "there is none left to pair with it (@Recv on 'in' has from = \"rank - 1\" but is F64Buffer with count n)");
+      assertThat(c).hadErrorContaining(
+              "[CommPlan/UnmatchedPeer] @Recv on 'in' (F64Buffer, count n) has from = \"rank - 1\", so it needs a"
+                  + " @Send(to = \"rank + 1\") of F64Buffer with count n in step 0, and there is none left to pair"
+                  + " with it (@Send on 'out' has to = \"rank + 1\" but is F32Buffer with count n)")
+          .inFile(f).onLineContaining("F64Buffer in");
+    }
+
+    @Test
+    void otherCountIsComparedAsShapes() {
+      JavaFileObject f = source("p.Pipe",
+          "@CommPlan(dims = \"n\")",
+          "class Pipe {",
+          "  @Send(to = \"rank + 1\") @Shape({\"ranks\", \"n\"}) F32Buffer out;",
+          "  @Recv(from = \"rank - 1\") @Shape(\"2*n\") F32Buffer in;",
+          "}");
+      Compilation c = assertErrors(2, f, "F32Buffer out",
+          "(@Recv on 'in' has from = \"rank - 1\" but is F32Buffer with count 2*n)");
+      assertThat(c).hadErrorContaining("(@Send on 'out' has to = \"rank + 1\" but is F32Buffer with count ranks*n)")
+          .inFile(f).onLineContaining("F32Buffer in");
+    }
+
+    @Test
+    void wrappedPairsOnlyWithWrapped() {
+      JavaFileObject f = source("p.Ring",
+          "@CommPlan",
+          "class Ring {",
+          "  @Send(to = \"(rank + 1) % ranks\") @Shape(\"8\") F32Buffer out;",
+          "  @Recv(from = \"rank - 1\") @Shape(\"8\") F32Buffer in;",
+          "}");
+      Compilation c = assertErrors(2, f, "F32Buffer out",
+          "needs a @Recv(from = \"(rank - 1) % ranks\") of F32Buffer with count 8 in step 0, and there is none left"
+              + " to pair with it (@Recv on 'in' has from = \"rank - 1\", which pairs with to = \"rank + 1\")");
+      assertThat(c).hadErrorContaining("needs a @Send(to = \"rank + 1\") of F32Buffer")
+          .inFile(f).onLineContaining("F32Buffer in");
+    }
+
+    @Test
+    void theSamePeerIsNotTheInverse() {
+      JavaFileObject f = source("p.Ring",
+          "@CommPlan",
+          "class Ring {",
+          "  @Send(to = \"rank + 1\") @Shape(\"8\") F32Buffer out;",
+          "  @Recv(from = \"rank + 1\") @Shape(\"8\") F32Buffer in;",
+          "}");
+      assertErrors(2, f, "F32Buffer out",
+          "(@Recv on 'in' has from = \"rank + 1\", which pairs with to = \"rank - 1\")");
+    }
+
+    @Test
+    void anotherStep() {
+      JavaFileObject f = source("p.Pipe",
+          "@CommPlan",
+          "class Pipe {",
+          "  @Send(to = \"rank + 1\") @Shape(\"8\") F32Buffer out;",
+          "  @Recv(from = \"rank - 1\", step = 1) @Shape(\"8\") F32Buffer in;",
+          "}");
+      Compilation c = assertErrors(2, f, "F32Buffer out", "(@Recv on 'in' would, but is in step 1)");
+      assertThat(c).hadErrorContaining("(@Send on 'out' would, but is in step 0)").inFile(f).onLineContaining("F32Buffer in");
+    }
+
+    @Test
+    void oneToOne() {
+      JavaFileObject f = source("p.Pipe",
+          "@CommPlan",
+          "class Pipe {",
+          "  @Send(to = \"rank + 1\") @Shape(\"8\") F32Buffer a;",
+          "  @Send(to = \"rank + 1\") @Shape(\"8\") F32Buffer b;",
+          "  @Recv(from = \"rank - 1\") @Shape(\"8\") F32Buffer in;",
+          "}");
+      assertError(f, "F32Buffer b",
+          "[CommPlan/UnmatchedPeer] @Send on 'b' (F32Buffer, count 8) has to = \"rank + 1\"",
+          "(@Recv on 'in' would, but pairs with @Send on 'a' already)");
+    }
+  }
+
+  @Nested
+  class Rule19StepRace {
+    @Test
+    void aWriteOnTheRootOnlyIsAWrite() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @Reduce(into = \"sum\", root = 1) @Shape(\"8\") F32Buffer a;",
+          "  @AllReduce @Shape(\"8\") F32Buffer sum;",
+          "}");
+      assertError(f, "F32Buffer sum",
+          "[CommPlan/StepRace] @AllReduce on 'sum' writes 'sum', which @Reduce on 'a' also writes, in the same step 0");
+    }
+
+    @Test
+    void aSendReadsWhatAGatherWrites() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @Gather(into = \"all\") @Shape(\"2\") F32Buffer part;",
+          "  @Send(to = \"rank + 1\") @Shape({\"ranks\", \"2\"}) F32Buffer all;",
+          "  @Recv(from = \"rank - 1\") @Shape(\"2*ranks\") F32Buffer in;",
+          "}");
+      assertError(f, "F32Buffer all",
+          "[CommPlan/StepRace] @Send on 'all' reads 'all', which @Gather on 'part' writes, in the same step 0",
+          "such as step = 1 on @Send on 'all'");
+    }
+
+    @Test
+    void aRecvWritesWhatAnotherWrites() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @Broadcast(into = \"in\", step = 2) @Shape(\"8\") F32Buffer src;",
+          "  @Send(to = \"rank - 1\", step = 2) @Shape(\"8\") F32Buffer out;",
+          "  @Recv(from = \"rank + 1\", step = 2) @Shape(\"8\") F32Buffer in;",
+          "}");
+      assertError(f, "F32Buffer in",
+          "[CommPlan/StepRace] @Recv on 'in' writes 'in', which @Broadcast on 'src' also writes, in the same step 2");
+    }
+
+    @Test
+    void aRecvDoesNotReadAndASendDoesNotWrite() {
+      // A receive into 'x' while an all-gather reads it would race; a receive only writes, so a step where
+      // one collective sends 'a' and another receives 'b' is clean, and so is sending a field that the
+      // next step's all-reduce reads.
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @Send(to = \"(rank + 1) % ranks\") @AllReduce(step = 1) @Shape(\"8\") F32Buffer a;",
+          "  @Recv(from = \"(rank - 1) % ranks\") @Shape(\"8\") F32Buffer b;",
+          "}");
+      assertThat(compile(f)).succeededWithoutWarnings();
+    }
+  }
+
+  @Nested
+  class ExistingRulesOnTheNewAnnotations {
+    @Test
+    void typeMismatch() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @Gather(into = \"all\") @Shape(\"1\") F32Buffer part;",
+          "  @Shape(\"ranks\") F8E4M3Buffer all;",
+          "}");
+      assertError(f, "into = \"all\"",
+          "[CommPlan/TypeMismatch] @Gather on 'part' (F32Buffer) gathers into 'all' (F8E4M3Buffer): send and receive"
+              + " buffers must have the same data type. Fix: declare 'all' as F32Buffer, or 'part' as F8E4M3Buffer.");
+    }
+
+    @Test
+    void unknownInto() {
+      JavaFileObject f = source("p.Moe",
+          "@CommPlan",
+          "class Moe {",
+          "  @AllToAll(into = \"rooted\") @Shape(\"ranks\") F32Buffer tokens;",
+          "  @Shape(\"ranks\") F32Buffer routed;",
+          "}");
+      assertError(f, "into = \"rooted\"",
+          "[CommPlan/UnknownInto] @AllToAll on 'tokens' has into = \"rooted\", but class 'Moe' has no field 'rooted'"
+              + " (did you mean 'routed'?)");
+    }
+
+    @Test
+    void intoSelf() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @Scatter(into = \"x\") @Shape(\"ranks\") F32Buffer x;",
+          "}");
+      assertError(f, "into = \"x\"", "[CommPlan/IntoSelf] @Scatter on 'x' has into = \"x\", the field itself");
+    }
+
+    @Test
+    void sendOnANonBuffer() {
+      JavaFileObject f = source("p.Pipe",
+          "@CommPlan",
+          "class Pipe {",
+          "  @Send(to = \"rank + 1\") @Shape(\"4\") float[] x;",
+          "}");
+      assertError(f, "float[] x", "[CommPlan/NotABuffer] 'x' carries @Send but has type float[]");
+    }
+
+    @Test
+    void recvWithoutShape() {
+      JavaFileObject f = source("p.Pipe",
+          "@CommPlan",
+          "class Pipe {",
+          "  @Send(to = \"rank + 1\") @Shape(\"4\") F32Buffer out;",
+          "  @Recv(from = \"rank - 1\") F32Buffer in;",
+          "}");
+      assertError(f, "@Recv",
+          "[CommPlan/MissingShape] 'in', the buffer of @Recv, has no @Shape: every buffer of a plan declares its"
+              + " shape, one entry per dimension. Fix: add @Shape({\"1024\"}) to 'in'.");
+    }
+
+    @Test
+    void allToAllReceiveWithoutShape() {
+      JavaFileObject f = source("p.Moe",
+          "@CommPlan(dims = \"n\")",
+          "class Moe {",
+          "  @AllToAll(into = \"routed\") @Shape({\"ranks\", \"n\"}) F32Buffer tokens;",
+          "  F32Buffer routed;",
+          "}");
+      assertError(f, "F32Buffer routed;",
+          "[CommPlan/MissingShape] 'routed', the receive buffer of @AllToAll on 'tokens', has no @Shape",
+          "Fix: add @Shape({\"ranks\", \"n\"}) to 'routed'.");
+    }
+
+    @Test
+    void sendAndRecvOnOneFieldInOneStep() {
+      JavaFileObject f = source("p.Ring",
+          "@CommPlan",
+          "class Ring {",
+          "  @Send(to = \"(rank + 1) % ranks\")",
+          "  @Recv(from = \"(rank - 1) % ranks\")",
+          "  @Shape(\"4\") F32Buffer x;",
+          "}");
+      assertError(f, "@Recv",
+          "[CommPlan/DuplicateCollective] 'x' has @Send and @Recv both in step 0; a field takes part in one"
+              + " collective per step. Fix: give @Recv another step, such as step = 1.");
+    }
+
+    @Test
+    void privateField() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @Reduce @Shape(\"8\") private F32Buffer g;",
+          "}");
+      assertError(f, "private F32Buffer g", "[CommPlan/PrivateField] 'g' carries @Reduce but is private");
+    }
+
+    @Test
+    void outsideAPlan() {
+      JavaFileObject f = source("p.Pipe",
+          "class Pipe {",
+          "  @Recv(from = \"rank - 1\") F32Buffer in;",
+          "}");
+      assertError(f, "F32Buffer in",
+          "[CommPlan/NotInPlan] 'in' carries @Recv, but its class 'Pipe' is not annotated @CommPlan");
     }
   }
 

@@ -25,6 +25,29 @@ public enum Message {
       "%s %s '%s': count(%s) must equal count(%s) = %s (@Shape(%s)), but '%s' has @Shape(%s) = %s."
           + " Fix: declare '%s' as @Shape(%s)."),
 
+  // Rule 15: AllToAll sizes (Gather's and Scatter's are rules 1 and 2's messages) and AllToAll without into.
+  ALL_TO_ALL_SIZE(RuleId.ALL_TO_ALL_SIZE,
+      "%s exchanges into '%s': count(%s) must equal count(%s) = %s (@Shape(%s)), one slice per rank on both"
+          + " sides, but '%s' has @Shape(%s) = %s. Fix: declare '%s' as @Shape(%s)."),
+  ALL_TO_ALL_NOT_DIVISIBLE(RuleId.ALL_TO_ALL_SIZE,
+      "%s exchanges into '%s': both hold one slice per rank, so count(%s) must be divisible by ranks = %s,"
+          + " but count(%s) = %s (@Shape(%s)) is not. Fix: declare '%s' and '%s' as @Shape(%s) (%s elements per"
+          + " rank)."),
+  MISSING_INTO(RuleId.MISSING_INTO,
+      "%s has into = \"%s\", but @%s has no in-place form: it needs a receive buffer of its own, with"
+          + " count(into) = count(%s), divisible by ranks. Fix: name a %s field with @Shape(%s) in into."),
+
+  // Rule 17: a peer that does not parse.
+  BAD_PEER(RuleId.BAD_PEER,
+      "%s has %s = \"%s\": %s. Fix: write the peer as one of those, such as \"rank + 1\" or"
+          + " \"(rank - 1) %% ranks\"."),
+
+  // Rule 18: a send or receive that nothing pairs with.
+  UNMATCHED_PEER(RuleId.UNMATCHED_PEER,
+      "%s (%s, count %s) has %s = \"%s\", so it needs a %s of %s with count %s in step %s, and there is none"
+          + " left to pair with it%s: in each step every %s is matched by exactly one %s, or the plan could"
+          + " deadlock or truncate. Fix: declare %s on a %s field with @Shape(%s), or remove this @%s."),
+
   // Rule 4: into names no field, a non-buffer, or the field itself.
   UNKNOWN_INTO(RuleId.UNKNOWN_INTO,
       "%s has into = \"%s\", but class '%s' has no field '%s'%s."
@@ -50,6 +73,9 @@ public enum Message {
   MISSING_SHAPE(RuleId.MISSING_SHAPE,
       "'%s', the send buffer of @%s, has no @Shape: every buffer of a plan declares its shape, one entry per"
           + " dimension. Fix: add %s to '%s'."),
+  MISSING_PEER_SHAPE(RuleId.MISSING_SHAPE,
+      "'%s', the buffer of @%s, has no @Shape: every buffer of a plan declares its shape, one entry per"
+          + " dimension. Fix: add %s to '%s'."),
   MISSING_RECV_SHAPE(RuleId.MISSING_SHAPE,
       "'%s', the receive buffer of %s, has no @Shape: every buffer of a plan declares its shape."
           + " Fix: add %s to '%s'."),
@@ -68,20 +94,20 @@ public enum Message {
       "@Shape(%s) of '%s' has the constant factor %s, more than the largest long (9223372036854775807)."
           + " Fix: use smaller sizes, or dims bound when the plan is built."),
 
-  // Rule 9: Broadcast root.
+  // Rules 9 and 16: the root of Broadcast, Reduce, Gather and Scatter.
   NEGATIVE_ROOT(RuleId.BAD_ROOT,
       "%s has root = %s, but a root is a rank, 0 or more. Fix: set root to a rank in [0, ranks)."),
   ROOT_OUT_OF_RANGE(RuleId.BAD_ROOT,
       "%s has root = %s, but the plan fixes @CommPlan(ranks = %s), so ranks are 0 to %s."
           + " Fix: set root to a rank in [0, %s)."),
 
-  // Rule 10: in-place AllGather / ReduceScatter not divisible by ranks.
+  // Rule 10: in-place AllGather / ReduceScatter (and Gather / Scatter) not divisible by ranks.
   NOT_DIVISIBLE(RuleId.NOT_DIVISIBLE,
       "in-place %s: '%s' %s, one slice per rank, so count(%s) must be divisible by ranks = %s,"
           + " but count(%s) = %s (@Shape(%s)) is not."
           + " Fix: declare '%s' as @Shape(%s) (%s elements per rank), or give it an into buffer."),
 
-  // Rule 11: race inside one step.
+  // Rules 11 and 19: race inside one step.
   STEP_RACE(RuleId.STEP_RACE,
       "%s %s '%s', which %s %s, in the same step %s: collectives of one step are issued in one NCCL group"
           + " and run in no defined order. Fix: move one of them to another step, such as step = %s on %s."),

@@ -72,6 +72,7 @@ public final class PlanGenerator {
   private static final ClassName BUFFER_BINDING_EXCEPTION = ClassName.get(RUNTIME, "BufferBindingException");
   private static final ClassName BUFFER_IN_FLIGHT_EXCEPTION = ClassName.get(RUNTIME, "BufferInFlightException");
   private static final ClassName REDUCE_OP = ClassName.get("dev.commplan.annotations", "ReduceOp");
+  private static final ClassName COLLECTIVE = ClassName.get("dev.commplan.model", "Collective");
   private static final ClassName GENERATED = ClassName.get("javax.annotation.processing", "Generated");
   private static final ClassName OBJECTS = ClassName.get("java.util", "Objects");
 
@@ -81,7 +82,7 @@ public final class PlanGenerator {
    */
   private static final List<ClassName> TYPES = List.of(
       PLAN, PLAN_BUILDER, SCHEDULE, COMMUNICATOR, STREAM, DATA_TYPE, BUFFER, PLAN_BUILD_EXCEPTION,
-      BUFFER_BINDING_EXCEPTION, BUFFER_IN_FLIGHT_EXCEPTION, REDUCE_OP, GENERATED, OBJECTS,
+      BUFFER_BINDING_EXCEPTION, BUFFER_IN_FLIGHT_EXCEPTION, REDUCE_OP, COLLECTIVE, GENERATED, OBJECTS,
       ClassName.get(String.class), ClassName.get(Boolean.class), ClassName.get(Override.class),
       ClassName.get(AutoCloseable.class));
 
@@ -431,7 +432,7 @@ public final class PlanGenerator {
     /**
      * An upper bound of a declaration's bytecode in a part (array indexes up to 5 bytes, constants 3,
      * calls 3): a dim check 24; a buffer 44, plus for a count of several factors 16 and 12 per factor; a
-     * collective 30.
+     * collective 30, or 40 through {@code PlanBuilder.collective} (a Collective, an op or null, and a root).
      */
     private int estimate(Declaration d) {
       return switch (d) {
@@ -440,7 +441,10 @@ public final class PlanGenerator {
           int factors = factors(buffers.get(b.buffer())).size();
           yield 44 + (factors > 1 ? 16 + 12 * factors : 0);
         }
-        case CollectiveDeclaration c -> 30;
+        case CollectiveDeclaration c -> switch (c.collective().kind()) {
+          case ALL_REDUCE, BROADCAST, ALL_GATHER, REDUCE_SCATTER, SEND, RECV -> 30;
+          case REDUCE, GATHER, SCATTER, ALL_TO_ALL -> 40;
+        };
       };
     }
 
@@ -614,16 +618,34 @@ public final class PlanGenerator {
           b.type().dataType(), count(b, in.symbol()), b.shapeAsWritten(), in.source(), bound, d.buffer());
     }
 
+    /**
+     * The PlanBuilder call that declares {@code c}: the four first collectives by their own methods
+     * ({@code b.allReduce(0, w, w, ReduceOp.SUM)}), the others through {@code b.collective(step,
+     * Collective.REDUCE, send, recv, op, root)} (op null and root -1 where they take none), and Send and
+     * Recv with their peer in canonical form ({@code b.send(0, act, "rank + 1")}).
+     */
     private CodeBlock collective(CollectiveSpec c, Refs in) {
-      CodeBlock.Builder call = CodeBlock.builder().add("$N.$L($L, $L, $L", in.planBuilder(), c.kind().methodName(),
-          c.step(), in.handle().get(index.get(c.send())), in.handle().get(index.get(c.recv())));
-      if (c.kind().hasOp()) {
-        call.add(", $T.$L", REDUCE_OP, c.op());
-      }
-      if (c.kind().hasRoot()) {
-        call.add(", $L", c.root());
-      }
-      return call.add(")").build();
+      String send = in.handle().get(index.get(c.send()));
+      String recv = in.handle().get(index.get(c.recv()));
+      return switch (c.kind()) {
+        case ALL_REDUCE, BROADCAST, ALL_GATHER, REDUCE_SCATTER -> {
+          CodeBlock.Builder call = CodeBlock.builder()
+              .add("$N.$L($L, $L, $L", in.planBuilder(), c.kind().methodName(), c.step(), send, recv);
+          if (c.kind().hasOp()) {
+            call.add(", $T.$L", REDUCE_OP, c.op());
+          }
+          if (c.kind().hasRoot()) {
+            call.add(", $L", c.root());
+          }
+          yield call.add(")").build();
+        }
+        case REDUCE, GATHER, SCATTER, ALL_TO_ALL -> CodeBlock.of("$N.collective($L, $T.$L, $L, $L, $L, $L)",
+            in.planBuilder(), c.step(), COLLECTIVE, c.kind().name(), send, recv,
+            c.kind().hasOp() ? CodeBlock.of("$T.$L", REDUCE_OP, c.op()) : CodeBlock.of("null"),
+            c.kind().hasRoot() ? c.root() : -1);
+        case SEND, RECV -> CodeBlock.of("$N.$L($L, $L, $S)", in.planBuilder(), c.kind().methodName(), c.step(), send,
+            c.peer().toString());
+      };
     }
 
     /** The factors of a buffer's count, symbols by the dims' order then literals: {@code [4, hidden]}. */
@@ -671,13 +693,25 @@ public final class PlanGenerator {
       if (!plan.collectives().isEmpty()) {
         doc.add("\n<ul>\n");
         for (CollectiveSpec c : plan.collectives()) {
-          doc.add("  <li>step $L: $L {@code $L}$L$L\n", c.step(), c.kind().label(), c.send(),
-              c.inPlace() ? " in place" : " into {@code " + c.recv() + "}",
-              c.op() != null ? ", " + c.op() : c.kind() == Collective.BROADCAST ? ", root " + c.root() : "");
+          doc.add("  <li>step $L: $L {@code $L}$L$L\n", c.step(), c.kind().label(), c.send(), where(c), operands(c));
         }
         doc.add("</ul>\n");
       }
       return doc.build();
+    }
+
+    /** Where the result goes, for the class Javadoc: {@code in place}, {@code into {@code all}}, {@code to {@code rank + 1}}. */
+    private static String where(CollectiveSpec c) {
+      if (c.kind().hasPeer()) {
+        return (c.kind() == Collective.SEND ? " to" : " from") + " {@code " + c.peer() + "}";
+      }
+      return c.inPlace() ? " in place" : " into {@code " + c.recv() + "}";
+    }
+
+    /** Its op and root, for the class Javadoc: {@code , MAX}, {@code , root 2}, {@code , SUM, root 0}. */
+    private static String operands(CollectiveSpec c) {
+      String out = c.kind().hasOp() ? ", " + c.op() : "";
+      return c.kind().hasRoot() ? out + ", root " + c.root() : out;
     }
 
     /**

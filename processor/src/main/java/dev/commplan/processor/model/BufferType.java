@@ -3,9 +3,12 @@ package dev.commplan.processor.model;
 import java.util.ArrayList;
 import java.util.List;
 
-/** The buffer field types of {@code dev.commplan.runtime}, one per NCCL data type. */
+/**
+ * The buffer field types of {@code dev.commplan.runtime}, one per NCCL data type (the runtime's {@code
+ * DataType}; {@code BufferTypeTest} holds the two lists together).
+ */
 public enum BufferType {
-  F16, BF16, F32, F64, I8, U8, I32, U32, I64, U64;
+  F16, BF16, F32, F64, I8, U8, I32, U32, I64, U64, F8E4M3, F8E5M2;
 
   /** The runtime package the buffer classes live in. */
   public static final String PACKAGE = "dev.commplan.runtime";

@@ -1,18 +1,20 @@
 package dev.commplan.processor.model;
 
 import dev.commplan.model.Collective;
+import dev.commplan.model.Peer;
 
 /**
  * One collective of a plan.
  *
  * @param kind which collective
  * @param step its step
- * @param send the send buffer's field name (the annotated field)
- * @param recv the receive buffer's field name; equal to {@code send} in place
- * @param op the {@code ReduceOp} constant's name for AllReduce and ReduceScatter, otherwise null
- * @param root the root for Broadcast, otherwise -1
+ * @param send the send buffer's field name (the annotated field; for Recv, the buffer it fills)
+ * @param recv the receive buffer's field name; equal to {@code send} in place, and for Send and Recv
+ * @param op the {@code ReduceOp} constant's name where it takes one ({@link Collective#hasOp()}), otherwise null
+ * @param root the root where it takes one ({@link Collective#hasRoot()}), otherwise -1
+ * @param peer the peer of Send and Recv, otherwise null
  */
-public record CollectiveSpec(Collective kind, int step, String send, String recv, String op, int root) {
+public record CollectiveSpec(Collective kind, int step, String send, String recv, String op, int root, Peer peer) {
   /** Whether send and receive are the same buffer. */
   public boolean inPlace() {
     return send.equals(recv);

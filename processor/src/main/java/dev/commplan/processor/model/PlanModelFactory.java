@@ -1,5 +1,6 @@
 package dev.commplan.processor.model;
 
+import dev.commplan.model.Peer;
 import dev.commplan.processor.parse.FieldIndex;
 import dev.commplan.processor.parse.ParsedCollective;
 import dev.commplan.processor.parse.ParsedField;
@@ -42,7 +43,8 @@ public final class PlanModelFactory {
             f.name(),
             byName.find(c.recv()).map(ParsedField::name).orElseThrow(),
             c.op() == null ? null : c.op().value(),
-            c.root() == null ? -1 : c.root().value()));
+            c.root() == null ? -1 : c.root().value(),
+            c.peer() == null ? null : Peer.parse(c.peer().value()))); // parses: the report is clean
       }
     }
     collectives.sort(Comparator.comparingInt(CollectiveSpec::step)); // stable: declaration order within a step

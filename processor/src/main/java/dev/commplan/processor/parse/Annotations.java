@@ -1,5 +1,7 @@
 package dev.commplan.processor.parse;
 
+import dev.commplan.model.Collective;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import javax.lang.model.element.AnnotationMirror;
@@ -15,14 +17,18 @@ public final class Annotations {
   public static final String COMM_PLAN = "dev.commplan.annotations.CommPlan";
   public static final String SHAPE = "dev.commplan.annotations.Shape";
 
-  /** The annotations the processor supports. */
-  public static final List<String> ALL = List.of(
-      COMM_PLAN,
-      "dev.commplan.annotations.AllReduce",
-      "dev.commplan.annotations.Broadcast",
-      "dev.commplan.annotations.AllGather",
-      "dev.commplan.annotations.ReduceScatter",
-      SHAPE);
+  /** The annotations the processor supports: {@code @CommPlan}, every collective's (the model's list), {@code @Shape}. */
+  public static final List<String> ALL = all();
+
+  private static List<String> all() {
+    List<String> all = new ArrayList<>();
+    all.add(COMM_PLAN);
+    for (Collective c : Collective.values()) {
+      all.add(c.annotationName());
+    }
+    all.add(SHAPE);
+    return List.copyOf(all);
+  }
 
   private Annotations() {}
 
@@ -60,7 +66,7 @@ public final class Annotations {
         return e.getValue().getValue();
       }
     }
-    throw new Unreadable("@" + mirror.getAnnotationType() + " has no attribute '" + attribute + "'");
+    throw new Missing("@" + mirror.getAnnotationType() + " has no attribute '" + attribute + "'");
   }
 
   /** How javac presents an attribute it could not resolve (an {@code Attribute.Error}). */
@@ -112,10 +118,22 @@ public final class Annotations {
    * An attribute whose value the compiler could not resolve (it reports that error itself); the plan is
    * deferred to the next round.
    */
-  static final class Unreadable extends RuntimeException {
+  static sealed class Unreadable extends RuntimeException permits Missing {
     private static final long serialVersionUID = 1L;
 
     Unreadable(String message) {
+      super(message);
+    }
+  }
+
+  /**
+   * A required attribute that is not written ({@code @AllToAll} without {@code into}): the compiler
+   * rejects the annotation itself (JLS 9.7.1), whatever the next round brings.
+   */
+  static final class Missing extends Unreadable {
+    private static final long serialVersionUID = 1L;
+
+    Missing(String message) {
       super(message);
     }
   }

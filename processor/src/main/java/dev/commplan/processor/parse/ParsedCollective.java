@@ -1,18 +1,20 @@
 package dev.commplan.processor.parse;
 
 import dev.commplan.model.Collective;
+import dev.commplan.model.InPlace;
 import javax.lang.model.element.AnnotationMirror;
 
 /**
  * A collective annotation on a field, as written.
  *
  * @param kind which one
- * @param field the annotated field's name (the send buffer)
+ * @param field the annotated field's name (the send buffer; for {@code @Recv}, the buffer it fills)
  * @param mirror the annotation
- * @param into {@code into}
+ * @param into {@code into}; for Send and Recv, which have none, {@code ""} with no source
  * @param step {@code step}
- * @param op {@code op}'s constant name, for AllReduce and ReduceScatter; otherwise null
- * @param root {@code root}, for Broadcast; otherwise null
+ * @param op {@code op}'s constant name, where the collective takes one ({@link Collective#hasOp()}); otherwise null
+ * @param root {@code root}, where it takes one ({@link Collective#hasRoot()}); otherwise null
+ * @param peer {@code to} (Send) or {@code from} (Recv) as written; otherwise null
  */
 public record ParsedCollective(
     Collective kind,
@@ -21,11 +23,17 @@ public record ParsedCollective(
     Attr<String> into,
     Attr<Integer> step,
     Attr<String> op,
-    Attr<Integer> root) {
+    Attr<Integer> root,
+    Attr<String> peer) {
 
-  /** Whether {@code into} is empty: the collective works in place. */
+  /** Whether {@code into} is empty: the collective works in place (Send and Recv: on their one buffer). */
   public boolean inPlace() {
     return into.value().isEmpty();
+  }
+
+  /** Whether it has one buffer, the field itself, and no {@code into} at all (Send, Recv). */
+  public boolean oneBuffer() {
+    return kind.inPlace() == InPlace.ONE_BUFFER;
   }
 
   /**

@@ -3,6 +3,7 @@ package dev.commplan.processor.parse;
 import dev.commplan.processor.lang.Identifiers;
 import dev.commplan.processor.model.BufferType;
 import dev.commplan.model.Collective;
+import dev.commplan.model.InPlace;
 import dev.commplan.processor.shape.ShapeEntry;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -43,6 +44,14 @@ public final class PlanParser {
    */
   public record Unresolved(String what) implements Result {}
 
+  /**
+   * The compiler rejects the plan's annotations itself (a required attribute is missing) and says so:
+   * there is nothing to add.
+   *
+   * @param what what is missing, for tests and debugging
+   */
+  public record RejectedByCompiler(String what) implements Result {}
+
   /** Parses {@code type}, which carries {@code @CommPlan}. */
   public Result parse(TypeElement type) {
     Optional<String> unresolved = unresolvedField(type);
@@ -51,6 +60,8 @@ public final class PlanParser {
     }
     try {
       return new Parsed(read(type));
+    } catch (Annotations.Missing e) {
+      return new RejectedByCompiler(e.getMessage());
     } catch (Annotations.Unreadable e) {
       return new Unresolved("an annotation attribute (" + e.getMessage() + ")");
     }
@@ -99,14 +110,17 @@ public final class PlanParser {
       }
       Collective kind = Collective.forAnnotation(annotation);
       if (kind != null) {
+        // What each annotation has is the model's: Send and Recv have no into, but a peer.
+        boolean oneBuffer = kind.inPlace() == InPlace.ONE_BUFFER;
         collectives.add(new ParsedCollective(
             kind,
             name,
             m,
-            Annotations.string(elements, m, "into"),
+            oneBuffer ? new Attr<>("", null) : Annotations.string(elements, m, "into"),
             Annotations.integer(elements, m, "step"),
             kind.hasOp() ? Annotations.enumConstant(elements, m, "op") : null,
-            kind.hasRoot() ? Annotations.integer(elements, m, "root") : null));
+            kind.hasRoot() ? Annotations.integer(elements, m, "root") : null,
+            kind.hasPeer() ? Annotations.string(elements, m, kind.peerAttribute()) : null));
       }
     }
     return new ParsedField(

@@ -5,6 +5,9 @@ import dev.commplan.processor.diag.ValidationReport;
 import dev.commplan.processor.lang.Identifiers;
 import dev.commplan.processor.model.BufferType;
 import dev.commplan.model.Collective;
+import dev.commplan.model.InPlace;
+import dev.commplan.model.Peer;
+import dev.commplan.model.PeerPairing;
 import dev.commplan.processor.model.ShapeText;
 import dev.commplan.processor.parse.Annotations;
 import dev.commplan.processor.parse.Attr;
@@ -53,6 +56,10 @@ public final class PlanValidator {
     private final Map<String, Monomial> counts = new HashMap<>();
     private final Comparator<String> order;
     private int fixedRanks;
+    /** Every Send and Recv whose peer parsed, in declaration order, for rule 18. */
+    private final List<Transfer> transfers = new ArrayList<>();
+    /** Steps with a Send or Recv that rule 18 cannot check (its peer, shape or type is wrong, and reported). */
+    private final Set<Integer> uncheckedSteps = new HashSet<>();
 
     Run(ParsedPlan plan) {
       this.plan = plan;
@@ -92,6 +99,7 @@ public final class PlanValidator {
         checkDuplicates(f);
       }
       checkRaces(accesses);
+      checkPairs();
       return report.build();
     }
 
@@ -203,8 +211,13 @@ public final class PlanValidator {
       }
       if (f.shape() == null && !f.collectives().isEmpty()) {
         ParsedCollective c = f.collectives().getFirst();
-        report.add(Message.MISSING_SHAPE, f.element(), c.mirror(), null, f.name(), c.kind().annotation(),
-            "@Shape(" + suggestSendShape(c) + ")", f.name());
+        if (c.oneBuffer()) {
+          report.add(Message.MISSING_PEER_SHAPE, f.element(), c.mirror(), null, f.name(), c.kind().annotation(),
+              "@Shape({\"1024\"})", f.name());
+        } else {
+          report.add(Message.MISSING_SHAPE, f.element(), c.mirror(), null, f.name(), c.kind().annotation(),
+              "@Shape(" + suggestSendShape(c) + ")", f.name());
+        }
       }
     }
 
@@ -246,11 +259,25 @@ public final class PlanValidator {
       return Optional.of(count);
     }
 
-    // ---- rules 1-5, 9, 10: each collective --------------------------------------------------------
+    // ---- rules 1-5, 9, 10, 15-17: each collective -------------------------------------------------
 
-    /** Checks {@code c}; returns its receive buffer's field name, or null when {@code into} is wrong. */
+    /**
+     * Checks {@code c}; returns its receive buffer's field name (the field itself for Send and Recv), or
+     * null when there is none ({@code into} is wrong or missing).
+     */
     private String checkCollective(ParsedField f, ParsedCollective c, Set<String> missingRecvShapeReported) {
       checkRoot(f, c);
+      if (c.oneBuffer()) {
+        checkPeer(f, c);
+        return f.name();
+      }
+      if (c.inPlace() && c.kind().inPlace() == InPlace.NOT_ALLOWED) {
+        String type = f.isBuffer() ? f.bufferType().simpleName() : "buffer";
+        String shape = f.shape() == null ? "{\"ranks\", \"1024\"}" : f.shape().asWritten();
+        report.add(Message.MISSING_INTO, f.element(), c.mirror(), c.into().source(), c.describe(), c.into().value(),
+            c.kind().annotation(), f.name(), type, shape);
+        return null;
+      }
       if (c.inPlace()) {
         checkInPlaceDivisible(f, c);
         return f.name();
@@ -304,8 +331,8 @@ public final class PlanValidator {
       String into = target.name();
       String suffix = fixedRanks > 0 ? " with @CommPlan(ranks = " + fixedRanks + ")" : "";
       Monomial ranks = ranksFactor();
-      switch (c.kind()) {
-        case ALL_GATHER -> {
+      switch (c.kind().counts()) {
+        case RECV_IS_RANKS_TIMES_SEND -> {
           Monomial required = ranks.times(send);
           if (!required.equals(recv)) {
             report.add(Message.GATHER_SIZE, f.element(), c.mirror(), c.into().source(), c.describe(), into, into, f.name(),
@@ -313,7 +340,7 @@ public final class PlanValidator {
                 withRanks(f.shape()), alternative(f.name(), recv.divide(ranks)));
           }
         }
-        case REDUCE_SCATTER -> {
+        case SEND_IS_RANKS_TIMES_RECV -> {
           Monomial required = ranks.times(recv);
           if (!required.equals(send)) {
             report.add(Message.SCATTER_SIZE, f.element(), c.mirror(), c.into().source(), c.describe(), into, f.name(),
@@ -321,14 +348,61 @@ public final class PlanValidator {
                 withRanks(target.shape()), alternative(into, send.divide(ranks)));
           }
         }
-        case ALL_REDUCE, BROADCAST -> {
+        case SAME -> {
           if (!send.equals(recv)) {
             report.add(Message.COUNT_MISMATCH, f.element(), c.mirror(), c.into().source(), c.describe(),
                 c.kind().intoVerb(), into, into, f.name(), format(send), f.shape().asWritten(), into,
                 target.shape().asWritten(), format(recv), into, f.shape().asWritten());
           }
         }
+        case SAME_DIVISIBLE -> {
+          if (!send.equals(recv)) {
+            report.add(Message.ALL_TO_ALL_SIZE, f.element(), c.mirror(), c.into().source(), c.describe(), into, into,
+                f.name(), format(send), f.shape().asWritten(), into, target.shape().asWritten(), format(recv), into,
+                f.shape().asWritten());
+          } else {
+            provablyNotDivisible(send).ifPresent(perRank -> report.add(Message.ALL_TO_ALL_NOT_DIVISIBLE, f.element(),
+                c.mirror(), c.into().source(), c.describe(), into, f.name(), fixedRanks, f.name(), format(send),
+                f.shape().asWritten(), f.name(), into, ShapeText.braces(List.of(Monomial.RANKS, perRank.toString())),
+                perRank));
+          }
+        }
       }
+    }
+
+    /**
+     * Where a count is provably not divisible by the ranks (fixed ranks and a constant count), the
+     * elements per rank a divisible one would have (rounded up); otherwise empty, and the plan checks it
+     * when built.
+     */
+    private Optional<BigInteger> provablyNotDivisible(Monomial count) {
+      if (fixedRanks == 0 || !count.isConstant()) {
+        return Optional.empty();
+      }
+      BigInteger n = BigInteger.valueOf(fixedRanks);
+      if (count.constant().mod(n).signum() == 0) {
+        return Optional.empty();
+      }
+      return Optional.of(count.constant().add(n).subtract(BigInteger.ONE).divide(n));
+    }
+
+    /** Rule 17: the peer parses ({@link Peer#parse}); a parsed one is kept for rule 18. */
+    private void checkPeer(ParsedField f, ParsedCollective c) {
+      Peer peer;
+      try {
+        peer = Peer.parse(c.peer().value());
+      } catch (IllegalArgumentException e) {
+        report.add(Message.BAD_PEER, f.element(), c.mirror(), c.peer().source(), c.describe(), c.kind().peerAttribute(),
+            c.peer().value(), e.getMessage());
+        uncheckedSteps.add(c.step().value());
+        return;
+      }
+      Monomial count = counts.get(f.name());
+      if (!f.isBuffer() || count == null) {
+        uncheckedSteps.add(c.step().value()); // NotABuffer, MissingShape or a bad shape says why
+        return;
+      }
+      transfers.add(new Transfer(f, c, peer, effective(count)));
     }
 
     private void checkRoot(ParsedField f, ParsedCollective c) {
@@ -345,22 +419,21 @@ public final class PlanValidator {
     }
 
     private void checkInPlaceDivisible(ParsedField f, ParsedCollective c) {
-      if (c.kind() != Collective.ALL_GATHER && c.kind() != Collective.REDUCE_SCATTER) {
+      if (!c.kind().inPlace().sliced()) {
         return;
       }
       Monomial count = counts.get(f.name());
-      if (fixedRanks == 0 || count == null || !f.isBuffer()) {
-        return; // without fixed ranks (or with dims in the count) the plan checks it when built
+      if (count == null || !f.isBuffer()) {
+        return;
       }
+      // without fixed ranks (or with dims in the count) the plan checks it when built
       Monomial eff = effective(count);
-      BigInteger n = BigInteger.valueOf(fixedRanks);
-      if (eff.isConstant() && eff.constant().mod(n).signum() != 0) {
-        BigInteger perRank = eff.constant().add(n).subtract(BigInteger.ONE).divide(n);
-        report.add(Message.NOT_DIVISIBLE, f.element(), c.mirror(), null, c.describe(), f.name(),
-            c.kind() == Collective.ALL_GATHER ? "holds the whole gathered result" : "holds the whole input",
-            f.name(), fixedRanks, f.name(), format(eff), f.shape().asWritten(), f.name(),
-            ShapeText.braces(List.of(Monomial.RANKS, perRank.toString())), perRank);
-      }
+      provablyNotDivisible(eff).ifPresent(perRank -> report.add(Message.NOT_DIVISIBLE, f.element(), c.mirror(), null,
+          c.describe(), f.name(),
+          c.kind().inPlace() == InPlace.SEND_IS_RANK_SLICE_OF_RECV ? "holds the whole gathered result"
+              : "holds the whole input",
+          f.name(), fixedRanks, f.name(), format(eff), f.shape().asWritten(), f.name(),
+          ShapeText.braces(List.of(Monomial.RANKS, perRank.toString())), perRank));
     }
 
     // ---- rules 11 and 12: steps --------------------------------------------------------------------
@@ -448,15 +521,103 @@ public final class PlanValidator {
       return null;
     }
 
-    /** What one collective reads and writes; in place it reads and writes its one buffer. */
+    /**
+     * What one collective reads and writes, as the model says ({@link Collective#readsSend}, {@link
+     * Collective#writesRecv}): in place it reads and writes its one buffer; Send only reads its field,
+     * Recv only writes it; a write on the root only (Reduce, Gather) is a write (rule 19).
+     */
     private record Access(ParsedCollective c, String recv) {
       Set<String> reads() {
-        return Set.of(c.field());
+        return c.kind().readsSend() ? Set.of(c.field()) : Set.of();
       }
 
       Set<String> writes() {
-        return recv == null ? Set.of() : Set.of(recv);
+        return recv == null || !c.kind().writesRecv() ? Set.of() : Set.of(recv);
       }
+    }
+
+    // ---- rule 18: point-to-point pairs ------------------------------------------------------------
+
+    /**
+     * A Send or Recv whose peer parsed, on a buffer field with a valid shape.
+     *
+     * @param count its count, with {@code ranks} replaced where the plan fixes it
+     */
+    private record Transfer(ParsedField f, ParsedCollective c, Peer peer, Monomial count) {
+      int step() {
+        return c.step().value();
+      }
+
+      boolean sameData(Transfer other) {
+        return f.bufferType() == other.f.bufferType() && count.equals(other.count);
+      }
+    }
+
+    /**
+     * Rule 18 ({@link PeerPairing}, the runtime's rule too): in each step every Send is matched one to one
+     * by a Recv of the same data type and count from its inverse peer. Counts are compared as
+     * CountMismatch compares them, as monomials. A step where some transfer could not be checked (its
+     * error is reported) is left alone: what it lacks could be that one.
+     */
+    private void checkPairs() {
+      List<Transfer> sends = transfers.stream().filter(t -> t.c().kind() == Collective.SEND).toList();
+      List<Transfer> recvs = transfers.stream().filter(t -> t.c().kind() == Collective.RECV).toList();
+      PeerPairing<Transfer> pairing = PeerPairing.of(sends, recvs, Transfer::step, Transfer::peer, Transfer::sameData);
+      for (Transfer alone : pairing.unmatched()) {
+        if (uncheckedSteps.contains(alone.step())) {
+          continue;
+        }
+        ParsedCollective c = alone.c();
+        Collective needed = c.kind().counterpart();
+        String type = alone.f().bufferType().simpleName();
+        String count = format(alone.count());
+        String wanted = "@" + needed.annotation() + "(" + needed.peerAttribute() + " = \"" + alone.peer().inverse()
+            + "\"" + (alone.step() != 0 ? ", step = " + alone.step() : "") + ")";
+        report.add(Message.UNMATCHED_PEER, alone.f().element(), c.mirror(), c.peer().source(), c.describe(), type,
+            count, c.kind().peerAttribute(), c.peer().value(), wanted, type, count, alone.step(),
+            nearMiss(alone, pairing), c.kind() == Collective.SEND ? "send" : "receive",
+            c.kind() == Collective.SEND ? "receive" : "send", wanted, type, alone.f().shape().asWritten(),
+            c.kind().annotation());
+      }
+    }
+
+    /**
+     * Why the nearest candidate does not pair with {@code alone}, as " (...)", or "" if there is none: one
+     * of its step with the right peer but other data, one already paired, one of another step, or one of
+     * its data from another peer.
+     */
+    private String nearMiss(Transfer alone, PeerPairing<Transfer> pairing) {
+      Collective other = alone.c().kind().counterpart();
+      Peer wanted = alone.peer().inverse();
+      Map<Transfer, Transfer> partner = new java.util.IdentityHashMap<>();
+      for (PeerPairing.Pair<Transfer> p : pairing.pairs()) {
+        partner.put(p.send(), p.recv());
+        partner.put(p.recv(), p.send());
+      }
+      List<Transfer> candidates = transfers.stream().filter(t -> t.c().kind() == other).toList();
+      for (Transfer t : candidates) {
+        if (t.step() == alone.step() && t.peer().equals(wanted) && !t.sameData(alone)) {
+          return " (" + t.c().describe() + " has " + t.c().kind().peerAttribute() + " = \"" + t.c().peer().value()
+              + "\" but is " + t.f().bufferType().simpleName() + " with count " + format(t.count()) + ")";
+        }
+      }
+      for (Transfer t : candidates) {
+        if (t.step() == alone.step() && t.peer().equals(wanted) && partner.containsKey(t)) {
+          return " (" + t.c().describe() + " would, but pairs with " + partner.get(t).c().describe() + " already)";
+        }
+      }
+      for (Transfer t : candidates) {
+        if (t.step() != alone.step() && t.peer().equals(wanted) && t.sameData(alone)) {
+          return " (" + t.c().describe() + " would, but is in step " + t.step() + ")";
+        }
+      }
+      for (Transfer t : candidates) {
+        if (t.step() == alone.step() && t.sameData(alone) && !partner.containsKey(t)) {
+          return " (" + t.c().describe() + " has " + t.c().kind().peerAttribute() + " = \"" + t.c().peer().value()
+              + "\", which pairs with " + alone.c().kind().peerAttribute() + " = \"" + t.peer().inverse() + "\")";
+        }
+      }
+      return "";
     }
 
     // ---- helpers -----------------------------------------------------------------------------------

@@ -1,14 +1,16 @@
 package dev.commplan.runtime.plan;
 
+import dev.commplan.model.PeerPairing;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 
 /**
- * How a plan's sends and receives pair up (rule 18): within each step, each send, in declaration order,
- * takes the first receive of that step not yet taken, in declaration order, with the same data type and
- * count whose peer is the send's {@linkplain dev.commplan.model.Peer#inverse() inverse}. What is left over
- * is unmatched ({@link PlanRules#checkPointToPoint} reports it).
+ * How a plan's sends and receives pair up (rule 18, {@link PeerPairing}, which the processor uses too):
+ * within each step, each send, in declaration order, takes the first receive of that step not yet taken,
+ * in declaration order, with the same data type and count whose peer is the send's {@linkplain
+ * dev.commplan.model.Peer#inverse() inverse}. What is left over is unmatched ({@link
+ * PlanRules#checkPointToPoint} reports it).
  *
  * <p>The pairing also fixes the order the transfers are issued in ({@link #issueOrder}): NCCL and MPI
  * match the transfers between two ranks in the order they were issued, so every rank issues its sends in
@@ -27,7 +29,7 @@ final class PointToPointPairs {
     this.unmatched = unmatched;
   }
 
-  /** Pairs the sends and receives among {@code calls} (any order; steps are kept apart). */
+  /** Pairs the sends and receives among {@code calls} (any order; steps are kept apart): {@link PeerPairing}. */
   static PointToPointPairs of(Declarations declarations, List<Declarations.Call> calls) {
     List<Declarations.Call> sends = new ArrayList<>();
     List<Declarations.Call> recvs = new ArrayList<>();
@@ -41,32 +43,18 @@ final class PointToPointPairs {
     Comparator<Declarations.Call> declared = Comparator.comparingInt(Declarations.Call::order);
     sends.sort(declared);
     recvs.sort(declared);
+    // The rule itself is the model's, the processor's too; here data is a declared type and count.
+    PeerPairing<Declarations.Call> pairing = PeerPairing.of(sends, recvs, Declarations.Call::step,
+        Declarations.Call::peer, (send, recv) -> {
+          Declarations.Field field = declarations.field(send.send());
+          Declarations.Field into = declarations.field(recv.recv());
+          return into.type() == field.type() && into.count() == field.count();
+        });
     List<Pair> pairs = new ArrayList<>();
-    List<Declarations.Call> unmatched = new ArrayList<>();
-    boolean[] taken = new boolean[recvs.size()];
-    for (Declarations.Call send : sends) {
-      Declarations.Field field = declarations.field(send.send());
-      int found = -1;
-      for (int i = 0; i < recvs.size() && found < 0; i++) {
-        Declarations.Call recv = recvs.get(i);
-        Declarations.Field into = declarations.field(recv.recv());
-        if (!taken[i] && recv.step() == send.step() && recv.peer().equals(send.peer().inverse())
-            && into.type() == field.type() && into.count() == field.count()) {
-          found = i;
-        }
-      }
-      if (found < 0) {
-        unmatched.add(send);
-      } else {
-        taken[found] = true;
-        pairs.add(new Pair(send, recvs.get(found)));
-      }
+    for (PeerPairing.Pair<Declarations.Call> p : pairing.pairs()) {
+      pairs.add(new Pair(p.send(), p.recv()));
     }
-    for (int i = 0; i < recvs.size(); i++) {
-      if (!taken[i]) {
-        unmatched.add(recvs.get(i));
-      }
-    }
+    List<Declarations.Call> unmatched = new ArrayList<>(pairing.unmatched());
     unmatched.sort(declared);
     return new PointToPointPairs(pairs, unmatched);
   }
