@@ -390,7 +390,7 @@ class ProcessorFuzzTest {
   /** Random plan classes. */
   private static final class Generator {
     private static final String[] BUFFERS = {"F16Buffer", "BF16Buffer", "F32Buffer", "F64Buffer", "I8Buffer",
-        "U8Buffer", "I32Buffer", "U32Buffer", "I64Buffer", "U64Buffer"};
+        "U8Buffer", "I32Buffer", "U32Buffer", "I64Buffer", "U64Buffer", "F8E4M3Buffer", "F8E5M2Buffer"};
     private static final String[] NON_BUFFERS = {"int", "long", "float[]", "String", "Object", "Buffer",
         "F32Buffer[]", "java.util.List<F32Buffer>", "Stream", "Undefined", "dev.commplan.runtime.Nope", "T",
         "java.lang.Runnable", "ReduceOp", "Shape"};
@@ -403,7 +403,11 @@ class ProcessorFuzzTest {
     private static final String[] ODD_FIELDS = {"builder", "build", "execute", "close", "describe", "wait",
         "notify", "hashCode", "getClass", "toString", "equals", "clone", "finalize", "_x", "$", "ranks", "Ω", "comm",
         "stream", "allocate", "bind", "n", "Builder", "plan", "size", "count", "var", "record", "x$y"};
-    private static final String[] COLLECTIVES = {"AllReduce", "Broadcast", "AllGather", "ReduceScatter"};
+    private static final String[] COLLECTIVES = {"AllReduce", "Broadcast", "AllGather", "ReduceScatter", "Reduce",
+        "Gather", "Scatter", "AllToAll", "Send", "Recv"};
+    private static final String[] PEERS = {"rank + 1", "rank - 1", "(rank + 1) % ranks", "(rank - 1) % ranks",
+        "rank+0", "rank - 0", "rank + 2", "(rank-2)%ranks", "rank", "rank * 2", "", " ", "rank + -1", "(rank + 1) % n",
+        "rank + 1 % ranks", "rank + 99999999999", "rank + 01", "\u0000", "π", "rank\t+\t1", "(rank + 1)"};
     private static final String[] OPS = {"SUM", "PROD", "MAX", "MIN", "AVG"};
     private static final String[] GARBAGE_SHAPES = {"", " ", "*", "n*", "*n", "**", "n**m", "0", "-1", "00", "01",
         "1e3", "0x10", "+1", "n+m", "(n)", "n*-1", "１２", "١٢", "3.5", "1_000", "2147483648", "9223372036854775807",
@@ -725,7 +729,15 @@ class ProcessorFuzzTest {
 
     private String collective(boolean constants, String c) {
       List<String> attrs = new ArrayList<>();
-      if (chance(60)) {
+      boolean pointToPoint = c.equals("Send") || c.equals("Recv");
+      if (pointToPoint) {
+        // to/from are required: leaving one out is the compiler's error, which may stop it.
+        if (chance(97)) {
+          attrs.add((c.equals("Send") ? "to" : "from") + " = " + lit(pick(PEERS)));
+        } else {
+          badValues = true;
+        }
+      } else if (c.equals("AllToAll") ? chance(97) : chance(60)) { // into is required for AllToAll
         String into;
         int roll = r.nextInt(100);
         if (roll < 75 && !fieldNames.isEmpty()) {
@@ -737,10 +749,13 @@ class ProcessorFuzzTest {
         }
         attrs.add("into = " + (constants && chance(10) ? "N" : lit(into)));
       }
-      if ((c.equals("AllReduce") || c.equals("ReduceScatter")) && chance(50)) {
+      if ((c.equals("AllToAll") && !attrs.stream().anyMatch(a -> a.startsWith("into")))) {
+        badValues = true;
+      }
+      if ((c.equals("AllReduce") || c.equals("ReduceScatter") || c.equals("Reduce")) && chance(50)) {
         attrs.add("op = " + (chance(50) ? "ReduceOp." : "dev.commplan.annotations.ReduceOp.") + pick(OPS));
       }
-      if (c.equals("Broadcast") && chance(60)) {
+      if ((c.equals("Broadcast") || c.equals("Reduce") || c.equals("Gather") || c.equals("Scatter")) && chance(60)) {
         attrs.add("root = " + intValue(new int[] {0, 1, 2, 3, 4, 7}));
       }
       if (chance(40)) {
@@ -855,6 +870,22 @@ class ProcessorFuzzTest {
       "}",
     },
     {
+      "@CommPlan(dims = \"n\")",
+      "class CLS {",
+      "  @Reduce(op = ReduceOp.MAX, root = 1, into = \"sum\") @Shape(\"n\") F32Buffer part;",
+      "  @Shape(\"n\") F32Buffer sum;",
+      "  @Gather(into = \"all\", step = 1) @Shape(\"n\") F8E4M3Buffer one;",
+      "  @Shape({\"ranks\", \"n\"}) F8E4M3Buffer all;",
+      "  @Scatter(root = 0, step = 2) @Shape(\"ranks*n\") I32Buffer whole;",
+      "  @AllToAll(into = \"routed\", step = 3) @Shape({\"ranks\", \"n\"}) BF16Buffer tokens;",
+      "  @Shape(\"ranks * n\") BF16Buffer routed;",
+      "  @Send(to = \"(rank + 1) % ranks\", step = 4) @Shape(\"n\") F32Buffer out;",
+      "  @Recv(from = \"(rank - 1) % ranks\", step = 4) @Shape(\"n\") F32Buffer in;",
+      "  @Send(to = \"rank + 1\", step = 5) @Shape(\"n\") F64Buffer next;",
+      "  @Recv(from = \"rank - 1\", step = 5) @Shape(\"n\") F64Buffer prev;",
+      "}",
+    },
+    {
       "class CLS {",
       "  @CommPlan(dims = \"k\")",
       "  static class Inner {",
@@ -869,13 +900,14 @@ class ProcessorFuzzTest {
   private static final Pattern TOKEN =
       Pattern.compile("\"(?:[^\"\\\\]|\\\\.)*\"|[A-Za-z_$][A-Za-z0-9_$]*|\\d+|\\S");
   private static final String[] IDENT_POOL = {"CommPlan", "AllReduce", "Broadcast", "AllGather", "ReduceScatter",
+      "Reduce", "Gather", "Scatter", "AllToAll", "Send", "Recv", "to", "from", "F8E4M3Buffer",
       "Shape", "F32Buffer", "F64Buffer", "I8Buffer", "Buffer", "into", "op", "root", "step", "dims", "ranks", "name",
       "value", "SUM", "AVG", "ReduceOp", "private", "static", "final", "class", "record", "enum", "interface", "int",
       "String", "null", "weights", "bias", "loss", "losses", "all", "part", "n", "Inner", "CLS", "extends", "new",
       "this", "abstract", "transient", "default"};
   private static final String[] STRING_POOL = {"\"\"", "\"n\"", "\"ranks\"", "\"0\"", "\"-1\"", "\"n*\"",
       "\"99999999999999999999\"", "\"weights\"", "\"bias\"", "\"loss\"", "\"losses\"", "\"π\"", "\"ranks*n\"",
-      "\"nope\"", "\" \"", "\"4*in\""};
+      "\"nope\"", "\" \"", "\"4*in\"", "\"rank + 1\"", "\"rank - 1\"", "\"(rank + 1) % ranks\"", "\"rank\""};
   private static final String[] NUMBER_POOL = {"0", "1", "2", "3", "4", "7", "2147483647", "2147483648", "00", "9"};
   private static final String[] PUNCT_POOL = {"@", "(", ")", "{", "}", ",", ";", "=", "*", ".", "[", "]", "<",
       ">", "-", "+", "\"", "'"};
