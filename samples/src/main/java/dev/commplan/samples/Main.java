@@ -11,22 +11,24 @@ import java.util.Locale;
 /**
  * The samples' command line: {@code java -jar commplan-samples.jar <sample> [--ranks N] [--backend
  * local|nccl|mpi]}. With {@code --backend mpi} the process is one rank of {@code MPI_COMM_WORLD}, started
- * by {@code mpirun -np N} (the seed sample only); rank 0 prints what every rank saw.
+ * by {@code mpirun -np N} (seed, pipeline and moe); rank 0 prints what every rank saw.
  */
 public final class Main {
   private static final String USAGE =
       """
       usage: java -jar commplan-samples.jar <sample> [--ranks N] [--backend local|nccl|mpi] [--out FILE]
         samples:
-          seed   the four collectives (all-reduce, all-gather, reduce-scatter, broadcast) on N ranks
-          ddp    data-parallel training of a small MLP: N ranks match 1 rank; draws the loss curve (SVG)
-          zero   the same training with ZeRO-1: 1/N of the optimizer state per rank, the same loss
-          syncbn batch-norm statistics of uneven per-rank batches, gathered: the whole batch's mean and variance
+          seed      the four collectives (all-reduce, all-gather, reduce-scatter, broadcast) on N ranks
+          ddp       data-parallel training of a small MLP: N ranks match 1 rank; draws the loss curve (SVG)
+          zero      the same training with ZeRO-1: 1/N of the optimizer state per rank, the same loss
+          syncbn    batch-norm statistics of uneven per-rank batches, gathered: the whole batch's mean and variance
+          pipeline  pipeline-parallel training, one layer per rank (send/recv), checked against one host
+          moe       mixture-of-experts token dispatch and combine (all-to-all), checked against one host
         options:
           --ranks N            number of ranks (default 4; with mpi, mpirun's -np decides)
           --backend local|nccl|mpi
                                local: ranks as threads of this JVM (default); nccl: one GPU per rank;
-                               mpi: this process is one rank, started by mpirun -np N (seed only)
+                               mpi: this process is one rank, started by mpirun -np N (seed, pipeline, moe)
           --out FILE           where ddp writes its loss curve (default ddp-loss.svg)
       """;
 
@@ -44,9 +46,9 @@ public final class Main {
   }
 
   /**
-   * Runs the command line; returns the process exit status: 0 ok, 1 a failure while running (or a seed
-   * result that differs from the expected one), 2 a mistake on the command line. Every mistake is one
-   * line on {@code err}, found before any work starts.
+   * Runs the command line; returns the process exit status: 0 ok, 1 a failure while running (or a seed,
+   * pipeline or moe result that differs from the expected one), 2 a mistake on the command line. Every
+   * mistake is one line on {@code err}, found before any work starts.
    */
   static int run(String[] args, PrintStream out, PrintStream err) {
     Options options;
@@ -83,6 +85,18 @@ public final class Main {
         }
         case "zero" -> ZeroSample.run(options.backend(), options.ranks(), out);
         case "syncbn" -> SyncBnSample.run(options.backend(), options.ranks(), out);
+        case "pipeline" -> {
+          boolean ok = options.backend().equals("mpi")
+              ? PipelineSample.runMpi(options.ranksGiven() ? options.ranks() : 0, out)
+              : PipelineSample.run(options.backend(), options.ranks(), out);
+          return ok ? 0 : 1;
+        }
+        case "moe" -> {
+          boolean ok = options.backend().equals("mpi")
+              ? MoeSample.runMpi(options.ranksGiven() ? options.ranks() : 0, out)
+              : MoeSample.run(options.backend(), options.ranks(), out);
+          return ok ? 0 : 1;
+        }
         default -> throw new IllegalStateException(options.sample());
       }
       return 0;
@@ -102,7 +116,9 @@ public final class Main {
   }
 
   record Options(String sample, int ranks, boolean ranksGiven, String backend, Path out) {
-    private static final List<String> SAMPLES = List.of("seed", "ddp", "zero", "syncbn");
+    private static final List<String> SAMPLES = List.of("seed", "ddp", "zero", "syncbn", "pipeline", "moe");
+    /** The samples that run as one rank per process under mpirun; the others drive a Cluster. */
+    private static final List<String> MPI_SAMPLES = List.of("seed", "pipeline", "moe");
 
     static Options parse(String[] args) {
       String sample = null;
@@ -171,8 +187,9 @@ public final class Main {
       if (backend == null) {
         backend = "local";
       }
-      if (backend.equals("mpi") && !sample.equals("seed")) {
-        throw new IllegalArgumentException("--backend mpi runs the seed sample only, not '" + sample + "'");
+      if (backend.equals("mpi") && !MPI_SAMPLES.contains(sample)) {
+        throw new IllegalArgumentException("--backend mpi runs " + String.join(", ", MPI_SAMPLES) + " only, not '"
+            + sample + "' (it drives all its ranks from one process)");
       }
       if (backend.equals("local") && ranks > MAX_LOCAL_RANKS) {
         throw new IllegalArgumentException("--ranks " + ranks + " is more than the local backend runs: at most "

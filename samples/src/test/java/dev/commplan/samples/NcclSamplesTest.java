@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The three samples on the NCCL backend, on as many GPUs as there are (up to 4); skipped without a GPU. */
+/** The samples but seed on the NCCL backend, on as many GPUs as there are (up to 4); skipped without a GPU. */
 @Tag("gpu")
 @ExtendWith(NeedsGpu.class)
 class NcclSamplesTest {
@@ -53,5 +53,22 @@ class NcclSamplesTest {
     Matcher m = Pattern.compile("max \\|diff\\|: mean (\\S+), var (\\S+)\n").matcher(run.out());
     assertTrue(m.find(), run.out());
     assertTrue(Double.parseDouble(m.group(1)) < 1e-5 && Double.parseDouble(m.group(2)) < 1e-4, run.out());
+  }
+
+  /** Send and receive between neighbouring GPUs; on one GPU the one stage sends and receives nothing. */
+  @Test
+  void pipeline() {
+    SampleRun run = SampleRun.main("pipeline", "--backend", "nccl", "--ranks", Integer.toString(ranks));
+    assertEquals(0, run.status(), run.out() + run.err());
+    assertTrue(run.out().contains(", nccl backend; "), run.out());
+    assertTrue(run.out().contains("\ncheck: PASS, "), run.out());
+  }
+
+  @Test
+  void moe() {
+    SampleRun run = SampleRun.main("moe", "--backend", "nccl", "--ranks", Integer.toString(ranks));
+    assertEquals(0, run.status(), run.out() + run.err());
+    assertTrue(run.out().contains(", nccl backend; "), run.out());
+    assertTrue(run.out().contains("\ncheck: PASS, "), run.out());
   }
 }
