@@ -20,9 +20,12 @@ import java.lang.annotation.Target;
 @Retention(RetentionPolicy.CLASS)
 @Target(ElementType.FIELD)
 public @interface AllGather {
-  /** Name of the receive-buffer field of the same class; empty means in place. */
+  /** {@return the name of the receive-buffer field of the same class; empty means in place} */
   String into() default "";
 
-  /** Collectives of the same step are issued in one NCCL group; steps run in ascending order. */
+  /**
+   * {@return the step: collectives of the same step are issued in one NCCL group, and steps run in
+   * ascending order}
+   */
   int step() default 0;
 }

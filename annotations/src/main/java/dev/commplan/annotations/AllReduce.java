@@ -18,12 +18,15 @@ import java.lang.annotation.Target;
 @Retention(RetentionPolicy.CLASS)
 @Target(ElementType.FIELD)
 public @interface AllReduce {
-  /** The reduction; NCCL's meaning. */
+  /** {@return the reduction, with NCCL's meaning} */
   ReduceOp op() default ReduceOp.SUM;
 
-  /** Name of the receive-buffer field of the same class; empty means in place. */
+  /** {@return the name of the receive-buffer field of the same class; empty means in place} */
   String into() default "";
 
-  /** Collectives of the same step are issued in one NCCL group; steps run in ascending order. */
+  /**
+   * {@return the step: collectives of the same step are issued in one NCCL group, and steps run in
+   * ascending order}
+   */
   int step() default 0;
 }

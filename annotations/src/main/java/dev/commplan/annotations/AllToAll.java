@@ -19,9 +19,15 @@ import java.lang.annotation.Target;
 @Retention(RetentionPolicy.CLASS)
 @Target(ElementType.FIELD)
 public @interface AllToAll {
-  /** Name of the receive-buffer field of the same class; required, since AllToAll has no in-place form. */
+  /**
+   * {@return the name of the receive-buffer field of the same class; required, since AllToAll has no
+   * in-place form}
+   */
   String into();
 
-  /** Collectives of the same step are issued in one NCCL group; steps run in ascending order. */
+  /**
+   * {@return the step: collectives of the same step are issued in one NCCL group, and steps run in
+   * ascending order}
+   */
   int step() default 0;
 }

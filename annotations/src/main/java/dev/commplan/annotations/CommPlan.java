@@ -17,18 +17,25 @@ import java.lang.annotation.Target;
 @Retention(RetentionPolicy.CLASS)
 @Target(ElementType.TYPE)
 public @interface CommPlan {
-  /** Simple name of the generated class; empty means the class's simple name followed by {@code Plan}. */
+  /**
+   * {@return the simple name of the generated class; empty means the class's simple name followed by
+   * {@code Plan}}
+   */
   String name() default "";
 
   /**
    * Symbolic dimension names usable in {@link Shape} expressions, each bound with a typed setter on the
    * generated builder. Must be Java identifiers, distinct, and not the reserved name {@code ranks}.
+   *
+   * @return the dims' names, in the order the builder's setters are generated
    */
   String[] dims() default {};
 
   /**
    * The world size this plan is written for: 0 means any; N &gt; 0 fixes it, lets the processor check
    * sizes and roots against N, and is checked against the communicator when the plan is built.
+   *
+   * @return the fixed world size, or 0 for any
    */
   int ranks() default 0;
 }

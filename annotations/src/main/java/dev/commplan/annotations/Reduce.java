@@ -19,15 +19,18 @@ import java.lang.annotation.Target;
 @Retention(RetentionPolicy.CLASS)
 @Target(ElementType.FIELD)
 public @interface Reduce {
-  /** The reduction; NCCL's meaning. */
+  /** {@return the reduction, with NCCL's meaning} */
   ReduceOp op() default ReduceOp.SUM;
 
-  /** The root rank: 0 or more, and less than {@link CommPlan#ranks()} where that is fixed. */
+  /** {@return the root rank: 0 or more, and less than {@link CommPlan#ranks()} where that is fixed} */
   int root() default 0;
 
-  /** Name of the receive-buffer field of the same class; empty means in place. */
+  /** {@return the name of the receive-buffer field of the same class; empty means in place} */
   String into() default "";
 
-  /** Collectives of the same step are issued in one NCCL group; steps run in ascending order. */
+  /**
+   * {@return the step: collectives of the same step are issued in one NCCL group, and steps run in
+   * ascending order}
+   */
   int step() default 0;
 }

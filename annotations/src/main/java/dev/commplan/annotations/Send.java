@@ -24,9 +24,15 @@ import java.lang.annotation.Target;
 @Retention(RetentionPolicy.CLASS)
 @Target(ElementType.FIELD)
 public @interface Send {
-  /** The receiving rank, as a peer expression such as {@code "rank + 1"} or {@code "(rank + 1) % ranks"}. */
+  /**
+   * {@return the receiving rank, as a peer expression such as {@code "rank + 1"} or {@code "(rank + 1) %
+   * ranks"}}
+   */
   String to();
 
-  /** Collectives of the same step are issued in one NCCL group; steps run in ascending order. */
+  /**
+   * {@return the step: collectives of the same step are issued in one NCCL group, and steps run in
+   * ascending order}
+   */
   int step() default 0;
 }

@@ -18,6 +18,6 @@ import java.lang.annotation.Target;
 @Retention(RetentionPolicy.CLASS)
 @Target(ElementType.FIELD)
 public @interface Shape {
-  /** One entry per dimension. */
+  /** {@return one entry per dimension, as written} */
   String[] value();
 }

@@ -22,19 +22,37 @@ import java.util.function.ToIntFunction;
  * @param unmatched sends and receives without a partner, sends first, each in the order given
  */
 public record PeerPairing<T>(List<Pair<T>> pairs, List<T> unmatched) {
+  /**
+   * A pairing; both lists are copied.
+   *
+   * @param pairs the pairs, in the order of their sends
+   * @param unmatched sends and receives without a partner
+   */
   public PeerPairing {
     pairs = List.copyOf(pairs);
     unmatched = List.copyOf(unmatched);
   }
 
-  /** A send and the receive it pairs with. */
+  /**
+   * A send and the receive it pairs with.
+   *
+   * @param <T> what the caller pairs
+   * @param send the send
+   * @param recv the receive whose peer is the send's inverse, in the same step, with the same data
+   */
   public record Pair<T>(T send, T recv) {}
 
   /**
    * Pairs {@code sends} with {@code recvs} (each in declaration order; steps are kept apart by {@code
    * step}).
    *
+   * @param <T> what the caller pairs
+   * @param sends the sends, in declaration order
+   * @param recvs the receives, in declaration order
+   * @param step the step of a send or receive
+   * @param peer the peer of a send or receive, as written
    * @param sameData whether a send and a receive carry the same data type and count
+   * @return the pairs and what is left unmatched
    */
   public static <T> PeerPairing<T> of(List<T> sends, List<T> recvs, ToIntFunction<? super T> step,
       Function<? super T, Peer> peer, BiPredicate<? super T, ? super T> sameData) {

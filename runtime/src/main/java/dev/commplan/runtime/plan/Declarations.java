@@ -61,6 +61,15 @@ final class Declarations {
     return fields;
   }
 
+  /** Per handle, whether the user bound that field's buffer (else the plan allocates it). */
+  boolean[] boundFlags() {
+    boolean[] bound = new boolean[fields.size()];
+    for (Field f : fields) {
+      bound[f.handle()] = f.bound() != null;
+    }
+    return bound;
+  }
+
   Field field(int handle) {
     return fields.get(handle);
   }

@@ -1,5 +1,6 @@
 package dev.commplan.runtime.plan;
 
+import dev.commplan.model.Collective;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.PlanOrderException;
@@ -9,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.TreeSet;
 
 /**
  * The execute-order check of one step of one plan, for every backend ({@link PlanBuilder#orderCheck}):
@@ -48,6 +50,41 @@ final class OrderCheck implements StreamProgress.AfterSynchronize {
     byte[] tag = tag(what);
     ((U8Buffer) send).copyFrom(tag);
     return new OrderCheck(what, tag, (U8Buffer) gathered, rank, ranks);
+  }
+
+  /**
+   * Declares the check's calls to {@code b} ({@link PlanBuilder#orderCheck(boolean)}): per step of
+   * {@code calls}, in ascending order, a tag field, the field that gathers every rank's tag, and an
+   * all-gather between them in that step.
+   *
+   * @return per step, the handles of the tag and of the gathered tags
+   */
+  static int[][] declare(PlanBuilder b, List<Declarations.Call> calls, int ranks) {
+    TreeSet<Integer> steps = new TreeSet<>();
+    for (Declarations.Call call : calls) {
+      steps.add(call.step());
+    }
+    int[][] handles = new int[steps.size()][];
+    int i = 0;
+    for (int step : steps) {
+      int tag = b.buffer(sendField(step), type(), TAG_BYTES, "{\"" + TAG_BYTES + "\"}", null);
+      int gathered = b.buffer(gatheredField(step), type(), (long) TAG_BYTES * ranks,
+          "{\"ranks\", \"" + TAG_BYTES + "\"}", null);
+      b.collective(step, Collective.ALL_GATHER, tag, gathered, null, -1);
+      handles[i++] = new int[] {tag, gathered};
+    }
+    return handles;
+  }
+
+  /** The checks of a built plan, one per step, from the handles {@link #declare} returned. */
+  static OrderCheck[] attach(String planName, Schedule schedule, Buffer[] views, int[][] handles, int rank,
+      int ranks) {
+    OrderCheck[] checks = new OrderCheck[handles.length];
+    for (int s = 0; s < handles.length; s++) {
+      checks[s] = of(planName, schedule.steps().get(s).number(), views[handles[s][0]], views[handles[s][1]], rank,
+          ranks);
+    }
+    return checks;
   }
 
   /** The field names of the tag and of the gathered tags of {@code step}: they show in describe() and fingerprints. */

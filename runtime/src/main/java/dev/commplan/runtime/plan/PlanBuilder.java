@@ -3,7 +3,6 @@ package dev.commplan.runtime.plan;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
 import dev.commplan.model.Peer;
-import dev.commplan.model.RuleId;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.BufferBindingException;
 import dev.commplan.runtime.Communicator;
@@ -222,30 +221,6 @@ public final class PlanBuilder {
   }
 
   /**
-   * The execute-order check's calls ({@link #orderCheck(boolean)}): per step, in ascending order, a tag
-   * field and the field that gathers every rank's tag, and an all-gather between them in that step.
-   *
-   * @return per step, the handles of the tag and of the gathered tags
-   */
-  private int[][] declareOrderChecks(int ranks) {
-    java.util.TreeSet<Integer> steps = new java.util.TreeSet<>();
-    for (Declarations.Call call : declarations.calls()) {
-      steps.add(call.step());
-    }
-    int[][] handles = new int[steps.size()][];
-    int i = 0;
-    for (int step : steps) {
-      int tag = buffer(OrderCheck.sendField(step), OrderCheck.type(), OrderCheck.TAG_BYTES,
-          "{\"" + OrderCheck.TAG_BYTES + "\"}", null);
-      int gathered = buffer(OrderCheck.gatheredField(step), OrderCheck.type(), (long) OrderCheck.TAG_BYTES * ranks,
-          "{\"ranks\", \"" + OrderCheck.TAG_BYTES + "\"}", null);
-      collective(step, Collective.ALL_GATHER, tag, gathered, null, -1);
-      handles[i++] = new int[] {tag, gathered};
-    }
-    return handles;
-  }
-
-  /**
    * Declares an AllReduce in {@code step}; {@code send == recv} means in place.
    *
    * @param step the step the call belongs to; calls of one step are issued in one NCCL group
@@ -391,14 +366,7 @@ public final class PlanBuilder {
 
   private Peer parsePeer(Collective collective, int buffer, int step, String text) {
     checkHandle(buffer);
-    try {
-      return Peer.parse(text);
-    } catch (IllegalArgumentException e) {
-      throw new PlanBuildException(RuleId.BAD_PEER.tag() + " plan " + planName + ": @" + collective.annotation() + "("
-          + collective.peerAttribute() + " = \"" + text + "\"" + (step != 0 ? ", step = " + step : "") + ") on field '"
-          + declarations.name(buffer) + "': " + e.getMessage() + ". Fix: write the peer as one of those, e.g. \"rank + 1\""
-          + " or \"(rank - 1) % ranks\"");
-    }
+    return PlanRules.parsePeer(planName, collective, declarations.name(buffer), step, text);
   }
 
   private void checkHandle(int handle) {
@@ -466,7 +434,7 @@ public final class PlanBuilder {
   public Plan build() {
     checkNotBuilt();
     int ranks = comm.size();
-    int[][] orderTags = orderCheck ? declareOrderChecks(ranks) : null; // before the order: they are calls too
+    int[][] orderTags = orderCheck ? OrderCheck.declare(this, declarations.calls(), ranks) : null; // calls too
     built = true;
     List<Declarations.Call> ordered = declarations.ordered();
 
@@ -505,24 +473,15 @@ public final class PlanBuilder {
         throw failure;
       }
       CompiledSchedule compiled = CompiledSchedule.compile(comm, schedule);
-      List<Declarations.Field> fields = declarations.fields();
-      List<String> names = fields.stream().map(Declarations.Field::field).toList();
-      boolean[] bound = new boolean[fields.size()];
-      for (Declarations.Field f : fields) {
-        bound[f.handle()] = f.bound() != null;
-      }
+      List<String> names = declarations.fields().stream().map(Declarations.Field::field).toList();
+      boolean[] bound = declarations.boundFlags();
       String description =
           Plan.describe(schedule, comm, names, bound, views, declarations.intoByField(), layout.bytes(), compiled);
       GuardTables access = GuardTables.of(ordered);
       Plan plan = new Plan(planName, comm, schedule, compiled, views, names, bound, owned, description,
           hostAccessGuard, access.written(), access.read());
       if (orderTags != null) {
-        OrderCheck[] checks = new OrderCheck[orderTags.length];
-        for (int s = 0; s < orderTags.length; s++) {
-          checks[s] = OrderCheck.of(planName, schedule.steps().get(s).number(), views[orderTags[s][0]],
-              views[orderTags[s][1]], comm.rank(), ranks);
-        }
-        plan.orderChecks(checks);
+        plan.orderChecks(OrderCheck.attach(planName, schedule, views, orderTags, comm.rank(), ranks));
       }
       return plan;
     } catch (RuntimeException | Error e) {

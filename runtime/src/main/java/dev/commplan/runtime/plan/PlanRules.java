@@ -4,6 +4,7 @@ import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
 import dev.commplan.model.CountRule;
 import dev.commplan.model.InPlace;
+import dev.commplan.model.Peer;
 import dev.commplan.model.RuleId;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
@@ -311,6 +312,21 @@ public final class PlanRules {
               == Collective.SEND ? "send needs a receive" : "receive needs a send") + " there, one to one, or the"
           + " plan could deadlock or truncate. Fix: declare " + wanted + " on a " + field.type() + " field with"
           + " @Shape(" + field.shape() + "), or remove this " + alone.collective().label());
+    }
+  }
+
+  /**
+   * Rule 17, {@link RuleId#BAD_PEER}: a {@code to}/{@code from} as written in {@code @Send}/{@code @Recv}
+   * must parse as a peer ({@link Peer#parse}).
+   */
+  static Peer parsePeer(String planName, Collective collective, String field, int step, String text) {
+    try {
+      return Peer.parse(text);
+    } catch (IllegalArgumentException e) {
+      throw new PlanBuildException(RuleId.BAD_PEER.tag() + " plan " + planName + ": @" + collective.annotation() + "("
+          + collective.peerAttribute() + " = \"" + text + "\"" + (step != 0 ? ", step = " + step : "") + ") on field '"
+          + field + "': " + e.getMessage() + ". Fix: write the peer as one of those, e.g. \"rank + 1\""
+          + " or \"(rank - 1) % ranks\"");
     }
   }
 
