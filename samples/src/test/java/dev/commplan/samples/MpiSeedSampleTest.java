@@ -1,17 +1,8 @@
 package dev.commplan.samples;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.commplan.runtime.mpi.MpiBackend;
-import java.io.File;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -25,18 +16,7 @@ class MpiSeedSampleTest {
 
   @BeforeAll
   static void needsMpirun() {
-    for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
-      Path candidate = Path.of(dir.isEmpty() ? "." : dir, "mpirun");
-      if (Files.isExecutable(candidate)) {
-        mpirun = candidate;
-        break;
-      }
-    }
-    String reason = mpirun == null ? "mpirun is not on the PATH" : MpiBackend.unavailableReason();
-    if (reason != null) {
-      System.out.println("MpiSeedSampleTest skipped: " + reason);
-    }
-    assumeTrue(reason == null, reason);
+    mpirun = MpiSampleRun.requireMpirun("MpiSeedSampleTest");
   }
 
   /** The report's lines but the first (which names the backend), without anything Open MPI printed between them. */
@@ -58,31 +38,11 @@ class MpiSeedSampleTest {
   @ParameterizedTest(name = "{0} processes")
   @ValueSource(ints = {2, 3, 4})
   void seedAcrossProcessesPrintsWhatTheLocalBackendPrints(int ranks) throws Exception {
-    String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-    List<String> command = new ArrayList<>(List.of(mpirun.toString(), "--allow-run-as-root", "--oversubscribe",
-        "-np", Integer.toString(ranks), Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx128m",
-        "-Dcommplan.mpi.timeout=60", "-cp", classPath, Main.class.getName(), "seed", "--backend", "mpi"));
-    Path log = Files.createTempFile("commplan-seed-mpi-", ".log");
-    try {
-      ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
-      builder.environment().putIfAbsent("OMPI_MCA_btl_vader_single_copy_mechanism", "none");
-      Process process = builder.start();
-      boolean finished = process.waitFor(120, TimeUnit.SECONDS);
-      if (!finished) {
-        process.descendants().forEach(ProcessHandle::destroyForcibly);
-        process.destroyForcibly();
-      }
-      String output = Files.readString(log, StandardCharsets.UTF_8);
-      assertFalse(!finished, "mpirun did not finish within 120 s:\n" + output);
-      assertEquals(0, process.exitValue(), output);
-      SampleRun local = SampleRun.main("seed", "--ranks", Integer.toString(ranks));
-      assertEquals(0, local.status(), local.err());
-      // Only rank 0 prints the sample's lines; anything else is Open MPI's (a warning on some machines).
-      assertEquals(sampleLines(local.out()), sampleLines(output), output);
-      assertEquals(1, count(output, "seed: the Seed plan on " + LossTable.ranks(ranks) + ", mpi backend: "), output);
-    } finally {
-      Files.deleteIfExists(log);
-    }
+    String output = MpiSampleRun.run(mpirun, "seed", ranks);
+    SampleRun local = SampleRun.main("seed", "--ranks", Integer.toString(ranks));
+    assertEquals(0, local.status(), local.err());
+    // Only rank 0 prints the sample's lines; anything else is Open MPI's (a warning on some machines).
+    assertEquals(sampleLines(local.out()), sampleLines(output), output);
+    assertEquals(1, count(output, "seed: the Seed plan on " + LossTable.ranks(ranks) + ", mpi backend: "), output);
   }
 }
