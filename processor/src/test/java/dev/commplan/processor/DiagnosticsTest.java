@@ -1105,6 +1105,18 @@ class DiagnosticsTest {
           "}");
       assertError(f, "@Recv",
           "[CommPlan/MissingShape] 'in', the buffer of @Recv, has no @Shape: every buffer of a plan declares its"
+              + " shape, one entry per dimension. Fix: add @Shape({\"4\"}) to 'in'.");
+    }
+
+    @Test
+    void recvWithoutShapeAndNoSendToPairWith() {
+      JavaFileObject f = source("p.Pipe",
+          "@CommPlan",
+          "class Pipe {",
+          "  @Recv(from = \"rank - 1\") F32Buffer in;",
+          "}");
+      assertError(f, "@Recv",
+          "[CommPlan/MissingShape] 'in', the buffer of @Recv, has no @Shape: every buffer of a plan declares its"
               + " shape, one entry per dimension. Fix: add @Shape({\"1024\"}) to 'in'.");
     }
 

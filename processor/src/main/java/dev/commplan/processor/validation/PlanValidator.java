@@ -213,7 +213,7 @@ public final class PlanValidator {
         ParsedCollective c = f.collectives().getFirst();
         if (c.oneBuffer()) {
           report.add(Message.MISSING_PEER_SHAPE, f.element(), c.mirror(), null, f.name(), c.kind().annotation(),
-              "@Shape({\"1024\"})", f.name());
+              "@Shape(" + suggestPeerShape(f, c) + ")", f.name());
         } else {
           report.add(Message.MISSING_SHAPE, f.element(), c.mirror(), null, f.name(), c.kind().annotation(),
               "@Shape(" + suggestSendShape(c) + ")", f.name());
@@ -661,6 +661,31 @@ public final class PlanValidator {
             .orElse("{\"1024\"}");
         case SEND_IS_RANKS_TIMES_RECV -> withRanks(target.shape());
       };
+    }
+
+    /**
+     * A @Shape for the one buffer of a Send or Recv: the shape of the transfer it would pair with (the
+     * counterpart in its step whose peer is its peer's inverse), since rule 18 needs equal counts.
+     */
+    private String suggestPeerShape(ParsedField f, ParsedCollective c) {
+      Optional<Peer> wanted = parsedPeer(c).map(Peer::inverse);
+      for (ParsedField g : plan.fields()) {
+        for (ParsedCollective d : g.collectives()) {
+          if (g != f && g.shape() != null && wanted.isPresent() && d.kind() == c.kind().counterpart()
+              && d.step().value().equals(c.step().value()) && parsedPeer(d).equals(wanted)) {
+            return g.shape().asWritten();
+          }
+        }
+      }
+      return "{\"1024\"}";
+    }
+
+    private static Optional<Peer> parsedPeer(ParsedCollective c) {
+      try {
+        return Optional.of(Peer.parse(c.peer().value()));
+      } catch (IllegalArgumentException e) {
+        return Optional.empty(); // reported by rule 17
+      }
     }
 
     /** A @Shape for the receive field of {@code c} derived from the send field where possible. */
