@@ -16,7 +16,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The MPI backend across real processes: {@code mpirun --oversubscribe -np N} of {@link MpiSuiteMain}
- * (the correctness matrix and the mixed plan on every rank) for N = 2, 3, 4, and the two faults: a rank
+ * (the correctness matrix and the mixed plan on every rank) for N = 2, 3, 4, 5, 8, and the two faults: a rank
  * killed mid-plan, a rank that never joins. Skips, saying why, without mpirun or Open MPI.
  */
 class MpiMultiProcessTest {
@@ -32,7 +32,7 @@ class MpiMultiProcessTest {
   }
 
   @ParameterizedTest(name = "{0} processes")
-  @ValueSource(ints = {2, 3, 4})
+  @ValueSource(ints = {2, 3, 4, 5, 8})
   void theCorrectnessSuitePassesOnEveryRank(int ranks) throws Exception {
     MpiLauncher.Result run = MpiLauncher.run(ranks, LIMIT, MpiLauncher.classPath(),
         List.of("-D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + "=60"), MpiSuiteMain.class.getName());
