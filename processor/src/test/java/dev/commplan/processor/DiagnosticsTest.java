@@ -886,7 +886,7 @@ class DiagnosticsTest {
           "[CommPlan/UnmatchedPeer] @Send on 'act' (F32Buffer, count n) has to = \"rank + 1\", so it needs a"
               + " @Recv(from = \"rank - 1\") of F32Buffer with count n in step 0, and there is none left to pair with"
               + " it: in each step every send is matched by exactly one receive, or the plan could deadlock or"
-              + " truncate. Fix: declare @Recv(from = \"rank - 1\") on a F32Buffer field with @Shape({\"n\"}), or"
+              + " truncate. Fix: declare @Recv(from = \"rank - 1\") on a field of type F32Buffer with @Shape({\"n\"}), or"
               + " remove this @Send.");
     }
 
@@ -901,7 +901,7 @@ class DiagnosticsTest {
           "[CommPlan/UnmatchedPeer] @Recv on 'halo' (I32Buffer, count 2*n) has from = \"(rank - 2) % ranks\", so it"
               + " needs a @Send(to = \"(rank + 2) % ranks\", step = 3) of I32Buffer with count 2*n in step 3",
           "every receive is matched by exactly one send",
-          "Fix: declare @Send(to = \"(rank + 2) % ranks\", step = 3) on a I32Buffer field with @Shape({\"2\", \"n\"}),"
+          "Fix: declare @Send(to = \"(rank + 2) % ranks\", step = 3) on a field of type I32Buffer with @Shape({\"2\", \"n\"}),"
               + " or remove this @Recv.");
     }
 

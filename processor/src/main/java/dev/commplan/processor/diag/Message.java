@@ -46,7 +46,7 @@ public enum Message {
   UNMATCHED_PEER(RuleId.UNMATCHED_PEER,
       "%s (%s, count %s) has %s = \"%s\", so it needs a %s of %s with count %s in step %s, and there is none"
           + " left to pair with it%s: in each step every %s is matched by exactly one %s, or the plan could"
-          + " deadlock or truncate. Fix: declare %s on a %s field with @Shape(%s), or remove this @%s."),
+          + " deadlock or truncate. Fix: declare %s on a field of type %s with @Shape(%s), or remove this @%s."),
 
   // Rule 4: into names no field, a non-buffer, or the field itself.
   UNKNOWN_INTO(RuleId.UNKNOWN_INTO,

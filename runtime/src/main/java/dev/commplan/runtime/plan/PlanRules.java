@@ -310,7 +310,7 @@ public final class PlanRules {
           + field.count() + ", shape " + field.shape() + ") has no matching " + wanted + " of " + field.type()
           + " and count " + field.count() + " in step " + alone.step() + "; every " + (alone.collective()
               == Collective.SEND ? "send needs a receive" : "receive needs a send") + " there, one to one, or the"
-          + " plan could deadlock or truncate. Fix: declare " + wanted + " on a " + field.type() + " field with"
+          + " plan could deadlock or truncate. Fix: declare " + wanted + " on a field of type " + field.type() + " with"
           + " @Shape(" + field.shape() + "), or remove this " + alone.collective().label());
     }
   }

@@ -278,7 +278,7 @@ class NewCollectivesPlanTest {
     assertMentions(messageOf(PlanBuildException.class, alone::build), "[CommPlan/UnmatchedPeer] plan p.New:"
         + " @Send(to = \"rank + 1\", step = 2) on field 'x' (F32, count 4, shape {\"n\"}) has no matching"
         + " @Recv(from = \"rank - 1\", step = 2) of F32 and count 4 in step 2",
-        "Fix: declare @Recv(from = \"rank - 1\", step = 2) on a F32 field with @Shape({\"n\"}), or remove this send");
+        "Fix: declare @Recv(from = \"rank - 1\", step = 2) on a field of type F32 with @Shape({\"n\"}), or remove this send");
 
     PlanBuilder wrongType = builder();
     wrongType.send(0, wrongType.buffer("x", DataType.F32, 4, F, null), "(rank + 1) % ranks");
@@ -308,7 +308,7 @@ class NewCollectivesPlanTest {
     extraRecv.recv(0, extraRecv.buffer("z", DataType.F32, 4, F, null), "rank - 1");
     assertMentions(messageOf(PlanBuildException.class, extraRecv::build), "[CommPlan/UnmatchedPeer]",
         "@Recv(from = \"rank - 1\") on field 'z'", "every receive needs a send there",
-        "Fix: declare @Send(to = \"rank + 1\") on a F32 field with @Shape({\"n\"}), or remove this recv");
+        "Fix: declare @Send(to = \"rank + 1\") on a field of type F32 with @Shape({\"n\"}), or remove this recv");
 
     PlanBuilder self = builder(); // rank + 0 is rank - 0: a transfer to itself pairs
     int a = self.buffer("a", DataType.F32, 4, F, null);
