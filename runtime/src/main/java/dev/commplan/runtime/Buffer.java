@@ -28,7 +28,7 @@ import java.util.Objects;
  * communicator's) throws {@link IllegalStateException} naming the buffer.
  */
 public abstract sealed class Buffer implements AutoCloseable
-    permits HalfPrecisionBuffer, EightBitFloatBuffer, F32Buffer, F64Buffer, ByteElementBuffer,
+    permits NarrowFloatBuffer, F32Buffer, F64Buffer, ByteElementBuffer,
         IntElementBuffer, LongElementBuffer {
 
   private final DeviceMemory memory;

@@ -1,18 +1,17 @@
 package dev.commplan.runtime;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 
 /**
  * The host API shared by the two 16-bit floating-point buffers, {@link F16Buffer} and {@link BF16Buffer}:
- * it speaks {@code float} (writing rounds to nearest, ties to even; reading widens exactly) and offers the
- * raw 16-bit patterns. The subclasses supply only the conversion ({@link #encode}, {@link #decode}).
+ * single elements and {@code fill} as {@code float} (writing rounds to nearest, ties to even; reading
+ * widens exactly) and the raw 16-bit patterns; {@code float} arrays come from {@link NarrowFloatBuffer}.
+ * The subclasses supply only the conversion ({@link #encode(float)}, {@link #decode(short)}).
  * Package-private: users see the public subclasses, which inherit these methods.
  */
-abstract sealed class HalfPrecisionBuffer extends Buffer permits F16Buffer, BF16Buffer {
-  /** Elements converted per host-side chunk, so bulk copies need no second full-size array. */
-  private static final int CONVERSION_CHUNK = 1 << 14;
-
+abstract sealed class HalfPrecisionBuffer extends NarrowFloatBuffer permits F16Buffer, BF16Buffer {
   HalfPrecisionBuffer(DeviceMemory memory, long byteOffset, long length, boolean ownsMemory) {
     super(memory, byteOffset, length, ownsMemory);
   }
@@ -77,74 +76,6 @@ abstract sealed class HalfPrecisionBuffer extends Buffer permits F16Buffer, BF16
   public void setBits(long index, short bits) {
     checkElement(index);
     writeElements(index, MemorySegment.ofArray(new short[] {bits}), 0, 1);
-  }
-
-  /**
-   * Copies all of {@code src}, rounded, into this buffer; {@code src.length} must equal {@link #length()}.
-   *
-   * @param src the host array to copy; exactly {@link #length()} elements
-   * @throws BufferInFlightException if plan work that reads or writes this buffer may still be running
-   *     (synchronize its stream first)
-   */
-  public void copyFrom(float[] src) {
-    checkWholeArray("copyFrom", src.length);
-    writeConverted(0, src, 0, src.length);
-  }
-
-  /**
-   * Copies {@code count} elements of {@code src}, from {@code srcOffset}, rounded, to this buffer from
-   * {@code index}.
-   *
-   * @param index the first element of this buffer to write
-   * @param src the host array to copy from
-   * @param srcOffset the first element of {@code src} to copy
-   * @param count the number of elements to copy
-   * @throws BufferInFlightException if plan work that reads or writes this buffer may still be running
-   *     (synchronize its stream first)
-   */
-  public void copyFrom(long index, float[] src, int srcOffset, int count) {
-    checkRange("copyFrom", index, src.length, srcOffset, count);
-    writeConverted(index, src, srcOffset, count);
-  }
-
-  /**
-   * Copies this whole buffer, widened, into {@code dst}; {@code dst.length} must equal {@link #length()}.
-   *
-   * @param dst the host array to fill; exactly {@link #length()} elements
-   * @throws BufferInFlightException if plan work that writes this buffer may still be running (synchronize
-   *     its stream first)
-   */
-  public void copyTo(float[] dst) {
-    checkWholeArray("copyTo", dst.length);
-    readConverted(0, dst, 0, dst.length);
-  }
-
-  /**
-   * Copies {@code count} elements from {@code index}, widened, into {@code dst} from {@code dstOffset}.
-   *
-   * @param index the first element of this buffer to read
-   * @param dst the host array to copy into
-   * @param dstOffset where in {@code dst} the first element goes
-   * @param count the number of elements to copy
-   * @throws BufferInFlightException if plan work that writes this buffer may still be running (synchronize
-   *     its stream first)
-   */
-  public void copyTo(long index, float[] dst, int dstOffset, int count) {
-    checkRange("copyTo", index, dst.length, dstOffset, count);
-    readConverted(index, dst, dstOffset, count);
-  }
-
-  /**
-   * A new array holding every element, widened to {@code float}.
-   *
-   * @return a new array of {@link #length()} elements
-   * @throws BufferInFlightException if plan work that writes this buffer may still be running (synchronize
-   *     its stream first)
-   */
-  public float[] toArray() {
-    float[] result = new float[lengthAsArraySize()];
-    readConverted(0, result, 0, result.length);
-    return result;
   }
 
   /**
@@ -229,25 +160,22 @@ abstract sealed class HalfPrecisionBuffer extends Buffer permits F16Buffer, BF16
     fillWith(MemorySegment.ofArray(pattern), pattern.length);
   }
 
-  private void writeConverted(long index, float[] src, int srcOffset, int count) {
-    short[] chunk = new short[Math.min(count, CONVERSION_CHUNK)];
-    for (int done = 0; done < count; done += chunk.length) {
-      int n = Math.min(chunk.length, count - done);
-      for (int i = 0; i < n; i++) {
-        chunk[i] = encode(src[srcOffset + done + i]);
-      }
-      writeElements(index + done, MemorySegment.ofArray(chunk), 0, n);
+  @Override
+  MemorySegment newChunk(int elements) {
+    return MemorySegment.ofArray(new short[elements]);
+  }
+
+  @Override
+  void encodeChunk(float[] src, int srcOffset, MemorySegment chunk, int count) {
+    for (int i = 0; i < count; i++) {
+      chunk.setAtIndex(ValueLayout.JAVA_SHORT, i, encode(src[srcOffset + i]));
     }
   }
 
-  private void readConverted(long index, float[] dst, int dstOffset, int count) {
-    short[] chunk = new short[Math.min(count, CONVERSION_CHUNK)];
-    for (int done = 0; done < count; done += chunk.length) {
-      int n = Math.min(chunk.length, count - done);
-      readElements(index + done, MemorySegment.ofArray(chunk), 0, n);
-      for (int i = 0; i < n; i++) {
-        dst[dstOffset + done + i] = decode(chunk[i]);
-      }
+  @Override
+  void decodeChunk(MemorySegment chunk, int count, float[] dst, int dstOffset) {
+    for (int i = 0; i < count; i++) {
+      dst[dstOffset + i] = decode(chunk.getAtIndex(ValueLayout.JAVA_SHORT, i));
     }
   }
 }

@@ -122,6 +122,38 @@ class BufferHostApiTest {
     }
   }
 
+  /**
+   * The narrow float types convert through chunks of 16,384 elements: a partial copy with offsets that
+   * spans several chunks must put every element where the element-wise API says it is.
+   */
+  @ParameterizedTest
+  @EnumSource(value = DataType.class, names = {"F16", "BF16", "F8E4M3", "F8E5M2"})
+  void narrowFloatCopiesWithOffsetsAcrossChunks(DataType type) {
+    int length = 40_000;
+    int index = 3;
+    int offset = 7;
+    int count = 35_000;
+    float[] src = new float[offset + count + 5];
+    for (int i = 0; i < src.length; i++) {
+      src[i] = (i % 15) - 7; // -7 .. 7: exact in every one of the four types, E5M2 included
+    }
+    try (NarrowFloatBuffer buffer = (NarrowFloatBuffer) Buffer.allocate(type, comm, length)) {
+      buffer.copyFrom(index, src, offset, count);
+      float[] whole = buffer.toArray();
+      for (int i = 0; i < length; i++) {
+        float expected = i >= index && i < index + count ? src[offset + i - index] : 0f;
+        assertEquals(expected, whole[i], "element " + i);
+      }
+      float[] back = new float[count + 9];
+      buffer.copyTo(index, back, 4, count);
+      for (int i = 0; i < count; i++) {
+        assertEquals(src[offset + i], back[4 + i], "element " + i + " read back");
+      }
+      assertEquals(0f, back[3]);
+      assertEquals(0f, back[4 + count]);
+    }
+  }
+
   @Test
   void wholeArrayCopiesNeedTheExactLength() {
     try (F32Buffer buffer = F32Buffer.allocate(comm, 4)) {
