@@ -285,8 +285,9 @@ public final class LocalCluster implements Cluster {
       closed = true;
     }
     // Wake any worker still waiting at a collective so that shutting it down cannot block.
-    rendezvous.abort(-1, new CommPlanException("the local cluster was closed"));
-    mailboxes.abort(-1, new CommPlanException("the local cluster was closed"));
+    CommPlanException closedCause = new CommPlanException("the local cluster was closed");
+    rendezvous.abort(-1, closedCause);
+    mailboxes.abort(-1, closedCause);
     for (LocalCommunicator comm : communicators) {
       comm.close();
     }
