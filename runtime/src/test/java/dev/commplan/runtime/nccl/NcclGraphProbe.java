@@ -7,6 +7,8 @@ import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.nccl.HostTiming.Body;
+import dev.commplan.runtime.nccl.HostTiming.Row;
 import dev.commplan.runtime.nccl.internal.Cuda;
 import dev.commplan.runtime.nccl.internal.CudaGraphs;
 import dev.commplan.runtime.nccl.internal.Nccl;
@@ -15,8 +17,6 @@ import dev.commplan.runtime.plan.PlanBuilder;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.management.ManagementFactory;
-import java.util.Arrays;
 import java.util.Locale;
 
 /**
@@ -49,12 +49,6 @@ public final class NcclGraphProbe {
   private static final ReduceOp[] MIXED_OPS = {ReduceOp.SUM, ReduceOp.MAX};
 
   private NcclGraphProbe() {}
-
-  interface Body {
-    void run();
-  }
-
-  record Row(String name, double medianUs, double minUs, double p90Us, double enqueueUs, double heapBytes) {}
 
   public static void main(String[] args) {
     int reps = args.length > 0 ? Integer.parseInt(args[0]) : 200;
@@ -93,7 +87,7 @@ public final class NcclGraphProbe {
     return total;
   }
 
-  private static void measure(NcclCommunicator c, int reps, int warm) {
+  private static void measure(NcclCommunicator c, int reps, int warm) throws Exception {
     Stream s = c.stream();
     long stream = NcclInterop.cudaStream(s);
     long comm = c.handle();
@@ -126,8 +120,7 @@ public final class NcclGraphProbe {
       long rawGroupGraph = captureRaw(stream, rawGroup);
       MemorySegment status = Arena.ofAuto().allocate(ValueLayout.JAVA_INT);
       try {
-        System.out.println(String.format(Locale.ROOT, "%-66s %9s %9s %9s %10s %11s", "variant", "median_us",
-            "min_us", "p90_us", "enqueue_us", "heap_B/run"));
+        HostTiming.Row.printHeader(66);
         Row rawOne = row("raw FFM: one ncclAllReduce over 51,200 floats", rawFlat, cudaWait, reps, warm);
         row("raw FFM: the same call captured by hand, cudaGraphLaunch (floor)",
             () -> check(CudaGraphs.cudaGraphLaunch(rawFlatGraph, stream)), cudaWait, reps, warm);
@@ -177,7 +170,7 @@ public final class NcclGraphProbe {
   }
 
   /** {@code body} captured (thread-local mode) into a graph and instantiated: the executable graph. */
-  private static long captureRaw(long stream, Body body) {
+  private static long captureRaw(long stream, Body body) throws Exception {
     check(CudaGraphs.cudaStreamBeginCapture(stream, CudaGraphs.CAPTURE_MODE_THREAD_LOCAL));
     body.run();
     int[] rc = new int[1];
@@ -196,38 +189,10 @@ public final class NcclGraphProbe {
     }
   }
 
-  private static Row row(String name, Body body, Runnable wait, int reps, int warm) {
-    for (int i = 0; i < warm; i++) {
-      body.run();
-      wait.run();
-    }
-    long[] total = new long[reps];
-    long[] enqueue = new long[reps];
-    for (int i = 0; i < reps; i++) {
-      long t0 = System.nanoTime();
-      body.run();
-      long t1 = System.nanoTime();
-      wait.run();
-      long t2 = System.nanoTime();
-      total[i] = t2 - t0;
-      enqueue[i] = t1 - t0;
-    }
-    com.sun.management.ThreadMXBean threads =
-        (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-    long id = Thread.currentThread().threadId();
-    int n = 200;
-    long before = threads.getThreadAllocatedBytes(id);
-    for (int i = 0; i < n; i++) {
-      body.run();
-    }
-    long after = threads.getThreadAllocatedBytes(id);
-    wait.run();
-    Arrays.sort(total);
-    Arrays.sort(enqueue);
-    Row row = new Row(name, total[reps / 2] / 1e3, total[0] / 1e3, total[(int) (reps * 0.9)] / 1e3,
-        enqueue[reps / 2] / 1e3, (after - before) / (double) n);
-    System.out.println(String.format(Locale.ROOT, "%-66s %9.1f %9.1f %9.1f %10.1f %11.1f", row.name(),
-        row.medianUs(), row.minUs(), row.p90Us(), row.enqueueUs(), row.heapBytes()));
+  private static Row row(String name, Body body, Runnable wait, int reps, int warm) throws Exception {
+    Row row = HostTiming.measure(name, body, wait::run, reps, warm);
+    row.print(66);
     return row;
   }
+
 }

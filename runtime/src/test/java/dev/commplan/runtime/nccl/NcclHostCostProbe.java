@@ -7,6 +7,7 @@ import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.nccl.HostTiming.Body;
 import dev.commplan.runtime.nccl.internal.Cuda;
 import dev.commplan.runtime.nccl.internal.Nccl;
 import dev.commplan.model.Collective;
@@ -16,11 +17,8 @@ import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
 import dev.commplan.runtime.plan.CompiledSchedule;
-import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 
 /**
  * Host cost of issuing collectives through the NCCL backend, on one GPU (1 rank: NCCL does an
@@ -47,10 +45,6 @@ public final class NcclHostCostProbe {
   private static final int COUNT = 256;
 
   private NcclHostCostProbe() {}
-
-  interface Body {
-    void run() throws Exception;
-  }
 
   public static void main(String[] args) throws Exception {
     int reps = args.length > 0 ? Integer.parseInt(args[0]) : 50;
@@ -152,29 +146,28 @@ public final class NcclHostCostProbe {
     Runnable backendWait = s::synchronize;
     Runnable cudaWait = () -> check(Cuda.cudaStreamSynchronize(stream));
 
-    System.out.println(String.format(Locale.ROOT, "%-58s %9s %9s %9s %10s %11s", "variant", "median_us",
-        "min_us", "p90_us", "enqueue_us", "heap_B/run"));
-    row("(a) 200 direct calls", direct, backendWait, reps, warm, s);
-    row("(b) 200 direct calls in one groupStart/groupEnd", group, backendWait, reps, warm, s);
-    row("(c) compiled Schedule of 200 calls (one step, one group)", schedule, backendWait, reps, warm, s);
-    row("(d) one direct call over 51,200 floats", one, backendWait, reps, warm, s);
+    HostTiming.Row.printHeader(58);
+    row("(a) 200 direct calls", direct, backendWait, reps, warm);
+    row("(b) 200 direct calls in one groupStart/groupEnd", group, backendWait, reps, warm);
+    row("(c) compiled Schedule of 200 calls (one step, one group)", schedule, backendWait, reps, warm);
+    row("(d) one direct call over 51,200 floats", one, backendWait, reps, warm);
     row("Plan of 200 @AllReduce fields (coalesced: " + plan.schedule().steps().get(0).calls().size() + " call)",
-        planExecute, backendWait, reps, warm, s);
-    row("raw FFM: 200 ncclAllReduce, plain downcalls", rawPlain, cudaWait, reps, warm, s);
-    row("raw FFM: 200 in a group, plain downcalls", rawGroupPlain, cudaWait, reps, warm, s);
-    row("raw FFM: 200 in a group, critical downcalls", rawGroupCritical, cudaWait, reps, warm, s);
-    row("raw FFM: one call over 51,200 floats", rawOne, cudaWait, reps, warm, s);
-    row("raw FFM: one call over 51,200 floats inside a group", rawOneInGroup, cudaWait, reps, warm, s);
-    row("(a) again, waiting with cudaStreamSynchronize", direct, cudaWait, reps, warm, s);
-    row("(c) again, waiting with cudaStreamSynchronize", schedule, cudaWait, reps, warm, s);
-    row("Plan again, waiting with cudaStreamSynchronize", planExecute, cudaWait, reps, warm, s);
-    row("(d) again, waiting with cudaStreamSynchronize", one, cudaWait, reps, warm, s);
-    row("Plan, guard off (hostAccessGuard(false)), backend wait", unguardedExecute, backendWait, reps, warm, s);
-    row("Plan, guard off, waiting with cudaStreamSynchronize", unguardedExecute, cudaWait, reps, warm, s);
-    row("Plan x10 back to back, backend wait (enqueue: all 10)", planTimesTen, backendWait, reps, warm, s);
-    row("(d) x10 back to back, backend wait (enqueue: all 10)", oneTimesTen, backendWait, reps, warm, s);
-    row("wait only (empty stream), backend polling wait", () -> {}, backendWait, reps, warm, s);
-    row("wait only (empty stream), cudaStreamSynchronize", () -> {}, cudaWait, reps, warm, s);
+        planExecute, backendWait, reps, warm);
+    row("raw FFM: 200 ncclAllReduce, plain downcalls", rawPlain, cudaWait, reps, warm);
+    row("raw FFM: 200 in a group, plain downcalls", rawGroupPlain, cudaWait, reps, warm);
+    row("raw FFM: 200 in a group, critical downcalls", rawGroupCritical, cudaWait, reps, warm);
+    row("raw FFM: one call over 51,200 floats", rawOne, cudaWait, reps, warm);
+    row("raw FFM: one call over 51,200 floats inside a group", rawOneInGroup, cudaWait, reps, warm);
+    row("(a) again, waiting with cudaStreamSynchronize", direct, cudaWait, reps, warm);
+    row("(c) again, waiting with cudaStreamSynchronize", schedule, cudaWait, reps, warm);
+    row("Plan again, waiting with cudaStreamSynchronize", planExecute, cudaWait, reps, warm);
+    row("(d) again, waiting with cudaStreamSynchronize", one, cudaWait, reps, warm);
+    row("Plan, guard off (hostAccessGuard(false)), backend wait", unguardedExecute, backendWait, reps, warm);
+    row("Plan, guard off, waiting with cudaStreamSynchronize", unguardedExecute, cudaWait, reps, warm);
+    row("Plan x10 back to back, backend wait (enqueue: all 10)", planTimesTen, backendWait, reps, warm);
+    row("(d) x10 back to back, backend wait (enqueue: all 10)", oneTimesTen, backendWait, reps, warm);
+    row("wait only (empty stream), backend polling wait", () -> {}, backendWait, reps, warm);
+    row("wait only (empty stream), cudaStreamSynchronize", () -> {}, cudaWait, reps, warm);
 
     float[] check = recv.toArray();
     for (float f : check) {
@@ -211,36 +204,8 @@ public final class NcclHostCostProbe {
     }
   }
 
-  private static void row(String name, Body body, Runnable wait, int reps, int warm, Stream s) throws Exception {
-    for (int i = 0; i < warm; i++) {
-      body.run();
-      wait.run();
-    }
-    long[] total = new long[reps];
-    long[] enqueue = new long[reps];
-    for (int i = 0; i < reps; i++) {
-      long t0 = System.nanoTime();
-      body.run();
-      long t1 = System.nanoTime();
-      wait.run();
-      long t2 = System.nanoTime();
-      total[i] = t2 - t0;
-      enqueue[i] = t1 - t0;
-    }
-    com.sun.management.ThreadMXBean threads =
-        (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-    long id = Thread.currentThread().threadId();
-    int n = 200;
-    long before = threads.getThreadAllocatedBytes(id);
-    for (int i = 0; i < n; i++) {
-      body.run();
-    }
-    long after = threads.getThreadAllocatedBytes(id);
-    wait.run();
-    Arrays.sort(total);
-    Arrays.sort(enqueue);
-    System.out.println(String.format(Locale.ROOT, "%-58s %9.1f %9.1f %9.1f %10.1f %11.1f", name,
-        total[reps / 2] / 1e3, total[0] / 1e3, total[(int) (reps * 0.9)] / 1e3, enqueue[reps / 2] / 1e3,
-        (after - before) / (double) n));
+  private static void row(String name, Body body, Runnable wait, int reps, int warm) throws Exception {
+    HostTiming.measure(name, body, wait::run, reps, warm).print(58);
   }
+
 }

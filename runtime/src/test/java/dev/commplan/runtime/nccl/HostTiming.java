@@ -1,0 +1,68 @@
+package dev.commplan.runtime.nccl;
+
+import java.lang.management.ManagementFactory;
+import java.util.Arrays;
+import java.util.Locale;
+
+/**
+ * The one measurement of the host-cost probes ({@link NcclHostCostProbe}, {@link NcclGraphProbe}), so that
+ * their rows, set side by side in docs/gpu.md and docs/performance.md, are taken the same way: {@code reps}
+ * runs after {@code warm} warm-ups (each a run and a wait), wall time from the first call to the end of
+ * the wait (median, min, p90), the calls alone ({@code enqueue}, median), and Java heap bytes per run
+ * ({@code ThreadMXBean.getThreadAllocatedBytes} over 200 runs without the wait).
+ */
+final class HostTiming {
+  private HostTiming() {}
+
+  /** What one row runs: the calls, or the wait after them. */
+  interface Body {
+    void run() throws Exception;
+  }
+
+  /** One measured row, in µs and bytes. */
+  record Row(String name, double medianUs, double minUs, double p90Us, double enqueueUs, double heapBytes) {
+    /** The column header matching {@link #print}, the name column {@code nameWidth} wide. */
+    static void printHeader(int nameWidth) {
+      System.out.println(String.format(Locale.ROOT, "%-" + nameWidth + "s %9s %9s %9s %10s %11s", "variant",
+          "median_us", "min_us", "p90_us", "enqueue_us", "heap_B/run"));
+    }
+
+    /** Prints the row on one line, the name column {@code nameWidth} wide. */
+    void print(int nameWidth) {
+      System.out.println(String.format(Locale.ROOT, "%-" + nameWidth + "s %9.1f %9.1f %9.1f %10.1f %11.1f", name,
+          medianUs, minUs, p90Us, enqueueUs, heapBytes));
+    }
+  }
+
+  static Row measure(String name, Body body, Body wait, int reps, int warm) throws Exception {
+    for (int i = 0; i < warm; i++) {
+      body.run();
+      wait.run();
+    }
+    long[] total = new long[reps];
+    long[] enqueue = new long[reps];
+    for (int i = 0; i < reps; i++) {
+      long t0 = System.nanoTime();
+      body.run();
+      long t1 = System.nanoTime();
+      wait.run();
+      long t2 = System.nanoTime();
+      total[i] = t2 - t0;
+      enqueue[i] = t1 - t0;
+    }
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    long id = Thread.currentThread().threadId();
+    int n = 200;
+    long before = threads.getThreadAllocatedBytes(id);
+    for (int i = 0; i < n; i++) {
+      body.run();
+    }
+    long after = threads.getThreadAllocatedBytes(id);
+    wait.run();
+    Arrays.sort(total);
+    Arrays.sort(enqueue);
+    return new Row(name, total[reps / 2] / 1e3, total[0] / 1e3, total[(int) (reps * 0.9)] / 1e3,
+        enqueue[reps / 2] / 1e3, (after - before) / (double) n);
+  }
+}
