@@ -3,6 +3,7 @@ package dev.commplan.runtime.spi;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.ConcurrentUseException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.guard.CallGate;
@@ -119,6 +120,33 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     }
   }
 
+  @Override
+  public final Communicator split(int color, int key) {
+    return split(color, key, null);
+  }
+
+  @Override
+  public final Communicator split(int color, int key, String label) {
+    if (color < 0) {
+      throw new IllegalArgumentException(groupLabel() + ", rank " + rank() + ": split(color " + color + ", key " + key
+          + "): the color must be >= 0 (ranks that pass the same color form one group)");
+    }
+    String name = label != null ? label : "split(color " + color + ") of " + groupLabel();
+    gate.enter("split()");
+    try {
+      ensureUsable();
+      return splitGroup(color, key, name);
+    } finally {
+      gate.exit();
+    }
+  }
+
+  /** {@inheritDoc} The default: {@code world}; split communicators return their label. */
+  @Override
+  public String groupLabel() {
+    return "world";
+  }
+
   /** Opens a group; the calling thread holds the gate until the matching {@link #groupEnd()}. */
   @Override
   public final void groupStart() {
@@ -170,6 +198,18 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
    */
   protected abstract void enqueueDirect(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op,
       int root, Stream stream);
+
+  /**
+   * The backend's split ({@link Communicator#split(int, int, String)}), after the color was checked;
+   * called holding the gate, by every rank of this communicator. The new communicator belongs to this
+   * one's family: it is closed with it at the latest, and a failure anywhere in the family ends it.
+   *
+   * @param color the group this rank joins, {@code >= 0}
+   * @param key this rank's order in its group (ties: the rank here)
+   * @param label what messages call the new group
+   * @return this rank's communicator of its group
+   */
+  protected abstract BackendCommunicator splitGroup(int color, int key, String label);
 
   /** Opens a group (groups nest); called holding the gate. */
   protected abstract void openGroup();
