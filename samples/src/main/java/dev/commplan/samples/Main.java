@@ -9,14 +9,15 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * The samples' command line: {@code java -jar commplan-samples.jar <sample> [--ranks N] [--backend
- * local|nccl|mpi]}. With {@code --backend mpi} the process is one rank of {@code MPI_COMM_WORLD}, started
- * by {@code mpirun -np N} (seed, pipeline and moe); rank 0 prints what every rank saw.
+ * The samples' command line: {@code java -jar commplan-samples.jar <sample> [--ranks N] [--mesh
+ * dp=2,tp=4] [--backend local|nccl|mpi]}. With {@code --backend mpi} the process is one rank of {@code
+ * MPI_COMM_WORLD}, started by {@code mpirun -np N} (seed, pipeline, moe, tp and 3d); rank 0 prints what
+ * every rank saw.
  */
 public final class Main {
   private static final String USAGE =
       """
-      usage: java -jar commplan-samples.jar <sample> [--ranks N] [--backend local|nccl|mpi] [--out FILE]
+      usage: java -jar commplan-samples.jar <sample> [--ranks N | --mesh AXES] [--backend local|nccl|mpi] [--out FILE]
         samples:
           seed      the four collectives (all-reduce, all-gather, reduce-scatter, broadcast) on N ranks
           ddp       data-parallel training of a small MLP: N ranks match 1 rank; draws the loss curve (SVG)
@@ -24,11 +25,15 @@ public final class Main {
           syncbn    batch-norm statistics of uneven per-rank batches, gathered: the whole batch's mean and variance
           pipeline  pipeline-parallel training, one layer per rank (send/recv), checked against one host
           moe       mixture-of-experts token dispatch and combine (all-to-all), checked against one host
+          tp        Megatron-style tensor-parallel MLP over tp, data-parallel over dp, on a 2-D mesh; checked against one host
+          3d        pipeline x data x tensor parallel training on a 3-D mesh (pp, dp, tp), checked against one host
         options:
           --ranks N            number of ranks (default 4; with mpi, mpirun's -np decides)
+          --mesh AXES          tp and 3d: the mesh, outermost axis first (tp: default dp=2,tp=4; 3d: default
+                               pp=2,dp=2,tp=2); its ranks are the product of the sizes (with mpi: mpirun's -np)
           --backend local|nccl|mpi
                                local: ranks as threads of this JVM (default); nccl: one GPU per rank;
-                               mpi: this process is one rank, started by mpirun -np N (seed, pipeline, moe)
+                               mpi: this process is one rank, started by mpirun -np N (seed, pipeline, moe, tp, 3d)
           --out FILE           where ddp writes its loss curve (default ddp-loss.svg)
       """;
 
@@ -97,6 +102,18 @@ public final class Main {
               : MoeSample.run(options.backend(), options.ranks(), out);
           return ok ? 0 : 1;
         }
+        case "tp" -> {
+          boolean ok = options.backend().equals("mpi")
+              ? TpSample.runMpi(options.mesh(), out)
+              : TpSample.run(options.backend(), options.mesh(), out);
+          return ok ? 0 : 1;
+        }
+        case "3d" -> {
+          boolean ok = options.backend().equals("mpi")
+              ? ThreeDSample.runMpi(options.mesh(), out)
+              : ThreeDSample.run(options.backend(), options.mesh(), out);
+          return ok ? 0 : 1;
+        }
         default -> throw new IllegalStateException(options.sample());
       }
       return 0;
@@ -105,6 +122,10 @@ public final class Main {
       return 1;
     } catch (UncheckedIOException e) {
       err.println("error: " + e.getMessage() + ": " + OutputCheck.reason(e.getCause()));
+      return 1;
+    } catch (UnsupportedOperationException e) {
+      // A backend that cannot split a communicator yet (a mesh needs it) says so in its message.
+      err.println("error: " + e.getMessage());
       return 1;
     }
   }
@@ -115,10 +136,15 @@ public final class Main {
     return 2;
   }
 
-  record Options(String sample, int ranks, boolean ranksGiven, String backend, Path out) {
-    private static final List<String> SAMPLES = List.of("seed", "ddp", "zero", "syncbn", "pipeline", "moe");
+  /**
+   * The parsed command line.
+   *
+   * @param mesh the mesh of tp and 3d ({@code --mesh} or their default); null for the other samples
+   */
+  record Options(String sample, int ranks, boolean ranksGiven, String backend, Path out, MeshShape mesh) {
+    private static final List<String> SAMPLES = List.of("seed", "ddp", "zero", "syncbn", "pipeline", "moe", "tp", "3d");
     /** The samples that run as one rank per process under mpirun; the others drive a Cluster. */
-    private static final List<String> MPI_SAMPLES = List.of("seed", "pipeline", "moe");
+    private static final List<String> MPI_SAMPLES = List.of("seed", "pipeline", "moe", "tp", "3d");
 
     static Options parse(String[] args) {
       String sample = null;
@@ -126,6 +152,7 @@ public final class Main {
       boolean ranksGiven = false;
       String backend = null;
       Path out = null;
+      String meshText = null;
       for (int i = 0; i < args.length; i++) {
         String arg = args[i];
         switch (arg) {
@@ -153,6 +180,12 @@ public final class Main {
               throw new IllegalArgumentException("--backend is local, nccl or mpi, not '" + backend + "'");
             }
           }
+          case "--mesh" -> {
+            if (meshText != null) {
+              throw new IllegalArgumentException("--mesh given twice");
+            }
+            meshText = valueOf(args, ++i, arg);
+          }
           case "--out" -> {
             if (out != null) {
               throw new IllegalArgumentException("--out given twice");
@@ -165,7 +198,7 @@ public final class Main {
             }
           }
           case "-h", "--help", "help" -> {
-            return new Options("help", ranks, false, "local", null);
+            return new Options("help", ranks, false, "local", null, null);
           }
           default -> {
             if (arg.startsWith("-")) {
@@ -191,12 +224,37 @@ public final class Main {
         throw new IllegalArgumentException("--backend mpi runs " + String.join(", ", MPI_SAMPLES) + " only, not '"
             + sample + "' (it drives all its ranks from one process)");
       }
+      MeshShape mesh = null;
+      if (sample.equals("tp") || sample.equals("3d")) {
+        mesh = mesh(sample, meshText, ranks, ranksGiven);
+        ranks = mesh.ranks();
+        ranksGiven = true;
+      } else if (meshText != null) {
+        throw new IllegalArgumentException("--mesh is for tp and 3d; " + sample + " runs on --ranks N ranks");
+      }
       if (backend.equals("local") && ranks > MAX_LOCAL_RANKS) {
-        throw new IllegalArgumentException("--ranks " + ranks + " is more than the local backend runs: at most "
+        throw new IllegalArgumentException((mesh != null ? "--mesh " + mesh + " has " + ranks + " ranks, " : "--ranks "
+            + ranks + " is ") + "more than the local backend runs: at most "
             + MAX_LOCAL_RANKS + ", since each local rank is a thread of this JVM and the collectives' work grows with"
             + " the square of the ranks (seed: 2 s on 256 ranks, 40 s on 1024); for more, use --backend nccl or mpi");
       }
-      return new Options(sample, ranks, ranksGiven, backend, out);
+      return new Options(sample, ranks, ranksGiven, backend, out, mesh);
+    }
+
+    /** tp's or 3d's mesh: {@code --mesh} or the sample's default, checked against --ranks and the model. */
+    private static MeshShape mesh(String sample, String text, int ranks, boolean ranksGiven) {
+      boolean tp = sample.equals("tp");
+      MeshShape mesh = MeshShape.parse(text != null ? text : tp ? TpSample.DEFAULT_MESH : ThreeDSample.DEFAULT_MESH,
+          tp ? TpSample.AXES : ThreeDSample.AXES, sample);
+      if (ranksGiven && ranks != mesh.ranks()) {
+        throw new IllegalArgumentException("--ranks " + ranks + " but the mesh " + mesh + " has " + mesh.ranks()
+            + " ranks: " + sample + " runs on its mesh's ranks; drop --ranks or give a --mesh of " + ranks + " ranks");
+      }
+      String unsupported = tp ? TpSample.unsupported(mesh) : ThreeDSample.unsupported(mesh);
+      if (unsupported != null) {
+        throw new IllegalArgumentException("--mesh " + mesh + ": " + unsupported);
+      }
+      return mesh;
     }
 
     private static String valueOf(String[] args, int i, String option) {

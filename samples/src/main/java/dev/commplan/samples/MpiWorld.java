@@ -33,10 +33,22 @@ final class MpiWorld {
    * @param rank this rank's part; its result must have the same length on every rank
    */
   static Gathered run(int ranks, Function<Communicator, float[]> rank, PrintStream out) {
+    return run(ranks, null, rank, out);
+  }
+
+  /**
+   * Runs {@code rank} on this process's rank and gathers every rank's result, on exactly {@code ranks}
+   * processes, which {@code asked} asked for ({@code "--mesh [dp=2, tp=4]"}).
+   */
+  static Gathered run(int ranks, String asked, Function<Communicator, float[]> rank, PrintStream out) {
     try (MpiCommunicator comm = MpiBackend.world()) {
       if (ranks != 0 && ranks != comm.size()) {
-        throw new CommPlanException("--ranks " + ranks + " but mpirun started " + comm.size()
-            + " processes: with --backend mpi the rank count is mpirun's -np; drop --ranks or match it");
+        throw new CommPlanException(asked == null
+            ? "--ranks " + ranks + " but mpirun started " + comm.size()
+                + " processes: with --backend mpi the rank count is mpirun's -np; drop --ranks or match it"
+            : asked + " has " + ranks + " ranks but mpirun started " + comm.size()
+                + (comm.size() == 1 ? " process" : " processes") + ": run mpirun -np " + ranks + ", or give a mesh of "
+                + LossTable.ranks(comm.size()));
       }
       float[] mine = rank.apply(comm);
       int n = comm.size();

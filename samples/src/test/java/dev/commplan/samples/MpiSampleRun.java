@@ -9,6 +9,7 @@ import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -37,14 +38,29 @@ final class MpiSampleRun {
     return mpirun;
   }
 
+  /** What mpirun printed (every process's stdout and stderr, and Open MPI's) and its exit status. */
+  record Result(int status, String output) {}
+
   /** Runs {@code sample} on {@code ranks} processes, asserts that mpirun finished in 120 s with 0, and returns its output. */
   static String run(Path mpirun, String sample, int ranks) throws Exception {
+    Result result = launch(mpirun, ranks, sample);
+    assertEquals(0, result.status(), result.output());
+    return result.output();
+  }
+
+  /**
+   * Runs {@code Main args... --backend mpi} on {@code ranks} processes and asserts that mpirun finished
+   * within 120 s; returns its output and exit status, whatever the status.
+   */
+  static Result launch(Path mpirun, int ranks, String... args) throws Exception {
     String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-    List<String> command = List.of(mpirun.toString(), "--allow-run-as-root", "--oversubscribe",
+    List<String> command = new ArrayList<>(List.of(mpirun.toString(), "--allow-run-as-root", "--oversubscribe",
         "-np", Integer.toString(ranks), Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx128m",
-        "-Dcommplan.mpi.timeout=60", "-cp", classPath, Main.class.getName(), sample, "--backend", "mpi");
-    Path log = Files.createTempFile("commplan-" + sample + "-mpi-", ".log");
+        "-Dcommplan.mpi.timeout=60", "-cp", classPath, Main.class.getName()));
+    command.addAll(List.of(args));
+    command.addAll(List.of("--backend", "mpi"));
+    Path log = Files.createTempFile("commplan-" + args[0] + "-mpi-", ".log");
     try {
       ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
       builder.environment().putIfAbsent("OMPI_MCA_btl_vader_single_copy_mechanism", "none");
@@ -56,8 +72,7 @@ final class MpiSampleRun {
       }
       String output = Files.readString(log, StandardCharsets.UTF_8);
       assertFalse(!finished, "mpirun did not finish within 120 s:\n" + output);
-      assertEquals(0, process.exitValue(), output);
-      return output;
+      return new Result(process.exitValue(), output);
     } finally {
       Files.deleteIfExists(log);
     }

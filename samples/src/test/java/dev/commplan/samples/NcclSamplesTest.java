@@ -13,7 +13,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The samples but seed on the NCCL backend, on as many GPUs as there are (up to 4); skipped without a GPU. */
+/**
+ * The samples but seed on the NCCL backend, on as many GPUs as there are (up to 4; tp and 3d on the largest
+ * mesh of their axes that fits, 1x1 and 1x1x1 on one GPU); skipped without a GPU.
+ */
 @Tag("gpu")
 @ExtendWith(NeedsGpu.class)
 class NcclSamplesTest {
@@ -69,6 +72,26 @@ class NcclSamplesTest {
     SampleRun run = SampleRun.main("moe", "--backend", "nccl", "--ranks", Integer.toString(ranks));
     assertEquals(0, run.status(), run.out() + run.err());
     assertTrue(run.out().contains(", nccl backend; "), run.out());
+    assertTrue(run.out().contains("\ncheck: PASS, "), run.out());
+  }
+
+  /** tp on 1x1 with one GPU (its splits are of one rank), 1x2 with 2 or 3, 2x2 with 4. */
+  @Test
+  void tp() {
+    String mesh = ranks >= 4 ? "dp=2,tp=2" : ranks >= 2 ? "dp=1,tp=2" : "dp=1,tp=1";
+    SampleRun run = SampleRun.main("tp", "--backend", "nccl", "--mesh", mesh);
+    assertEquals(0, run.status(), run.out() + run.err());
+    assertTrue(run.out().contains(", nccl backend\n"), run.out());
+    assertTrue(run.out().contains("\ncheck: PASS, "), run.out());
+  }
+
+  /** 3d on 1x1x1 with one GPU, 2x1x1 with 2 or 3, 2x1x2 with 4. */
+  @Test
+  void threeD() {
+    String mesh = ranks >= 4 ? "pp=2,dp=1,tp=2" : ranks >= 2 ? "pp=2,dp=1,tp=1" : "pp=1,dp=1,tp=1";
+    SampleRun run = SampleRun.main("3d", "--backend", "nccl", "--mesh", mesh);
+    assertEquals(0, run.status(), run.out() + run.err());
+    assertTrue(run.out().contains(", nccl backend\n"), run.out());
     assertTrue(run.out().contains("\ncheck: PASS, "), run.out());
   }
 }
