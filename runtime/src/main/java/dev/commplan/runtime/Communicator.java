@@ -117,7 +117,9 @@ public interface Communicator extends AutoCloseable {
    * ring exchange; otherwise the two ranks can wait for each other forever (here: until the timeout).
    *
    * @param buffer the data to send, whole
-   * @param peer the receiving rank, in {@code [0, size())}, not this rank
+   * @param peer the receiving rank, in {@code [0, size())}; this rank itself only inside a group ({@link
+   *     #groupStart()}) that also holds the matching {@link #recv} (outside one it is refused, {@code
+   *     [CommPlan/BadPeer]}: NCCL would wait for the receive forever)
    * @param stream the stream to enqueue on; the call returns before the data moves
    */
   void send(Buffer buffer, int peer, Stream stream);
@@ -126,7 +128,8 @@ public interface Communicator extends AutoCloseable {
    * Enqueues one {@code ncclRecv} into the whole {@code buffer} from rank {@code peer} (see {@link #send}).
    *
    * @param buffer where the data lands, whole
-   * @param peer the sending rank, in {@code [0, size())}, not this rank
+   * @param peer the sending rank, in {@code [0, size())}; this rank itself only inside a group that also
+   *     holds the matching {@link #send}
    * @param stream the stream to enqueue on; the call returns before the data moves
    */
   void recv(Buffer buffer, int peer, Stream stream);

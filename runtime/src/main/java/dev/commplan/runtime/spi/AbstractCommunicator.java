@@ -2,6 +2,7 @@ package dev.commplan.runtime.spi;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
+import dev.commplan.model.RuleId;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.ConcurrentUseException;
@@ -31,6 +32,9 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
       DIRECT[c.ordinal()] = c.methodName() + "()";
     }
   }
+
+  /** How deep the calling thread's groups are nested ({@link #groupStart()}); touched holding the gate. */
+  private int groupDepth;
 
   private final CallGate gate = new CallGate((holder, holderDoing, caller, callerDoing) ->
       ConcurrentUseException.of(this, holder, holderDoing, caller, callerDoing));
@@ -103,6 +107,12 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     try {
       ensureUsable();
       long count = PlanRules.checkPointToPoint(collective, this, buffer, peer, stream);
+      if (peer == rank() && groupDepth == 0) {
+        throw new IllegalArgumentException(RuleId.BAD_PEER.tag() + " " + groupLabel() + ", rank " + rank() + ": "
+            + collective.methodName() + "() to or from this rank itself outside a group; it needs its "
+            + collective.counterpart().methodName() + "() in the same group (NCCL would wait for it forever). Fix:"
+            + " call groupStart(), the send and the receive, then groupEnd(); or copy the buffer instead");
+      }
       enqueueDirect(collective, buffer, buffer, count, null, peer, stream);
     } finally {
       gate.exit();
@@ -155,6 +165,7 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     try {
       ensureUsable();
       openGroup();
+      groupDepth++;
       opened = true;
     } finally {
       if (!opened) {
@@ -170,6 +181,7 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     try {
       ensureUsable();
       closeGroup(); // throws, holding nothing more, when no group is open
+      groupDepth--;
       gate.exit(); // the hold of the matching groupStart
     } finally {
       gate.exit();
