@@ -52,7 +52,7 @@ public final class Main {
 
   /**
    * Runs the command line; returns the process exit status: 0 ok, 1 a failure while running (or a seed,
-   * pipeline or moe result that differs from the expected one), 2 a mistake on the command line. Every
+   * pipeline, moe, tp or 3d result that differs from the expected one), 2 a mistake on the command line. Every
    * mistake is one line on {@code err}, found before any work starts.
    */
   static int run(String[] args, PrintStream out, PrintStream err) {
