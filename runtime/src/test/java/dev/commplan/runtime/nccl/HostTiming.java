@@ -44,11 +44,19 @@ final class HostTiming {
 
   /**
    * The warm-up of the probes' command lines: {@code auto} (or nothing) for {@link SteadyState.Rule#DEFAULT},
-   * a whole number for exactly that many runs.
+   * {@code auto:MIN:MAX} for the same rule with at least MIN and at most MAX seconds a row (so that a whole
+   * probe fits a time limit), a whole number for exactly that many runs.
    */
   static SteadyState.Rule warmUp(String spec) {
     if (spec == null || spec.equals("auto")) {
       return SteadyState.Rule.DEFAULT;
+    }
+    if (spec.startsWith("auto:")) {
+      String[] times = spec.substring("auto:".length()).split(":");
+      if (times.length != 2) {
+        throw new IllegalArgumentException("warm-up '" + spec + "': auto, auto:MIN:MAX (seconds) or a number of runs");
+      }
+      return SteadyState.Rule.DEFAULT.withTimes(Double.parseDouble(times[0]), Double.parseDouble(times[1]));
     }
     return SteadyState.Rule.fixed(Long.parseLong(spec));
   }

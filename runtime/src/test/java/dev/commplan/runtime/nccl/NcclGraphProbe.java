@@ -42,7 +42,7 @@ import java.util.Locale;
  * run ({@code ThreadMXBean.getThreadAllocatedBytes} over 200 runs without the wait). Ends with the two
  * ratios against their targets.
  *
- * <p>Run: {@code .device/run dev.commplan.runtime.nccl.NcclGraphProbe [reps=200] [warmup=auto|runs]}
+ * <p>Run: {@code .device/run dev.commplan.runtime.nccl.NcclGraphProbe [reps=200] [warmup=auto|auto:MIN:MAX|runs]}
  * (docs/gpu.md).
  */
 public final class NcclGraphProbe {

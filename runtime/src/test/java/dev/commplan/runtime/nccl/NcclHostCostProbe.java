@@ -40,7 +40,7 @@ import java.util.List;
  * per row); heap bytes per enqueue come from {@code
  * com.sun.management.ThreadMXBean.getThreadAllocatedBytes} over 200 enqueues without waiting.
  *
- * <p>Run: {@code .device/run dev.commplan.runtime.nccl.NcclHostCostProbe [reps=200] [warmup=auto|runs]}.
+ * <p>Run: {@code .device/run dev.commplan.runtime.nccl.NcclHostCostProbe [reps=200] [warmup=auto|auto:MIN:MAX|runs]}.
  */
 public final class NcclHostCostProbe {
   private static final int CALLS = 200;
