@@ -8,10 +8,13 @@ package dev.commplan.bench.jmh;
  * loop iterations ({@code Tier4CompileThreshold}; JDK 25's defaults), then inlines and may deoptimize and
  * compile again as the profile settles; the benchmark method itself, invoked a few hundred times a
  * second in the slowest cases ({@code separateCalls}, {@code groupedCalls}), is compiled on its loop's
- * back-edges (OSR) first. With three seconds of warm-up, JMH's {@code -prof comp} still showed the JIT at
- * work during the measurement iterations, and the time per op still falling; with ten it showed none
- * (docs/performance.md, "JMH", has the figures). JMH's own default is 5 × 10 s; ten one-second
- * iterations let the warm-up iterations' times show where it settles.
+ * back-edges (OSR) first. Ten seconds is thousands of invocations of the slowest benchmark method and
+ * millions of the calls inside it, far past those thresholds. With three, JMH's {@code -prof comp} showed
+ * the JIT at work in most measurement iterations and {@code groupedCalls}' time still falling; with ten,
+ * the time had settled within the warm-up iterations and compiling during measurement was occasional
+ * (docs/performance.md, "JMH", has the figures). bin/gpu-run adds {@code -prof comp}, so that every run
+ * shows how much the JIT did while it measured. JMH's own default is 5 × 10 s; ten one-second iterations
+ * let the warm-up iterations' times show where it settles.
  */
 final class Steady {
   /** Warm-up iterations. */
