@@ -43,7 +43,8 @@ public final class BenchMain {
                                  --warmup-window (10) is within --warmup-tolerance (0.05) of the ones
                                  before and the JIT is quiet, at least --warmup-min (1 s) on each
                                  collective's first size and --warmup-min-next (0.1 s) on the others,
-                                 at most --warmup-max (10 s); N: exactly N calls (the old cold way)
+                                 at most --warmup-max (10 s); N: N calls, in whole batches, no rule
+                                 (the old, cold way)
           --check N              checked runs per size, 0 for none (default 1)
           --check-max SIZE       check sizes up to SIZE only (default: all)
           --time-limit S         start no new size after S seconds (default: no limit)
