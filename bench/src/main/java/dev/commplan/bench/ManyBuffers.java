@@ -206,7 +206,8 @@ final class ManyBuffers {
     Stream stream = comm.stream();
     int rank = comm.rank();
     if (rank == 0) {
-      progress(false, way.mode + ": warming up (at most " + Names.seconds(config.warmup().maxNanos() / 1e9) + " s)");
+      progress(false, way.mode + ": warming up (" + (config.warmup().isFixed() ? config.warmup().fixedCalls() + " steps"
+          : "at most " + Names.seconds(config.warmup().maxNanos() / 1e9) + " s") + ")");
     }
     SteadyState.Unit step = () -> {
       way.issue.accept(stream);

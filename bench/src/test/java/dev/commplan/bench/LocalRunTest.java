@@ -203,7 +203,7 @@ class LocalRunTest {
             assertTrue(p.contains("# progress: " + ManyBuffers.MODES.get(i) + " done (" + (i + 1) + "/"
                 + ManyBuffers.MODES.size() + "): "), p);
           }
-          assertTrue(p.contains("# progress: plan: warming up (at most 0 s), "), p);
+          assertTrue(p.contains("# progress: plan: warming up (1 steps), "), p);
           assertTrue(p.contains("# progress: plan: warm-up 1 steps, "), p);
         }
       }
