@@ -107,8 +107,11 @@ class LocalRunTest {
     List<String> header = csv.get(0);
     for (List<String> row : csv.subList(1, csv.size())) {
       long calls = Long.parseLong(row.get(header.indexOf("oop_warmup_calls")));
-      assertTrue(calls >= 2 * 3 * 5 && calls % 5 == 0, "two windows of whole batches at least: " + calls);
-      assertTrue(List.of("stable", "cap").contains(row.get(header.indexOf("oop_warmup_end"))), row.toString());
+      String end = row.get(header.indexOf("oop_warmup_end"));
+      assertTrue(List.of("stable", "cap").contains(end), row.toString());
+      assertTrue(calls >= 5 && calls % 5 == 0, "whole batches: " + calls);
+      // stable needs two windows of 3 batches; the cap may come first on a busy machine
+      assertTrue(end.equals("cap") || calls >= 2 * 3 * 5, "two windows of whole batches at least: " + row);
       assertEquals("4", row.get(header.indexOf("oop_batches")), row.toString());
     }
   }
