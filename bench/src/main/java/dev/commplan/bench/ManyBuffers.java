@@ -158,8 +158,9 @@ final class ManyBuffers {
   private List<Result> runRank(Communicator comm, RankSync sync, PrintStream out, Csv csv) {
     List<Result> results = new ArrayList<>();
     long maxPiece = config.theCase().total() * config.type().byteSize();
+    ManyOutput output = new ManyOutput(config);
     if (out != null) {
-      printHeader(out);
+      output.header(out);
     }
     try (HostStage stage = new HostStage(maxPiece)) {
       for (String mode : MODES) {
@@ -179,14 +180,9 @@ final class ManyBuffers {
           Result result = measure(way, comm, sync, stage);
           results.add(result);
           if (out != null) {
-            printRow(out, result);
+            output.row(out, result, planDescription, graphDescription);
             if (csv != null) {
-              Case c = config.theCase();
-              SteadyState.WarmUp w = result.warmup();
-              csv.row(List.of(config.backend(), config.ranks(), c.name(), c.counts().length, c.total(),
-                  Names.of(config.type()), Names.of(config.op()), config.inPlace() ? "in" : "out", result.mode(),
-                  result.calls(), result.medianUs(), result.minUs(), result.wrong(), w.calls(), w.millis(),
-                  w.ending().label(), result.steps()));
+              csv.row(output.csvRow(result));
             }
           }
           if (comm.rank() == 0) {
@@ -197,7 +193,7 @@ final class ManyBuffers {
       }
     }
     if (out != null) {
-      printRatios(out, results);
+      ManyOutput.ratios(out, results);
     }
     return results;
   }
@@ -450,48 +446,6 @@ final class ManyBuffers {
 
   private static boolean isUniform(Case c, int k) {
     return c.counts().length == k && Arrays.stream(c.counts()).allMatch(x -> x == c.counts()[0]);
-  }
-
-  private void printHeader(PrintStream out) {
-    Case c = config.theCase();
-    DataType t = config.type();
-    out.printf(Locale.ROOT, "# many buffers: %s, %d buffers, %d elements (%s), %s all-reduce %s, %s%n",
-        c.isGpt2() ? "GPT-2 small gradients" : c.counts().length + " x " + c.counts()[0] + " " + Names.of(t),
-        c.counts().length, c.total(), Names.bytes(c.total() * t.byteSize()), Names.of(t), Names.of(config.op()),
-        config.inPlace() ? "in place" : "out of place");
-    out.printf(Locale.ROOT, "# backend %s  ranks %d  time per step: median and min of %d steps (at most %s s of them"
-            + " per way), each the issue and one synchronize, averaged over ranks%n",
-        config.backend(), config.ranks(), config.iters(), Names.seconds(config.measureMaxS()));
-    out.println("# " + config.warmup().describe("step: the issue and one synchronize", "step"));
-    out.printf("# %8s  %6s  %12s  %12s  %6s  %s%n", "mode", "calls", "median (us)", "min (us)", "#wrong",
-        "warm-up (steps, ms, end)");
-    out.flush();
-  }
-
-  private void printRow(PrintStream out, Result r) {
-    if (r.mode().equals("plan")) {
-      out.printf("# plan: %s%n", planDescription);
-    } else if (r.mode().equals("graph")) {
-      out.printf("# graph: %s%n", graphDescription);
-    }
-    out.printf(Locale.ROOT, "  %8s  %6d  %12.1f  %12.1f  %6d  %s%s%n", r.mode(), r.calls(), r.medianUs(), r.minUs(),
-        r.wrong(), r.warmup().summary("steps"),
-        r.steps() < config.iters() ? " (timed " + r.steps() + " steps: the way's time was up)" : "");
-    out.flush();
-  }
-
-  private static void printRatios(PrintStream out, List<Result> results) {
-    if (results.size() < MODES.size()) {
-      return; // stopped early: some ways are missing
-    }
-    double plan = find(results, "plan").medianUs();
-    double flat = find(results, "flat").medianUs();
-    double graph = find(results, "graph").medianUs();
-    out.printf(Locale.ROOT, "# separate/plan %.2fx   group/plan %.2fx   plan/flat %.2fx   graph/flat %.2fx"
-            + "   graph/plan %.2fx%n",
-        find(results, "separate").medianUs() / plan, find(results, "group").medianUs() / plan, plan / flat,
-        graph / flat, graph / plan);
-    out.flush();
   }
 
   static Result find(List<Result> results, String mode) {
