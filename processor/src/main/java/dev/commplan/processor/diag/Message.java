@@ -48,6 +48,13 @@ public enum Message {
           + " left to pair with it%s: in each step every %s is matched by exactly one %s, or the plan could"
           + " deadlock or truncate. Fix: declare %s on a field of type %s with @Shape(%s), or remove this @%s."),
 
+  // CommPlan's own: AVG on fp8, which NCCL does not average.
+  FP8_AVERAGE(RuleId.FP8_AVERAGE,
+      "%s has op = AVG, but '%s' is %s: NCCL computes AVG on fp8 as the sum multiplied by 1/ranks rounded to"
+          + " fp8 (for 3 ranks 0.34375 or 0.3125, not 1/3), and fails on one rank, so no backend offers it."
+          + " Fix: use op = SUM and scale the result, or declare '%s'%s as a wider type (F16Buffer, BF16Buffer"
+          + " or F32Buffer)."),
+
   // Rule 4: into names no field, a non-buffer, or the field itself.
   UNKNOWN_INTO(RuleId.UNKNOWN_INTO,
       "%s has into = \"%s\", but class '%s' has no field '%s'%s."

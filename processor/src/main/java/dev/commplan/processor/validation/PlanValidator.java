@@ -11,10 +11,11 @@ import dev.commplan.processor.parse.ParsedPlan;
  * found as a {@link ValidationReport}. Never throws for bad input: everything wrong with a plan is an item.
  *
  * <p>The rules live in one class per family, named for what they check ({@link TargetRules}, {@link
- * DimRules}, {@link ShapeRules}, {@link FieldRules}, {@link IntoRules}, {@link SizeRules}, {@link
- * RootRules}, {@link PeerRules}, {@link RaceRules}); this class runs them in order over one {@link
- * PlanContext}: the class, then the plan's declarations, then each field's shape, each field, each
- * collective, and last what spans collectives (races, point-to-point pairs).
+ * DimRules}, {@link ShapeRules}, {@link FieldRules}, {@link IntoRules}, {@link
+ * SizeRules}, {@link RootRules}, {@link ReduceOpRules}, {@link PeerRules}, {@link RaceRules}); this class
+ * runs them in order over one {@link PlanContext}: the class, then the plan's declarations,
+ * then each field's shape, each field, each collective, and last what spans collectives (races,
+ * point-to-point pairs).
  */
 public final class PlanValidator {
   /** Validates one plan. */
@@ -31,6 +32,7 @@ public final class PlanValidator {
     private final IntoRules into;
     private final SizeRules sizes;
     private final RootRules roots;
+    private final ReduceOpRules ops;
     private final PeerRules peers;
     private final RaceRules races;
 
@@ -44,6 +46,7 @@ public final class PlanValidator {
       this.into = new IntoRules(cx, suggest);
       this.sizes = new SizeRules(cx);
       this.roots = new RootRules(cx);
+      this.ops = new ReduceOpRules(cx);
       this.peers = new PeerRules(cx);
       this.races = new RaceRules(cx);
     }
@@ -86,6 +89,7 @@ public final class PlanValidator {
      */
     private String checkCollective(ParsedField f, ParsedCollective c) {
       roots.checkRoot(f, c);
+      ops.checkOp(f, c);
       if (c.oneBuffer()) {
         peers.checkPeer(f, c);
         return f.name();
