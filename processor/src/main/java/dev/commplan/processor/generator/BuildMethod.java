@@ -2,6 +2,7 @@ package dev.commplan.processor.generator;
 
 import static dev.commplan.processor.generator.GeneratedTypes.BUFFER_BINDING_EXCEPTION;
 import static dev.commplan.processor.generator.GeneratedTypes.COMMUNICATOR;
+import static dev.commplan.processor.generator.GeneratedTypes.MESH;
 import static dev.commplan.processor.generator.GeneratedTypes.PLAN;
 import static dev.commplan.processor.generator.GeneratedTypes.PLAN_BUILDER;
 import static dev.commplan.processor.generator.GeneratedTypes.PLAN_BUILD_EXCEPTION;
@@ -42,25 +43,29 @@ final class BuildMethod {
 
   MethodSpec build() {
     PlanModel plan = g.plan;
-    List<BufferSpec> buffers = g.buffers;
     Names locals = new Names(g.reserved);
-    String comm = locals.claim("comm");
+    // A plan over axes is built on a mesh, and its communicator is the mesh's world.
+    String source = locals.claim(plan.overMesh() ? "mesh" : "comm");
     String pb = locals.claim("b");
     MethodSpec.Builder m = MethodSpec.methodBuilder("build")
-        .addJavadoc("Builds the plan on {@code $N}: checks the dims and the bound buffers, allocates the\n"
-            + "other buffers, and prepares the schedule once. Build one per rank, on its communicator.\n"
-            + "\n"
-            + "@throws $L if a dim is unset or not greater than 0, the communicator's\n"
-            + "    size differs from the plan's fixed ranks, a root is out of range, or a count is not\n"
-            + "    divisible by the number of ranks\n"
-            + "@throws $L if a bound buffer has the wrong count or type, is closed,\n"
-            + "    or belongs to another communicator\n", comm, javadocName(PLAN_BUILD_EXCEPTION),
-            javadocName(BUFFER_BINDING_EXCEPTION))
+        .addJavadoc(plan.overMesh() ? meshJavadoc(source) : communicatorJavadoc(source))
         .addModifiers(Modifier.PUBLIC)
-        .addParameter(COMMUNICATOR, comm)
+        .addParameter(plan.overMesh() ? MESH : COMMUNICATOR, source)
         .returns(g.self);
-    m.addStatement("$T $N = new $T($S, $N, $L)", PLAN_BUILDER, pb, PLAN_BUILDER, plan.planName(), comm,
-        plan.fixedRanks());
+    if (plan.overMesh()) {
+      CodeBlock.Builder axes = CodeBlock.builder();
+      for (String axis : plan.axes()) {
+        axes.add(", $S", axis);
+      }
+      m.addStatement("$T $N = new $T($S, $N, $L$L)", PLAN_BUILDER, pb, PLAN_BUILDER, plan.planName(), source,
+          plan.fixedRanks(), axes.build());
+    } else {
+      m.addStatement("$T $N = new $T($S, $N, $L)", PLAN_BUILDER, pb, PLAN_BUILDER, plan.planName(), source,
+          plan.fixedRanks());
+    }
+    CodeBlock worldSize = plan.overMesh() ? CodeBlock.of("$N.world().size()", source) : CodeBlock.of("$N.size()", source);
+    List<BufferSpec> buffers = g.buffers;
+    List<String> axes = g.axesInCounts();
     Generation.BuilderFields f = g.fields;
     m.beginControlFlow("if (this.$N != null)", f.guard())
         .addStatement("$N.hostAccessGuard(this.$N)", pb, f.guard()).endControlFlow();
@@ -78,6 +83,9 @@ final class BuildMethod {
       }
       if (usesRanks) {
         symbol.put(Monomial.RANKS, locals.claim(Monomial.RANKS));
+      }
+      for (String axis : axes) {
+        symbol.put(axis, locals.claim(axis));
       }
       List<String> handle = new ArrayList<>();
       for (BufferSpec b : buffers) {
@@ -101,7 +109,10 @@ final class BuildMethod {
         }
       }
       if (usesRanks) {
-        m.addStatement("long $N = $N.size()", symbol.get(Monomial.RANKS), comm);
+        m.addStatement("long $N = $L", symbol.get(Monomial.RANKS), worldSize);
+      }
+      for (String axis : axes) {
+        m.addStatement("long $N = $N.axisSize($S)", symbol.get(axis), pb, axis);
       }
       for (Declaration d : all) {
         switch (d) {
@@ -120,12 +131,15 @@ final class BuildMethod {
       return m.build();
     }
 
-    // In parts: the dims' values (then ranks) and the buffers' handles in arrays.
+    // In parts: the dims' values (then ranks, then the axes' sizes) and the buffers' handles in arrays.
     String dims = locals.claim("dims");
     String handles = locals.claim("handles");
-    m.addStatement("long[] $N = new long[$L]", dims, plan.dims().size() + 1);
+    m.addStatement("long[] $N = new long[$L]", dims, plan.dims().size() + 1 + plan.axes().size());
     if (usesRanks) {
-      m.addStatement("$N[$L] = $N.size()", dims, plan.dims().size(), comm);
+      m.addStatement("$N[$L] = $L", dims, plan.dims().size(), worldSize);
+    }
+    for (String axis : axes) {
+      m.addStatement("$N[$L] = $N.axisSize($S)", dims, axisSlot(axis), pb, axis);
     }
     m.addStatement("int[] $N = new int[$L]", handles, buffers.size());
     for (int p = 0; p < g.layout.parts().size(); p++) {
@@ -143,6 +157,9 @@ final class BuildMethod {
       symbol.put(plan.dims().get(d).name(), "d[" + d + "]");
     }
     symbol.put(Monomial.RANKS, "d[" + plan.dims().size() + "]");
+    for (String axis : plan.axes()) {
+      symbol.put(axis, "d[" + axisSlot(axis) + "]");
+    }
     List<String> handle = new ArrayList<>();
     for (int i = 0; i < g.buffers.size(); i++) {
       handle.add("h[" + i + "]");
@@ -164,11 +181,44 @@ final class BuildMethod {
     return TypeSpec.classBuilder(g.part(p))
         .addJavadoc("Part $L of $L of {@link $T#build} (in one method, a plan this large would pass the JVM's limit\n"
             + "of 64 KB per method): declares $L, in order, to {@code b}. {@code d} holds the dims' values,\n"
-            + "then the ranks; {@code h} receives the buffers' handles.\n",
-            p + 1, count, g.builder, describe(part))
+            + "then the ranks$L; {@code h} receives the buffers' handles.\n",
+            p + 1, count, g.builder, describe(part), plan.overMesh() ? ", then the axes' sizes" : "")
         .addModifiers(Modifier.PRIVATE, Modifier.STATIC, Modifier.FINAL)
         .addMethod(m.build())
         .build();
+  }
+
+  /** Where {@code axis}'s size is in the parts' {@code d}: after the dims and the ranks, in the axes' order. */
+  private int axisSlot(String axis) {
+    return g.plan.dims().size() + 1 + g.plan.axes().indexOf(axis);
+  }
+
+  private static CodeBlock communicatorJavadoc(String comm) {
+    return CodeBlock.of("Builds the plan on {@code $N}: checks the dims and the bound buffers, allocates the\n"
+        + "other buffers, and prepares the schedule once. Build one per rank, on its communicator.\n"
+        + "\n"
+        + "@throws $L if a dim is unset or not greater than 0, the communicator's\n"
+        + "    size differs from the plan's fixed ranks, a root is out of range, or a count is not\n"
+        + "    divisible by the number of ranks\n"
+        + "@throws $L if a bound buffer has the wrong count or type, is closed,\n"
+        + "    or belongs to another communicator\n", comm, javadocName(PLAN_BUILD_EXCEPTION),
+        javadocName(BUFFER_BINDING_EXCEPTION));
+  }
+
+  private CodeBlock meshJavadoc(String mesh) {
+    return CodeBlock.of("Builds the plan on {@code $N}: the plan runs on {@code $N.world()}, and each collective\n"
+        + "declared {@code over} an axis runs on that axis's group ({@code $N.axis(name)}), where its sizes,\n"
+        + "root and peers are along the axis. Checks the dims and the bound buffers, allocates the other\n"
+        + "buffers, and prepares the schedule once. Build one per rank, on its mesh; every rank's mesh must\n"
+        + "have the axes $L (it may have more).\n"
+        + "\n"
+        + "@throws $L if the mesh lacks one of those axes, a dim is unset or not\n"
+        + "    greater than 0, the world's size differs from the plan's fixed ranks, a root is out of\n"
+        + "    range of its group, or a count is not divisible by its group's size\n"
+        + "@throws $L if a bound buffer has the wrong count or type, is closed,\n"
+        + "    or belongs to another communicator\n", mesh, mesh, mesh,
+        String.join(", ", g.plan.axes().stream().map(a -> "{@code " + a + "}").toList()),
+        javadocName(PLAN_BUILD_EXCEPTION), javadocName(BUFFER_BINDING_EXCEPTION));
   }
 
   private static String describe(List<Declaration> part) {

@@ -45,11 +45,15 @@ final class DeclarationCode {
    * The PlanBuilder call that declares {@code c}: the four first collectives by their own methods
    * ({@code b.allReduce(0, w, w, ReduceOp.SUM)}), the others through {@code b.collective(step,
    * Collective.REDUCE, send, recv, op, root)} (op null and root -1 where they take none), and Send and
-   * Recv with their peer in canonical form ({@code b.send(0, act, "rank + 1")}).
+   * Recv with their peer in canonical form ({@code b.send(0, act, "rank + 1")}); over an axis, {@link
+   * #overAxis}.
    */
   CodeBlock collective(CollectiveSpec c, Refs in) {
     String send = in.handle().get(g.index.get(c.send()));
     String recv = in.handle().get(g.index.get(c.recv()));
+    if (!c.over().isEmpty()) {
+      return overAxis(c, in, send, recv);
+    }
     return switch (c.kind()) {
       case ALL_REDUCE, BROADCAST, ALL_GATHER, REDUCE_SCATTER -> {
         CodeBlock.Builder call = CodeBlock.builder()
@@ -69,6 +73,22 @@ final class DeclarationCode {
       case SEND, RECV -> CodeBlock.of("$N.$L($L, $L, $S)", in.planBuilder(), c.kind().methodName(), c.step(), send,
           c.peer().toString());
     };
+  }
+
+  /**
+   * The PlanBuilder call that declares {@code c} over its axis: {@code b.collective(step, Collective.X,
+   * send, recv, op, root, "tp")} for every collective (op null and root -1 where it takes none), {@code
+   * b.send(step, buffer, "rank + 1", "pp")} and {@code b.recv(...)} for point-to-point.
+   */
+  private static CodeBlock overAxis(CollectiveSpec c, Refs in, String send, String recv) {
+    if (c.kind().pointToPoint()) {
+      return CodeBlock.of("$N.$L($L, $L, $S, $S)", in.planBuilder(), c.kind().methodName(), c.step(), send,
+          c.peer().toString(), c.over());
+    }
+    return CodeBlock.of("$N.collective($L, $T.$L, $L, $L, $L, $L, $S)", in.planBuilder(), c.step(), COLLECTIVE,
+        c.kind().name(), send, recv,
+        c.kind().hasOp() ? CodeBlock.of("$T.$L", REDUCE_OP, c.op()) : CodeBlock.of("null"),
+        c.kind().hasRoot() ? c.root() : -1, c.over());
   }
 
   /** The factors of a buffer's count, symbols by the dims' order then literals: {@code [4, hidden]}. */

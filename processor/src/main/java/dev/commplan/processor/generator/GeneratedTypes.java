@@ -17,6 +17,11 @@ final class GeneratedTypes {
   static final ClassName PLAN_BUILDER = ClassName.get(RUNTIME_PLAN, "PlanBuilder");
   static final ClassName SCHEDULE = ClassName.get(RUNTIME_PLAN, "Schedule");
   static final ClassName COMMUNICATOR = ClassName.get(RUNTIME, "Communicator");
+  /**
+   * Named only where a plan has axes, and only as a parameter's type (never in an expression), so no
+   * variable can obscure it and it is not in {@link #RESERVED}: plans without axes keep their names.
+   */
+  static final ClassName MESH = ClassName.get(RUNTIME, "Mesh");
   static final ClassName STREAM = ClassName.get(RUNTIME, "Stream");
   static final ClassName CAPTURED_PLAN = ClassName.get(RUNTIME, "CapturedPlan");
   static final ClassName DATA_TYPE = ClassName.get(RUNTIME, "DataType");

@@ -4,6 +4,7 @@ import com.palantir.javapoet.ClassName;
 import dev.commplan.processor.model.BufferSpec;
 import dev.commplan.processor.model.PlanModel;
 import dev.commplan.processor.shape.Monomial;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -80,9 +81,20 @@ final class Generation {
     return self.nestedClass(prefix + p);
   }
 
-  /** Symbols by the dims' order, {@code ranks} first. */
+  /** Symbols by the axes' then the dims' order, {@code ranks} first (group sizes first, as the processor writes them). */
   Comparator<String> symbolOrder() {
-    return Monomial.symbolOrder(plan.dims().stream().map(PlanModel.Dim::name).toList());
+    List<String> symbols = new ArrayList<>(plan.axes());
+    plan.dims().forEach(d -> symbols.add(d.name()));
+    return Monomial.symbolOrder(symbols);
+  }
+
+  /** The axes some buffer's count uses, in declaration order: each needs its size in build. */
+  List<String> axesInCounts() {
+    Set<String> used = new HashSet<>();
+    for (BufferSpec b : buffers) {
+      used.addAll(b.count().powers().keySet());
+    }
+    return plan.axes().stream().filter(used::contains).toList();
   }
 
   /** The count as written in messages: {@code 4*hidden}. */

@@ -23,7 +23,8 @@ record Layout(boolean inline, List<List<Declaration>> parts) {
   static Layout of(PlanModel plan, PlanGenerator.Limits limits) {
     List<Declaration> all = declarations(plan);
     List<BufferSpec> buffers = plan.buffers();
-    long inline = 400 + 8L * buffers.size(); // build's own statements, and the handles' array
+    // build's own statements, the handles' array, and over a mesh each axis's size
+    long inline = 400 + 8L * buffers.size() + 20L * plan.axes().size();
     for (Declaration d : all) {
       inline += estimate(d, buffers) + 2; // a local's store may take a wide index
     }
@@ -64,7 +65,8 @@ record Layout(boolean inline, List<List<Declaration>> parts) {
   /**
    * An upper bound of a declaration's bytecode in a part (array indexes up to 5 bytes, constants 3,
    * calls 3): a dim check 24; a buffer 44, plus for a count of several factors 16 and 12 per factor; a
-   * collective 30, or 40 through {@code PlanBuilder.collective} (a Collective, an op or null, and a root).
+   * collective 30, or 40 through {@code PlanBuilder.collective} (a Collective, an op or null, and a root);
+   * over an axis, 4 more for its name (and every collective but Send and Recv through {@code collective}).
    */
   private static int estimate(Declaration d, List<BufferSpec> buffers) {
     return switch (d) {
@@ -73,6 +75,8 @@ record Layout(boolean inline, List<List<Declaration>> parts) {
         int factors = factorCount(buffers.get(b.buffer()).count());
         yield 44 + (factors > 1 ? 16 + 12 * factors : 0);
       }
+      case CollectiveDeclaration c when !c.collective().over().isEmpty() ->
+          c.collective().kind().pointToPoint() ? 34 : 44;
       case CollectiveDeclaration c -> switch (c.collective().kind()) {
         case ALL_REDUCE, BROADCAST, ALL_GATHER, REDUCE_SCATTER, SEND, RECV -> 30;
         case REDUCE, GATHER, SCATTER, ALL_TO_ALL -> 40;

@@ -4,6 +4,7 @@ import static dev.commplan.processor.generator.GeneratedTypes.BUFFER;
 import static dev.commplan.processor.generator.GeneratedTypes.CAPTURED_PLAN;
 import static dev.commplan.processor.generator.GeneratedTypes.COMMUNICATOR;
 import static dev.commplan.processor.generator.GeneratedTypes.GENERATED;
+import static dev.commplan.processor.generator.GeneratedTypes.MESH;
 import static dev.commplan.processor.generator.GeneratedTypes.PLAN;
 import static dev.commplan.processor.generator.GeneratedTypes.SCHEDULE;
 import static dev.commplan.processor.generator.GeneratedTypes.STREAM;
@@ -102,7 +103,7 @@ public final class PlanGenerator {
 
     type.addMethod(MethodSpec.methodBuilder("builder")
         .addJavadoc("Returns a new builder: set every dim, optionally bind buffers you own, then call\n"
-            + "{@link $T#build($T)}.\n", g.builder, COMMUNICATOR)
+            + "{@link $T#build($T)}.\n", g.builder, plan.overMesh() ? MESH : COMMUNICATOR)
         .addModifiers(Modifier.PUBLIC, Modifier.STATIC)
         .returns(g.builder)
         .addStatement("return new $T()", g.builder)
@@ -160,7 +161,8 @@ public final class PlanGenerator {
         .addStatement("return $N.describe()", planField)
         .build());
     type.addMethod(MethodSpec.methodBuilder("communicator")
-        .addJavadoc("Returns the communicator this plan was built for.\n")
+        .addJavadoc(plan.overMesh() ? "Returns the communicator this plan was built for: its mesh's world.\n"
+            : "Returns the communicator this plan was built for.\n")
         .addModifiers(Modifier.PUBLIC)
         .returns(COMMUNICATOR)
         .addStatement("return $N.communicator()", planField)

@@ -17,10 +17,15 @@ final class PlanJavadoc {
     if (plan.fixedRanks() > 0) {
       doc.add("It is written for exactly $L ranks.\n", plan.fixedRanks());
     }
+    if (plan.overMesh()) {
+      doc.add("It runs over the mesh axes $L: build it on a {@code Mesh} that has them.\n",
+          String.join(", ", plan.axes().stream().map(a -> "{@code " + a + "}").toList()));
+    }
     if (!plan.collectives().isEmpty()) {
       doc.add("\n<ul>\n");
       for (CollectiveSpec c : plan.collectives()) {
-        doc.add("  <li>step $L: $L {@code $L}$L$L\n", c.step(), c.kind().label(), c.send(), where(c), operands(c));
+        doc.add("  <li>step $L: $L {@code $L}$L$L$L\n", c.step(), c.kind().label(), c.send(), where(c), operands(c),
+            c.over().isEmpty() ? "" : ", over {@code " + c.over() + "}");
       }
       doc.add("</ul>\n");
     }

@@ -15,8 +15,9 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Rules 17 and 18: a Send's {@code to} and a Recv's {@code from} parse as peers, and in each step every
- * Send pairs one to one with a Recv of the same data type and count from its inverse peer.
+ * Rules 17, 18 and 22: a Send's {@code to} and a Recv's {@code from} parse as peers, and in each step every
+ * Send pairs one to one with a Recv over the same axis, of the same data type and count, from its inverse
+ * peer.
  */
 final class PeerRules {
   private final PlanContext cx;
@@ -39,6 +40,16 @@ final class PeerRules {
       return c.step().value();
     }
 
+    /** The axis it runs over, or {@code ""}: a transfer pairs only within its group (rule 22). */
+    String axis() {
+      return c.axis();
+    }
+
+    /** Whether {@code other} could be its partner: the same group, data type and count. */
+    boolean pairsWith(Transfer other) {
+      return axis().equals(other.axis()) && sameData(other);
+    }
+
     boolean sameData(Transfer other) {
       return f.bufferType() == other.f.bufferType() && count.equals(other.count);
     }
@@ -56,23 +67,24 @@ final class PeerRules {
       return;
     }
     Monomial count = cx.counts.get(f.name());
-    if (!f.isBuffer() || count == null) {
-      uncheckedSteps.add(c.step().value()); // NotABuffer, MissingShape or a bad shape says why
+    if (!f.isBuffer() || count == null || cx.groupOf(c).isEmpty()) {
+      uncheckedSteps.add(c.step().value()); // NotABuffer, MissingShape, a bad shape or UnknownAxis says why
       return;
     }
     transfers.add(new Transfer(f, c, peer, cx.effective(count)));
   }
 
   /**
-   * Rule 18 ({@link PeerPairing}, the runtime's rule too): in each step every Send is matched one to one
-   * by a Recv of the same data type and count from its inverse peer. Counts are compared as
+   * Rules 18 and 22 ({@link PeerPairing}, the runtime's rule too): in each step every Send is matched one
+   * to one by a Recv over the same axis (or both over the whole communicator), of the same data type and
+   * count, from its inverse peer. Counts are compared as
    * CountMismatch compares them, as monomials. A step where some transfer could not be checked (its
    * error is reported) is left alone: what it lacks could be that one.
    */
   void checkPairs() {
     List<Transfer> sends = transfers.stream().filter(t -> t.c().kind() == Collective.SEND).toList();
     List<Transfer> recvs = transfers.stream().filter(t -> t.c().kind() == Collective.RECV).toList();
-    PeerPairing<Transfer> pairing = PeerPairing.of(sends, recvs, Transfer::step, Transfer::peer, Transfer::sameData);
+    PeerPairing<Transfer> pairing = PeerPairing.of(sends, recvs, Transfer::step, Transfer::peer, Transfer::pairsWith);
     for (Transfer alone : pairing.unmatched()) {
       if (uncheckedSteps.contains(alone.step())) {
         continue;
@@ -82,7 +94,8 @@ final class PeerRules {
       String type = alone.f().bufferType().simpleName();
       String count = cx.format(alone.count());
       String wanted = "@" + needed.annotation() + "(" + needed.peerAttribute() + " = \"" + alone.peer().inverse()
-          + "\"" + (alone.step() != 0 ? ", step = " + alone.step() : "") + ")";
+          + "\"" + (alone.step() != 0 ? ", step = " + alone.step() : "")
+          + (alone.axis().isEmpty() ? "" : ", over = \"" + alone.axis() + "\"") + ")";
       cx.report.add(Message.UNMATCHED_PEER, alone.f().element(), c.mirror(), c.peer().source(), c.describe(), type,
           count, c.kind().peerAttribute(), c.peer().value(), wanted, type, count, alone.step(),
           nearMiss(alone, pairing), c.kind() == Collective.SEND ? "send" : "receive",
@@ -106,6 +119,14 @@ final class PeerRules {
     }
     List<Transfer> candidates = transfers.stream().filter(t -> t.c().kind() == other).toList();
     for (Transfer t : candidates) {
+      if (t.step() == alone.step() && t.peer().equals(wanted) && t.sameData(alone) && !t.axis().equals(alone.axis())
+          && !partner.containsKey(t)) {
+        return " (" + t.c().describe() + " would, but runs over " + group(t) + ", not over " + group(alone)
+            + ": a transfer pairs only with one over the same axis)";
+      }
+    }
+    candidates = candidates.stream().filter(t -> t.axis().equals(alone.axis())).toList();
+    for (Transfer t : candidates) {
       if (t.step() == alone.step() && t.peer().equals(wanted) && !t.sameData(alone)) {
         return " (" + t.c().describe() + " has " + t.c().kind().peerAttribute() + " = \"" + t.c().peer().value()
             + "\" but is " + t.f().bufferType().simpleName() + " with count " + cx.format(t.count()) + ")";
@@ -128,5 +149,10 @@ final class PeerRules {
       }
     }
     return "";
+  }
+
+  /** {@code axis "tp"} or {@code the whole communicator}, for messages. */
+  private static String group(Transfer t) {
+    return t.axis().isEmpty() ? "the whole communicator" : "axis \"" + t.axis() + "\"";
   }
 }

@@ -11,9 +11,9 @@ import dev.commplan.processor.parse.ParsedPlan;
  * found as a {@link ValidationReport}. Never throws for bad input: everything wrong with a plan is an item.
  *
  * <p>The rules live in one class per family, named for what they check ({@link TargetRules}, {@link
- * DimRules}, {@link ShapeRules}, {@link FieldRules}, {@link IntoRules}, {@link
+ * DimRules}, {@link AxisRules}, {@link ShapeRules}, {@link FieldRules}, {@link IntoRules}, {@link
  * SizeRules}, {@link RootRules}, {@link ReduceOpRules}, {@link PeerRules}, {@link RaceRules}); this class
- * runs them in order over one {@link PlanContext}: the class, then the plan's declarations,
+ * runs them in order over one {@link PlanContext}: the class, then the plan's declarations (dims, axes),
  * then each field's shape, each field, each collective, and last what spans collectives (races,
  * point-to-point pairs).
  */
@@ -27,6 +27,7 @@ public final class PlanValidator {
     private final PlanContext cx;
     private final TargetRules target;
     private final DimRules dims;
+    private final AxisRules axes;
     private final ShapeRules shapes;
     private final FieldRules fields;
     private final IntoRules into;
@@ -41,6 +42,7 @@ public final class PlanValidator {
       ShapeSuggestions suggest = new ShapeSuggestions(cx);
       this.target = new TargetRules(cx);
       this.dims = new DimRules(cx);
+      this.axes = new AxisRules(cx);
       this.shapes = new ShapeRules(cx);
       this.fields = new FieldRules(cx, suggest);
       this.into = new IntoRules(cx, suggest);
@@ -58,6 +60,7 @@ public final class PlanValidator {
       }
       dims.checkRanks();
       dims.checkDims();
+      axes.checkAxes();
       target.checkName();
       for (ParsedField f : plan.fields()) {
         if (f.shape() != null) {
@@ -88,6 +91,7 @@ public final class PlanValidator {
      * null when there is none ({@code into} is wrong or missing).
      */
     private String checkCollective(ParsedField f, ParsedCollective c) {
+      axes.checkOver(f, c);
       roots.checkRoot(f, c);
       ops.checkOp(f, c);
       if (c.oneBuffer()) {

@@ -7,8 +7,12 @@ import dev.commplan.processor.shape.Monomial;
 import dev.commplan.processor.shape.ShapeEntry;
 import java.util.LinkedHashSet;
 import java.util.Optional;
+import java.util.Set;
 
-/** Rule 8: each {@code @Shape} entry parses and names only declared sizes; its constant fits a long. */
+/**
+ * Rule 8: each {@code @Shape} entry parses and names only declared sizes ({@code ranks}, dims, and the
+ * axes, rule 21); its constant fits a long.
+ */
 final class ShapeRules {
   private final PlanContext cx;
 
@@ -33,11 +37,8 @@ final class ShapeRules {
         }
         case ShapeEntry.Valid valid -> {
           for (String symbol : new LinkedHashSet<>(valid.symbols())) {
-            if (!symbol.equals(Monomial.RANKS) && !cx.dims.contains(symbol)) {
-              String near = JavaNames.closest(symbol, cx.dims);
-              cx.report.add(Message.UNKNOWN_DIM, f.element(), shape.mirror(), e.source(), e.text(), f.name(), symbol,
-                  cx.dims.isEmpty() ? "none" : PlanContext.quoted(cx.dims),
-                  near == null ? "" : " (did you mean \"" + near + "\"?)", symbol);
+            if (!known(symbol)) {
+              unknown(f, shape, e, symbol);
               ok = false;
             }
           }
@@ -54,5 +55,30 @@ final class ShapeRules {
       return Optional.empty();
     }
     return Optional.of(count);
+  }
+
+  /**
+   * Whether {@code symbol} is a size of this plan: {@code ranks}, a dim, or an axis (rule 21), or an axis
+   * whose declaration was rejected (reported there).
+   */
+  private boolean known(String symbol) {
+    return symbol.equals(Monomial.RANKS) || cx.dims.contains(symbol) || cx.axes.contains(symbol)
+        || cx.rejectedAxes.contains(symbol);
+  }
+
+  private void unknown(ParsedField f, ParsedShape shape, ParsedShape.Entry e, String symbol) {
+    if (cx.plan.axes().isEmpty()) {
+      String near = JavaNames.closest(symbol, cx.dims);
+      cx.report.add(Message.UNKNOWN_DIM, f.element(), shape.mirror(), e.source(), e.text(), f.name(), symbol,
+          cx.dims.isEmpty() ? "none" : PlanContext.quoted(cx.dims),
+          near == null ? "" : " (did you mean \"" + near + "\"?)", symbol);
+      return;
+    }
+    Set<String> sizes = new LinkedHashSet<>(cx.dims);
+    sizes.addAll(cx.axes);
+    String near = JavaNames.closest(symbol, sizes);
+    cx.report.add(Message.UNKNOWN_DIM_OR_AXIS, f.element(), shape.mirror(), e.source(), e.text(), f.name(), symbol,
+        cx.dims.isEmpty() ? "none" : PlanContext.quoted(cx.dims), cx.axes.isEmpty() ? "none" : PlanContext.quoted(cx.axes),
+        near == null ? "" : " (did you mean \"" + near + "\"?)", symbol);
   }
 }

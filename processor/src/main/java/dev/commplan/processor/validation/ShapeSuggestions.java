@@ -21,13 +21,19 @@ final class ShapeSuggestions {
     if (recv == null) {
       return "{\"ranks\", \"hidden\"}";
     }
+    PlanContext.GroupSize g = group(c);
     return switch (c.kind().counts()) {
       case SAME, SAME_DIVISIBLE -> target.shape().asWritten();
-      case RECV_IS_RANKS_TIMES_SEND -> cx.effective(recv).divide(cx.ranksFactor())
+      case RECV_IS_RANKS_TIMES_SEND -> cx.effective(recv).divide(g.factor())
           .map(cx::braces)
           .orElse("{\"1024\"}");
-      case SEND_IS_RANKS_TIMES_RECV -> PlanContext.withRanks(target.shape());
+      case SEND_IS_RANKS_TIMES_RECV -> PlanContext.withSize(g.name(), target.shape());
     };
+  }
+
+  /** The group {@code c} runs over; the whole communicator where its {@code over} names no axis (reported). */
+  private PlanContext.GroupSize group(ParsedCollective c) {
+    return cx.groupOf(c).orElseGet(() -> new PlanContext.GroupSize(Monomial.RANKS, cx.ranksFactor(), "", cx.fixedRanks));
   }
 
   /**
@@ -39,7 +45,7 @@ final class ShapeSuggestions {
     for (ParsedField g : cx.plan.fields()) {
       for (ParsedCollective d : g.collectives()) {
         if (g != f && g.shape() != null && wanted.isPresent() && d.kind() == c.kind().counterpart()
-            && d.step().value().equals(c.step().value()) && parsedPeer(d).equals(wanted)) {
+            && d.step().value().equals(c.step().value()) && d.axis().equals(c.axis()) && parsedPeer(d).equals(wanted)) {
           return g.shape().asWritten();
         }
       }
@@ -61,10 +67,11 @@ final class ShapeSuggestions {
     if (count == null) {
       return "{\"ranks\", \"hidden\"}";
     }
+    PlanContext.GroupSize g = group(c);
     return switch (c.kind().counts()) {
       case SAME, SAME_DIVISIBLE -> send.shape().asWritten();
-      case RECV_IS_RANKS_TIMES_SEND -> PlanContext.withRanks(send.shape());
-      case SEND_IS_RANKS_TIMES_RECV -> cx.effective(count).divide(cx.ranksFactor())
+      case RECV_IS_RANKS_TIMES_SEND -> PlanContext.withSize(g.name(), send.shape());
+      case SEND_IS_RANKS_TIMES_RECV -> cx.effective(count).divide(g.factor())
           .map(cx::braces)
           .orElse("{\"1024\"}");
     };
