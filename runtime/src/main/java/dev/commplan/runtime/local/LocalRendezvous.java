@@ -239,8 +239,9 @@ final class LocalRendezvous {
 
   /**
    * The execute-order check, free here since the ranks meet anyway: calls of the same shape that are
-   * steps of different plans (or different steps) on different ranks mean the ranks execute their plans in
-   * different orders, which NCCL would not notice. Direct calls carry no plan and are not compared.
+   * steps of different plans (or different steps), or a plan's step on one rank and a direct call on
+   * another, mean the ranks issue their work in different orders, which NCCL would not notice (it would mix
+   * their data). Direct calls on every rank carry nothing more to compare.
    */
   private PlanOrderException orderMismatch(Meeting meeting) {
     int referenceRank = -1;
@@ -257,8 +258,7 @@ final class LocalRendezvous {
     OperationLabel found = null;
     for (int r = 0; r < meeting.calls.length; r++) {
       OperationLabel label = meeting.calls[r].label;
-      if (label.planName() != null
-          && (!label.planName().equals(reference.planName()) || label.step() != reference.step())) {
+      if (!label.inPlan() || !label.planName().equals(reference.planName()) || label.step() != reference.step()) {
         differing.add(r);
         found = found == null ? label : found;
       }
@@ -267,11 +267,12 @@ final class LocalRendezvous {
       return null;
     }
     String expected = "plan " + reference.planName() + ", step " + reference.step();
-    String other = "plan " + found.planName() + ", step " + found.step();
+    String other = found.inPlan() ? "plan " + found.planName() + ", step " + found.step() : "a direct call";
     return new PlanOrderException("local backend: the ranks execute their plans in different orders: collective #"
-        + meeting.sequence + (group.isWorld() ? "" : " of " + group.label) + " is " + expected + " on rank " + referenceRank + " but " + other + " on rank"
-        + (differing.size() == 1 ? " " + differing.getFirst() : "s " + differing) + " (calls of the same shape, "
-        + meeting.calls[referenceRank].describe() + ": NCCL would mix their data without a word); every rank must"
-        + " execute the same plans, and their steps, in the same order", expected, other, differing);
+        + meeting.sequence + (group.isWorld() ? "" : " of " + group.label) + " is " + expected + " on rank "
+        + referenceRank + " but " + other + " on rank" + (differing.size() == 1 ? " " + differing.getFirst() : "s "
+        + differing) + " (calls of the same shape, " + meeting.calls[referenceRank].describe() + ": NCCL would mix"
+        + " their data without a word); every rank must execute the same plans, their steps and its direct calls,"
+        + " in the same order", expected, other, differing);
   }
 }
