@@ -126,6 +126,9 @@ class MeshBenchTest {
         assertEquals(over, first.get(header.indexOf("over")));
         assertEquals(Integer.toString(mesh.ranks()), first.get(header.indexOf("world_ranks")));
         assertEquals(Integer.toString(group), first.get(header.indexOf("ranks")));
+        Path svg = dir.resolve("busbw-" + over + ".svg");
+        SvgPlot.bandwidth(List.of(csvFile), svg, "algbw", java.util.Set.of("out", "in"));
+        assertTrue(java.nio.file.Files.readString(svg).contains("mesh " + meshText + " over " + over), what);
       }
     }
   }
@@ -148,7 +151,7 @@ class MeshBenchTest {
 
   /** A plan over two axes, against the same calls made separately, grouped and flat per axis: every way right. */
   @Test
-  void manyOverTwoAxesIsRightEveryWay() {
+  void manyOverTwoAxesIsRightEveryWay() throws Exception {
     for (String mesh : new String[] {"dp=2,tp=2", "dp=2,tp=3"}) {
       for (boolean blocks : new boolean[] {false, true}) {
         for (boolean inPlace : new boolean[] {true, false}) {
@@ -178,6 +181,10 @@ class MeshBenchTest {
           List<List<String>> csv = Csv.read(csvFile);
           assertEquals(mesh, csv.get(1).get(csv.get(0).indexOf("mesh")), what);
           assertEquals("tp dp", csv.get(1).get(csv.get(0).indexOf("over")), what);
+          Path svg = dir.resolve("many.svg");
+          SvgPlot.manyBuffers(List.of(csvFile), svg);
+          assertTrue(java.nio.file.Files.readString(svg).contains("mesh " + mesh + " " + (blocks ? "blocks" : "alternate")),
+              what);
         }
       }
     }
