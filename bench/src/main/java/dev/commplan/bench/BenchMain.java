@@ -78,8 +78,9 @@ public final class BenchMain {
                        one split per axis) and close(), per mesh, median of timed builds after the warm-up
           --backend local|nccl|mpi   (mpi: one process per rank under mpirun; default local)
           --meshes LIST          shapes such as 2x4,2x2x2 (axes dp,tp or pp,dp,tp); default on local
-                                 1x2,1x1x2,2x2,1x2x2,2x4,2x2x2, elsewhere a 2-D and a 3-D mesh of --ranks
-                                 (nccl, default 1: 1x1,1x1x1) or of mpirun's -np
+                                 1x2,1x1x2,2x2,1x2x2,2x4,2x2x2
+          --ranks N              instead: a 2-D and a 3-D mesh of N ranks (nccl's default, N = 1: 1x1 and
+                                 1x1x1); on mpi, the default, of mpirun's -np ranks
           --mesh dp=2,tp=4       instead: one mesh with named axes
           --reps N               timed builds per mesh (default 50), at most --measure-max S (10) seconds
           --warmup auto|N        as sweep's, in builds; --time-limit S, --csv FILE, --quiet as above
