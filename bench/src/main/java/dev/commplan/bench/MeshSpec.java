@@ -77,7 +77,7 @@ record MeshSpec(List<String> names, List<Integer> sizes) {
   private static MeshSpec checked(String option, String text, List<String> names, List<Integer> sizes) {
     long product = 1;
     for (int s : sizes) {
-      product = s > 0 ? Math.multiplyExact(product, (long) s) : product;
+      product = s > 0 ? Math.min(product * s, 1L << 31) : product; // capped below 2^62: no overflow
     }
     if (product > Integer.MAX_VALUE) {
       throw new UsageException(option + " " + text + ": the sizes multiply to " + product + " ranks, too many");
