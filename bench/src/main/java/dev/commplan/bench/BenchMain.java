@@ -50,8 +50,12 @@ public final class BenchMain {
           --plan auto|generated|builder   where the plan comes from (default auto: the generated class
                                  where the case has one, else PlanBuilder)
           --backend, --ranks, --type, --op, --iters (default 50), --warmup (default 5), --csv, --quiet as above
-        local-target   AllReduce busbw at 64 MiB on 2 and 4 local ranks against a memcpy of the same size
-          --size SIZE --ranks LIST (default 64M, 2,4) --iters N --warmup N --type T --quiet
+        local-target   all-reduce, all-gather, reduce-scatter and broadcast of 64 MiB on 2 and 4 local ranks
+                       against a memcpy of the same size in the same process, in the steady state (warm-up
+                       until the per-call time is stable, then rounds of memcpys and calls; medians)
+          --size SIZE --ranks LIST (default 64M, 2,4) --coll LIST (default all four)
+          --rounds N --calls N   rounds, and timed calls of each case per round (default 5, 10)
+          --type T --quiet
         plot           SVG plots from CSV files written by sweep and many
           --sweep FILES          comma-separated sweep CSVs: bandwidth against size, one line per series
           --metric busbw|algbw   which bandwidth (default busbw; one rank's busbw is 0, use algbw)
@@ -220,15 +224,22 @@ public final class BenchMain {
   private static void localTarget(Args a, PrintStream out, PrintStream err) {
     long size = a.size("size", "64M");
     List<Integer> ranks = a.integers("ranks", "2,4", 2);
-    int iters = a.integer("iters", 20, 1);
-    int warmup = a.integer("warmup", 5, 0);
+    String colls = a.string("coll", "all");
+    int rounds = a.integer("rounds", 5, 1);
+    int calls = a.integer("calls", 10, 1);
     DataType type = a.dataType("float");
     boolean quiet = a.flag("quiet");
     a.finish();
     for (int r : ranks) {
       checkLocalRanks("local", r);
     }
-    LocalTarget.run(size, ranks, type, iters, warmup, out, quiet ? null : err);
+    List<Coll> chosen = colls.equals("all") ? LocalTarget.COLLS : Coll.parseList(colls);
+    for (Coll c : chosen) {
+      if (!LocalTarget.COLLS.contains(c)) {
+        throw new UsageException("local-target measures " + LocalTarget.COLLS + ", not " + c);
+      }
+    }
+    LocalTarget.run(new LocalTarget.Config(size, ranks, chosen, type, rounds, calls), out, quiet ? null : err);
   }
 
   private static void plot(Args a, PrintStream out) {
