@@ -41,8 +41,16 @@ final class LocalTarget {
   static final int STABLE_WITHIN_PERCENT = 5;
   static final int WARMUP_LIMIT_S = 30;
 
-  /** What to measure: {@code bytes} is the size S of every case. */
-  record Config(long bytes, List<Integer> ranks, List<Coll> colls, DataType type, int rounds, int calls) {}
+  /**
+   * What to measure: {@code bytes} is the size S of every case; a warm-up that is not stable after {@code
+   * warmupLimitS} seconds stops there (and says so).
+   */
+  record Config(long bytes, List<Integer> ranks, List<Coll> colls, DataType type, int rounds, int calls,
+      double warmupLimitS) {
+    Config(long bytes, List<Integer> ranks, List<Coll> colls, DataType type, int rounds, int calls) {
+      this(bytes, ranks, colls, type, rounds, calls, WARMUP_LIMIT_S);
+    }
+  }
 
   /** How long the warm-up took, and whether it ended with a stable time. */
   record Warmup(int calls, double millis, boolean stable) {
@@ -177,11 +185,11 @@ final class LocalTarget {
           calls.add(call);
         }
         if (rank == 0) {
-          warmups[0] = warmUp(new RankSync(1), 0, memcpy::seconds);
+          warmups[0] = warmUp(new RankSync(1), 0, config.warmupLimitS(), memcpy::seconds);
         }
         for (int c = 0; c < calls.size(); c++) {
           Sweep.Call call = calls.get(c);
-          Warmup w = warmUp(sync, rank, () -> seconds(call));
+          Warmup w = warmUp(sync, rank, config.warmupLimitS(), () -> seconds(call));
           if (rank == 0) {
             warmups[c + 1] = w;
           }
@@ -302,10 +310,10 @@ final class LocalTarget {
 
   /**
    * Calls {@code oneCall} in batches of {@link #BATCH} until two batch medians in a row agree within
-   * {@link #STABLE_WITHIN_PERCENT} % or {@link #WARMUP_LIMIT_S} s have passed. Rank 0 decides and every rank
+   * {@link #STABLE_WITHIN_PERCENT} % or {@code limitS} seconds have passed. Rank 0 decides and every rank
    * follows, so that all issue the same number of collectives.
    */
-  static Warmup warmUp(RankSync sync, int rank, DoubleSupplier oneCall) {
+  static Warmup warmUp(RankSync sync, int rank, double limitS, DoubleSupplier oneCall) {
     long start = System.nanoTime();
     double[] batch = new double[BATCH];
     double previous = Double.NaN;
@@ -318,7 +326,7 @@ final class LocalTarget {
       double median = median(batch);
       double millis = (System.nanoTime() - start) / 1e6;
       boolean stable = Math.abs(median - previous) <= previous * STABLE_WITHIN_PERCENT / 100.0;
-      int decision = stable ? 1 : millis > WARMUP_LIMIT_S * 1000.0 ? 2 : 0;
+      int decision = stable ? 1 : millis > limitS * 1000.0 ? 2 : 0;
       decision = (int) sync.sum(rank, rank == 0 ? decision : 0);
       if (decision != 0) {
         return new Warmup(calls, millis, decision == 1);
@@ -353,9 +361,9 @@ final class LocalTarget {
     out.printf(Locale.ROOT, "# local-target: %s %s (sum), ranks %s, on %d processors, load average %.2f at the start%n",
         Names.bytes(config.bytes()), Names.of(config.type()), config.ranks(),
         Runtime.getRuntime().availableProcessors(), load);
-    out.printf(Locale.ROOT, "# warm-up: batches of %d calls until two batch medians agree within %d %% (at most %d s);"
+    out.printf(Locale.ROOT, "# warm-up: batches of %d calls until two batch medians agree within %d %% (at most %.0f s);"
         + " then %d rounds of %d memcpys and %d calls of every case, medians%n", BATCH, STABLE_WITHIN_PERCENT,
-        WARMUP_LIMIT_S, config.rounds(), config.calls(), config.calls());
+        config.warmupLimitS(), config.rounds(), config.calls(), config.calls());
     out.println("# memcpy: MemorySegment.copy between two native segments; a call: barrier, issue, synchronize,"
         + " barrier (the slowest rank)");
     out.println("# algbw/memcpy: memcpy's time over the call's in the same round (median over rounds);"

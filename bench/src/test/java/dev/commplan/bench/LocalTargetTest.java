@@ -1,0 +1,43 @@
+package dev.commplan.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.commplan.runtime.DataType;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** A short local-target run: every case is measured, checked right, and printed with its warm-up. */
+class LocalTargetTest {
+  @Test
+  void everyCaseOnTwoAndThreeRanksIsMeasuredAndRight() {
+    ByteArrayOutputStream text = new ByteArrayOutputStream();
+    List<LocalTarget.Part> parts = LocalTarget.run(
+        new LocalTarget.Config(96 * 1024, List.of(2, 3), LocalTarget.COLLS, DataType.F32, 2, 3, 0.2),
+        new PrintStream(text, true, StandardCharsets.UTF_8), null);
+    String printed = text.toString(StandardCharsets.UTF_8);
+    assertEquals(2, parts.size());
+    for (LocalTarget.Part part : parts) {
+      assertTrue(part.memcpySeconds() > 0, part.toString());
+      assertWarmedUp(part.memcpyWarmup());
+      assertEquals(2 * LocalTarget.COLLS.size(), part.lines().size(), "in and out of place of each collective");
+      for (LocalTarget.Line line : part.lines()) {
+        assertEquals(0, line.wrong(), line.toString());
+        assertTrue(line.seconds() > 0 && line.ratio() > 0 && line.cpuSeconds() > 0, line.toString());
+        assertEquals(line.ratio() * line.coll().busFactor(part.ranks()), line.busRatio(), 1e-12);
+        assertWarmedUp(line.warmup());
+      }
+    }
+    assertTrue(printed.contains("# 3 ranks: memcpy 96 KiB: warm-up "), printed);
+    assertTrue(printed.contains("algbw/memcpy"), printed);
+  }
+
+  /** Stable means two batches agreed; otherwise the 0.2 s limit ended it. */
+  private static void assertWarmedUp(LocalTarget.Warmup w) {
+    assertTrue(w.stable() ? w.calls() >= 2 * LocalTarget.BATCH : w.millis() > 200 && w.calls() >= LocalTarget.BATCH,
+        w.toString());
+  }
+}
