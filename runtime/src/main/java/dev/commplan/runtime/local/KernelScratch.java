@@ -18,6 +18,9 @@ final class KernelScratch {
    */
   static final int CHUNK_BYTES = 128 * 1024;
 
+  /** The longest chunk of any kind, in elements: that of the 4-byte accumulators. */
+  private static final int MOST_ELEMENTS = CHUNK_BYTES / 4;
+
   float[] floatAccumulator;
   float[] floatInput;
   double[] doubleAccumulator;
@@ -39,8 +42,8 @@ final class KernelScratch {
   /** The width of the accumulator of {@code type}'s kind: float and int 4 bytes, double and long 8. */
   static int accumulatorBytes(DataType type) {
     return switch (type) {
-      case F16, BF16, F32, F8E4M3, F8E5M2, I8, U8, I32, U32 -> 4;
-      case F64, I64, U64 -> 8;
+      case F16, BF16, F32, F8E4M3, F8E5M2, I32, U32 -> 4;
+      case F64, I8, U8, I64, U64 -> 8;
     };
   }
 
@@ -60,28 +63,30 @@ final class KernelScratch {
           doubleInput = new double[chunk];
         }
       }
-      case I8, U8, I32, U32 -> {
+      case I32, U32 -> {
         if (intAccumulator == null) {
           intAccumulator = new int[chunk];
           intInput = new int[chunk];
         }
       }
-      case I64, U64 -> {
+      case I8, U8, I64, U64 -> {
         if (longAccumulator == null) {
           longAccumulator = new long[chunk];
           longInput = new long[chunk];
         }
       }
     }
+    // The pattern arrays serve kinds of different chunk lengths (I8 a long chunk, fp8 a float chunk):
+    // they hold the longest, a chunk of a 4-byte kind.
     switch (type) {
       case F16, BF16 -> {
         if (shortPatterns == null) {
-          shortPatterns = new short[chunk];
+          shortPatterns = new short[MOST_ELEMENTS];
         }
       }
       case I8, U8, F8E4M3, F8E5M2 -> {
         if (bytePatterns == null) {
-          bytePatterns = new byte[chunk];
+          bytePatterns = new byte[MOST_ELEMENTS];
         }
       }
       default -> {}

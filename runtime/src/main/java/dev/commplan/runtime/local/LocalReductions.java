@@ -23,10 +23,11 @@ import java.lang.foreign.ValueLayout;
  * on to rank n-1 ({@code ((x0 + x1) + x2) + ...} for SUM), whichever rank computes the chunk, so every rank
  * receives bitwise the same result. F16, BF16, F32 and the two fp8 types accumulate in {@code float} (the
  * narrow types rounded once to the type at the end, fp8 with CUDA's saturation to the largest finite
- * value, as NCCL's fp8 arithmetic does), F64 in {@code double}. Integers accumulate in {@code int} (I8,
- * U8, I32, U32, the 8-bit ones widened: sign-extended for I8, zero-extended for U8) or {@code long} (I64,
- * U64), with two's-complement wrapping, which is exact modulo 2^bits for SUM and PROD, so narrowing at
- * the end gives the type's wrapped result. Unsigned types compare as unsigned. AVG is the sum divided by
+ * value, as NCCL's fp8 arithmetic does), F64 in {@code double}. Integers accumulate in {@code int} (I32,
+ * U32) or {@code long} (I8 and U8 sign-extended, which JDK 25 vectorizes where it does not widen bytes to
+ * ints; I64, U64), with two's-complement wrapping, which is exact modulo 2^bits for SUM and PROD, so
+ * narrowing at the end gives the type's wrapped result. Unsigned types compare as unsigned (a
+ * sign-extended U8 keeps its unsigned order among 64-bit unsigned values). AVG is the sum divided by
  * the rank count: floating-point sum then divide; integers: the sum wrapped to the type, then integer
  * division (unsigned for unsigned types), which is NCCL's SumPostDiv.
  */
@@ -93,37 +94,37 @@ final class LocalReductions {
           }
         }
       }
-      case I8, U8, I32, U32 -> {
+      case I32, U32 -> {
         for (int r = 0; r < ranks; r++) {
           int[] into = r == 0 ? s.intAccumulator : s.intInput;
-          loadInts(type, calls[r].send.segment(), calls[r].sendOffset + sendByte, into, length, s);
+          MemorySegment.copy(calls[r].send.segment(), INT, calls[r].sendOffset + sendByte, into, 0, length);
           if (r > 0) {
             combineInts(op, type == DataType.U32, s.intAccumulator, s.intInput, length);
           }
         }
         if (op == ReduceOp.AVG) {
-          averageInts(type, s.intAccumulator, length, ranks);
-        }
-        if (type == DataType.I8 || type == DataType.U8) {
           int[] acc = s.intAccumulator;
-          byte[] patterns = s.bytePatterns;
           for (int i = 0; i < length; i++) {
-            patterns[i] = (byte) acc[i];
+            acc[i] = type == DataType.U32 ? Integer.divideUnsigned(acc[i], ranks) : acc[i] / ranks;
           }
         }
       }
-      case I64, U64 -> {
+      case I8, U8, I64, U64 -> {
         for (int r = 0; r < ranks; r++) {
           long[] into = r == 0 ? s.longAccumulator : s.longInput;
-          MemorySegment.copy(calls[r].send.segment(), LONG, calls[r].sendOffset + sendByte, into, 0, length);
+          loadLongs(type, calls[r].send.segment(), calls[r].sendOffset + sendByte, into, length, s);
           if (r > 0) {
-            combineLongs(op, type == DataType.U64, s.longAccumulator, s.longInput, length);
+            combineLongs(op, type.isUnsigned(), s.longAccumulator, s.longInput, length);
           }
         }
         if (op == ReduceOp.AVG) {
+          averageLongs(type, s.longAccumulator, length, ranks);
+        }
+        if (type == DataType.I8 || type == DataType.U8) {
           long[] acc = s.longAccumulator;
+          byte[] patterns = s.bytePatterns;
           for (int i = 0; i < length; i++) {
-            acc[i] = type == DataType.U64 ? Long.divideUnsigned(acc[i], ranks) : acc[i] / ranks;
+            patterns[i] = (byte) acc[i];
           }
         }
       }
@@ -205,31 +206,24 @@ final class LocalReductions {
     }
   }
 
-  /** Loads integers into ints: I8 sign-extended, U8 zero-extended, I32 and U32 as they are. */
-  private static void loadInts(DataType type, MemorySegment from, long offset, int[] into, int length,
+  /** Loads integers into longs: I8 and U8 sign-extended (see the class comment), I64 and U64 as they are. */
+  private static void loadLongs(DataType type, MemorySegment from, long offset, long[] into, int length,
       KernelScratch s) {
     switch (type) {
-      case I32, U32 -> MemorySegment.copy(from, INT, offset, into, 0, length);
-      case I8 -> {
+      case I64, U64 -> MemorySegment.copy(from, LONG, offset, into, 0, length);
+      case I8, U8 -> {
         byte[] patterns = s.bytePatterns;
         MemorySegment.copy(from, BYTE, offset, patterns, 0, length);
         for (int i = 0; i < length; i++) {
           into[i] = patterns[i];
         }
       }
-      case U8 -> {
-        byte[] patterns = s.bytePatterns;
-        MemorySegment.copy(from, BYTE, offset, patterns, 0, length);
-        for (int i = 0; i < length; i++) {
-          into[i] = patterns[i] & 0xFF;
-        }
-      }
       default -> throw new AssertionError(type);
     }
   }
 
-  /** AVG of the int kind: the sum wrapped to the type, then divided (unsigned for U8 and U32). */
-  private static void averageInts(DataType type, int[] acc, int length, int ranks) {
+  /** AVG of the long kind: the sum wrapped to the type, then divided (unsigned for U8 and U64). */
+  private static void averageLongs(DataType type, long[] acc, int length, int ranks) {
     switch (type) {
       case I8 -> {
         for (int i = 0; i < length; i++) {
@@ -241,14 +235,14 @@ final class LocalReductions {
           acc[i] = (acc[i] & 0xFF) / ranks;
         }
       }
-      case I32 -> {
+      case I64 -> {
         for (int i = 0; i < length; i++) {
           acc[i] /= ranks;
         }
       }
-      case U32 -> {
+      case U64 -> {
         for (int i = 0; i < length; i++) {
-          acc[i] = Integer.divideUnsigned(acc[i], ranks);
+          acc[i] = Long.divideUnsigned(acc[i], ranks);
         }
       }
       default -> throw new AssertionError(type);
