@@ -14,7 +14,7 @@ final class KernelScratch {
    * Bytes of one chunk of the accumulator: a chunk of one input, of the accumulator and of the raw
    * patterns fit a core's L2 cache together, and a chunk is long enough that the per-copy costs of
    * {@code MemorySegment.copy} (checks, stub call) vanish beside the copy (docs/performance.md, "The local
-   * backend's kernels").
+   * backend's kernels against memcpy").
    */
   static final int CHUNK_BYTES = 128 * 1024;
 

@@ -16,8 +16,8 @@ import java.lang.foreign.ValueLayout;
  *
  * <p>Every read and write of the buffers is one bulk {@code MemorySegment.copy} per chunk (a vectorized copy
  * with one bounds check); conversions and arithmetic run on the scratch arrays, in loops the JIT
- * vectorizes. Loops over the segments element by element are not vectorized by JDK 25's compiler, and ran
- * about five times slower (docs/performance.md, "The local backend's kernels").
+ * vectorizes, where JDK 25's compiler does not vectorize loops over segments element by element
+ * (docs/performance.md, "The local backend's kernels against memcpy").
  *
  * <p>Accumulation and order: element by element, rank 0's value, then rank 1's combined into it, and so
  * on to rank n-1 ({@code ((x0 + x1) + x2) + ...} for SUM), whichever rank computes the chunk, so every rank
