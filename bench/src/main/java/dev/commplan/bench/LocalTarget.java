@@ -6,6 +6,7 @@ import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
+import dev.commplan.timing.SteadyState;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -14,7 +15,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.function.DoubleSupplier;
 
 /**
  * The local backend's target (issue 24): collectives of one size (64 MiB) on 2 and 4 ranks against a
@@ -25,9 +25,8 @@ import java.util.function.DoubleSupplier;
  *       thread while the other ranks wait at a barrier;
  *   <li>a collective call: barrier, issue, {@code synchronize()}, barrier, timed on rank 0, so the time of
  *       the slowest rank;
- *   <li>warm-up, for memcpy and for each case: batches of {@value #BATCH} calls until the medians of two
- *       batches in a row agree within {@value #STABLE_WITHIN_PERCENT} %, or {@value #WARMUP_LIMIT_S} s
- *       have passed (then the line says "not stable"); the calls and milliseconds it took are printed;
+ *   <li>warm-up, for memcpy and for each case: {@link SteadyState}'s rule, one call a unit (the ranks agree
+ *       through {@link RankSync}); the calls and milliseconds it took, and how it ended, are printed;
  *   <li>then {@code rounds} rounds, each timing {@code calls} memcpys and then {@code calls} calls of every
  *       case (medians), so that memcpy and the collectives see the same machine; a case's ratio in a round
  *       is memcpy's time over the call's time, which is its algbw over memcpy's bandwidth (both move S
@@ -37,33 +36,16 @@ import java.util.function.DoubleSupplier;
  * </ul>
  */
 final class LocalTarget {
-  static final int BATCH = 5;
-  static final int STABLE_WITHIN_PERCENT = 5;
-  static final int WARMUP_LIMIT_S = 30;
-
-  /**
-   * What to measure: {@code bytes} is the size S of every case; a warm-up that is not stable after {@code
-   * warmupLimitS} seconds stops there (and says so).
-   */
+  /** What to measure: {@code bytes} is the size S of every case; {@code warmup} ends each warm-up. */
   record Config(long bytes, List<Integer> ranks, List<Coll> colls, DataType type, int rounds, int calls,
-      double warmupLimitS) {
-    Config(long bytes, List<Integer> ranks, List<Coll> colls, DataType type, int rounds, int calls) {
-      this(bytes, ranks, colls, type, rounds, calls, WARMUP_LIMIT_S);
-    }
-  }
-
-  /** How long the warm-up took, and whether it ended with a stable time. */
-  record Warmup(int calls, double millis, boolean stable) {
-    String describe() {
-      return String.format(Locale.ROOT, "%d calls, %.0f ms%s", calls, millis, stable ? "" : ", not stable");
-    }
-  }
+      SteadyState.Rule warmup) {}
 
   /**
    * One case's line: medians over the rounds; {@code ratio} is algbw over memcpy's bandwidth; {@code cpuSeconds}
    * the CPU time of the Java threads per call, and {@code cpuCopies} that over memcpy's.
    */
-  record Line(int ranks, Coll coll, boolean inPlace, Warmup warmup, double seconds, double algbw, double busbw,
+  record Line(int ranks, Coll coll, boolean inPlace, SteadyState.WarmUp warmup, double seconds, double algbw,
+      double busbw,
       double ratio, double cpuSeconds, double cpuCopies, long wrong) {
     double busRatio() {
       return ratio * coll.busFactor(ranks);
@@ -71,7 +53,8 @@ final class LocalTarget {
   }
 
   /** One rank count's memcpy (medians over rounds: wall and CPU time) and its cases. */
-  record Part(int ranks, Warmup memcpyWarmup, double memcpySeconds, double memcpyCpuSeconds, List<Line> lines) {}
+  record Part(int ranks, SteadyState.WarmUp memcpyWarmup, double memcpySeconds, double memcpyCpuSeconds,
+      List<Line> lines) {}
 
   private record Case(Coll coll, boolean inPlace) {}
 
@@ -108,7 +91,7 @@ final class LocalTarget {
     double[][] caseCpu = new double[cases.size()][rounds];
     double[] memcpySeconds = new double[rounds];
     double[] memcpyCpu = new double[rounds];
-    Warmup[] warmups = new Warmup[cases.size() + 1];
+    SteadyState.WarmUp[] warmups = new SteadyState.WarmUp[cases.size() + 1];
     long[] wrong = new long[cases.size()];
     RankSync sync = new RankSync(ranks);
     try (Cluster cluster = Backends.cluster("local", ranks)) {
@@ -162,7 +145,7 @@ final class LocalTarget {
      * {@code wrong}.
      */
     void run(double[][] caseSeconds, double[][] caseCpu, double[] memcpySeconds, double[] memcpyCpu,
-        Warmup[] warmups, long[] wrong) {
+        SteadyState.WarmUp[] warmups, long[] wrong) {
       DataType type = config.type();
       long count = config.bytes() / type.byteSize();
       try (Arena arena = Arena.ofConfined();
@@ -185,11 +168,12 @@ final class LocalTarget {
           calls.add(call);
         }
         if (rank == 0) {
-          warmups[0] = warmUp(new RankSync(1), 0, config.warmupLimitS(), memcpy::seconds);
+          warmups[0] = new SteadyState(SteadyState.Consensus.ALONE).warmUp(config.warmup(), 1, memcpy::seconds);
         }
+        SteadyState steady = new SteadyState(sync.consensus(rank));
         for (int c = 0; c < calls.size(); c++) {
           Sweep.Call call = calls.get(c);
-          Warmup w = warmUp(sync, rank, config.warmupLimitS(), () -> seconds(call));
+          SteadyState.WarmUp w = steady.warmUp(config.warmup(), 1, () -> seconds(call));
           if (rank == 0) {
             warmups[c + 1] = w;
           }
@@ -309,33 +293,6 @@ final class LocalTarget {
   }
 
   /**
-   * Calls {@code oneCall} in batches of {@link #BATCH} until two batch medians in a row agree within
-   * {@link #STABLE_WITHIN_PERCENT} % or {@code limitS} seconds have passed. Rank 0 decides and every rank
-   * follows, so that all issue the same number of collectives.
-   */
-  static Warmup warmUp(RankSync sync, int rank, double limitS, DoubleSupplier oneCall) {
-    long start = System.nanoTime();
-    double[] batch = new double[BATCH];
-    double previous = Double.NaN;
-    int calls = 0;
-    while (true) {
-      for (int i = 0; i < BATCH; i++) {
-        batch[i] = oneCall.getAsDouble();
-      }
-      calls += BATCH;
-      double median = median(batch);
-      double millis = (System.nanoTime() - start) / 1e6;
-      boolean stable = Math.abs(median - previous) <= previous * STABLE_WITHIN_PERCENT / 100.0;
-      int decision = stable ? 1 : millis > limitS * 1000.0 ? 2 : 0;
-      decision = (int) sync.sum(rank, rank == 0 ? decision : 0);
-      if (decision != 0) {
-        return new Warmup(calls, millis, decision == 1);
-      }
-      previous = median;
-    }
-  }
-
-  /**
    * The CPU time of every live Java thread of this JVM so far (the ranks' and their streams' workers; not the
    * JIT's and GC's), in nanoseconds: the sum of the threads' clocks, which count in nanoseconds where the
    * process's clock counts in scheduler ticks.
@@ -361,9 +318,9 @@ final class LocalTarget {
     out.printf(Locale.ROOT, "# local-target: %s %s (sum), ranks %s, on %d processors, load average %.2f at the start%n",
         Names.bytes(config.bytes()), Names.of(config.type()), config.ranks(),
         Runtime.getRuntime().availableProcessors(), load);
-    out.printf(Locale.ROOT, "# warm-up: batches of %d calls until two batch medians agree within %d %% (at most %.0f s);"
-        + " then %d rounds of %d memcpys and %d calls of every case, medians%n", BATCH, STABLE_WITHIN_PERCENT,
-        config.warmupLimitS(), config.rounds(), config.calls(), config.calls());
+    out.println("# " + config.warmup().describe("call (memcpy: one copy)", "call"));
+    out.printf(Locale.ROOT, "# then %d rounds of %d memcpys and %d calls of every case, medians%n", config.rounds(),
+        config.calls(), config.calls());
     out.println("# memcpy: MemorySegment.copy between two native segments; a call: barrier, issue, synchronize,"
         + " barrier (the slowest rank)");
     out.println("# algbw/memcpy: memcpy's time over the call's in the same round (median over rounds);"
@@ -376,14 +333,14 @@ final class LocalTarget {
   private static void printPart(Config config, Part part, PrintStream out) {
     double copyGBs = config.bytes() / 1e9 / part.memcpySeconds();
     out.printf(Locale.ROOT, "# %d ranks: memcpy %s: warm-up %s; median %.1f us = %.2f GB/s, cpu %.1f us%n",
-        part.ranks(), Names.bytes(config.bytes()), part.memcpyWarmup().describe(), part.memcpySeconds() * 1e6, copyGBs,
+        part.ranks(), Names.bytes(config.bytes()), part.memcpyWarmup().summary("copies"), part.memcpySeconds() * 1e6, copyGBs,
         part.memcpyCpuSeconds() * 1e6);
-    out.printf("# %5s  %-14s  %5s  %-24s  %10s  %7s  %7s  %12s  %12s  %10s  %10s  %6s%n", "ranks", "collective",
+    out.printf("# %5s  %-14s  %5s  %-28s  %10s  %7s  %7s  %12s  %12s  %10s  %10s  %6s%n", "ranks", "collective",
         "place", "warm-up", "time (us)", "algbw", "busbw", "algbw/memcpy", "busbw/memcpy", "cpu (us)", "cpu/memcpy",
         "#wrong");
     for (Line l : part.lines()) {
-      out.printf(Locale.ROOT, "  %5d  %-14s  %5s  %-24s  %10.1f  %7.2f  %7.2f  %12.2f  %12.2f  %10.1f  %10.2f  %6d%n",
-          l.ranks(), l.coll().label, l.inPlace() ? "in" : "out", l.warmup().describe(), l.seconds() * 1e6, l.algbw(),
+      out.printf(Locale.ROOT, "  %5d  %-14s  %5s  %-28s  %10.1f  %7.2f  %7.2f  %12.2f  %12.2f  %10.1f  %10.2f  %6d%n",
+          l.ranks(), l.coll().label, l.inPlace() ? "in" : "out", l.warmup().summary("calls"), l.seconds() * 1e6, l.algbw(),
           l.busbw(), l.ratio(), l.busRatio(), l.cpuSeconds() * 1e6, l.cpuCopies(), l.wrong());
     }
     out.flush();

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.commplan.runtime.DataType;
+import dev.commplan.timing.SteadyState;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -16,7 +17,8 @@ class LocalTargetTest {
   void everyCaseOnTwoAndThreeRanksIsMeasuredAndRight() {
     ByteArrayOutputStream text = new ByteArrayOutputStream();
     List<LocalTarget.Part> parts = LocalTarget.run(
-        new LocalTarget.Config(96 * 1024, List.of(2, 3), LocalTarget.COLLS, DataType.F32, 2, 3, 0.2),
+        new LocalTarget.Config(96 * 1024, List.of(2, 3), LocalTarget.COLLS, DataType.F32, 2, 3,
+            SteadyState.Rule.steady(2, 0.05, 0, 0.2)),
         new PrintStream(text, true, StandardCharsets.UTF_8), null);
     String printed = text.toString(StandardCharsets.UTF_8);
     assertEquals(2, parts.size());
@@ -35,9 +37,9 @@ class LocalTargetTest {
     assertTrue(printed.contains("algbw/memcpy"), printed);
   }
 
-  /** Stable means two batches agreed; otherwise the 0.2 s limit ended it. */
-  private static void assertWarmedUp(LocalTarget.Warmup w) {
-    assertTrue(w.stable() ? w.calls() >= 2 * LocalTarget.BATCH : w.millis() > 200 && w.calls() >= LocalTarget.BATCH,
+  /** Stable means two windows of two calls agreed; otherwise the 0.2 s cap ended it. */
+  private static void assertWarmedUp(SteadyState.WarmUp w) {
+    assertTrue(w.ending() == SteadyState.Ending.STABLE ? w.calls() >= 4 : w.millis() >= 200 && w.calls() >= 1,
         w.toString());
   }
 }

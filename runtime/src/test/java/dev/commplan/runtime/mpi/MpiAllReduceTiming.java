@@ -1,18 +1,20 @@
 package dev.commplan.runtime.mpi;
 
 import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.CollectiveConsensus;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
-import java.util.Arrays;
+import dev.commplan.timing.SteadyState;
 import java.util.Locale;
 
 /**
  * A simple timing of the MPI backend, for docs/mpi.md: a one-field plan (an in-place F32 all-reduce SUM)
- * of several sizes, {@code execute} then {@code synchronize}, median of 30 runs after 5 warm-up runs;
- * and a 64-field plan whose fields coalesce into one call. Rank 0 prints. Not a test: run it with mpirun
- * (see docs/mpi.md).
+ * of several sizes, {@code execute} then {@code synchronize}, median of 30 runs after {@link SteadyState}'s
+ * warm-up (at least 0.5 s, at most 3 s a size, so that the whole run fits bin/gpu-run's 40 s; the
+ * processes agree when to stop through {@link CollectiveConsensus}); and a 64-field plan whose fields
+ * coalesce into one call. Rank 0 prints. Not a test: run it with mpirun (see docs/mpi.md).
  */
 public final class MpiAllReduceTiming {
   private MpiAllReduceTiming() {}
@@ -41,21 +43,18 @@ public final class MpiAllReduceTiming {
       for (int h : handles) {
         ((F32Buffer) plan.buffer(h)).fill(1f);
       }
-      long[] nanos = new long[30];
-      for (int i = -5; i < nanos.length; i++) {
-        long start = System.nanoTime();
+      SteadyState.Unit run = () -> {
         plan.execute(comm.stream());
         comm.stream().synchronize();
-        if (i >= 0) {
-          nanos[i] = System.nanoTime() - start;
-        }
-      }
-      Arrays.sort(nanos);
-      double micros = nanos[nanos.length / 2] / 1e3;
+      };
+      SteadyState steady = new SteadyState(CollectiveConsensus.of(comm));
+      SteadyState.WarmUp warm = steady.warmUp(SteadyState.Rule.DEFAULT.withTimes(0.5, 3), 1, run);
+      double micros = steady.measure(1, 30, Long.MAX_VALUE, run).median() / 1e3;
       double bytes = 4.0 * count * fields;
       if (comm.rank() == 0) {
-        System.out.println(String.format(Locale.ROOT, "  %-32s %,12d B  median %10.1f us  %8.1f MB/s (bytes/time)",
-            what + (fields == 1 ? ", count " + count : ""), (long) bytes, micros, bytes / micros));
+        System.out.println(String.format(Locale.ROOT, "  %-32s %,12d B  median %10.1f us  %8.1f MB/s (bytes/time)"
+                + "  warm-up %s", what + (fields == 1 ? ", count " + count : ""), (long) bytes, micros, bytes / micros,
+            warm.summary("runs")));
       }
     }
   }
