@@ -84,9 +84,14 @@ public final class BenchMain {
           --mesh dp=2,tp=4       instead: one mesh with named axes
           --reps N               timed builds per mesh (default 50), at most --measure-max S (10) seconds
           --warmup auto|N        as sweep's, in builds; --time-limit S, --csv FILE, --quiet as above
-        local-target   AllReduce busbw at 64 MiB on 2 and 4 local ranks against a memcpy of the same size
-          --size SIZE --ranks LIST (default 64M, 2,4) --iters N (calls per batch, default 5)
-          --batches N (default 10) --warmup auto|N (as sweep's) --type T --quiet
+        local-target   all-reduce, all-gather, reduce-scatter and broadcast of 64 MiB on 2 and 4 local ranks
+                       against a memcpy of the same size in the same process, in the steady state (after
+                       the warm-up, rounds that time memcpys and then calls of every case; medians), with
+                       the CPU time per call
+          --size SIZE --ranks LIST (default 64M, 2,4) --coll LIST (default all four)
+          --rounds N --calls N   rounds, and timed calls of each case per round (default 5, 10)
+          --warmup auto|N        as sweep's, in calls (--warmup-min, -max, -window, -tolerance)
+          --type T --quiet
         plot           SVG plots from CSV files written by sweep and many
           --sweep FILES          comma-separated sweep CSVs: bandwidth against size, one line per series
           --metric busbw|algbw   which bandwidth (default busbw; one rank's busbw is 0, use algbw)
@@ -314,8 +319,9 @@ public final class BenchMain {
   private static void localTarget(Args a, PrintStream out, PrintStream err) {
     long size = a.size("size", "64M");
     List<Integer> ranks = a.integers("ranks", "2,4", 2);
-    int iters = a.integer("iters", 5, 1);
-    int batches = a.integer("batches", 10, 1);
+    String colls = a.string("coll", "all");
+    int rounds = a.integer("rounds", 5, 1);
+    int calls = a.integer("calls", 10, 1);
     SteadyState.Rule warmup = a.warmUp();
     DataType type = a.dataType("float");
     boolean quiet = a.flag("quiet");
@@ -323,7 +329,14 @@ public final class BenchMain {
     for (int r : ranks) {
       checkLocalRanks("local", r);
     }
-    LocalTarget.run(size, ranks, type, iters, batches, warmup, out, quiet ? null : err);
+    List<Coll> chosen = colls.equals("all") ? LocalTarget.COLLS : Coll.parseList(colls);
+    for (Coll c : chosen) {
+      if (!LocalTarget.COLLS.contains(c)) {
+        throw new UsageException("local-target measures " + LocalTarget.COLLS + ", not " + c);
+      }
+    }
+    LocalTarget.run(new LocalTarget.Config(size, ranks, chosen, type, rounds, calls, warmup), out,
+        quiet ? null : err);
   }
 
   private static void plot(Args a, PrintStream out) {
