@@ -29,4 +29,11 @@ public @interface AllReduce {
    * ascending order}
    */
   int step() default 0;
+
+  /**
+   * {@return the mesh axis this collective runs over, one of {@link CommPlan#axes()}: the group of ranks
+   * that differ from this one only along that axis, where the reduction is over that group only; empty means
+   * the plan's whole communicator}
+   */
+  String over() default "";
 }

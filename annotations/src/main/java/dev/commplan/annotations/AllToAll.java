@@ -30,4 +30,11 @@ public @interface AllToAll {
    * ascending order}
    */
   int step() default 0;
+
+  /**
+   * {@return the mesh axis this collective runs over, one of {@link CommPlan#axes()}: the group of ranks
+   * that differ from this one only along that axis, where the slices are one per rank of the axis, in
+   * coordinate order; empty means the plan's whole communicator}
+   */
+  String over() default "";
 }

@@ -38,4 +38,16 @@ public @interface CommPlan {
    * @return the fixed world size, or 0 for any
    */
   int ranks() default 0;
+
+  /**
+   * The mesh axes the plan's collectives may run over (their {@code over} attribute), such as {@code {"dp",
+   * "tp"}}. Each axis name is also a size usable in {@link Shape} expressions, like {@code ranks} (which
+   * stays the size of the whole communicator, the product of all the mesh's axes). A plan with axes is
+   * built on a mesh that has every one of them (its generated builder's {@code build(Mesh)}); one without
+   * is built on a communicator. Must be Java identifiers, distinct, not {@code rank} or {@code ranks}, and
+   * not also a dim.
+   *
+   * @return the axes' names; empty for a plan over the whole communicator only
+   */
+  String[] axes() default {};
 }

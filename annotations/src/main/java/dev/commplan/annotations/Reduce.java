@@ -33,4 +33,11 @@ public @interface Reduce {
    * ascending order}
    */
   int step() default 0;
+
+  /**
+   * {@return the mesh axis this collective runs over, one of {@link CommPlan#axes()}: the group of ranks
+   * that differ from this one only along that axis, where {@link #root()} is a coordinate along the axis;
+   * empty means the plan's whole communicator}
+   */
+  String over() default "";
 }

@@ -31,4 +31,11 @@ public @interface ReduceScatter {
    * ascending order}
    */
   int step() default 0;
+
+  /**
+   * {@return the mesh axis this collective runs over, one of {@link CommPlan#axes()}: the group of ranks
+   * that differ from this one only along that axis, where {@code ranks} in the count rule means the axis's
+   * size, and the slices are in coordinate order; empty means the plan's whole communicator}
+   */
+  String over() default "";
 }

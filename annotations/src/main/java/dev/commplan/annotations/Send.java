@@ -35,4 +35,12 @@ public @interface Send {
    * ascending order}
    */
   int step() default 0;
+
+  /**
+   * {@return the mesh axis this transfer runs over, one of {@link CommPlan#axes()}: the group of ranks that
+   * differ from this one only along that axis, where {@link #to()} is a coordinate along the axis ({@code
+   * rank} this rank's, {@code ranks} the axis's size), and it pairs only with a {@link Recv} over the same
+   * axis; empty means the plan's whole communicator}
+   */
+  String over() default "";
 }

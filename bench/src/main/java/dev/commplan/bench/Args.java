@@ -183,6 +183,27 @@ final class Args {
     }
   }
 
+  /** {@code --mesh dp=2,tp=4}, or null without it; {@code --over} is then an error. */
+  MeshSpec mesh() {
+    String text = string("mesh", null);
+    if (text == null) {
+      if (values.containsKey("over")) {
+        throw new UsageException("--over goes with --mesh: give the mesh, e.g. --mesh dp=2,tp=4 --over tp");
+      }
+      return null;
+    }
+    return MeshSpec.parse("--mesh", text);
+  }
+
+  /** An option that must be there; {@code missing} is the message when it is not. */
+  String required(String name, String missing) {
+    String value = string(name, null);
+    if (value == null) {
+      throw new UsageException(missing);
+    }
+    return value;
+  }
+
   String backend() {
     String backend = string("backend", "local").toLowerCase(Locale.ROOT);
     if (!backend.equals("local") && !backend.equals("nccl")) {

@@ -53,6 +53,10 @@ public final class BenchMain {
           --root R               the root of broadcast, reduce, gather, scatter (default 0)
           --csv FILE             also write the rows as CSV (with the warm-up of each row)
           --quiet                no progress lines on stderr
+          --mesh dp=2,tp=4 --over tp   lay the world out as that mesh (axes outermost first; --ranks is
+                                 their product) and run every collective over the groups of one axis, all
+                                 groups at once: size, count, root and busbw are the group's; --check
+                                 compares each group's result with the reference for that group
         many           the many-buffers case: K buffers as K separate calls, one group of K calls, one plan,
                        one flat call over the same bytes, and the plan captured once and launched (graph:
                        a CUDA graph on nccl; on local and mpi launch() executes the plan, and the output
@@ -67,9 +71,27 @@ public final class BenchMain {
           --warmup auto|N        as sweep's, in steps (--warmup-min, -max, -window, -tolerance)
           --time-limit S         start no new way after S seconds (default: no limit)
           --backend, --ranks, --type, --op, --csv, --quiet as above
-        local-target   AllReduce busbw at 64 MiB on 2 and 4 local ranks against a memcpy of the same size
-          --size SIZE --ranks LIST (default 64M, 2,4) --iters N (calls per batch, default 5)
-          --batches N (default 10) --warmup auto|N (as sweep's) --type T --quiet
+          --mesh dp=2,tp=2       over a mesh: each buffer all-reduced over one axis (PlanBuilder's over),
+                                 alternately over the axes of --over (default: all the mesh's), or in blocks
+                                 with --axis-blocks; separate, group and flat are per axis
+        mesh-cost      what building a mesh costs: Mesh.builder(world)...build() (the agreement check and
+                       one split per axis) and close(), per mesh, median of timed builds after the warm-up
+          --backend local|nccl|mpi   (mpi: one process per rank under mpirun; default local)
+          --meshes LIST          shapes such as 2x4,2x2x2 (axes dp,tp or pp,dp,tp); default on local
+                                 1x2,1x1x2,2x2,1x2x2,2x4,2x2x2
+          --ranks N              instead: a 2-D and a 3-D mesh of N ranks (nccl's default, N = 1: 1x1 and
+                                 1x1x1); on mpi, the default, of mpirun's -np ranks
+          --mesh dp=2,tp=4       instead: one mesh with named axes
+          --reps N               timed builds per mesh (default 50), at most --measure-max S (10) seconds
+          --warmup auto|N        as sweep's, in builds; --time-limit S, --csv FILE, --quiet as above
+        local-target   all-reduce, all-gather, reduce-scatter and broadcast of 64 MiB on 2 and 4 local ranks
+                       against a memcpy of the same size in the same process, in the steady state (after
+                       the warm-up, rounds that time memcpys and then calls of every case; medians), with
+                       the CPU time per call
+          --size SIZE --ranks LIST (default 64M, 2,4) --coll LIST (default all four)
+          --rounds N --calls N   rounds, and timed calls of each case per round (default 5, 10)
+          --warmup auto|N        as sweep's, in calls (--warmup-min, -max, -window, -tolerance)
+          --type T --quiet
         plot           SVG plots from CSV files written by sweep and many
           --sweep FILES          comma-separated sweep CSVs: bandwidth against size, one line per series
           --metric busbw|algbw   which bandwidth (default busbw; one rank's busbw is 0, use algbw)
@@ -94,7 +116,8 @@ public final class BenchMain {
    */
   static final int MAX_LOCAL_RANKS = 256;
 
-  private static final List<String> COMMANDS = List.of("sweep", "many", "local-target", "plot", "report", "jmh");
+  private static final List<String> COMMANDS =
+      List.of("sweep", "many", "mesh-cost", "local-target", "plot", "report", "jmh");
 
   private BenchMain() {}
 
@@ -119,10 +142,11 @@ public final class BenchMain {
     try {
       switch (command) {
         case "sweep" -> sweep(Args.parse(rest, Set.of("quiet")), out, err);
-        case "many" -> many(Args.parse(rest, Set.of("in-place", "quiet")), out, err);
+        case "many" -> many(Args.parse(rest, Set.of("in-place", "quiet", "axis-blocks")), out, err);
         case "local-target" -> localTarget(Args.parse(rest, Set.of("quiet")), out, err);
         case "plot" -> plot(Args.parse(rest, Set.of()), out);
         case "report" -> report(Args.parse(rest, Set.of()), out);
+        case "mesh-cost" -> MeshCost.command(Args.parse(rest, Set.of("quiet")), out, err);
         case "jmh" -> {
           return Jmh.run(rest.toArray(String[]::new), out, err);
         }
@@ -132,6 +156,11 @@ public final class BenchMain {
     } catch (UsageException e) {
       return usageError(err, e.getMessage());
     } catch (CommPlanException e) {
+      MeshSpec.SplitRefused refused = refusal(e);
+      if (refused != null) { // the backend's words, once, not under a cluster's "rank 0 of 1 failed: ..."
+        err.println("error: " + refused.getMessage());
+        return 1;
+      }
       err.println("error: " + e.getMessage());
       for (Throwable c = e.getCause(); c != null; c = c.getCause()) {
         err.println("  caused by: " + c);
@@ -143,6 +172,16 @@ public final class BenchMain {
     }
   }
 
+  /** The backend's refusal to split, where that is what failed. */
+  static MeshSpec.SplitRefused refusal(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof MeshSpec.SplitRefused refused) {
+        return refused;
+      }
+    }
+    return null;
+  }
+
   /** One line, exit status 2. */
   private static int usageError(PrintStream err, String message) {
     err.println("error: " + message + " (--help lists the commands and options)");
@@ -151,7 +190,17 @@ public final class BenchMain {
 
   /** --ranks, at least 1, and at most {@link #MAX_LOCAL_RANKS} on the local backend. */
   private static int ranks(Args a, String backend) {
-    int ranks = a.integer("ranks", defaultRanks(backend), 1);
+    return ranks(a, backend, null);
+  }
+
+  /** --ranks; with a mesh, the product of its sizes, which --ranks (when given) must equal. */
+  static int ranks(Args a, String backend, MeshSpec mesh) {
+    int ranks = a.integer("ranks", mesh == null ? defaultRanks(backend) : mesh.ranks(), 1);
+    if (mesh != null && ranks != mesh.ranks()) {
+      throw new UsageException("--ranks " + ranks + " is not the ranks of --mesh " + mesh.option() + " ("
+          + String.join(" x ", mesh.sizes().stream().map(String::valueOf).toList()) + " = " + mesh.ranks()
+          + "); give --ranks " + mesh.ranks() + " or leave it out");
+    }
     checkLocalRanks(backend, ranks);
     return ranks;
   }
@@ -165,7 +214,7 @@ public final class BenchMain {
   }
 
   /** Opens --csv before any work, so that an unwritable path is a one-line usage error, not a failure at the end. */
-  private static Csv openCsv(String path) {
+  static Csv openCsv(String path) {
     if (path == null) {
       return null;
     }
@@ -182,7 +231,11 @@ public final class BenchMain {
 
   private static void sweep(Args a, PrintStream out, PrintStream err) {
     String backend = a.backend();
-    int ranks = ranks(a, backend);
+    MeshSpec mesh = a.mesh();
+    String over = mesh == null ? null : mesh.over(a.required("over", "sweep --mesh needs --over AXIS: the axis whose"
+        + " groups the collectives run over"), true).get(0);
+    int ranks = ranks(a, backend, mesh);
+    int groupRanks = mesh == null ? ranks : mesh.size(over);
     List<Coll> colls = Coll.parseList(a.string("coll", "all"));
     DataType type = a.dataType("float");
     ReduceOp op = a.op("sum");
@@ -204,21 +257,24 @@ public final class BenchMain {
     if (min > max) {
       throw new UsageException("--min (" + min + ") is larger than --max (" + max + ")");
     }
-    if (root >= ranks) {
-      throw new UsageException("--root " + root + " is not a rank of " + ranks);
+    if (root >= groupRanks) {
+      throw new UsageException("--root " + root + " is not a rank of " + groupRanks
+          + (mesh == null ? "" : " (the ranks of a group along " + over + ")"));
     }
     try (Csv csv = openCsv(csvPath)) {
       if (!warmup.isFixed() && nextMin * 1e9 > warmup.maxNanos()) {
         throw new UsageException("--warmup-min-next " + nextMin + " is more than --warmup-max");
       }
       Sweep.run(new Sweep.Config(backend, ranks, colls, type, op, root, min, max, factor, iters, batches, warmup,
-          nextMin, measureMax, check, checkMax, timeLimit, quiet), out, err, csv);
+          nextMin, measureMax, check, checkMax, timeLimit, quiet, mesh, over), out, err, csv);
     }
   }
 
   private static void many(Args a, PrintStream out, PrintStream err) {
     String backend = a.backend();
-    int ranks = ranks(a, backend);
+    MeshSpec mesh = a.mesh();
+    List<String> over = mesh == null ? List.of() : mesh.over(a.string("over", String.join(",", mesh.names())), false);
+    int ranks = ranks(a, backend, mesh);
     String model = a.string("model", null);
     int buffers = a.integer("buffers", PlanSources.K, 1);
     long count = a.size("count", "256");
@@ -243,20 +299,29 @@ public final class BenchMain {
       case "builder" -> ManyBuffers.PlanSource.BUILDER;
       default -> throw new UsageException("--plan is auto, generated or builder");
     };
+    boolean axisBlocks = a.flag("axis-blocks");
     String csvPath = a.string("csv", null);
     boolean quiet = a.flag("quiet");
     a.finish();
+    if (axisBlocks && mesh == null) {
+      throw new UsageException("--axis-blocks goes with --mesh: it says how the buffers are shared among the axes");
+    }
+    if (mesh != null && source == ManyBuffers.PlanSource.GENERATED) {
+      throw new UsageException("--plan generated: the generated plans run over the whole world; over --mesh the plan"
+          + " is built with PlanBuilder (--plan auto or builder)");
+    }
     try (Csv csv = openCsv(csvPath)) {
       ManyBuffers.run(new ManyBuffers.Config(backend, ranks, theCase, type, op, inPlace, iters, warmup, measureMax,
-          timeLimit, source, quiet), out, err, csv);
+          timeLimit, source, quiet, mesh, over, axisBlocks), out, err, csv);
     }
   }
 
   private static void localTarget(Args a, PrintStream out, PrintStream err) {
     long size = a.size("size", "64M");
     List<Integer> ranks = a.integers("ranks", "2,4", 2);
-    int iters = a.integer("iters", 5, 1);
-    int batches = a.integer("batches", 10, 1);
+    String colls = a.string("coll", "all");
+    int rounds = a.integer("rounds", 5, 1);
+    int calls = a.integer("calls", 10, 1);
     SteadyState.Rule warmup = a.warmUp();
     DataType type = a.dataType("float");
     boolean quiet = a.flag("quiet");
@@ -264,7 +329,14 @@ public final class BenchMain {
     for (int r : ranks) {
       checkLocalRanks("local", r);
     }
-    LocalTarget.run(size, ranks, type, iters, batches, warmup, out, quiet ? null : err);
+    List<Coll> chosen = colls.equals("all") ? LocalTarget.COLLS : Coll.parseList(colls);
+    for (Coll c : chosen) {
+      if (!LocalTarget.COLLS.contains(c)) {
+        throw new UsageException("local-target measures " + LocalTarget.COLLS + ", not " + c);
+      }
+    }
+    LocalTarget.run(new LocalTarget.Config(size, ranks, chosen, type, rounds, calls, warmup), out,
+        quiet ? null : err);
   }
 
   private static void plot(Args a, PrintStream out) {

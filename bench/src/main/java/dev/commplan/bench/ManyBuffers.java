@@ -10,6 +10,7 @@ import dev.commplan.runtime.CapturedPlan;
 import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.Mesh;
 import dev.commplan.runtime.Stream;
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.plan.CollectiveCall;
@@ -17,7 +18,6 @@ import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
-import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.timing.SteadyState;
 import java.io.PrintStream;
 import java.util.ArrayList;
@@ -48,7 +48,7 @@ import java.util.function.Consumer;
  * <p>After timing, each way runs once more on fresh inputs and is checked element by element (#wrong).
  * Each way's line is printed (and written to the CSV) as soon as it is done, so that a command stopped
  * from outside keeps the ways it finished; {@code timeLimitS} stops it from inside before a way starts
- * (the first always runs).
+ * (the first always runs). Over a mesh ({@code --mesh}), the same five ways run over its axes: {@link MeshWays}.
  */
 final class ManyBuffers {
   /** Where the plan comes from. */
@@ -90,14 +90,24 @@ final class ManyBuffers {
 
   /**
    * What to run: {@code iters} timed steps per way (fewer where {@code measureMaxS} passes first) after the
-   * {@code warmup}; no way starts after {@code timeLimitS} (0: no limit).
+   * {@code warmup}; no way starts after {@code timeLimitS} (0: no limit). With {@code mesh}, the world is laid
+   * out as that mesh and each buffer is all-reduced over one axis of {@code over}: alternately ({@code i mod
+   * A}), or in {@code axisBlocks}, the first K/A buffers over the first axis and so on ({@link MeshWays});
+   * null for the whole world.
    */
   record Config(String backend, int ranks, Case theCase, DataType type, ReduceOp op, boolean inPlace,
       int iters, SteadyState.Rule warmup, double measureMaxS, double timeLimitS, PlanSource planSource,
-      boolean quiet) {
+      boolean quiet, MeshSpec mesh, List<String> over, boolean axisBlocks) {
     Config(String backend, int ranks, Case theCase, DataType type, ReduceOp op, boolean inPlace, int iters,
         SteadyState.Rule warmup, PlanSource planSource) {
       this(backend, ranks, theCase, type, op, inPlace, iters, warmup, 60, 0, planSource, true);
+    }
+
+    /** Over the whole world (no mesh). */
+    Config(String backend, int ranks, Case theCase, DataType type, ReduceOp op, boolean inPlace, int iters,
+        SteadyState.Rule warmup, double measureMaxS, double timeLimitS, PlanSource planSource, boolean quiet) {
+      this(backend, ranks, theCase, type, op, inPlace, iters, warmup, measureMaxS, timeLimitS, planSource, quiet, null,
+          List.of(), false);
     }
   }
 
@@ -109,7 +119,7 @@ final class ManyBuffers {
       int steps) {}
 
   static final String CSV_HEADER = "backend,ranks,case,buffers,elements,type,redop,placement,mode,calls,median_us,"
-      + "min_us,wrong,warmup_steps,warmup_ms,warmup_end,steps";
+      + "min_us,wrong,warmup_steps,warmup_ms,warmup_end,steps,mesh,over,axis_split";
 
   static final List<String> MODES = List.of("separate", "group", "plan", "flat", "graph");
 
@@ -156,6 +166,16 @@ final class ManyBuffers {
 
   /** Runs every way on this rank; rank 0 prints each way's line ({@code out} is null on the others). */
   private List<Result> runRank(Communicator comm, RankSync sync, PrintStream out, Csv csv) {
+    if (config.mesh() == null) {
+      return runRank(comm, null, sync, out, csv);
+    }
+    try (Mesh mesh = config.mesh().build(comm)) {
+      return runRank(comm, new MeshWays(config, mesh), sync, out, csv);
+    }
+  }
+
+  /** The ways on the world, or over the mesh's axes where {@code meshWays} is not null. */
+  private List<Result> runRank(Communicator comm, MeshWays meshWays, RankSync sync, PrintStream out, Csv csv) {
     List<Result> results = new ArrayList<>();
     long maxPiece = config.theCase().total() * config.type().byteSize();
     ManyOutput output = new ManyOutput(config);
@@ -176,8 +196,12 @@ final class ManyBuffers {
         if (comm.rank() == 0) {
           progress(false, mode + " (" + (results.size() + 1) + "/" + MODES.size() + "): allocating and filling");
         }
-        try (Way way = prepare(mode, comm)) {
-          Result result = measure(way, comm, sync, stage);
+        try (ManyWay way = meshWays != null ? meshWays.prepare(mode) : prepare(mode, comm)) {
+          if (meshWays != null && comm.rank() == 0) {
+            planDescription = meshWays.planDescription();
+            graphDescription = meshWays.graphDescription();
+          }
+          Result result = measure(way, comm.rank(), sync, stage);
           results.add(result);
           if (out != null) {
             output.row(out, result, planDescription, graphDescription);
@@ -198,46 +222,40 @@ final class ManyBuffers {
     return results;
   }
 
-  private Result measure(Way way, Communicator comm, RankSync sync, HostStage stage) {
-    Stream stream = comm.stream();
-    int rank = comm.rank();
+  /** The way's warm-up, timed steps and checked run, by the world's {@code rank}. */
+  private Result measure(ManyWay way, int rank, RankSync sync, HostStage stage) {
     if (rank == 0) {
-      progress(false, way.mode + ": warming up (" + (config.warmup().isFixed() ? config.warmup().fixedCalls() + " steps"
+      progress(false, way.mode() + ": warming up (" + (config.warmup().isFixed() ? config.warmup().fixedCalls() + " steps"
           : "at most " + Names.seconds(config.warmup().maxNanos() / 1e9) + " s") + ")");
     }
-    SteadyState.Unit step = () -> {
-      way.issue.accept(stream);
-      stream.synchronize();
-    };
+    SteadyState.Unit step = way::step;
     SteadyState steady = new SteadyState(sync.consensus(rank));
     SteadyState.WarmUp warm = steady.warmUp(config.warmup(), 1, step);
     if (rank == 0) {
-      progress(false, way.mode + ": warm-up " + warm.summary("steps") + "; timing " + config.iters() + " steps");
+      progress(false, way.mode() + ": warm-up " + warm.summary("steps") + "; timing " + config.iters() + " steps");
     }
     SteadyState.Samples timed = steady.measure(1, config.iters(), (long) (config.measureMaxS() * 1e9), step);
     double median = timed.median() / 1e3;
     double min = timed.min() / 1e3;
 
     // The checked run, on fresh inputs (the timed runs summed in place over and over).
-    for (Piece p : way.pieces) {
+    for (ManyPiece p : way.pieces()) {
       if (!config.inPlace()) {
         stage.host.asSlice(0, p.bytes(config.type())).fill((byte) 0);
         stage.upload(p.recvMemory(), p.recvOffset(), p.bytes(config.type()));
       }
-      Pattern.fill(stage.host, config.type(), p.count(), config.op(), rank, 0);
+      Pattern.fill(stage.host, config.type(), p.count(), config.op(), p.rank(), p.seed());
       stage.upload(p.sendMemory(), p.sendOffset(), p.bytes(config.type()));
     }
-    way.issue.accept(stream);
-    stream.synchronize();
+    way.step();
     long wrong = 0;
-    int n = comm.size();
-    for (Piece p : way.pieces) {
+    for (ManyPiece p : way.pieces()) {
       stage.download(p.recvMemory(), p.recvOffset(), p.bytes(config.type()));
       wrong += Pattern.countWrong(stage.host, config.type(), p.count(),
-          i -> Pattern.expectedReduction(config.type(), config.op(), n, i));
+          i -> Pattern.expectedReduction(config.type(), config.op(), p.ranks(), p.seed() + i));
     }
     wrong = (long) sync.sum(rank, wrong);
-    return new Result(way.mode, way.calls, median, min, wrong, warm, timed.count());
+    return new Result(way.mode(), way.calls(), median, min, wrong, warm, timed.count());
   }
 
   /**
@@ -259,31 +277,7 @@ final class ManyBuffers {
     progress.flush();
   }
 
-  /** A contiguous range all-reduced by one call: what to fill and what to check. */
-  record Piece(DeviceMemory sendMemory, long sendOffset, DeviceMemory recvMemory, long recvOffset, long count) {
-    long bytes(DataType type) {
-      return count * type.byteSize();
-    }
-
-    static Piece of(Buffer send, Buffer recv) {
-      return new Piece(send.memory(), send.byteOffset(), recv.memory(), recv.byteOffset(), send.length());
-    }
-  }
-
-  /** One way of issuing the step, with what it allocated. */
-  private record Way(String mode, int calls, Consumer<Stream> issue, List<Piece> pieces, AutoCloseable resources)
-      implements AutoCloseable {
-    @Override
-    public void close() {
-      try {
-        resources.close();
-      } catch (Exception e) {
-        throw new IllegalStateException("closing the " + mode + " buffers", e);
-      }
-    }
-  }
-
-  private Way prepare(String mode, Communicator comm) {
+  private ManyWay prepare(String mode, Communicator comm) {
     Case c = config.theCase();
     DataType type = config.type();
     ReduceOp op = config.op();
@@ -292,14 +286,15 @@ final class ManyBuffers {
         int k = c.counts().length;
         Buffer[] send = new Buffer[k];
         Buffer[] recv = new Buffer[k];
-        List<Piece> pieces = new ArrayList<>(k);
+        List<ManyPiece> pieces = new ArrayList<>(k);
         for (int i = 0; i < k; i++) {
           send[i] = Buffer.allocate(type, comm, c.counts()[i]);
           recv[i] = config.inPlace() ? send[i] : Buffer.allocate(type, comm, c.counts()[i]);
-          pieces.add(Piece.of(send[i], recv[i]));
+          pieces.add(ManyPiece.of(send[i], recv[i], comm, 0));
         }
         boolean group = mode.equals("group");
-        Consumer<Stream> issue = s -> {
+        Stream s = comm.stream();
+        Runnable issue = () -> {
           if (group) {
             comm.groupStart();
           }
@@ -316,7 +311,7 @@ final class ManyBuffers {
             recv[i].close();
           }
         };
-        yield new Way(mode, k, issue, pieces, free);
+        yield new ManyWay(mode, k, issue, List.of(s), pieces, free);
       }
       case "flat" -> {
         Buffer send = Buffer.allocate(type, comm, c.total());
@@ -325,7 +320,9 @@ final class ManyBuffers {
           send.close();
           recv.close();
         };
-        yield new Way(mode, 1, s -> comm.allReduce(send, recv, op, s), List.of(Piece.of(send, recv)), free);
+        Stream s = comm.stream();
+        yield new ManyWay(mode, 1, () -> comm.allReduce(send, recv, op, s), List.of(s), List.of(ManyPiece.of(send, recv, comm, 0)),
+            free);
       }
       case "plan" -> planWay(comm);
       case "graph" -> graphWay(comm);
@@ -334,7 +331,7 @@ final class ManyBuffers {
   }
 
   /** The plan, from the processor where the case has a generated class, else from {@link PlanBuilder}. */
-  private Way planWay(Communicator comm) {
+  private ManyWay planWay(Communicator comm) {
     Case c = config.theCase();
     boolean generatedFits = config.type() == DataType.F32 && config.op() == ReduceOp.SUM
         && (c.isGpt2() ? config.inPlace() : isUniform(c, PlanSources.K));
@@ -344,6 +341,7 @@ final class ManyBuffers {
           + ": generated plans are 200 x n floats (in or out of place) and GPT-2 (in place), all float and sum");
     }
     Consumer<Stream> execute;
+    Stream stream = comm.stream();
     Schedule schedule;
     AutoCloseable close;
     String source;
@@ -374,29 +372,28 @@ final class ManyBuffers {
       close = p;
       source = "PlanBuilder";
     }
-    List<Piece> pieces = new ArrayList<>();
+    List<ManyPiece> pieces = new ArrayList<>();
     int steps = schedule.steps().size();
     for (Step step : schedule.steps()) {
       for (CollectiveCall call : step.calls()) {
         if (call.collective() != Collective.ALL_REDUCE) {
           throw new IllegalStateException("the many-buffers plan issued a " + call.collective().label());
         }
-        pieces.add(new Piece(call.sendMemory(), call.sendByteOffset(), call.recvMemory(), call.recvByteOffset(),
-            call.count()));
+        pieces.add(ManyPiece.of(call, comm, 0));
       }
     }
     if (comm.rank() == 0) {
       planDescription = source + ", " + steps + (steps == 1 ? " step, " : " steps, ") + pieces.size()
           + (pieces.size() == 1 ? " call" : " calls");
     }
-    return new Way("plan", pieces.size(), execute, pieces, close);
+    return new ManyWay("plan", pieces.size(), () -> execute.accept(stream), List.of(stream), pieces, close);
   }
 
   /**
    * The plan captured once on the communicator's stream; each step is one {@code launch()} (a CUDA graph
    * launch on NCCL, an execute elsewhere).
    */
-  private Way graphWay(Communicator comm) {
+  private ManyWay graphWay(Communicator comm) {
     Plan p = buildPlan(comm);
     CapturedPlan captured;
     try {
@@ -405,11 +402,10 @@ final class ManyBuffers {
       p.close();
       throw e;
     }
-    List<Piece> pieces = new ArrayList<>();
+    List<ManyPiece> pieces = new ArrayList<>();
     for (Step step : p.schedule().steps()) {
       for (CollectiveCall call : step.calls()) {
-        pieces.add(new Piece(call.sendMemory(), call.sendByteOffset(), call.recvMemory(), call.recvByteOffset(),
-            call.count()));
+        pieces.add(ManyPiece.of(call, comm, 0));
       }
     }
     if (comm.rank() == 0) {
@@ -423,7 +419,7 @@ final class ManyBuffers {
       captured.close();
       p.close();
     };
-    return new Way("graph", pieces.size(), s -> captured.launch(), pieces, close);
+    return new ManyWay("graph", pieces.size(), captured::launch, List.of(comm.stream()), pieces, close);
   }
 
   /** The same plan a generated class would build: one buffer per field, every all-reduce in step 0. */

@@ -24,6 +24,22 @@ final class ManyOutput {
         c.isGpt2() ? "GPT-2 small gradients" : c.counts().length + " x " + c.counts()[0] + " " + Names.of(t),
         c.counts().length, c.total(), Names.bytes(c.total() * t.byteSize()), Names.of(t), Names.of(config.op()),
         config.inPlace() ? "in place" : "out of place");
+    MeshSpec mesh = config.mesh();
+    if (mesh != null) {
+      List<String> over = config.over();
+      StringBuilder split = new StringBuilder();
+      for (int a = 0; a < over.size(); a++) {
+        int buffers = 0;
+        for (int i = 0; i < c.counts().length; i++) {
+          buffers += MeshWays.axisOf(i, c.counts().length, over.size(), config.axisBlocks()) == a ? 1 : 0;
+        }
+        split.append(a == 0 ? "" : ", ").append(buffers).append(" over ").append(over.get(a)).append(" (groups of ")
+            .append(mesh.size(over.get(a))).append(')');
+      }
+      out.printf(Locale.ROOT, "# mesh %s: each buffer all-reduced over one axis of [%s], %s: %s%n", mesh.describe(),
+          String.join(", ", over), config.axisBlocks() ? "in blocks (--axis-blocks)" : "alternately (buffer i over axis i mod "
+              + over.size() + ")", split);
+    }
     out.printf(Locale.ROOT, "# backend %s  ranks %d  time per step: median and min of %d steps (at most %s s of them"
             + " per way), each the issue and one synchronize, averaged over ranks%n",
         config.backend(), config.ranks(), config.iters(), Names.seconds(config.measureMaxS()));
@@ -67,6 +83,8 @@ final class ManyOutput {
     SteadyState.WarmUp w = r.warmup();
     return List.of(config.backend(), config.ranks(), c.name(), c.counts().length, c.total(), Names.of(config.type()),
         Names.of(config.op()), config.inPlace() ? "in" : "out", r.mode(), r.calls(), r.medianUs(), r.minUs(),
-        r.wrong(), w.calls(), w.millis(), w.ending().label(), r.steps());
+        r.wrong(), w.calls(), w.millis(), w.ending().label(), r.steps(),
+        config.mesh() == null ? "" : config.mesh().option(), String.join(" ", config.over()),
+        config.mesh() == null ? "" : config.axisBlocks() ? "blocks" : "alternate");
   }
 }

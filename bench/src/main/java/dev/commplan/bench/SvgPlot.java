@@ -44,7 +44,8 @@ final class SvgPlot {
       List<List<String>> rows = Csv.read(csv);
       Map<String, Integer> col = columns(rows.get(0), csv);
       for (List<String> r : rows.subList(1, rows.size())) {
-        String key = r.get(col.get("backend")) + ", " + r.get(col.get("ranks")) + " ranks, " + r.get(col.get("collective"));
+        String key = r.get(col.get("backend")) + ", " + r.get(col.get("ranks")) + " ranks, " + r.get(col.get("collective"))
+            + meshNote(r, col, "over " + cell(r, col, "over"));
         double size = Double.parseDouble(r.get(col.get("size_bytes")));
         if (placements.contains("out")) {
           series.computeIfAbsent(key + " (out of place)", k -> new Series(k, false, new ArrayList<>()))
@@ -146,7 +147,7 @@ final class SvgPlot {
       for (List<String> r : rows.subList(1, rows.size())) {
         median.put(r.get(col.get("mode")), Double.parseDouble(r.get(col.get("median_us"))));
         label = r.get(col.get("backend")) + " " + r.get(col.get("ranks")) + "r " + r.get(col.get("case")) + " "
-            + r.get(col.get("placement"));
+            + r.get(col.get("placement")) + meshNote(r, col, cell(r, col, "axis_split"));
       }
       for (String mode : ManyBuffers.MODES) {
         if (!median.containsKey(mode) && !mode.equals("graph")) {
@@ -219,6 +220,17 @@ final class SvgPlot {
     }
     text(svg, LEFT + pw / 2.0, H - 18, "middle", "backend, ranks, case, placement");
     write(out, svg.append("</svg>\n"));
+  }
+
+  /** {@code , mesh dp=2,tp=4 <what>} for a row over a mesh (CSVs of before issue 23 have no such column): "". */
+  private static String meshNote(List<String> r, Map<String, Integer> col, String what) {
+    String mesh = cell(r, col, "mesh");
+    return mesh.isEmpty() ? "" : ", mesh " + mesh + " " + what;
+  }
+
+  private static String cell(List<String> r, Map<String, Integer> col, String name) {
+    Integer i = col.get(name);
+    return i == null || i >= r.size() ? "" : r.get(i);
   }
 
   private static Map<String, Integer> columns(List<String> header, Path csv) {

@@ -6,6 +6,7 @@ import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.Mesh;
 import dev.commplan.runtime.Stream;
 import dev.commplan.timing.SteadyState;
 import java.io.PrintStream;
@@ -21,7 +22,8 @@ import java.util.Locale;
  * until the per-call time is steady ({@link SteadyState}: the warm-up, reported with the row), then
  * {@code batches} timed batches, each averaged over ranks, and their median is the time column; then
  * {@code check} runs on fresh inputs, each compared element by element with the expected result
- * (#wrong, summed over ranks).
+ * (#wrong, summed over ranks). Over a mesh ({@code --mesh dp=2,tp=4 --over tp}) the collectives run over one
+ * axis's groups, every group at once, and each group's result is checked against that group's reference.
  */
 final class Sweep {
   /**
@@ -30,7 +32,9 @@ final class Sweep {
    * the rule of each collective's first size (where the JIT compiles its call path), and the later sizes,
    * which take the same path, warm up at least {@code nextMinS} instead of the rule's minimum; sizes above
    * {@code checkMaxBytes} are not checked; after {@code timeLimitS} (0: none) no new size starts (the first
-   * always runs).
+   * always runs). With {@code mesh} (and its axis {@code over}), the world of {@code ranks} ranks is laid out as
+   * that mesh and every collective runs over the axis's groups, all of them at once: sizes, counts, roots
+   * and the bandwidths are the group's; null for the whole world.
    */
   record Config(
       String backend,
@@ -50,7 +54,17 @@ final class Sweep {
       int check,
       long checkMaxBytes,
       double timeLimitS,
-      boolean quiet) {}
+      boolean quiet,
+      MeshSpec mesh,
+      String over) {
+    /** A sweep over the whole world (no mesh). */
+    Config(String backend, int ranks, List<Coll> colls, DataType type, ReduceOp op, int root, long minBytes,
+        long maxBytes, int factor, int iters, int batches, SteadyState.Rule warmup, double nextMinS, double measureMaxS,
+        int check, long checkMaxBytes, double timeLimitS, boolean quiet) {
+      this(backend, ranks, colls, type, op, root, minBytes, maxBytes, factor, iters, batches, warmup, nextMinS,
+          measureMaxS, check, checkMaxBytes, timeLimitS, quiet, null, null);
+    }
+  }
 
   /**
    * One placement's columns: time (µs, the median per call), algbw and busbw (GB/s), #wrong (-1 when not
@@ -81,7 +95,7 @@ final class Sweep {
       "collective,backend,ranks,size_bytes,count,type,redop,root,"
           + "oop_time_us,oop_algbw_gbs,oop_busbw_gbs,oop_wrong,ip_time_us,ip_algbw_gbs,ip_busbw_gbs,ip_wrong,"
           + "oop_warmup_calls,oop_warmup_ms,oop_warmup_end,ip_warmup_calls,ip_warmup_ms,ip_warmup_end,"
-          + "oop_batches,ip_batches";
+          + "oop_batches,ip_batches,mesh,over,world_ranks";
 
   private final Config config;
   private final SweepOutput output;
@@ -128,8 +142,25 @@ final class Sweep {
     return sizes;
   }
 
-  private void runRank(Communicator comm, RankSync sync) {
-    int rank = comm.rank();
+  /**
+   * One rank of the world: the sweep on the world, or on this rank's group along {@code over} of the mesh
+   * (built here, closed at the end). The ranks agree (warm-up, time limit, #wrong) over the whole world.
+   */
+  private void runRank(Communicator world, RankSync sync) {
+    if (config.mesh() == null) {
+      sweep(world, world.rank(), 0, sync);
+      return;
+    }
+    try (Mesh mesh = config.mesh().build(world)) {
+      sweep(MeshSpec.axisGroup(mesh, config.over()), world.rank(), MeshSpec.groupIndex(mesh, config.over()), sync);
+    }
+  }
+
+  /**
+   * The sweep on {@code comm}, whose inputs start at element {@code seed} of the {@link Pattern} (its group's
+   * index: 0 on the world), by the world's rank {@code rank}: rank 0 prints.
+   */
+  private void sweep(Communicator comm, int rank, long seed, RankSync sync) {
     int n = comm.size();
     DataType type = config.type();
     int w = type.byteSize();
@@ -141,7 +172,7 @@ final class Sweep {
     try (Buffer sendAll = Buffer.allocate(type, comm, maxCount);
         Buffer recvAll = Buffer.allocate(type, comm, maxCount);
         HostStage stage = new HostStage(maxCount * w)) {
-      Rank r = new Rank(comm, sync, sendAll, recvAll, stage);
+      Rank r = new Rank(comm, rank, seed, sync, sendAll, recvAll, stage);
       for (Coll coll : config.colls()) {
         if (rank == 0) {
           output.header(coll, n);
@@ -175,7 +206,7 @@ final class Sweep {
             rows.add(row);
             output.row(row);
             if (csv != null) {
-              csv.row(SweepOutput.csvRow(row));
+              csv.row(output.csvRow(row));
             }
             busbwSum += oop.busbw() + (coll.hasInPlace() ? ip.busbw() : 0);
             busbwCount += coll.hasInPlace() ? 2 : 1;
@@ -196,13 +227,19 @@ final class Sweep {
   /** One rank's buffers, for all sizes: the send and receive blocks of the largest size, and its staging. */
   private final class Rank {
     final Communicator comm;
+    /** This rank in the world: what {@link RankSync} knows it by. */
+    final int worldRank;
+    /** Where this group's inputs start in the pattern. */
+    final long seed;
     final RankSync sync;
     final Buffer sendAll;
     final Buffer recvAll;
     final HostStage stage;
 
-    Rank(Communicator comm, RankSync sync, Buffer sendAll, Buffer recvAll, HostStage stage) {
+    Rank(Communicator comm, int worldRank, long seed, RankSync sync, Buffer sendAll, Buffer recvAll, HostStage stage) {
       this.comm = comm;
+      this.worldRank = worldRank;
+      this.seed = seed;
       this.sync = sync;
       this.sendAll = sendAll;
       this.recvAll = recvAll;
@@ -263,7 +300,7 @@ final class Sweep {
         }
         stream.synchronize();
       };
-      SteadyState steady = new SteadyState(sync.consensus(comm.rank()));
+      SteadyState steady = new SteadyState(sync.consensus(worldRank));
       SteadyState.WarmUp warm = steady.warmUp(rule, iters, batch);
       SteadyState.Samples timed = steady.measure(iters, config.batches(), (long) (config.measureMaxS() * 1e9), batch);
       double seconds = timed.median() / 1e9;
@@ -274,7 +311,7 @@ final class Sweep {
           init(call, inPlace);
           call.issue();
           stream.synchronize();
-          wrong = (long) sync.sum(comm.rank(), check(call));
+          wrong = (long) sync.sum(worldRank, check(call));
         }
       }
       double algbw = coll.algbw(p, config.type().byteSize(), n, seconds);
@@ -290,7 +327,7 @@ final class Sweep {
       if (!inPlace || gathers) {
         stage.zero(call.recv); // in-place AllGather and Gather: zero the whole output, then write this rank's slice
       }
-      Pattern.fill(stage.host, t, call.send.length(), op, rank, 0);
+      Pattern.fill(stage.host, t, call.send.length(), op, rank, seed);
       stage.upload(call.send);
     }
 
@@ -310,18 +347,20 @@ final class Sweep {
       boolean isRoot = rank == root;
       boolean inPlace = call.send.memory() == call.recv.memory();
       ReduceOp fillOp = call.coll.reduces() ? op : null;
+      long s = seed; // every rank of the group filled its input from element s of the pattern
       Pattern.Expected expected = switch (call.coll.collective) {
-        case ALL_REDUCE -> i -> Pattern.expectedReduction(t, op, n, i);
-        case REDUCE_SCATTER -> i -> Pattern.expectedReduction(t, op, n, rank * p + i);
-        case BROADCAST -> i -> Pattern.input(null, root, i);
-        case ALL_GATHER -> i -> Pattern.input(null, (int) (i / p), i % p);
+        case ALL_REDUCE -> i -> Pattern.expectedReduction(t, op, n, s + i);
+        case REDUCE_SCATTER -> i -> Pattern.expectedReduction(t, op, n, s + rank * p + i);
+        case BROADCAST -> i -> Pattern.input(null, root, s + i);
+        case ALL_GATHER -> i -> Pattern.input(null, (int) (i / p), s + i % p);
         // only the root's output is written; elsewhere it stays zero, or in place keeps the rank's input
-        case REDUCE -> i -> isRoot ? Pattern.expectedReduction(t, op, n, i) : inPlace ? Pattern.input(fillOp, rank, i) : 0;
-        case GATHER -> i -> isRoot ? Pattern.input(null, (int) (i / p), i % p)
-            : inPlace && i / p == rank ? Pattern.input(null, rank, i % p) : 0;
-        case SCATTER -> i -> Pattern.input(null, root, rank * p + i);
-        case ALL_TO_ALL -> i -> Pattern.input(null, (int) (i / p), rank * p + i % p);
-        case SEND, RECV -> i -> Pattern.input(null, (rank - 1 + n) % n, i);
+        case REDUCE -> i -> isRoot ? Pattern.expectedReduction(t, op, n, s + i)
+            : inPlace ? Pattern.input(fillOp, rank, s + i) : 0;
+        case GATHER -> i -> isRoot ? Pattern.input(null, (int) (i / p), s + i % p)
+            : inPlace && i / p == rank ? Pattern.input(null, rank, s + i % p) : 0;
+        case SCATTER -> i -> Pattern.input(null, root, s + rank * p + i);
+        case ALL_TO_ALL -> i -> Pattern.input(null, (int) (i / p), s + rank * p + i % p);
+        case SEND, RECV -> i -> Pattern.input(null, (rank - 1 + n) % n, s + i);
       };
       return Pattern.countWrong(stage.host, t, call.recv.length(), expected);
     }

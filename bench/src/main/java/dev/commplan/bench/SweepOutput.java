@@ -28,8 +28,8 @@ final class SweepOutput {
     String check = config.check() == 0 ? "0"
         : config.checkMaxBytes() < config.maxBytes()
             ? config.check() + " (sizes up to " + Names.bytes(config.checkMaxBytes()) + ")" : Integer.toString(config.check());
-    out.printf(Locale.ROOT, "# %s  backend %s  ranks %d  type %s  %siters %d  batches %d  check %s%n",
-        coll.ncclName, config.backend(), n, Names.of(config.type()),
+    out.printf(Locale.ROOT, "# %s  backend %s  ranks %d  %stype %s  %siters %d  batches %d  check %s%n",
+        coll.ncclName, config.backend(), n, meshPart(), Names.of(config.type()),
         (coll.reduces() ? "op " + Names.of(config.op()) + "  " : "") + (coll.rooted() ? "root " + config.root() + "  " : ""),
         config.iters(), config.batches(), check);
     out.printf(Locale.ROOT, "# time: per call, the median of %d timed units (one %s; wall time / %d, averaged over"
@@ -44,6 +44,21 @@ final class SweepOutput {
     out.println(String.format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s",
         "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)").stripTrailing());
     out.flush();
+  }
+
+  /**
+   * Over a mesh: {@code mesh [dp=2, tp=4] over tp (2 groups of 4 at once, world of 8)  }; the ranks before it
+   * are the group's, which the size column, the counts and busbw are per.
+   */
+  private String meshPart() {
+    MeshSpec mesh = config.mesh();
+    if (mesh == null) {
+      return "";
+    }
+    int group = mesh.size(config.over());
+    int groups = mesh.ranks() / group;
+    return String.format(Locale.ROOT, "mesh %s over %s (%d group%s of %d at once, world of %d)  ", mesh.describe(),
+        config.over(), groups, groups == 1 ? "" : "s", group, mesh.ranks());
   }
 
   /** The row, then its warm-up line. */
@@ -98,14 +113,17 @@ final class SweepOutput {
     return String.format(Locale.ROOT, "%7.2f", us);
   }
 
-  static List<Object> csvRow(Sweep.Row row) {
+  /** The row under {@link Sweep#CSV_HEADER}: {@code ranks} is the group's, then the mesh, its axis and the world's ranks. */
+  List<Object> csvRow(Sweep.Row row) {
     Sweep.Result o = row.outOfPlace();
     Sweep.Result i = row.inPlace();
+    MeshSpec mesh = config.mesh();
     return List.of(row.coll().label, row.backend(), row.ranks(), row.sizeBytes(), row.count(), Names.of(row.type()),
         row.op() == null ? "none" : Names.of(row.op()), row.root(),
         o.timeUs(), o.algbw(), o.busbw(), o.wrong(), i.timeUs(), i.algbw(), i.busbw(), i.wrong(),
         calls(o.warmup()), millis(o.warmup()), ending(o.warmup()), calls(i.warmup()), millis(i.warmup()),
-        ending(i.warmup()), o.batches(), i.batches());
+        ending(i.warmup()), o.batches(), i.batches(), mesh == null ? "" : mesh.option(),
+        mesh == null ? "" : config.over(), mesh == null ? row.ranks() : mesh.ranks());
   }
 
   private static Object calls(SteadyState.WarmUp w) {

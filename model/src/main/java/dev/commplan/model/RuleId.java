@@ -55,6 +55,15 @@ public enum RuleId {
   BAD_PEER("BadPeer", 17),
   /** A Send without a matching Recv in its step, or a Recv without a matching Send. */
   UNMATCHED_PEER("UnmatchedPeer", 18),
+  /** An {@code over} naming an axis {@code @CommPlan(axes)} does not declare, or {@code over} in a plan without axes. */
+  UNKNOWN_AXIS("UnknownAxis", 20),
+  /** A reserved ({@code rank}, {@code ranks}), duplicated or invalid axis name, or one that is also a dim. */
+  BAD_AXIS("BadAxis", 20),
+  /**
+   * AVG on an fp8 type (F8E4M3, F8E5M2): NCCL computes it as a sum multiplied by 1/ranks rounded to fp8,
+   * not an average, and fails on one rank, so no backend offers it (CommPlan's own rule).
+   */
+  FP8_AVERAGE("Fp8Average", 0),
   /** An unusable {@code @CommPlan(name)}. */
   BAD_NAME("BadName", 0),
   /** Plan annotations in a class without {@code @CommPlan}. */

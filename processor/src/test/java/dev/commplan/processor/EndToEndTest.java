@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Compiles a plan, loads the generated class, and runs it on the local backend (4 ranks as threads): the
- * generated code against the real runtime, and the shapes the processor accepted against what NCCL does.
+ * generated code against the real runtime, and the shapes the processor accepted against what NCCL does;
+ * and a plan over a 2 × 2 mesh, built with {@code build(Mesh)}, whose calls run over each axis.
  */
 class EndToEndTest {
   @Test
@@ -62,6 +63,60 @@ class EndToEndTest {
       assertThat(results.get(r)).isEqualTo(
           "[10.0, 10.0, 10.0, 10.0, 10.0, 10.0] "
               + "[0.0, 0.0, 0.0, 10.0, 10.0, 10.0, 20.0, 20.0, 20.0, 30.0, 30.0, 30.0] " + slice);
+    }
+  }
+
+  @Test
+  void aPlanOverAMeshRunsEachCallOverItsAxis() throws Exception {
+    JavaFileObject plan = source("p.Mlp",
+        "@CommPlan(dims = \"h\", axes = {\"dp\", \"tp\"})",
+        "class Mlp {",
+        "  @AllGather(over = \"tp\", into = \"full\") @Shape(\"h\") F32Buffer part;",
+        "  @Shape({\"tp\", \"h\"}) F32Buffer full;",
+        "  @AllReduce(over = \"dp\") @Shape(\"h\") F32Buffer grads;",
+        "  @AllReduce(step = 1) @Shape(\"1\") F32Buffer loss;",
+        "  @Send(to = \"(rank + 1) % ranks\", over = \"tp\", step = 1) @Shape(\"1\") I32Buffer out;",
+        "  @Recv(from = \"(rank - 1) % ranks\", over = \"tp\", step = 1) @Shape(\"1\") I32Buffer in;",
+        "}");
+    JavaFileObject driver = source("p.MeshDriver",
+        "import java.util.List;",
+        "public final class MeshDriver {",
+        "  private MeshDriver() {}",
+        "  public static List<String> run() {",
+        "    try (Cluster cluster = Backends.cluster(\"local\", 4)) {",
+        "      return cluster.call(comm -> {",
+        "        int r = comm.rank();",
+        "        try (Mesh mesh = Mesh.builder(comm).axis(\"dp\", 2).axis(\"tp\", 2).build();",
+        "            MlpPlan plan = MlpPlan.builder().h(2).build(mesh)) {",
+        "          plan.part().fill(r);",
+        "          plan.grads().fill(r);",
+        "          plan.loss().fill(1f);",
+        "          plan.out().fill(r);",
+        "          plan.execute(comm.stream());",
+        "          comm.stream().synchronize();",
+        "          return java.util.Arrays.toString(plan.full().toArray()) + \" \"",
+        "              + java.util.Arrays.toString(plan.grads().toArray()) + \" \" + plan.loss().get(0) + \" \"",
+        "              + plan.in().get(0) + \" \" + plan.communicator().size();",
+        "        }",
+        "      });",
+        "    }",
+        "  }",
+        "}");
+    Compilation c = compile(plan, driver);
+    assertThat(c).succeededWithoutWarnings();
+
+    Class<?> driverClass = new CompiledClasses(c, EndToEndTest.class.getClassLoader()).loadClass("p.MeshDriver");
+    @SuppressWarnings("unchecked")
+    List<String> results = (List<String>) driverClass.getMethod("run").invoke(null);
+    // Rank r = dp * 2 + tp. Over tp: ranks {2dp, 2dp + 1}; over dp: ranks {tp, tp + 2}.
+    for (int r = 0; r < 4; r++) {
+      int dp = r / 2;
+      int tp = r % 2;
+      float a = 2 * dp;
+      float g = tp + (tp + 2);
+      int previousAlongTp = 2 * dp + (tp + 1) % 2;
+      assertThat(results.get(r)).isEqualTo("[" + a + ", " + a + ", " + (a + 1) + ", " + (a + 1) + "] [" + g + ", " + g
+          + "] 4.0 " + previousAlongTp + " 4");
     }
   }
 }

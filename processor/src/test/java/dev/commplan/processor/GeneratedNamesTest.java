@@ -127,6 +127,55 @@ class GeneratedNamesTest {
     assertThat(c).generatedSourceFile("p.GradsPlan").contentsAsUtf8String().contains("public Builder BuilderDim(long");
   }
 
+  /**
+   * A plan over a mesh whose axes and fields are named like every package root and type its generated code
+   * uses (read from a generated mesh plan's imports: Mesh, Collective, ...): the locals holding the axes'
+   * sizes in {@code build(Mesh)} must not obscure them either. Also with the plan itself named {@code Mesh},
+   * which its {@code build(Mesh)} then names in full.
+   */
+  @ParameterizedTest(name = "{0} name = \"{1}\"")
+  @MethodSource("meshCases")
+  void aMeshPlanWithAxesNamedLikeTheTypesItUsesCompiles(Toolchain compiler, String name) throws IOException {
+    Compilation first = Toolchain.JAVAC.compile(Plans.source("p.Rich",
+        "@CommPlan(dims = \"n\", axes = {\"dp\", \"tp\"})",
+        "class Rich {",
+        "  @AllReduce(op = ReduceOp.AVG, over = \"dp\") @Shape({\"4\", \"n\", \"tp\"}) F32Buffer a;",
+        "  @Broadcast(root = 1, over = \"tp\", step = 1) @Shape(\"ranks\") F32Buffer b;",
+        "}"));
+    assertThat(first).succeededWithoutWarnings();
+    String generated = first.generatedSourceFile("p.RichPlan").orElseThrow().getCharContent(false).toString();
+    Set<String> names = new TreeSet<>(JAVA_LANG);
+    Matcher m = Pattern.compile("(?m)^import ((\\w+)(?:\\.\\w+)*)\\.(\\w+);$").matcher(generated);
+    while (m.find()) {
+      names.add(m.group(2));
+      names.add(m.group(3));
+    }
+    assertWithMessage("names").that(names).containsAtLeast("Mesh", "Collective", "PlanBuilder", "dev");
+    names.remove(name);
+    List<String> lines = new ArrayList<>();
+    lines.add("package p;");
+    lines.add("import dev.commplan.annotations.*;");
+    lines.add("import dev.commplan.runtime.F32Buffer;");
+    lines.add("@CommPlan(name = \"" + name + "\", dims = \"mesh\", axes = {"
+        + String.join(", ", names.stream().map(n -> "\"" + n + "\"").toList()) + "})");
+    lines.add("class Named {");
+    int step = 0;
+    for (String n : names) {
+      lines.add("  @AllReduce(over = \"" + n + "\", step = " + step++ + ") @Shape({\"2\", \"" + n + "\", \"mesh\"}) F32Buffer "
+          + n + ";");
+    }
+    lines.add("  @Gather(over = \"Collective\", root = 1, into = \"all\") @Shape(\"mesh\") F32Buffer mesh;");
+    lines.add("  @Shape({\"Collective\", \"mesh\"}) F32Buffer all;");
+    lines.add("}");
+    Compilation c = compiler.compile(Plans.file("p.Named", lines));
+    assertThat(c).succeededWithoutWarnings();
+    assertThat(c).generatedSourceFile("p." + name).contentsAsUtf8String().contains(" build(");
+  }
+
+  static Stream<Arguments> meshCases() {
+    return Stream.of(Toolchain.values()).flatMap(t -> Stream.of(Arguments.of(t, "NamedPlan"), Arguments.of(t, "Mesh")));
+  }
+
   static Stream<Toolchain> compilers() {
     return Stream.of(Toolchain.values());
   }

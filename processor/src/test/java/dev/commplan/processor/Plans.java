@@ -119,7 +119,7 @@ final class Plans {
 
   private static boolean usesRuntime(String body) {
     return body.matches("(?s).*\\b(F16|BF16|F32|F64|I8|U8|I32|U32|I64|U64|F8E4M3|F8E5M2)Buffer\\b.*")
-        || body.matches("(?s).*\\b(Buffer|Communicator|Cluster|Backends|Stream)\\b.*");
+        || body.matches("(?s).*\\b(Buffer|Communicator|Cluster|Backends|Stream|Mesh)\\b.*");
   }
 
   private static final AtomicInteger COUNTER = new AtomicInteger();

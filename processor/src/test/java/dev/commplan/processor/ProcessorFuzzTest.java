@@ -46,7 +46,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  * with located diagnostics.
  *
  * <p>Each case is one source file holding one plan class: either generated at random (random dims, ranks,
- * names, fields of buffer and non-buffer types, collectives with random attributes, {@code @Shape} entries
+ * names, mesh axes (valid, reserved, duplicated, dims, not identifiers) and {@code over} on collectives (a
+ * declared axis, an unknown one, one in a plan without axes), axis names in shapes, fields of buffer and
+ * non-buffer types, collectives with random attributes, {@code @Shape} entries
  * that are valid, garbage, overflowing, unicode or empty, private fields, nested, inner, local, record, enum,
  * interface and annotation targets, attribute values javac rejects), or a valid plan mutated token by token
  * (deletion, duplication, replacement, swap) until it still parses. Ten cases are compiled together in one
@@ -409,6 +411,11 @@ class ProcessorFuzzTest {
         "rank+0", "rank - 0", "rank + 2", "(rank-2)%ranks", "rank", "rank * 2", "", " ", "rank + -1", "(rank + 1) % n",
         "rank + 1 % ranks", "rank + 99999999999", "rank + 01", "\u0000", "π", "rank\t+\t1", "(rank + 1)"};
     private static final String[] OPS = {"SUM", "PROD", "MAX", "MIN", "AVG"};
+    private static final String[] AXIS_NAMES = {"dp", "tp", "pp", "ep", "cp", "sp"};
+    private static final String[] ODD_AXES = {"ranks", "rank", "", " tp", "1tp", "class", "t p", "n", "hidden",
+        "b", "plan", "mesh", "comm", "Mesh", "dev", "t\u200Bp", "π", "\u0000", "tp"};
+    private static final String[] ODD_OVERS = {"", "zz", "ranks", "rank", " dp", "DP", "n", "\u0000", "d\u200Bp",
+        "t", "tpp", "world"};
     private static final String[] GARBAGE_SHAPES = {"", " ", "*", "n*", "*n", "**", "n**m", "0", "-1", "00", "01",
         "1e3", "0x10", "+1", "n+m", "(n)", "n*-1", "１２", "١٢", "3.5", "1_000", "2147483648", "9223372036854775807",
         "9223372036854775808", "99999999999999999999999999", "4294967296*4294967296", "9223372036854775807*2",
@@ -419,6 +426,7 @@ class ProcessorFuzzTest {
     private final String cls;
     private final int index;
     private final List<String> dims = new ArrayList<>();
+    private final List<String> axes = new ArrayList<>();
     private final List<String> fieldNames = new ArrayList<>();
     private boolean badValues;
 
@@ -440,6 +448,12 @@ class ProcessorFuzzTest {
       int nDims = r.nextInt(4);
       for (int i = 0; i < nDims; i++) {
         dims.add(chance(15) ? pick(ODD_DIMS) : pick(DIM_NAMES));
+      }
+      if (chance(30)) { // a plan over a mesh
+        int nAxes = 1 + r.nextInt(3);
+        for (int i = 0; i < nAxes; i++) {
+          axes.add(chance(12) ? pick(ODD_AXES) : pick(AXIS_NAMES));
+        }
       }
       int nFields = r.nextInt(7);
       for (int i = 0; i < nFields; i++) {
@@ -642,10 +656,18 @@ class ProcessorFuzzTest {
       if (chance(40)) {
         attrs.add("ranks = " + intValue(new int[] {0, 1, 2, 3, 4, 8}));
       }
+      if (!axes.isEmpty() || chance(4)) {
+        List<String> as = new ArrayList<>();
+        for (String a : axes) {
+          as.add(lit(a));
+        }
+        attrs.add("axes = " + (as.size() == 1 && chance(50) ? as.get(0) : "{" + String.join(", ", as) + "}"));
+      }
       if (chance(3)) {
         badValues = true;
         attrs.add(pick(new String[] {"ranks = \"4\"", "dims = 1", "name = null", "dims = {null}", "ranks = 4L",
-            "extra = 1", "ranks = Integer.parseInt(\"4\")", "dims = {\"n\", 3}"}));
+            "extra = 1", "ranks = Integer.parseInt(\"4\")", "dims = {\"n\", 3}", "axes = 1", "axes = {null}",
+            "axes = {\"dp\", 2}"}));
       }
       Collections.shuffle(attrs, new java.util.Random(r.nextLong()));
       if (attrs.isEmpty() && chance(50)) {
@@ -761,11 +783,15 @@ class ProcessorFuzzTest {
       if (chance(40)) {
         attrs.add("step = " + intValue(new int[] {0, 0, 1, 1, 2, 3}));
       }
+      if (chance(axes.isEmpty() ? 4 : 55)) {
+        String over = !axes.isEmpty() && chance(80) ? axes.get(r.nextInt(axes.size())) : pick(ODD_OVERS);
+        attrs.add("over = " + lit(over));
+      }
       if (chance(3)) {
         badValues = true;
         attrs.add(pick(new String[] {"into = null", "op = null", "op = SUM", "root = \"0\"", "step = 1L",
             "op = ReduceOp.valueOf(\"SUM\")", "into = 1", "value = \"n\"", "root = 1.5", "step = C + ",
-            "into = {\"a\"}"}));
+            "into = {\"a\"}", "over = null", "over = 1", "over = {\"dp\"}"}));
       }
       Collections.shuffle(attrs, new java.util.Random(r.nextLong()));
       return "@" + c + (attrs.isEmpty() && chance(50) ? "" : "(" + String.join(", ", attrs) + ")");
@@ -798,14 +824,17 @@ class ProcessorFuzzTest {
         return "ranks";
       } else if (roll < 50) {
         return pick(DIM_NAMES);
+      } else if (roll < 62 && !axes.isEmpty()) {
+        return axes.get(r.nextInt(axes.size()));
       } else if (roll < 75 && !dims.isEmpty()) {
         return dims.get(r.nextInt(dims.size()));
       } else {
         int k = 2 + r.nextInt(3);
         List<String> factors = new ArrayList<>();
         for (int i = 0; i < k; i++) {
-          int f = r.nextInt(4);
-          factors.add(f == 0 || dims.isEmpty() ? Integer.toString(1 + r.nextInt(8))
+          int f = r.nextInt(5);
+          factors.add(f == 4 && !axes.isEmpty() ? axes.get(r.nextInt(axes.size()))
+              : f == 0 || f == 4 || dims.isEmpty() ? Integer.toString(1 + r.nextInt(8))
               : f == 1 ? "ranks" : dims.get(r.nextInt(dims.size())));
         }
         return String.join(chance(50) ? "*" : pick(new String[] {" * ", "* ", " *", "  *  "}), factors);
@@ -886,6 +915,18 @@ class ProcessorFuzzTest {
       "}",
     },
     {
+      "@CommPlan(dims = \"h\", axes = {\"dp\", \"tp\"})",
+      "class CLS {",
+      "  @AllGather(over = \"tp\", into = \"full\") @Shape(\"h\") F32Buffer part;",
+      "  @Shape({\"tp\", \"h\"}) F32Buffer full;",
+      "  @AllReduce(op = ReduceOp.AVG, over = \"dp\", step = 1) @Shape({\"4\", \"h\"}) F32Buffer grads;",
+      "  @Broadcast(root = 1, over = \"tp\", step = 1) @Shape(\"dp\") I32Buffer params;",
+      "  @AllReduce(step = 2) @Shape(\"ranks\") F32Buffer loss;",
+      "  @Send(to = \"rank + 1\", over = \"tp\", step = 3) @Shape(\"h\") F32Buffer out;",
+      "  @Recv(from = \"rank - 1\", over = \"tp\", step = 3) @Shape(\"h\") F32Buffer in;",
+      "}",
+    },
+    {
       "class CLS {",
       "  @CommPlan(dims = \"k\")",
       "  static class Inner {",
@@ -904,10 +945,11 @@ class ProcessorFuzzTest {
       "Shape", "F32Buffer", "F64Buffer", "I8Buffer", "Buffer", "into", "op", "root", "step", "dims", "ranks", "name",
       "value", "SUM", "AVG", "ReduceOp", "private", "static", "final", "class", "record", "enum", "interface", "int",
       "String", "null", "weights", "bias", "loss", "losses", "all", "part", "n", "Inner", "CLS", "extends", "new",
-      "this", "abstract", "transient", "default"};
+      "this", "abstract", "transient", "default", "over", "axes", "dp", "tp"};
   private static final String[] STRING_POOL = {"\"\"", "\"n\"", "\"ranks\"", "\"0\"", "\"-1\"", "\"n*\"",
       "\"99999999999999999999\"", "\"weights\"", "\"bias\"", "\"loss\"", "\"losses\"", "\"π\"", "\"ranks*n\"",
-      "\"nope\"", "\" \"", "\"4*in\"", "\"rank + 1\"", "\"rank - 1\"", "\"(rank + 1) % ranks\"", "\"rank\""};
+      "\"nope\"", "\" \"", "\"4*in\"", "\"rank + 1\"", "\"rank - 1\"", "\"(rank + 1) % ranks\"", "\"rank\"",
+      "\"dp\"", "\"tp\"", "\"tp*h\""};
   private static final String[] NUMBER_POOL = {"0", "1", "2", "3", "4", "7", "2147483647", "2147483648", "00", "9"};
   private static final String[] PUNCT_POOL = {"@", "(", ")", "{", "}", ",", ";", "=", "*", ".", "[", "]", "<",
       ">", "-", "+", "\"", "'"};

@@ -10,14 +10,14 @@ import javax.tools.Diagnostic;
  * one rule.
  */
 public enum Message {
-  // Rule 1: AllGather with into.
+  // Rule 1: AllGather with into (rule 21: over an axis, that axis's size where it says ranks).
   GATHER_SIZE(RuleId.GATHER_SIZE,
-      "%s gathers into '%s': count(%s) must be ranks × count(%s) = %s%s, but '%s' has @Shape(%s) = %s."
+      "%s gathers into '%s': count(%s) must be %s × count(%s) = %s%s, but '%s' has @Shape(%s) = %s%s."
           + " Fix: declare '%s' as @Shape(%s)%s."),
 
-  // Rule 2: ReduceScatter with into.
+  // Rule 2: ReduceScatter with into (and rule 21).
   SCATTER_SIZE(RuleId.SCATTER_SIZE,
-      "%s scatters into '%s': count(%s) must be ranks × count(%s) = %s%s, but '%s' has @Shape(%s) = %s."
+      "%s scatters into '%s': count(%s) must be %s × count(%s) = %s%s, but '%s' has @Shape(%s) = %s%s."
           + " Fix: declare '%s' as @Shape(%s)%s."),
 
   // Rule 3: AllReduce or Broadcast with into.
@@ -47,6 +47,13 @@ public enum Message {
       "%s (%s, count %s) has %s = \"%s\", so it needs a %s of %s with count %s in step %s, and there is none"
           + " left to pair with it%s: in each step every %s is matched by exactly one %s, or the plan could"
           + " deadlock or truncate. Fix: declare %s on a field of type %s with @Shape(%s), or remove this @%s."),
+
+  // CommPlan's own: AVG on fp8, which NCCL does not average.
+  FP8_AVERAGE(RuleId.FP8_AVERAGE,
+      "%s has op = AVG, but '%s' is %s: NCCL computes AVG on fp8 as the sum multiplied by 1/ranks rounded to"
+          + " fp8 (for 3 ranks 0.34375 or 0.3125, not 1/3), and fails on one rank, so no backend offers it."
+          + " Fix: use op = SUM and scale the result, or declare '%s'%s as a wider type (F16Buffer, BF16Buffer"
+          + " or F32Buffer)."),
 
   // Rule 4: into names no field, a non-buffer, or the field itself.
   UNKNOWN_INTO(RuleId.UNKNOWN_INTO,
@@ -90,13 +97,16 @@ public enum Message {
   UNKNOWN_DIM(RuleId.UNKNOWN_DIM,
       "@Shape entry \"%s\" of '%s' names '%s', which is not a dim of this plan (declared: %s)%s."
           + " Fix: add \"%s\" to @CommPlan(dims), or use a declared dim or ranks."),
+  UNKNOWN_DIM_OR_AXIS(RuleId.UNKNOWN_DIM,
+      "@Shape entry \"%s\" of '%s' names '%s', which is neither a dim nor an axis of this plan (dims: %s; axes:"
+          + " %s)%s. Fix: add \"%s\" to @CommPlan(dims), or use a declared dim, axis or ranks."),
   COUNT_OVERFLOW(RuleId.COUNT_OVERFLOW,
       "@Shape(%s) of '%s' has the constant factor %s, more than the largest long (9223372036854775807)."
           + " Fix: use smaller sizes, or dims bound when the plan is built."),
 
-  // Rules 9 and 16: the root of Broadcast, Reduce, Gather and Scatter.
+  // Rules 9 and 16: the root of Broadcast, Reduce, Gather and Scatter (rule 21: over an axis, a coordinate).
   NEGATIVE_ROOT(RuleId.BAD_ROOT,
-      "%s has root = %s, but a root is a rank, 0 or more. Fix: set root to a rank in [0, ranks)."),
+      "%s has root = %s, but a root is a rank, 0 or more. Fix: set root to a rank in [0, %s)."),
   ROOT_OUT_OF_RANGE(RuleId.BAD_ROOT,
       "%s has root = %s, but the plan fixes @CommPlan(ranks = %s), so ranks are 0 to %s."
           + " Fix: set root to a rank in [0, %s)."),
@@ -141,6 +151,27 @@ public enum Message {
           + " as \"%s\"."),
   NEGATIVE_RANKS(RuleId.BAD_RANKS,
       "@CommPlan(ranks = %s) is negative. Fix: use 0 for any world size, or N > 0 to fix it to N ranks."),
+
+  // Rule 20: axes and over.
+  UNKNOWN_AXIS(RuleId.UNKNOWN_AXIS,
+      "%s has over = \"%s\", but that is not an axis of this plan (declared: %s)%s."
+          + " Fix: use a declared axis, add \"%s\" to @CommPlan(axes), or leave over empty for the whole"
+          + " communicator."),
+  OVER_WITHOUT_AXES(RuleId.UNKNOWN_AXIS,
+      "%s has over = \"%s\", but @CommPlan declares no axes, so every collective runs over the whole"
+          + " communicator. Fix: declare the mesh's axes, such as @CommPlan(axes = {\"%s\"}), and build the plan"
+          + " on a Mesh, or remove over."),
+  RESERVED_AXIS(RuleId.BAD_AXIS,
+      "axes entry \"%s\" is reserved: %s. Fix: rename the axis, such as \"%s\"."),
+  DUPLICATE_AXIS(RuleId.BAD_AXIS, "axes lists \"%s\" twice. Fix: remove the second \"%s\"."),
+  DUPLICATE_AXIS_IGNORABLE(RuleId.BAD_AXIS,
+      "axes entry \"%s\" is the axis \"%s\" again: Java ignores %s in names. Fix: remove \"%s\", or rename it."),
+  INVALID_AXIS(RuleId.BAD_AXIS,
+      "axes entry \"%s\" is not a Java identifier (an axis is a size in @Shape and a name in the generated"
+          + " code). Fix: rename it, such as \"%s\"."),
+  AXIS_IS_DIM(RuleId.BAD_AXIS,
+      "axes entry \"%s\" is also a dim: in @Shape, a name is one size, either a dim bound on the builder or an"
+          + " axis's size from the mesh. Fix: rename the axis or the dim, such as \"%s\" for the axis."),
 
   // The generated class's name.
   BAD_NAME(RuleId.BAD_NAME,

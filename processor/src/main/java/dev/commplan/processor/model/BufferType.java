@@ -18,6 +18,11 @@ public enum BufferType {
     return name();
   }
 
+  /** Whether it is one of the 8-bit floating-point types (F8E4M3, F8E5M2). */
+  public boolean isFloat8() {
+    return this == F8E4M3 || this == F8E5M2;
+  }
+
   /** The buffer class's simple name, such as {@code F32Buffer}. */
   public String simpleName() {
     return name() + "Buffer";

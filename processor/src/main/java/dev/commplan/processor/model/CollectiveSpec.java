@@ -13,8 +13,10 @@ import dev.commplan.model.Peer;
  * @param op the {@code ReduceOp} constant's name where it takes one ({@link Collective#hasOp()}), otherwise null
  * @param root the root where it takes one ({@link Collective#hasRoot()}), otherwise -1
  * @param peer the peer of Send and Recv, otherwise null
+ * @param over the mesh axis it runs over, or {@code ""} for the plan's whole communicator
  */
-public record CollectiveSpec(Collective kind, int step, String send, String recv, String op, int root, Peer peer) {
+public record CollectiveSpec(
+    Collective kind, int step, String send, String recv, String op, int root, Peer peer, String over) {
   /** Whether send and receive are the same buffer. */
   public boolean inPlace() {
     return send.equals(recv);

@@ -11,6 +11,8 @@ import java.util.List;
  * @param className the generated class's simple name, such as {@code Outer_GradsPlan}
  * @param fixedRanks {@code @CommPlan(ranks)}: 0 for any world size
  * @param dims the dims in declaration order
+ * @param axes the mesh axes ({@code @CommPlan(axes)}) in declaration order; empty for a plan built on a
+ *     communicator
  * @param buffers the plan's buffers in field declaration order
  * @param collectives the collectives by ascending step, in declaration order within a step
  */
@@ -20,13 +22,20 @@ public record PlanModel(
     String className,
     int fixedRanks,
     List<Dim> dims,
+    List<String> axes,
     List<BufferSpec> buffers,
     List<CollectiveSpec> collectives) {
 
   public PlanModel {
     dims = List.copyOf(dims);
+    axes = List.copyOf(axes);
     buffers = List.copyOf(buffers);
     collectives = List.copyOf(collectives);
+  }
+
+  /** Whether it runs over mesh axes, and is built on a {@code Mesh}. */
+  public boolean overMesh() {
+    return !axes.isEmpty();
   }
 
   /** The generated class's qualified name. */

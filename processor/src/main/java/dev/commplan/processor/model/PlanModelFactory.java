@@ -44,7 +44,8 @@ public final class PlanModelFactory {
             byName.find(c.recv()).map(ParsedField::name).orElseThrow(),
             c.op() == null ? null : c.op().value(),
             c.root() == null ? -1 : c.root().value(),
-            c.peer() == null ? null : Peer.parse(c.peer().value()))); // parses: the report is clean
+            c.peer() == null ? null : Peer.parse(c.peer().value()), // parses: the report is clean
+            c.axis()));
       }
     }
     collectives.sort(Comparator.comparingInt(CollectiveSpec::step)); // stable: declaration order within a step
@@ -55,6 +56,7 @@ public final class PlanModelFactory {
         plan.generatedName(),
         plan.ranks().value(),
         dims,
+        plan.axisNames(),
         buffers,
         collectives);
   }

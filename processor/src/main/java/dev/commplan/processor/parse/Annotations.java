@@ -96,6 +96,26 @@ public final class Annotations {
     throw new Unreadable(attribute + " = " + v);
   }
 
+  /** Whether the mirror's annotation type declares {@code attribute} (an older annotations jar may not). */
+  static boolean declares(AnnotationMirror mirror, String attribute) {
+    Element type = mirror.getAnnotationType().asElement();
+    return type != null && type.getEnclosedElements().stream()
+        .anyMatch(e -> e instanceof ExecutableElement && e.getSimpleName().contentEquals(attribute));
+  }
+
+  /**
+   * A {@code String} attribute added after the first release ({@code over}): its default, {@code ""},
+   * where the annotation type on the class path predates it.
+   */
+  static Attr<String> optionalString(Elements elements, AnnotationMirror mirror, String attribute) {
+    return declares(mirror, attribute) ? string(elements, mirror, attribute) : new Attr<>("", null);
+  }
+
+  /** A {@code String[]} attribute added after the first release ({@code axes}); empty where it is not declared. */
+  static List<Attr<String>> optionalStrings(Elements elements, AnnotationMirror mirror, String attribute) {
+    return declares(mirror, attribute) ? strings(elements, mirror, attribute) : List.of();
+  }
+
   /** A {@code String[]} attribute, one attribute per entry, each located at its array element. */
   static List<Attr<String>> strings(Elements elements, AnnotationMirror mirror, String attribute) {
     Object v = value(elements, mirror, attribute);

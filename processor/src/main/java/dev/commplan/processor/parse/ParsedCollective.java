@@ -2,6 +2,7 @@ package dev.commplan.processor.parse;
 
 import dev.commplan.model.Collective;
 import dev.commplan.model.InPlace;
+import dev.commplan.processor.lang.Identifiers;
 import javax.lang.model.element.AnnotationMirror;
 
 /**
@@ -15,6 +16,7 @@ import javax.lang.model.element.AnnotationMirror;
  * @param op {@code op}'s constant name, where the collective takes one ({@link Collective#hasOp()}); otherwise null
  * @param root {@code root}, where it takes one ({@link Collective#hasRoot()}); otherwise null
  * @param peer {@code to} (Send) or {@code from} (Recv) as written; otherwise null
+ * @param over {@code over}: {@code ""} for the plan's whole communicator, else an axis as written
  */
 public record ParsedCollective(
     Collective kind,
@@ -24,7 +26,8 @@ public record ParsedCollective(
     Attr<Integer> step,
     Attr<String> op,
     Attr<Integer> root,
-    Attr<String> peer) {
+    Attr<String> peer,
+    Attr<String> over) {
 
   /** Whether {@code into} is empty: the collective works in place (Send and Recv: on their one buffer). */
   public boolean inPlace() {
@@ -42,6 +45,11 @@ public record ParsedCollective(
    */
   public String recv() {
     return inPlace() ? field : into.value();
+  }
+
+  /** The axis it runs over as the compiler reads it ({@link Identifiers#canonical}), or {@code ""}. */
+  public String axis() {
+    return Identifiers.canonical(over.value());
   }
 
   /** {@code @AllGather on 'part'}, for messages. */

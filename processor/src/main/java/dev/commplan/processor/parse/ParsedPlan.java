@@ -24,6 +24,9 @@ import javax.lang.model.element.TypeElement;
  * @param name {@code @CommPlan(name)}
  * @param ranks {@code @CommPlan(ranks)}
  * @param dims {@code @CommPlan(dims)}, one attribute per entry
+ * @param dimsSource {@code dims} as written, or null
+ * @param axes {@code @CommPlan(axes)}, one attribute per entry
+ * @param axesSource {@code axes} as written, or null
  * @param fields every field declared in the class, in declaration order
  */
 public record ParsedPlan(
@@ -40,11 +43,14 @@ public record ParsedPlan(
     Attr<Integer> ranks,
     List<Attr<String>> dims,
     AnnotationValue dimsSource,
+    List<Attr<String>> axes,
+    AnnotationValue axesSource,
     List<ParsedField> fields) {
 
   public ParsedPlan {
     simpleNames = List.copyOf(simpleNames);
     dims = List.copyOf(dims);
+    axes = List.copyOf(axes);
     fields = List.copyOf(fields);
   }
 
@@ -64,5 +70,10 @@ public record ParsedPlan(
   /** The dims' names, in declaration order, as the compiler reads them ({@link Identifiers#canonical}). */
   public List<String> dimNames() {
     return dims.stream().map(d -> Identifiers.canonical(d.value())).toList();
+  }
+
+  /** The axes' names, in declaration order, as the compiler reads them ({@link Identifiers#canonical}). */
+  public List<String> axisNames() {
+    return axes.stream().map(a -> Identifiers.canonical(a.value())).toList();
   }
 }

@@ -91,6 +91,8 @@ public final class PlanParser {
         Annotations.integer(elements, commPlan, "ranks"),
         Annotations.strings(elements, commPlan, "dims"),
         Annotations.explicit(commPlan, "dims"),
+        Annotations.optionalStrings(elements, commPlan, "axes"),
+        Annotations.explicit(commPlan, "axes"),
         fields);
   }
 
@@ -120,7 +122,8 @@ public final class PlanParser {
             Annotations.integer(elements, m, "step"),
             kind.hasOp() ? Annotations.enumConstant(elements, m, "op") : null,
             kind.hasRoot() ? Annotations.integer(elements, m, "root") : null,
-            kind.hasPeer() ? Annotations.string(elements, m, kind.peerAttribute()) : null));
+            kind.hasPeer() ? Annotations.string(elements, m, kind.peerAttribute()) : null,
+            Annotations.optionalString(elements, m, "over")));
       }
     }
     return new ParsedField(

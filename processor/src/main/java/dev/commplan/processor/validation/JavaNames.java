@@ -14,6 +14,14 @@ public final class JavaNames {
 
   /** A valid identifier resembling {@code s}: invalid characters dropped, words joined in camel case. */
   public static String sanitize(String s) {
+    return sanitize(s, "dim");
+  }
+
+  /**
+   * A valid identifier resembling {@code s}, as {@link #sanitize(String)}, with {@code word} ({@code dim},
+   * {@code axis}) standing in for or added to what is left when that is not one.
+   */
+  public static String sanitize(String s, String word) {
     StringBuilder sb = new StringBuilder();
     boolean upper = false;
     for (int c : s.codePoints().toArray()) {
@@ -29,12 +37,12 @@ public final class JavaNames {
     }
     String out = sb.toString();
     if (out.isEmpty()) {
-      return "dim";
+      return word;
     }
     if (!Character.isJavaIdentifierStart(out.codePointAt(0))) {
-      out = "d" + out;
+      out = word.charAt(0) + out;
     }
-    return isIdentifier(out) ? out : out + "Dim";
+    return isIdentifier(out) ? out : out + Character.toUpperCase(word.charAt(0)) + word.substring(1);
   }
 
   /** The candidate closest to {@code name} if it is a plausible typo (edit distance at most 2), else null. */

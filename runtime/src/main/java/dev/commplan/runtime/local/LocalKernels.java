@@ -1,5 +1,6 @@
 package dev.commplan.runtime.local;
 
+import dev.commplan.runtime.DataType;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -7,9 +8,14 @@ import java.lang.foreign.MemorySegment;
  * on its own slice of the elements once all ranks have arrived. (Sends and receives are not collectives
  * here: {@link LocalTransfers}.)
  *
- * <p>Reductions combine the ranks' values in rank order 0, 1, ..., n-1, whoever computes the slice, so
- * every rank receives bitwise the same result; the arithmetic is {@link LocalReductions}'. Reduce and
- * Gather write the root's receive buffer only, and Scatter reads the root's send buffer only, as NCCL.
+ * <p>Each rank's slice is 1/n of the element range. For AllReduce that makes a reduce-scatter and an
+ * all-gather in one pass over memory: the rank reduces its slice straight from every rank's send buffer,
+ * a chunk at a time ({@link KernelScratch#CHUNK_BYTES}), and copies each reduced chunk into every rank's
+ * receive buffer, so every input is read once and every output written once. Reductions combine the
+ * ranks' values in rank order 0, 1, ..., n-1, whoever computes the slice, so every rank receives bitwise
+ * the same result; the arithmetic is {@link LocalReductions}'. The copies (AllGather, Broadcast, Gather,
+ * Scatter, AllToAll) are one {@code MemorySegment.copy} per contiguous run. Reduce and Gather write the
+ * root's receive buffer only, and Scatter reads the root's send buffer only, as NCCL.
  *
  * <p>Aliasing (in place, NCCL's offsets): every element position of a receive buffer that is also a
  * send position is written only by the rank whose slice it belongs to, which reads the whole chunk of
@@ -50,10 +56,14 @@ final class LocalKernels {
     return elements / ranks * rank + elements % ranks * rank / ranks;
   }
 
+  /** Each chunk is reduced once and copied to every rank's receive buffer. */
   private static void allReduce(LocalCollective[] calls, long from, long to, KernelScratch scratch) {
-    int size = calls[0].type.byteSize();
-    for (long at = from; at < to; at += KernelScratch.CHUNK) {
-      int length = (int) Math.min(KernelScratch.CHUNK, to - at);
+    DataType type = calls[0].type;
+    int size = type.byteSize();
+    int chunk = KernelScratch.chunkElements(type);
+    scratch.prepare(type);
+    for (long at = from; at < to; at += chunk) {
+      int length = (int) Math.min(chunk, to - at);
       LocalReductions.reduceChunk(calls, at * size, length, scratch);
       for (LocalCollective call : calls) {
         LocalReductions.storeChunk(call.type, scratch, call.recv.segment(), call.recvOffset + at * size, length);
@@ -63,10 +73,13 @@ final class LocalKernels {
 
   /** AllReduce's reduction, stored into the root's receive buffer only. */
   private static void reduce(LocalCollective[] calls, long from, long to, KernelScratch scratch) {
-    int size = calls[0].type.byteSize();
+    DataType type = calls[0].type;
+    int size = type.byteSize();
+    int chunk = KernelScratch.chunkElements(type);
+    scratch.prepare(type);
     LocalCollective root = calls[calls[0].root];
-    for (long at = from; at < to; at += KernelScratch.CHUNK) {
-      int length = (int) Math.min(KernelScratch.CHUNK, to - at);
+    for (long at = from; at < to; at += chunk) {
+      int length = (int) Math.min(chunk, to - at);
       LocalReductions.reduceChunk(calls, at * size, length, scratch);
       LocalReductions.storeChunk(root.type, scratch, root.recv.segment(), root.recvOffset + at * size, length);
     }
@@ -74,13 +87,16 @@ final class LocalKernels {
 
   private static void reduceScatter(LocalCollective[] calls, long from, long to, KernelScratch scratch) {
     long count = calls[0].count;
-    int size = calls[0].type.byteSize();
+    DataType type = calls[0].type;
+    int size = type.byteSize();
+    int chunk = KernelScratch.chunkElements(type);
+    scratch.prepare(type);
     long at = from;
     while (at < to) {
       // Element `at` of every send buffer reduces into element at % count of rank (at / count)'s recv.
       int target = (int) (at / count);
       long inTarget = at % count;
-      int length = (int) Math.min(KernelScratch.CHUNK, Math.min(to - at, count - inTarget));
+      int length = (int) Math.min(chunk, Math.min(to - at, count - inTarget));
       LocalReductions.reduceChunk(calls, at * size, length, scratch);
       LocalCollective out = calls[target];
       LocalReductions.storeChunk(out.type, scratch, out.recv.segment(), out.recvOffset + inTarget * size, length);

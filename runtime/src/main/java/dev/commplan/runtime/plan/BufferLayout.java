@@ -18,7 +18,7 @@ import java.util.Set;
 /**
  * Where the plan-owned buffers lie in the plan's one allocation, so that the schedule can coalesce them.
  * Calls are taken in execution order and put in layout groups by (step, collective, data type, op, root,
- * in place). Each group gets a send block and, out of place, a receive block; each block starts at a
+ * in place, the group or mesh axis they run over). Each group gets a send block and, out of place, a receive block; each block starts at a
  * multiple of {@value #ALIGNMENT} bytes and holds the group's buffers back to back in declaration order.
  * A buffer used by several collectives is placed with its first use; buffers used by none come last, one
  * block each. Bound buffers are not placed.
@@ -30,9 +30,11 @@ record BufferLayout(long[] offsets, long bytes) {
   /** Alignment of each block, in bytes (what {@code cudaMalloc} guarantees). */
   static final int ALIGNMENT = 256;
 
-  private record GroupKey(int step, Collective collective, DataType type, ReduceOp op, int root, boolean inPlace) {
+  /** What makes calls coalescable: also the group (mesh axis) they run over, as {@link ScheduleBuilder} requires. */
+  private record GroupKey(int step, Collective collective, DataType type, ReduceOp op, int root, boolean inPlace,
+      int group) {
     static GroupKey of(Declarations.Call c, DataType type) {
-      return new GroupKey(c.step(), c.collective(), type, c.op(), c.root(), c.inPlace());
+      return new GroupKey(c.step(), c.collective(), type, c.op(), c.root(), c.inPlace(), c.group());
     }
   }
 

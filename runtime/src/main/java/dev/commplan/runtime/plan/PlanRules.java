@@ -55,6 +55,8 @@ import java.util.Objects;
  *       <td>PlanBuildException</td><td>(one call at a time)</td></tr>
  *   <tr><td>BadBuffer</td><td>buffers are open, of this communicator, of the field's type and count</td>
  *       <td>BufferBindingException</td><td>BufferBindingException</td></tr>
+ *   <tr><td>Fp8Average</td><td>no AVG on fp8 ({@link Fp8Average})</td><td>PlanBuildException</td>
+ *       <td>IllegalArgumentException</td></tr>
  * </table>
  *
  * <p>Besides: {@link NullPointerException} for a null argument, {@link IllegalStateException} for a
@@ -101,6 +103,7 @@ public final class PlanRules {
     usable(Direct.CALL, collective, comm, Side.SEND, send);
     usable(Direct.CALL, collective, comm, Side.RECV, recv);
     sameType(Direct.CALL, collective, comm, send.dataType(), send.length(), recv.dataType(), recv.length());
+    Fp8Average.check(Direct.CALL, collective, comm, send.dataType(), op);
     if (collective.hasRoot()) {
       rootInRange(Direct.CALL, collective, comm, root, comm.size());
     }
@@ -289,6 +292,7 @@ public final class PlanRules {
     Collective c = call.collective();
     Declared subject = Declared.of(planName, declarations, call);
     sameType(subject, c, null, send.type(), send.count(), recv.type(), recv.count());
+    Fp8Average.check(subject, c, null, send.type(), call.op());
     if (c.hasRoot()) {
       rootInRange(subject, c, null, call.root(), ranks);
     }

@@ -216,7 +216,7 @@ public final class RankSupervisor implements AutoCloseable {
             T result = function.apply(comm);
             // Work the task enqueued and never waited for is finished here, so that its failure (ranks that
             // disagreed, a timeout) is the run's failure instead of vanishing when the cluster closes.
-            if (!comm.isClosed()) {
+            if (comm != null && !comm.isClosed()) { // null: a control with no communicators (tests)
               comm.stream().synchronize();
             }
             return result;

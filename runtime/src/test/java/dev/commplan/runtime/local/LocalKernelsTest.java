@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 /** What the correctness suite's small counts cannot reach: slices that span several kernel chunks. */
 class LocalKernelsTest {
   /** Per rank, more than two chunks, and not a multiple of anything involved. */
-  private static final int COUNT = 2 * KernelScratch.CHUNK + 3 * 7 + 1;
+  private static final int COUNT = 2 * KernelScratch.chunkElements(DataType.I32) + 3 * 7 + 1;
 
   @Test
   void slicesCoverTheRangeWithoutGapsOrOverlap() {

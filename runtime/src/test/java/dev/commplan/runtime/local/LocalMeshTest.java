@@ -268,6 +268,36 @@ class LocalMeshTest {
         "all-reduce F32 SUM");
   }
 
+  /** Fields over two axes declared in turn are laid out per axis, so each axis's calls coalesce into one. */
+  @Test
+  void callsOverTwoAxesDeclaredInTurnCoalesceIntoOneCallPerAxis() {
+    List<Integer> calls = cluster(4).call(world -> {
+      try (Mesh mesh = Mesh.builder(world).axis("dp", 2).axis("tp", 2).build()) {
+        PlanBuilder b = new PlanBuilder("test.Alternate", mesh, 0, "dp", "tp");
+        for (int i = 0; i < 6; i++) {
+          int x = b.buffer("x" + i, DataType.F32, 4, "{\"4\"}", null);
+          b.collective(0, Collective.ALL_REDUCE, x, x, ReduceOp.SUM, -1, i % 2 == 0 ? "dp" : "tp");
+        }
+        try (Plan plan = b.build()) {
+          for (int i = 0; i < 6; i++) {
+            ((F32Buffer) plan.buffer(i)).fill(i + world.rank());
+          }
+          plan.execute(world.stream());
+          world.stream().synchronize();
+          for (int i = 0; i < 6; i++) { // over dp: ranks r and r^2 (tp the same); over tp: r and r^1
+            int other = i % 2 == 0 ? world.rank() ^ 2 : world.rank() ^ 1;
+            float want = 2 * i + world.rank() + other;
+            for (float got : ((F32Buffer) plan.buffer(i)).toArray()) {
+              assertEquals(want, got, "field x" + i + " on world rank " + world.rank());
+            }
+          }
+          return plan.schedule().steps().getFirst().calls().size();
+        }
+      }
+    });
+    assertEquals(List.of(2, 2, 2, 2), calls);
+  }
+
   private static List<Throwable> allFailures(Throwable e) {
     List<Throwable> all = new ArrayList<>();
     all.add(e.getCause() != null ? e.getCause() : e);

@@ -144,6 +144,7 @@ public final class MpiSuiteMain {
     }
     failures.addAll(PointToPointSuite.runAllOnRank(comm));
     failures.addAll(captured(comm));
+    failures.addAll(fp8AverageRefused(comm));
     // How many ranks failed, so that every process (and rank 0's summary) knows.
     int failedRanks;
     try (I32Buffer flag = I32Buffer.allocate(comm, 1)) {
@@ -155,8 +156,8 @@ public final class MpiSuiteMain {
     double seconds = (System.nanoTime() - start) / 1e9;
     StringBuilder line = new StringBuilder().append("mpi suite rank ").append(rank).append(" of ").append(n)
         .append(": ").append(hashes.length).append(" collective runs (").append(cases.size()).append(" cases × counts ")
-        .append(Arrays.toString(counts)).append("), group, close-in-flight, allocation, mixed-plan, new-collectives plan, point-to-point and"
-            + " captured-plan checks: ")
+        .append(Arrays.toString(counts)).append("), group, close-in-flight, allocation, mixed-plan, new-collectives plan, point-to-point,"
+            + " captured-plan and fp8-average checks: ")
         .append(failures.isEmpty() ? "all right" : failures.size() + " wrong").append(String.format(" in %.1f s", seconds));
     for (String failure : failures.subList(0, Math.min(20, failures.size()))) {
       line.append("\n  FAIL ").append(failure);
@@ -169,6 +170,45 @@ public final class MpiSuiteMain {
     }
     System.out.flush();
     return failedRanks == 0 ? 0 : 1;
+  }
+
+  /**
+   * AVG on fp8 is refused on MPI as on every backend ({@code [CommPlan/Fp8Average]}): a direct all-reduce,
+   * reduce and reduce-scatter, and a plan's build. Returns what was wrong.
+   */
+  private static List<String> fp8AverageRefused(MpiCommunicator comm) {
+    List<String> failures = new ArrayList<>();
+    String tag = dev.commplan.model.RuleId.FP8_AVERAGE.tag();
+    int n = comm.size();
+    try (dev.commplan.runtime.F8E4M3Buffer e4m3 = dev.commplan.runtime.F8E4M3Buffer.allocate(comm, n);
+        dev.commplan.runtime.F8E5M2Buffer e5m2 = dev.commplan.runtime.F8E5M2Buffer.allocate(comm, n)) {
+      List<Runnable> calls = List.of(
+          () -> comm.allReduce(e4m3, e4m3, ReduceOp.AVG, comm.stream()),
+          () -> comm.reduce(e5m2, e5m2, ReduceOp.AVG, 0, comm.stream()),
+          () -> comm.reduceScatter(e4m3, dev.commplan.runtime.Buffer.view(DataType.F8E4M3, e4m3.memory(),
+              comm.rank(), 1), ReduceOp.AVG, comm.stream()));
+      for (Runnable call : calls) {
+        try {
+          call.run();
+          failures.add("fp8 AVG was not refused on rank " + comm.rank());
+        } catch (IllegalArgumentException e) {
+          if (!e.getMessage().startsWith(tag)) {
+            failures.add("fp8 AVG refused without " + tag + ": " + e.getMessage());
+          }
+        }
+      }
+    }
+    PlanBuilder b = new PlanBuilder("suite.Fp8Average", comm, 0);
+    int g = b.buffer("g", DataType.F8E5M2, 4, "{\"4\"}", null);
+    b.allReduce(0, g, g, ReduceOp.AVG);
+    try (Plan plan = b.build()) {
+      failures.add("a plan with fp8 AVG built on rank " + comm.rank() + ": " + plan.describe());
+    } catch (dev.commplan.runtime.PlanBuildException e) {
+      if (!e.getMessage().startsWith(tag)) {
+        failures.add("fp8 AVG plan refused without " + tag + ": " + e.getMessage());
+      }
+    }
+    return failures;
   }
 
   /**

@@ -22,7 +22,8 @@ import org.junit.jupiter.api.Test;
  * Issue 17 on NCCL: Gather, Scatter and AllToAll on both paths (their own functions where the loaded NCCL
  * has them, and the grouped ncclSend/ncclRecv that stands in for them before 2.28, forced with {@link
  * NcclCalls#viaSendRecv}), describe() naming the path taken, and the fp8 types (NCCL 2.24 or later: skipped,
- * saying so, on an older one). One rank per GPU of this machine; skips without a GPU.
+ * saying so, on an older one; AVG on fp8 refused before NCCL, {@code [CommPlan/Fp8Average]}). One rank per
+ * GPU of this machine; skips without a GPU.
  */
 @NcclGpuTest
 class NcclNewCollectivesGpuTest {
@@ -107,5 +108,36 @@ class NcclNewCollectivesGpuTest {
     }
     List<String> failures = runCases(cases);
     assertEquals(List.of(), failures);
+  }
+
+  /**
+   * AVG on fp8 never reaches NCCL (which would scale by 1/ranks rounded to fp8, or fail on one rank):
+   * direct calls and plans are refused first, with {@code [CommPlan/Fp8Average]}, as on every backend.
+   * The cases above ({@link CollectiveCorrectnessSuite#ops}) leave AVG out on fp8 for this reason.
+   */
+  @Test
+  void fp8AverageIsRefusedBeforeNccl() {
+    String tag = dev.commplan.model.RuleId.FP8_AVERAGE.tag();
+    List<String> refused = cluster.call(comm -> {
+      List<String> out = new ArrayList<>();
+      try (dev.commplan.runtime.F8E4M3Buffer e4m3 = dev.commplan.runtime.F8E4M3Buffer.allocate(comm, ranks);
+          dev.commplan.runtime.F8E5M2Buffer e5m2 = dev.commplan.runtime.F8E5M2Buffer.allocate(comm, ranks)) {
+        out.add(org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+            () -> comm.allReduce(e4m3, e4m3, dev.commplan.annotations.ReduceOp.AVG, comm.stream())).getMessage());
+        out.add(org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+            () -> comm.reduce(e5m2, e5m2, dev.commplan.annotations.ReduceOp.AVG, 0, comm.stream())).getMessage());
+      }
+      PlanBuilder b = new PlanBuilder("gpu.Fp8Average", comm, 0);
+      int g = b.buffer("g", DataType.F8E4M3, 4L * ranks, "{\"ranks\", \"4\"}", null);
+      b.reduceScatter(0, g, g, dev.commplan.annotations.ReduceOp.AVG);
+      out.add(org.junit.jupiter.api.Assertions.assertThrows(dev.commplan.runtime.PlanBuildException.class, b::build)
+          .getMessage());
+      return String.join("\n", out);
+    });
+    for (String messages : refused) {
+      for (String message : messages.split("\n")) {
+        assertTrue(message.startsWith(tag), message);
+      }
+    }
   }
 }

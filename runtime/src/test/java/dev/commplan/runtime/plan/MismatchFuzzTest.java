@@ -50,11 +50,22 @@ class MismatchFuzzTest {
 
   private static Op randomOp(Random random, int id, int ranks) {
     Collective c = Collective.values()[random.nextInt(4)];
-    ReduceOp op = c == Collective.ALL_REDUCE || c == Collective.REDUCE_SCATTER
-        ? ReduceOp.values()[random.nextInt(ReduceOp.values().length)] : null;
+    DataType type = DataType.values()[random.nextInt(DataType.values().length)];
+    ReduceOp[] ops = ops(type);
+    ReduceOp op = c == Collective.ALL_REDUCE || c == Collective.REDUCE_SCATTER ? ops[random.nextInt(ops.length)] : null;
     int root = c == Collective.BROADCAST ? random.nextInt(ranks) : -1;
-    return new Op(id, c, random.nextInt(3), DataType.values()[random.nextInt(DataType.values().length)],
-        1 + random.nextInt(64), op, root, random.nextBoolean());
+    return new Op(id, c, random.nextInt(3), type, 1 + random.nextInt(64), op, root, random.nextBoolean());
+  }
+
+  /** The ops a plan may reduce {@code type} with: AVG on fp8 is refused ({@code [CommPlan/Fp8Average]}). */
+  private static ReduceOp[] ops(DataType type) {
+    return dev.commplan.runtime.CollectiveCorrectnessSuite.ops(type).toArray(ReduceOp[]::new);
+  }
+
+  /** The types a plan may reduce with {@code op} (null: any). */
+  private static DataType[] types(ReduceOp op) {
+    return java.util.Arrays.stream(DataType.values()).filter(t -> op == null || List.of(ops(t)).contains(op))
+        .toArray(DataType[]::new);
   }
 
   /** Declares {@code ops} in list order; the counts follow NCCL's relations for the collective. */
@@ -107,7 +118,7 @@ class MismatchFuzzTest {
       case TYPE -> {
         int i = random.nextInt(m.size());
         Op o = m.get(i);
-        DataType t = other(random, DataType.values(), o.type());
+        DataType t = other(random, types(o.op()), o.type());
         m.set(i, new Op(o.id(), o.collective(), o.step(), t, o.count(), o.op(), o.root(), o.inPlace()));
         changed[0] = o.id();
       }
@@ -115,7 +126,7 @@ class MismatchFuzzTest {
         List<Integer> reducing = IntStream.range(0, m.size()).filter(i -> m.get(i).op() != null).boxed().toList();
         int i = reducing.get(random.nextInt(reducing.size()));
         Op o = m.get(i);
-        m.set(i, new Op(o.id(), o.collective(), o.step(), o.type(), o.count(), other(random, ReduceOp.values(), o.op()),
+        m.set(i, new Op(o.id(), o.collective(), o.step(), o.type(), o.count(), other(random, ops(o.type()), o.op()),
             o.root(), o.inPlace()));
         changed[0] = o.id();
       }
