@@ -12,9 +12,7 @@ import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.mpi.internal.Mpi;
 import dev.commplan.model.Collective;
-import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Schedule;
-import dev.commplan.runtime.plan.Step;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.PlanRules;
 import dev.commplan.runtime.DeviceMemory;
@@ -23,7 +21,6 @@ import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
@@ -53,6 +50,9 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Like the other backends' communicators, it is used by one thread at a time.
  */
 public final class MpiCommunicator extends AbstractCommunicator {
+  /** Polls between two looks at the clock while spinning (a poll is a fraction of a microsecond). */
+  private static final int POLL_BURST = 32;
+
   private final long handle;
   private final int rank;
   private final int size;
@@ -60,6 +60,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
   private final Duration timeout;
   private final MpiStream stream;
   private final MemorySegment flag;
+  private final boolean yieldWhenIdle = MpiRuntime.yieldWhenIdle();
   private final Set<MpiMemory> live = ConcurrentHashMap.newKeySet();
 
   private volatile boolean closed;
@@ -69,6 +70,9 @@ public final class MpiCommunicator extends AbstractCommunicator {
   private MpiCallTable[] flightTable = new MpiCallTable[8];
   private int[] flightStep = new int[8];
   private int flightCount;
+  // Direct calls' one-call tables not in flight (directTables[k], k < directFree).
+  private MpiCallTable[] directTables = new MpiCallTable[4];
+  private int directFree;
 
   private MpiCommunicator(long handle, int rank, int size, Duration timeout) {
     this.handle = handle;
@@ -189,16 +193,28 @@ public final class MpiCommunicator extends AbstractCommunicator {
   }
 
   /**
-   * One call outside a plan: a table of one step of one call (this path allocates; plans do not). A send
-   * or receive passes its peer as {@code root}.
+   * One call outside a plan: a one-call table from the communicator's pool (refilled, so a direct call
+   * allocates nothing once the pool holds as many tables as a group has calls), returned to the pool when
+   * the call completes. A send or receive passes its peer as {@code root}.
    */
   private void direct(Collective collective, Buffer send, Buffer recv, ReduceOp op, int root, long count) {
-    CollectiveCall call = collective.pointToPoint()
-        ? CollectiveCall.pointToPoint(collective, send.dataType(), send.memory(), send.byteOffset(), count, root, null,
-            List.of())
-        : new CollectiveCall(collective, send.dataType(), op, root, send.memory(), send.byteOffset(), recv.memory(),
-            recv.byteOffset(), count, List.of(), PlanRules.isInPlace(collective, send, recv, rank));
-    run(new MpiCallTable(this, collective.label() + " call", List.of(new Step(0, List.of(call)))), 0);
+    MpiCallTable table = directFree > 0 ? directTables[--directFree] : MpiCallTable.direct(this);
+    try {
+      table.setDirect(collective, send, recv, count, op, root);
+      run(table, 0);
+    } finally {
+      if (!table.inFlight(0)) {
+        release(table); // not started: back to the pool
+      }
+    }
+  }
+
+  /** A direct-call table whose call completed (or never started) goes back to the pool. */
+  private void release(MpiCallTable table) {
+    if (directFree == directTables.length) {
+      directTables = Arrays.copyOf(directTables, directFree * 2);
+    }
+    directTables[directFree++] = table;
   }
 
   /**
@@ -283,14 +299,17 @@ public final class MpiCommunicator extends AbstractCommunicator {
     while (flightCount > 0) {
       MpiCallTable table = flightTable[0];
       int step = flightStep[0];
+      int polls = POLL_BURST;
       while (true) {
-        int rc;
-        int done;
-        MpiRuntime.LOCK.lock();
+        int rc = Mpi.SUCCESS;
+        int done = 0;
+        MpiRuntime.LOCK.lock(); // once per burst of polls: the lock is for the shutdown hook, not for speed
         try {
           requireMpiAlive();
-          rc = table.test(step, flagAddress);
-          done = flag.get(JAVA_INT, 0);
+          for (int k = 0; k < polls && done == 0 && rc == Mpi.SUCCESS; k++) {
+            rc = table.test(step, flagAddress);
+            done = flag.get(JAVA_INT, 0);
+          }
         } finally {
           MpiRuntime.LOCK.unlock();
         }
@@ -306,21 +325,25 @@ public final class MpiCommunicator extends AbstractCommunicator {
         if (now - deadline > 0) {
           timedOut(table, step, now - start);
         }
-        // Open MPI moves data only inside MPI calls, so polling is what drives a large transfer: poll
-        // back to back (yielding the core to other processes between polls, which matters when ranks
-        // share cores) for the first second; only a wait longer than that, most likely for a late or dead
-        // peer, backs off to brief sleeps so that it does not burn a core until the deadline.
+        // Open MPI moves data only inside MPI calls, so polling is what drives a transfer: poll back to
+        // back, as MPI_Wait does, for the first second. Where ranks share cores (mpirun oversubscribed,
+        // MpiRuntime.yieldWhenIdle), yield the core between polls after a short spin, as Open MPI's own
+        // mpi_yield_when_idle does. A wait longer than a second, most likely for a late or dead peer,
+        // backs off to brief sleeps so that it does not burn a core until the deadline.
         long waited = now - start;
-        if (waited < 20_000L) {
-          Thread.onSpinWait();
-        } else if (waited < 1_000_000_000L) {
-          Thread.yield();
-        } else {
+        if (waited >= 1_000_000_000L) {
+          polls = 1;
           LockSupport.parkNanos(50_000L);
+        } else if (yieldWhenIdle && waited >= 20_000L) {
+          polls = 1;
+          Thread.yield();
         }
       }
       removeFirstInFlight();
       table.finish(step);
+      if (table.planName == null) {
+        release(table);
+      }
     }
   }
 

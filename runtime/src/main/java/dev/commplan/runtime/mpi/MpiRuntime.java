@@ -29,7 +29,7 @@ final class MpiRuntime {
   private static final int INITIALIZED = 1;
   private static final int FINALIZED = 2;
 
-  private static int state = NOT_INITIALIZED; // guarded by LOCK
+  private static volatile int state = NOT_INITIALIZED; // written holding LOCK; read without it
   private static boolean initializedHere;
   private static int threadLevel = -1;
   private static final Set<MpiCommunicator> OPEN = ConcurrentHashMap.newKeySet();
@@ -129,12 +129,18 @@ final class MpiRuntime {
   }
 
   static boolean isInitialized() {
-    LOCK.lock();
-    try {
-      return state == INITIALIZED;
-    } finally {
-      LOCK.unlock();
-    }
+    return state == INITIALIZED;
+  }
+
+  /**
+   * Whether a wait should yield the core between polls: where mpirun placed more processes than cores
+   * ({@code OMPI_MCA_mpi_oversubscribe=1}), or where the user set Open MPI's own {@code mpi_yield_when_idle}
+   * (the same two signals Open MPI's progress loop follows). Otherwise every rank has a core and waits spin.
+   */
+  static boolean yieldWhenIdle() {
+    return "1".equals(System.getenv("OMPI_MCA_mpi_oversubscribe"))
+        || "1".equals(System.getenv("OMPI_MCA_mpi_yield_when_idle"))
+        || "true".equalsIgnoreCase(System.getenv("OMPI_MCA_mpi_yield_when_idle"));
   }
 
   static void register(MpiCommunicator comm) {
