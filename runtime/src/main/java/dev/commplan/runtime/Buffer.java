@@ -49,6 +49,13 @@ public abstract sealed class Buffer implements AutoCloseable
           "a " + dataType() + " buffer of " + length + " elements at byte " + byteOffset
               + " does not fit in a block of " + memory.byteSize() + " bytes");
     }
+    int size = dataType().byteSize();
+    if (byteOffset % size != 0) {
+      throw new IllegalArgumentException("a " + dataType() + " buffer at byte " + byteOffset + ": a buffer starts at a"
+          + " multiple of its element size (" + size + " bytes), as GPUs need each element naturally aligned (NCCL's"
+          + " kernels read whole elements); view it at byte " + (byteOffset - byteOffset % size) + " or "
+          + (byteOffset - byteOffset % size + size));
+    }
     this.byteOffset = byteOffset;
     this.length = length;
     this.ownsMemory = ownsMemory;
@@ -63,7 +70,8 @@ public abstract sealed class Buffer implements AutoCloseable
    * @param byteOffset where the view starts in {@code memory}, in bytes
    * @param length the number of elements
    * @return the view, which frees nothing when closed
-   * @throws IllegalArgumentException if the view does not fit in {@code memory}
+   * @throws IllegalArgumentException if the view does not fit in {@code memory}, or {@code byteOffset} is not
+   *     a multiple of the element size (GPUs need every element naturally aligned)
    */
   public static Buffer view(DataType type, DeviceMemory memory, long byteOffset, long length) {
     return switch (type) {

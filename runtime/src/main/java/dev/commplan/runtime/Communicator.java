@@ -117,7 +117,9 @@ public interface Communicator extends AutoCloseable {
    * ring exchange; otherwise the two ranks can wait for each other forever (here: until the timeout).
    *
    * @param buffer the data to send, whole
-   * @param peer the receiving rank, in {@code [0, size())}, not this rank
+   * @param peer the receiving rank, in {@code [0, size())}; this rank itself only inside a group ({@link
+   *     #groupStart()}) that also holds the matching {@link #recv} (outside one it is refused, {@code
+   *     [CommPlan/BadPeer]}: NCCL would wait for the receive forever)
    * @param stream the stream to enqueue on; the call returns before the data moves
    */
   void send(Buffer buffer, int peer, Stream stream);
@@ -126,10 +128,45 @@ public interface Communicator extends AutoCloseable {
    * Enqueues one {@code ncclRecv} into the whole {@code buffer} from rank {@code peer} (see {@link #send}).
    *
    * @param buffer where the data lands, whole
-   * @param peer the sending rank, in {@code [0, size())}, not this rank
+   * @param peer the sending rank, in {@code [0, size())}; this rank itself only inside a group that also
+   *     holds the matching {@link #send}
    * @param stream the stream to enqueue on; the call returns before the data moves
    */
   void recv(Buffer buffer, int peer, Stream stream);
+
+  /**
+   * Splits this communicator into groups ({@code ncclCommSplit}, {@code MPI_Comm_split}): every rank of
+   * this communicator calls it (it is collective, and blocks until every rank has); the ranks that pass
+   * the same {@code color} form one new communicator, ranked by {@code key}, ties broken by their rank
+   * here. The new communicator has its own {@link #stream()}; its user closes it, and closing this
+   * communicator closes it at the latest. A parent and its splits are one family: when any of them
+   * aborts, times out or loses a rank, every communicator of the family on every rank ends with an
+   * exception that names the group and the rank.
+   *
+   * @param color the group this rank joins, {@code >= 0}
+   * @param key this rank's order in its group (ties: the rank here)
+   * @return this rank's communicator of its group
+   * @throws IllegalArgumentException if {@code color < 0}
+   */
+  Communicator split(int color, int key);
+
+  /**
+   * {@link #split(int, int)}, with a name for the new group that its messages use (timeouts, aborts,
+   * {@code toString()}); {@link Mesh} names its groups {@code axis tp of mesh [dp=2, tp=4]}.
+   *
+   * @param color the group this rank joins, {@code >= 0}
+   * @param key this rank's order in its group (ties: the rank here)
+   * @param label what messages call the new group
+   * @return this rank's communicator of its group
+   * @throws IllegalArgumentException if {@code color < 0}
+   */
+  Communicator split(int color, int key, String label);
+
+  /**
+   * {@return what messages call this communicator's group: {@code world} for one made by a backend, the
+   * label given to {@link #split(int, int, String)} for a split one}
+   */
+  String groupLabel();
 
   /** Opens a group ({@code ncclGroupStart}): collectives until {@link #groupEnd()} are issued together. */
   void groupStart();

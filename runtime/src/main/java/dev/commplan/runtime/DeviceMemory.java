@@ -23,6 +23,18 @@ public interface DeviceMemory extends AutoCloseable {
      * @return the new block, owned by the caller, who closes it
      */
     DeviceMemory allocate(long bytes);
+
+    /**
+     * Whether collectives on this communicator may use memory that {@code owner} allocated: the same
+     * communicator, or (where the backend says so) another communicator of this rank's family on the same
+     * device, as a mesh's world and its axes are. The default: the same communicator only.
+     *
+     * @param owner the communicator that allocated the memory
+     * @return true if this communicator's collectives may read and write it
+     */
+    default boolean sharesMemoryWith(Communicator owner) {
+      return owner == this;
+    }
   }
 
   /**

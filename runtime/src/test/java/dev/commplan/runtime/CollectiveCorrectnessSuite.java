@@ -243,7 +243,8 @@ public abstract class CollectiveCorrectnessSuite {
     return runOnRank(comm, c, count, randomInputs(c, count, comm.rank()), expected);
   }
 
-  private static long[] runOnRank(Communicator comm, Case c, long count, long[] input, Expected expected) {
+  /** Runs {@code c} on {@code comm}'s rank with {@code input} (this rank's); returns what the rank received (bits). */
+  public static long[] runOnRank(Communicator comm, Case c, long count, long[] input, Expected expected) {
     int rank = comm.rank();
     int n = comm.size();
     DataType type = c.type();

@@ -10,6 +10,7 @@ import dev.commplan.runtime.RankTask;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntPredicate;
 import dev.commplan.runtime.Communicator;
@@ -50,9 +51,13 @@ public final class LocalCluster implements Cluster {
   private final int ranks;
   private final CommOptions options;
   private final Duration rendezvousTimeout;
-  private final LocalRendezvous rendezvous;
-  private final LocalMailboxes mailboxes;
+  /** The world's group, first of {@link #groups}. */
+  private final LocalGroup world;
+  /** Every group of the family (the world and every split of it), so that one abort wakes them all. */
+  private final List<LocalGroup> groups = new CopyOnWriteArrayList<>();
   private final LocalCommunicator[] communicators;
+  /** Every communicator of every rank, the world's and the splits', so that an abort fails every stream. */
+  private final List<LocalCommunicator> family = new CopyOnWriteArrayList<>();
   /** The rank threads and the failure rules every backend shares; aborting means what {@link Control} says. */
   private final RankSupervisor supervisor;
   private final Object state = new Object();
@@ -95,11 +100,12 @@ public final class LocalCluster implements Cluster {
     this.ranks = ranks;
     this.options = options;
     this.rendezvousTimeout = options.timeout();
-    this.rendezvous = new LocalRendezvous(this, ranks, rendezvousTimeout);
-    this.mailboxes = new LocalMailboxes(this, ranks, rendezvousTimeout);
+    this.world = new LocalGroup(this, "world", ranks, rendezvousTimeout);
+    groups.add(world);
     this.communicators = new LocalCommunicator[ranks];
     for (int rank = 0; rank < ranks; rank++) {
-      communicators[rank] = new LocalCommunicator(this, rank);
+      communicators[rank] = new LocalCommunicator(this, world, rank, rank);
+      family.add(communicators[rank]);
     }
     // After an abort, ranks get the timeout to stop: a rank waiting at a collective wakes at once, one in
     // code of its own is interrupted.
@@ -116,16 +122,18 @@ public final class LocalCluster implements Cluster {
 
     @Override
     public void abortRanks(int failedRank, Throwable cause, IntPredicate stillRunning) {
-      rendezvous.abort(failedRank, cause);
-      mailboxes.abort(failedRank, cause);
+      for (LocalGroup group : groups) {
+        group.abort(failedRank, cause);
+      }
       String who = failedRank >= 0 ? "rank " + failedRank : "the caller of run";
       String why = brief(cause);
       long now = System.nanoTime();
-      for (LocalCommunicator comm : communicators) {
+      for (LocalCommunicator comm : family) {
         // Streams that already failed (the rank that failed; ranks given their own timeout) keep that failure.
         if (!comm.stream().hasFailed()) {
-          comm.stream().fail(new RankAbortedException("rank " + comm.rank() + " aborted because " + who
-              + " failed: " + why + "\n" + comm.flightRecorder().format(now), cause));
+          comm.stream().fail(new RankAbortedException(comm.group().rankText(comm.rank()) + " (world rank "
+              + comm.worldRank() + ") aborted because " + who + " failed: " + why + "\n"
+              + comm.flightRecorder().format(now), cause));
         }
         comm.stream().interruptWorker(); // also the failing rank's: after a stall it is what hangs
       }
@@ -263,13 +271,23 @@ public final class LocalCluster implements Cluster {
         : new RankAbortedException(exception.getMessage() + " (the cluster was aborted: " + brief(cause) + ")", cause);
   }
 
-  LocalRendezvous rendezvous() {
-    return rendezvous;
+  /**
+   * A new group of {@code size} ranks of this cluster (a split's), part of the family: an abort wakes it
+   * too, and one made after an abort starts aborted.
+   */
+  LocalGroup newGroup(String label, int size) {
+    LocalGroup group = new LocalGroup(this, label, size, rendezvousTimeout);
+    groups.add(group);
+    Throwable cause = supervisor.abortCauseOrNull();
+    if (cause != null) {
+      group.abort(-1, cause);
+    }
+    return group;
   }
 
-  /** Where sends meet their receives. */
-  LocalMailboxes mailboxes() {
-    return mailboxes;
+  /** Registers a communicator of a split group, so that an abort fails its stream too. */
+  void joined(LocalCommunicator comm) {
+    family.add(comm);
   }
 
   /**
@@ -286,9 +304,10 @@ public final class LocalCluster implements Cluster {
     }
     // Wake any worker still waiting at a collective so that shutting it down cannot block.
     CommPlanException closedCause = new CommPlanException("the local cluster was closed");
-    rendezvous.abort(-1, closedCause);
-    mailboxes.abort(-1, closedCause);
-    for (LocalCommunicator comm : communicators) {
+    for (LocalGroup group : groups) {
+      group.abort(-1, closedCause);
+    }
+    for (LocalCommunicator comm : communicators) { // each closes its splits first
       comm.close();
     }
     supervisor.close();

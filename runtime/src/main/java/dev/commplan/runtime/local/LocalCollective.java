@@ -65,7 +65,7 @@ final class LocalCollective implements LocalStream.Work {
           "rank " + comm.rank() + ": " + describe() + " (#" + sequence + ") cannot run: its "
               + (send.isClosed() ? "send" : "receive") + " buffer was freed after the call was enqueued");
     }
-    comm.cluster().rendezvous().perform(comm.rank(), sequence, this, stream.scratch);
+    comm.group().rendezvous.perform(comm.rank(), sequence, this, stream);
   }
 
   /** Whether every rank must agree on the same values: the collective, type, count, op and root. */

@@ -32,21 +32,42 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class LocalCommunicator extends AbstractCommunicator {
   private final LocalCluster cluster;
+  /** The group this communicator is a rank of: the world, or a split of it. */
+  private final LocalGroup group;
   private final int rank;
+  /** This rank's rank in the world (the cluster's thread it belongs to). */
+  private final int worldRank;
   private final LocalStream stream;
+  /** The communicators split from this one; closed with it at the latest. */
+  private final List<LocalCommunicator> children = new java.util.concurrent.CopyOnWriteArrayList<>();
+  /** The number of this rank's next split of its group; only its user thread splits. */
+  private long nextSplit;
   private final Set<LocalMemory> openBlocks = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
   private int groupDepth;
   /** The sends and receives of the open group, issued together when it closes. */
   private final List<LocalMailboxes.Transfer> groupSends = new ArrayList<>();
   private final List<LocalMailboxes.Transfer> groupRecvs = new ArrayList<>();
-  /** The number the next collective gets; touched only by the stream's worker, in stream order. */
-  private long nextSequenceNumber;
+  /**
+   * The number the next collective gets, taken in stream order by the worker that runs it: this
+   * communicator's own stream's, or a plan's stream (the world's) for a plan's calls over this group.
+   */
+  private final java.util.concurrent.atomic.AtomicLong nextSequenceNumber = new java.util.concurrent.atomic.AtomicLong();
 
-  LocalCommunicator(LocalCluster cluster, int rank) {
+  LocalCommunicator(LocalCluster cluster, LocalGroup group, int rank, int worldRank) {
     this.cluster = cluster;
+    this.group = group;
     this.rank = rank;
+    this.worldRank = worldRank;
     this.stream = new LocalStream(this, cluster.timeout());
+  }
+
+  /** This rank's communicator of {@code child}, a group just split from this one's, with rank {@code rank} there. */
+  LocalCommunicator child(LocalGroup child, int rank) {
+    LocalCommunicator comm = new LocalCommunicator(cluster, child, rank, worldRank);
+    children.add(comm);
+    cluster.joined(comm);
+    return comm;
   }
 
   /** The gate its streams carry ({@link AbstractCommunicator#gate()}). */
@@ -61,7 +82,28 @@ public final class LocalCommunicator extends AbstractCommunicator {
 
   @Override
   public int size() {
-    return cluster.size();
+    return group.size;
+  }
+
+  @Override
+  public String groupLabel() {
+    return group.label;
+  }
+
+  /**
+   * {@inheritDoc} Here: ranks meet at the group's own rendezvous, through this rank's thread; the new
+   * communicator has its own stream (a worker thread) and belongs to the cluster, whose abort ends it too.
+   */
+  @Override
+  protected LocalCommunicator splitGroup(int color, int key, String label) {
+    checkOpen();
+    return group.splits.split(this, nextSplit++, color, key, label);
+  }
+
+  /** {@inheritDoc} Here: memory of any communicator of this rank's thread in this cluster (the world's, a split's). */
+  @Override
+  public boolean sharesMemoryWith(dev.commplan.runtime.Communicator owner) {
+    return owner instanceof LocalCommunicator other && other.cluster == cluster && other.worldRank == worldRank;
   }
 
   @Override
@@ -102,11 +144,12 @@ public final class LocalCommunicator extends AbstractCommunicator {
       List<LocalMailboxes.Transfer> recvs = new ArrayList<>();
       List<String> transferFields = new ArrayList<>();
       for (CollectiveCall call : step.calls()) {
+        LocalCommunicator over = (LocalCommunicator) schedule.communicatorOf(call, this); // checked above
         if (call.collective().pointToPoint()) {
           if (call.peer() >= 0) { // a peer outside the ranks: nothing to do on this rank
-            LocalCollective unlabelled = transfer(call.collective(), call.dataType(), call.peer(), call.count(),
+            LocalCollective unlabelled = over.transfer(call.collective(), call.dataType(), call.peer(), call.count(),
                 call.sendMemory(), call.sendByteOffset(), null);
-            LocalCollective labelled = transfer(call.collective(), call.dataType(), call.peer(), call.count(),
+            LocalCollective labelled = over.transfer(call.collective(), call.dataType(), call.peer(), call.count(),
                 call.sendMemory(), call.sendByteOffset(),
                 new OperationLabel(schedule.planName(), step.number(), unlabelled.describe(), call.fields()));
             (call.collective() == Collective.SEND ? sends : recvs)
@@ -115,17 +158,17 @@ public final class LocalCommunicator extends AbstractCommunicator {
           }
           continue;
         }
-        LocalCollective unlabelled = new LocalCollective(this, call.collective(), call.dataType(), call.op(),
+        LocalCollective unlabelled = new LocalCollective(over, call.collective(), call.dataType(), call.op(),
             call.root(), call.count(), local(call.sendMemory()), call.sendByteOffset(), local(call.recvMemory()),
             call.recvByteOffset());
         // The label is made here, once: timeouts and the flight record name the call without building text.
         OperationLabel label =
             new OperationLabel(schedule.planName(), step.number(), unlabelled.describe(), call.fields());
-        work.add(new LocalCollective(this, call.collective(), call.dataType(), call.op(), call.root(), call.count(),
+        work.add(new LocalCollective(over, call.collective(), call.dataType(), call.op(), call.root(), call.count(),
             unlabelled.send, unlabelled.sendOffset, unlabelled.recv, unlabelled.recvOffset, label));
       }
       if (!sends.isEmpty() || !recvs.isEmpty()) { // the step's transfers, one group, after its collectives
-        work.add(new LocalTransfers(cluster.mailboxes(), sends, recvs, new OperationLabel(schedule.planName(),
+        work.add(new LocalTransfers(sends, recvs, new OperationLabel(schedule.planName(),
             step.number(), LocalTransfers.describe(sends, recvs), transferFields)));
       }
     }
@@ -155,7 +198,7 @@ public final class LocalCommunicator extends AbstractCommunicator {
       } else {
         List<LocalMailboxes.Transfer> one = List.of(t);
         List<LocalMailboxes.Transfer> none = List.of();
-        this.stream.enqueue(new LocalTransfers(cluster.mailboxes(), collective == Collective.SEND ? one : none,
+        this.stream.enqueue(new LocalTransfers(collective == Collective.SEND ? one : none,
             collective == Collective.SEND ? none : one, t.call.label));
       }
       return;
@@ -198,7 +241,7 @@ public final class LocalCommunicator extends AbstractCommunicator {
       List<LocalMailboxes.Transfer> recvs = List.copyOf(groupRecvs);
       groupSends.clear();
       groupRecvs.clear();
-      stream.enqueue(new LocalTransfers(cluster.mailboxes(), sends, recvs,
+      stream.enqueue(new LocalTransfers(sends, recvs,
           OperationLabel.direct(LocalTransfers.describe(sends, recvs) + " (one group)")));
     }
   }
@@ -219,6 +262,9 @@ public final class LocalCommunicator extends AbstractCommunicator {
       return;
     }
     closed = true;
+    for (LocalCommunicator child : children) { // closed with their parent at the latest
+      child.close();
+    }
     stream.shutDown(cluster.timeout().toMillis());
     for (LocalMemory block : openBlocks) {
       block.closeForOwner();
@@ -240,8 +286,17 @@ public final class LocalCommunicator extends AbstractCommunicator {
     return cluster;
   }
 
+  LocalGroup group() {
+    return group;
+  }
+
+  /** This rank's rank in the world: the cluster's rank thread this communicator belongs to. */
+  int worldRank() {
+    return worldRank;
+  }
+
   long takeSequenceNumber() {
-    return nextSequenceNumber++;
+    return nextSequenceNumber.getAndIncrement();
   }
 
   void forget(LocalMemory block) {
@@ -250,7 +305,7 @@ public final class LocalCommunicator extends AbstractCommunicator {
 
   private void checkOpen() {
     if (closed) {
-      throw new IllegalStateException("local communicator of rank " + rank + " is closed");
+      throw new IllegalStateException("local communicator of " + group.rankText(rank) + " is closed");
     }
   }
 
@@ -265,7 +320,7 @@ public final class LocalCommunicator extends AbstractCommunicator {
   }
 
   private LocalMemory local(DeviceMemory memory) {
-    if (!(memory instanceof LocalMemory block) || block.owner() != this) {
+    if (!(memory instanceof LocalMemory block) || !sharesMemoryWith(block.owner())) {
       throw new IllegalArgumentException(
           "rank " + rank + ": " + memory + " is not memory of this local communicator");
     }
@@ -274,6 +329,7 @@ public final class LocalCommunicator extends AbstractCommunicator {
 
   @Override
   public String toString() {
-    return "LocalCommunicator[rank " + rank + " of " + size() + (closed ? ", closed" : "") + "]";
+    return "LocalCommunicator[" + (group.isWorld() ? "" : group.label + ", ") + "rank " + rank + " of " + size()
+        + (closed ? ", closed" : "") + "]";
   }
 }

@@ -46,6 +46,7 @@ final class LocalMailboxes {
   }
 
   private final LocalCluster cluster;
+  private final LocalGroup group;
   private final int ranks;
   private final Duration timeout;
   private final ReentrantLock lock = new ReentrantLock();
@@ -55,9 +56,10 @@ final class LocalMailboxes {
   private int abortingRank = -1;
 
   @SuppressWarnings("unchecked")
-  LocalMailboxes(LocalCluster cluster, int ranks, Duration timeout) {
+  LocalMailboxes(LocalCluster cluster, LocalGroup group, Duration timeout) {
     this.cluster = cluster;
-    this.ranks = ranks;
+    this.group = group;
+    this.ranks = group.size;
     this.timeout = timeout;
     this.channels = new ArrayDeque[ranks * ranks];
     for (int i = 0; i < channels.length; i++) {
@@ -80,7 +82,7 @@ final class LocalMailboxes {
   }
 
   /** Waits for the send at the head of the channel from {@code recv.peer}, checks it matches and copies it. */
-  void receive(Transfer recv) {
+  void receive(Transfer recv, LocalStream stream) {
     int rank = recv.call.comm.rank();
     ArrayDeque<Transfer> channel = channels[recv.peer * ranks + rank];
     Transfer send;
@@ -88,14 +90,15 @@ final class LocalMailboxes {
     try {
       long deadline = System.nanoTime() + timeout.toNanos();
       while (channel.isEmpty()) {
-        await(recv, deadline, "rank " + recv.peer + " to send to it");
+        await(recv, deadline, group.rankText(recv.peer) + " to send to it", stream);
       }
       send = channel.pollFirst();
       LocalCollective s = send.call;
       LocalCollective r = recv.call;
       if (s.type != r.type || s.count != r.count) {
-        send.mismatch = "local backend: a send and its receive do not match: rank " + s.comm.rank() + " sends "
-            + s.type + ", count " + s.count + " (" + send.describe() + ") but rank " + rank + " receives " + r.type
+        send.mismatch = "local backend: a send and its receive do not match: " + group.rankText(s.comm.rank())
+            + " sends " + s.type + ", count " + s.count + " (" + send.describe() + ") but rank " + rank + " receives "
+            + r.type
             + ", count " + r.count + " (" + recv.describe() + "); a send's data type and count must be its"
             + " receive's, and the transfers between two ranks pair up in the order they are issued";
         send.taken = true;
@@ -127,12 +130,12 @@ final class LocalMailboxes {
   }
 
   /** Waits until {@code send} was taken by its receiver; fails with the receiver's message if they did not match. */
-  void awaitTaken(Transfer send) {
+  void awaitTaken(Transfer send, LocalStream stream) {
     lock.lock();
     try {
       long deadline = System.nanoTime() + timeout.toNanos();
       while (!send.taken) {
-        await(send, deadline, "rank " + send.peer + " to receive what it sends");
+        await(send, deadline, group.rankText(send.peer) + " to receive what it sends", stream);
       }
       if (send.mismatch != null) {
         throw new CommPlanException(send.mismatch);
@@ -156,18 +159,18 @@ final class LocalMailboxes {
     }
   }
 
-  private void await(Transfer waiting, long deadline, String forWhat) {
+  private void await(Transfer waiting, long deadline, String forWhat, LocalStream stream) {
     checkNotAborted(waiting);
     long left = deadline - System.nanoTime();
     if (left <= 0) {
-      throw timedOut(waiting, forWhat);
+      throw timedOut(waiting, forWhat, stream);
     }
     try {
       changed.awaitNanos(left);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       checkNotAborted(waiting);
-      throw new CommPlanException("rank " + waiting.call.comm.rank() + ": interrupted while waiting for " + forWhat
+      throw new CommPlanException(group.rankText(waiting.call.comm.rank()) + ": interrupted while waiting for " + forWhat
           + " at " + waiting.call.label, e);
     }
     checkNotAborted(waiting);
@@ -176,20 +179,21 @@ final class LocalMailboxes {
   private void checkNotAborted(Transfer waiting) {
     if (abortCause != null) {
       int rank = waiting.call.comm.rank();
-      throw new RankAbortedException("rank " + rank + ": " + waiting.call.label + " abandoned because "
-          + (abortingRank == rank ? "this rank failed" : abortingRank < 0 ? "the cluster was stopped"
+      throw new RankAbortedException(group.rankText(rank) + ": " + waiting.call.label + " abandoned because "
+          + (abortingRank == waiting.call.comm.worldRank() ? "this rank failed" : abortingRank < 0
+              ? "the cluster was stopped"
               : "rank " + abortingRank + " failed") + ": " + LocalCluster.brief(abortCause), abortCause);
     }
   }
 
-  private CommTimeoutException timedOut(Transfer waiting, String forWhat) {
+  private CommTimeoutException timedOut(Transfer waiting, String forWhat, LocalStream stream) {
     int rank = waiting.call.comm.rank();
     OperationLabel label = waiting.call.label;
-    String summary = "local backend: " + label + " timed out on rank " + rank + " after " + timeout + " waiting for "
+    String summary = "local backend: " + label + " timed out on " + group.rankText(rank) + " after " + timeout + " waiting for "
         + forWhat + " (" + waiting.describe() + "): a rank that does not issue the matching "
         + (waiting.call.collective == dev.commplan.model.Collective.SEND ? "receive" : "send")
         + ", issues it in another step or order, or stops, leaves its peer waiting; the cluster is aborted";
     return new CommTimeoutException(summary, label.planName(), label.step(), label.collective(), label.fields(), rank,
-        timeout, List.of(waiting.peer), cluster.communicator(rank).flightRecorder().format(), null);
+        timeout, List.of(waiting.peer), stream.recorder.format(), null);
   }
 }

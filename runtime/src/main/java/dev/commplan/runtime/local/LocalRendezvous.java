@@ -32,6 +32,7 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class LocalRendezvous {
   private final LocalCluster cluster;
+  private final LocalGroup group;
   private final int ranks;
   private final Duration timeout;
   private final ReentrantLock lock = new ReentrantLock();
@@ -43,6 +44,8 @@ final class LocalRendezvous {
   private static final class Meeting {
     final long sequence;
     final LocalCollective[] calls;
+    /** The stream each rank runs its call on (its communicator's own, or a plan's: the mesh's world's). */
+    final LocalStream[] streams;
     final boolean[] hasFinished;
     int arrived;
     int finished;
@@ -55,20 +58,22 @@ final class LocalRendezvous {
     Meeting(long sequence, int ranks) {
       this.sequence = sequence;
       this.calls = new LocalCollective[ranks];
+      this.streams = new LocalStream[ranks];
       this.hasFinished = new boolean[ranks];
     }
   }
 
-  LocalRendezvous(LocalCluster cluster, int ranks, Duration timeout) {
+  LocalRendezvous(LocalCluster cluster, LocalGroup group, Duration timeout) {
     this.cluster = cluster;
-    this.ranks = ranks;
+    this.group = group;
+    this.ranks = group.size;
     this.timeout = timeout;
   }
 
   /** Meets the other ranks for collective number {@code sequence}, runs this rank's share, meets them again. */
-  void perform(int rank, long sequence, LocalCollective call, KernelScratch scratch) {
-    Meeting meeting = arrive(rank, sequence, call);
-    LocalKernels.run(meeting.calls, rank, scratch);
+  void perform(int rank, long sequence, LocalCollective call, LocalStream stream) {
+    Meeting meeting = arrive(rank, sequence, call, stream);
+    LocalKernels.run(meeting.calls, rank, stream.scratch);
     finish(rank, meeting, call);
   }
 
@@ -86,12 +91,13 @@ final class LocalRendezvous {
     }
   }
 
-  private Meeting arrive(int rank, long sequence, LocalCollective call) {
+  private Meeting arrive(int rank, long sequence, LocalCollective call, LocalStream stream) {
     lock.lock();
     try {
       checkNotAborted(rank, sequence, call);
       Meeting meeting = meetings.computeIfAbsent(sequence, s -> new Meeting(s, ranks));
       meeting.calls[rank] = call;
+      meeting.streams[rank] = stream;
       meeting.arrived++;
       if (meeting.arrived == ranks) {
         meeting.mismatch = mismatch(meeting);
@@ -153,7 +159,7 @@ final class LocalRendezvous {
       checkNotAborted(rank, sequence, call);
       checkTimedOut(rank, meeting);
       throw new CommPlanException(
-          "rank " + rank + ": interrupted while waiting for the other ranks at " + call.label + " (#" + sequence
+          group.rankText(rank) + ": interrupted while waiting for the other ranks at " + call.label + " (#" + sequence
               + ")", e);
     }
     checkTimedOut(rank, meeting);
@@ -170,9 +176,10 @@ final class LocalRendezvous {
   private void checkNotAborted(int rank, long sequence, LocalCollective call) {
     if (abortCause != null) {
       throw new RankAbortedException(
-          "rank " + rank + ": " + call.label + " (collective #" + sequence + ") abandoned because "
-              + (abortingRank == rank ? "this rank failed" : abortingRank < 0 ? "the cluster was stopped"
-                  : "rank " + abortingRank + " failed") + ": " + LocalCluster.brief(abortCause),
+          group.rankText(rank) + ": " + call.label + " (collective #" + sequence + ") abandoned because "
+              + (abortingRank == call.comm.worldRank() ? "this rank failed" : abortingRank < 0
+                  ? "the cluster was stopped" : "rank " + abortingRank + " failed") + ": "
+              + LocalCluster.brief(abortCause),
           abortCause);
     }
   }
@@ -194,17 +201,18 @@ final class LocalRendezvous {
     meeting.timedOut = new CommTimeoutException[ranks];
     for (int r : there) {
       LocalCollective waiting = meeting.calls[r];
-      String summary = "local backend: " + waiting.label + " (collective #" + sequence + ") timed out on rank " + r
+      String summary = "local backend: " + waiting.label + " (collective #" + sequence + ") timed out on "
+          + group.rankText(r)
           + " after " + timeout + " waiting for every rank to " + phase + ": " + whoIsThere
           + " (a rank that skips a collective, or issues its collectives in another order, or stops, leaves the"
           + " others waiting; set the timeout with CommOptions.timeout, on LocalCluster's constructor);"
           + " the cluster is aborted";
       CommTimeoutException e = new CommTimeoutException(summary, waiting.label.planName(), waiting.label.step(),
           waiting.label.collective(), waiting.label.fields(), r, timeout, missing,
-          cluster.communicator(r).flightRecorder().format(), null);
+          meeting.streams[r].recorder.format(), null);
       meeting.timedOut[r] = e;
       if (r != rank) {
-        cluster.communicator(r).stream().fail(e);
+        meeting.streams[r].fail(e);
       }
     }
     changed.signalAll();
@@ -212,7 +220,7 @@ final class LocalRendezvous {
   }
 
   /** Null if every rank called the same thing; else a message naming rank 0's call and each differing one. */
-  private static CommPlanException mismatch(Meeting meeting) {
+  private CommPlanException mismatch(Meeting meeting) {
     LocalCollective reference = meeting.calls[0];
     StringBuilder differing = new StringBuilder();
     for (int r = 1; r < meeting.calls.length; r++) {
@@ -221,7 +229,8 @@ final class LocalRendezvous {
       }
     }
     if (!differing.isEmpty()) {
-      return new CommPlanException("local backend: collective #" + meeting.sequence + " does not match across ranks:"
+      return new CommPlanException("local backend: collective #" + meeting.sequence
+          + (group.isWorld() ? "" : " of " + group.label) + " does not match across ranks:"
           + " rank 0 called " + reference.describe() + differing + "; every rank must issue the same collectives,"
           + " with the same data type, count, op and root, in the same order");
     }
@@ -230,10 +239,11 @@ final class LocalRendezvous {
 
   /**
    * The execute-order check, free here since the ranks meet anyway: calls of the same shape that are
-   * steps of different plans (or different steps) on different ranks mean the ranks execute their plans in
-   * different orders, which NCCL would not notice. Direct calls carry no plan and are not compared.
+   * steps of different plans (or different steps), or a plan's step on one rank and a direct call on
+   * another, mean the ranks issue their work in different orders, which NCCL would not notice (it would mix
+   * their data). Direct calls on every rank carry nothing more to compare.
    */
-  private static PlanOrderException orderMismatch(Meeting meeting) {
+  private PlanOrderException orderMismatch(Meeting meeting) {
     int referenceRank = -1;
     for (int r = 0; r < meeting.calls.length && referenceRank < 0; r++) {
       if (meeting.calls[r].label.planName() != null) {
@@ -248,8 +258,7 @@ final class LocalRendezvous {
     OperationLabel found = null;
     for (int r = 0; r < meeting.calls.length; r++) {
       OperationLabel label = meeting.calls[r].label;
-      if (label.planName() != null
-          && (!label.planName().equals(reference.planName()) || label.step() != reference.step())) {
+      if (!label.inPlan() || !label.planName().equals(reference.planName()) || label.step() != reference.step()) {
         differing.add(r);
         found = found == null ? label : found;
       }
@@ -258,11 +267,12 @@ final class LocalRendezvous {
       return null;
     }
     String expected = "plan " + reference.planName() + ", step " + reference.step();
-    String other = "plan " + found.planName() + ", step " + found.step();
+    String other = found.inPlan() ? "plan " + found.planName() + ", step " + found.step() : "a direct call";
     return new PlanOrderException("local backend: the ranks execute their plans in different orders: collective #"
-        + meeting.sequence + " is " + expected + " on rank " + referenceRank + " but " + other + " on rank"
-        + (differing.size() == 1 ? " " + differing.getFirst() : "s " + differing) + " (calls of the same shape, "
-        + meeting.calls[referenceRank].describe() + ": NCCL would mix their data without a word); every rank must"
-        + " execute the same plans, and their steps, in the same order", expected, other, differing);
+        + meeting.sequence + (group.isWorld() ? "" : " of " + group.label) + " is " + expected + " on rank "
+        + referenceRank + " but " + other + " on rank" + (differing.size() == 1 ? " " + differing.getFirst() : "s "
+        + differing) + " (calls of the same shape, " + meeting.calls[referenceRank].describe() + ": NCCL would mix"
+        + " their data without a word); every rank must execute the same plans, their steps and its direct calls,"
+        + " in the same order", expected, other, differing);
   }
 }

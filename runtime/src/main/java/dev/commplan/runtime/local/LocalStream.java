@@ -73,9 +73,9 @@ public final class LocalStream extends StreamBase {
   LocalStream(LocalCommunicator comm, Duration timeout) {
     super(timeout, comm.streamGate());
     this.comm = comm;
-    this.recorder = new FlightRecorder(comm.rank(), FlightRecorder.DEFAULT_CAPACITY);
+    this.recorder = new FlightRecorder(comm.worldRank(), FlightRecorder.DEFAULT_CAPACITY);
     this.worker = Thread.ofPlatform()
-        .name("commplan-local-stream-rank-" + comm.rank())
+        .name("commplan-local-stream-rank-" + comm.worldRank() + (comm.group().isWorld() ? "" : " (" + comm.group().label + ")"))
         .daemon(true)
         .unstarted(this::workLoop);
     runsInOrderOn(worker); // the worker's own host access is in stream order
@@ -110,7 +110,7 @@ public final class LocalStream extends StreamBase {
   @Override
   protected void awaitIdle(Duration timeout) {
     if (Thread.currentThread() == worker) {
-      throw new IllegalStateException("synchronize() called from work running on rank " + comm.rank()
+      throw new IllegalStateException("synchronize() called from work running on " + who()
           + "'s own stream; it would wait for itself");
     }
     CommTimeoutException stalled = null;
@@ -144,7 +144,7 @@ public final class LocalStream extends StreamBase {
             throw rethrowable(failure);
           }
           throw comm.cluster().abortedOr(
-              new CommPlanException("rank " + comm.rank() + ": interrupted while synchronizing its stream", e));
+              new CommPlanException(who() + ": interrupted while synchronizing its stream", e));
         }
       }
       if (stalled == null) {
@@ -152,14 +152,14 @@ public final class LocalStream extends StreamBase {
           throw rethrowable(failure);
         }
         if (shutDown) { // use after close: refused even when nothing was pending
-          throw new IllegalStateException("rank " + comm.rank() + "'s stream was shut down (its cluster is closed)");
+          throw new IllegalStateException(who() + "'s stream was shut down (its cluster is closed)");
         }
         return;
       }
     } finally {
       lock.unlock();
     }
-    comm.cluster().abort(comm.rank(), stalled); // outside the lock: the abort fails every stream
+    comm.cluster().abort(comm.worldRank(), stalled); // outside the lock: the abort fails every stream
     throw new CommTimeoutException(stalled);
   }
 
@@ -186,7 +186,7 @@ public final class LocalStream extends StreamBase {
     FlightRecorder.Entry pending = recorder.oldestPending();
     OperationLabel what = pending != null ? pending.label() : HOST_TASK;
     Duration timeout = comm.cluster().timeout();
-    String summary = "local backend: rank " + comm.rank() + " timed out after " + timeout + ": its stream made no"
+    String summary = "local backend: " + who() + " timed out after " + timeout + ": its stream made no"
         + " progress for " + Duration.ofNanos(waitedNanos) + " while running " + what
         + (pending != null ? " (operation #" + pending.sequence() + ")" : "")
         + " (a host task that blocks, or work that waits for something that never comes); the cluster is aborted";
@@ -199,7 +199,7 @@ public final class LocalStream extends StreamBase {
     if (cause instanceof CommTimeoutException timeout) {
       return new CommTimeoutException(timeout);
     }
-    String message = "rank " + comm.rank() + "'s stream failed: " + cause.getMessage();
+    String message = who() + "'s stream failed: " + cause.getMessage();
     return cause instanceof RankAbortedException
         ? new RankAbortedException(message, cause)
         : new CommPlanException(message, cause);
@@ -209,7 +209,7 @@ public final class LocalStream extends StreamBase {
     lock.lock();
     try {
       if (shutDown) {
-        throw new IllegalStateException("rank " + comm.rank() + "'s stream is shut down (its cluster is closed)");
+        throw new IllegalStateException(who() + "'s stream is shut down (its cluster is closed)");
       }
       queue.addLast(work);
       recorder.enqueued(work.label(), System.nanoTime()); // its sequence number is `enqueued`, the work's index
@@ -318,13 +318,18 @@ public final class LocalStream extends StreamBase {
         lock.unlock();
       }
       if (thrown != null) {
-        comm.cluster().abort(comm.rank(), thrown);
+        comm.cluster().abort(comm.worldRank(), thrown);
       }
     }
   }
 
   @Override
   public String toString() {
-    return "LocalStream[rank " + comm.rank() + "]";
+    return "LocalStream[" + who() + "]";
+  }
+
+  /** {@code rank 3}, or {@code rank 1 of axis tp of mesh [dp=2, tp=2]} for a split group's stream. */
+  private String who() {
+    return comm.group().rankText(comm.rank());
   }
 }

@@ -16,12 +16,10 @@ import java.util.List;
 final class LocalTransfers implements LocalStream.Work {
   private final LocalMailboxes.Transfer[] sends;
   private final LocalMailboxes.Transfer[] recvs;
-  private final LocalMailboxes mailboxes;
   private final OperationLabel label;
 
-  LocalTransfers(LocalMailboxes mailboxes, List<LocalMailboxes.Transfer> sends, List<LocalMailboxes.Transfer> recvs,
-      OperationLabel label) {
-    this.mailboxes = mailboxes;
+  /** Transfers of one rank; each meets its peer in the mailboxes of the group it runs over (its call's communicator's). */
+  LocalTransfers(List<LocalMailboxes.Transfer> sends, List<LocalMailboxes.Transfer> recvs, OperationLabel label) {
     this.sends = sends.toArray(LocalMailboxes.Transfer[]::new);
     this.recvs = recvs.toArray(LocalMailboxes.Transfer[]::new);
     this.label = label;
@@ -39,13 +37,13 @@ final class LocalTransfers implements LocalStream.Work {
         throw new CommPlanException("rank " + send.call.comm.rank() + ": " + send.describe() + " cannot run: its"
             + " buffer was freed after the call was enqueued");
       }
-      mailboxes.post(send);
+      send.call.comm.group().mailboxes.post(send);
     }
     for (LocalMailboxes.Transfer recv : recvs) {
-      mailboxes.receive(recv);
+      recv.call.comm.group().mailboxes.receive(recv, stream);
     }
     for (LocalMailboxes.Transfer send : sends) {
-      mailboxes.awaitTaken(send);
+      send.call.comm.group().mailboxes.awaitTaken(send, stream);
     }
   }
 

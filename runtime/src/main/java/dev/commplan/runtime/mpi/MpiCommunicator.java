@@ -466,6 +466,16 @@ public final class MpiCommunicator extends AbstractCommunicator {
     }
   }
 
+  /**
+   * {@inheritDoc} Not yet on this backend: its split (and plans over a mesh's axes) are being built.
+   *
+   * @throws UnsupportedOperationException always, for now
+   */
+  @Override
+  protected dev.commplan.runtime.spi.BackendCommunicator splitGroup(int color, int key, String label) {
+    throw new UnsupportedOperationException(backendName() + " backend: split(color, key) is not available yet");
+  }
+
   @Override
   public String toString() {
     return "MpiCommunicator[rank " + rank + " of " + size + (closed ? ", closed" : "") + "]";

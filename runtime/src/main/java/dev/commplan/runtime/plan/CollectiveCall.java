@@ -41,6 +41,9 @@ import java.util.Objects;
  * @param peer for SEND and RECV, the peer rank on this rank, or -1 for no transfer; -1 otherwise
  * @param peerExpression for SEND and RECV of a plan, the peer as declared; null otherwise (and for direct
  *     calls)
+ * @param group the group the call runs over, an index into {@link Schedule#groups()}: 0 for the plan's own
+ *     communicator, else a mesh axis's; {@code root} and {@code peer} are ranks of that group, and the
+ *     in-place offsets use this rank's rank there
  */
 public record CollectiveCall(
     Collective collective,
@@ -55,7 +58,8 @@ public record CollectiveCall(
     List<String> fields,
     boolean inPlace,
     int peer,
-    Peer peerExpression) {
+    Peer peerExpression,
+    int group) {
 
   /**
    * Checks that the collective, data type and memory are given, and copies {@code fields}.
@@ -74,13 +78,41 @@ public record CollectiveCall(
    * @param inPlace whether send and receive are one buffer at NCCL's in-place offsets
    * @param peer the rank this rank sends to or receives from, or -1 for no transfer on this rank
    * @param peerExpression the peer as declared in the plan; null for a direct call
+   * @param group the group the call runs over ({@link Schedule#groups()}), {@code >= 0}
    */
   public CollectiveCall {
+    if (group < 0) {
+      throw new IllegalArgumentException("group " + group + " is negative");
+    }
     Objects.requireNonNull(collective, "collective");
     Objects.requireNonNull(dataType, "dataType");
     Objects.requireNonNull(sendMemory, "sendMemory");
     Objects.requireNonNull(recvMemory, "recvMemory");
     fields = List.copyOf(fields);
+  }
+
+  /**
+   * A call over the plan's own communicator (group 0).
+   *
+   * @param collective the collective (or SEND, RECV)
+   * @param dataType the element type of both sides
+   * @param op the reduction for ALL_REDUCE, REDUCE_SCATTER and REDUCE; null otherwise
+   * @param root the root for BROADCAST, REDUCE, GATHER and SCATTER; -1 otherwise
+   * @param sendMemory the block the send side lies in
+   * @param sendByteOffset where the send side starts in {@code sendMemory}, in bytes
+   * @param recvMemory the block the receive side lies in
+   * @param recvByteOffset where the receive side starts in {@code recvMemory}, in bytes
+   * @param count NCCL's count
+   * @param fields the plan fields this call covers (their send side), in memory order
+   * @param inPlace whether send and receive are one buffer at NCCL's in-place offsets
+   * @param peer the rank this rank sends to or receives from, or -1 for no transfer on this rank
+   * @param peerExpression the peer as declared in the plan; null for a direct call
+   */
+  public CollectiveCall(Collective collective, DataType dataType, ReduceOp op, int root, DeviceMemory sendMemory,
+      long sendByteOffset, DeviceMemory recvMemory, long recvByteOffset, long count, List<String> fields,
+      boolean inPlace, int peer, Peer peerExpression) {
+    this(collective, dataType, op, root, sendMemory, sendByteOffset, recvMemory, recvByteOffset, count, fields,
+        inPlace, peer, peerExpression, 0);
   }
 
   /**
@@ -132,11 +164,32 @@ public record CollectiveCall(
    */
   public static CollectiveCall pointToPoint(Collective collective, DataType dataType, DeviceMemory memory,
       long byteOffset, long count, int peer, Peer peerExpression, List<String> fields) {
+    return pointToPoint(collective, dataType, memory, byteOffset, count, peer, peerExpression, fields, 0);
+  }
+
+  /**
+   * {@link #pointToPoint(Collective, DataType, DeviceMemory, long, long, int, Peer, List)} over a group of
+   * the schedule: {@code peer} is a rank of that group.
+   *
+   * @param collective {@link Collective#SEND} or {@link Collective#RECV}
+   * @param dataType the element type of both sides
+   * @param memory the block the one buffer lies in, both sides
+   * @param byteOffset where the buffer starts in {@code memory}, in bytes
+   * @param count the element count of the buffer
+   * @param peer the rank of the group this rank sends to or receives from, or -1 for no transfer here
+   * @param peerExpression the peer as declared in the plan; null for a direct call
+   * @param fields the plan fields this call covers, in memory order
+   * @param group the group ({@link Schedule#groups()}) the transfer runs over
+   * @return the call, in place (its one buffer is both sides)
+   * @throws IllegalArgumentException if {@code collective} is not point-to-point
+   */
+  public static CollectiveCall pointToPoint(Collective collective, DataType dataType, DeviceMemory memory,
+      long byteOffset, long count, int peer, Peer peerExpression, List<String> fields, int group) {
     if (!collective.pointToPoint()) {
       throw new IllegalArgumentException(collective + " is not point-to-point");
     }
     return new CollectiveCall(collective, dataType, null, -1, memory, byteOffset, memory, byteOffset, count, fields,
-        true, peer, peerExpression);
+        true, peer, peerExpression, group);
   }
 
   /**

@@ -21,9 +21,11 @@ final class Declarations {
 
   /**
    * A declared collective; {@code op} is null and {@code root} -1 where the collective takes none, {@code
-   * peer} null but for a send or receive (whose one buffer is both {@code send} and {@code recv}).
+   * peer} null but for a send or receive (whose one buffer is both {@code send} and {@code recv}); {@code
+   * group} the group it runs over ({@link Schedule#groups()}: 0 for the plan's own communicator).
    */
-  record Call(int order, int step, Collective collective, int send, int recv, ReduceOp op, int root, Peer peer) {
+  record Call(int order, int step, Collective collective, int send, int recv, ReduceOp op, int root, Peer peer,
+      int group) {
     boolean inPlace() {
       return send == recv;
     }
@@ -32,6 +34,12 @@ final class Declarations {
   private final List<Field> fields = new ArrayList<>();
   private final Map<String, Integer> handlesByField = new HashMap<>();
   private final List<Call> calls = new ArrayList<>();
+  /** The axis of each group, by group index: "" (the plan's own communicator) first. */
+  private final List<String> axes;
+
+  Declarations(List<String> axes) {
+    this.axes = List.copyOf(axes);
+  }
 
   boolean hasField(String field) {
     return handlesByField.containsKey(field);
@@ -52,8 +60,13 @@ final class Declarations {
     return field.handle();
   }
 
-  void addCall(int step, Collective collective, int send, int recv, ReduceOp op, int root, Peer peer) {
-    calls.add(new Call(calls.size(), step, collective, send, recv, op, root, peer));
+  void addCall(int step, Collective collective, int send, int recv, ReduceOp op, int root, Peer peer, int group) {
+    calls.add(new Call(calls.size(), step, collective, send, recv, op, root, peer, group));
+  }
+
+  /** The axis group {@code group} runs over, "" for the plan's own communicator. */
+  String axis(int group) {
+    return axes.get(group);
   }
 
   /** The fields, indexed by handle. */
@@ -118,6 +131,9 @@ final class Declarations {
     }
     if (c.step() != 0) {
       attributes.add("step = " + c.step());
+    }
+    if (c.group() != 0) {
+      attributes.add("over = \"" + axis(c.group()) + "\"");
     }
     String name = "@" + c.collective().annotation();
     return attributes.isEmpty() ? name : name + "(" + String.join(", ", attributes) + ")";

@@ -23,7 +23,9 @@ final class FingerprintLines {
       int k = 0;
       for (Step step : schedule.steps()) {
         for (CollectiveCall call : step.calls()) {
-          lines.add(PlanFingerprint.CALL_PREFIX + ++k + ": step " + step.number() + " " + call(call));
+          String axis = schedule.axisOf(call);
+          lines.add(PlanFingerprint.CALL_PREFIX + ++k + ": step " + step.number() + " " + call(call)
+              + (axis.isEmpty() ? "" : " over " + axis));
         }
       }
     }
@@ -49,6 +51,9 @@ final class FingerprintLines {
       line.append("(op = ").append(c.op()).append(')');
     } else if (c.collective().hasRoot()) {
       line.append("(root = ").append(c.root()).append(')');
+    }
+    if (c.group() != 0) {
+      line.append(" over ").append(declarations.axis(c.group()));
     }
     line.append(' ').append(send.field()).append(' ').append(send.type()).append('[').append(send.count()).append(']');
     if (!c.inPlace()) {

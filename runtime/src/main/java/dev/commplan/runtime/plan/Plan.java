@@ -423,13 +423,25 @@ public final class Plan implements AutoCloseable {
           .append('[').append(views[handle].length()).append(']').append(bound[handle] ? " (bound)" : "");
     }
     out.append("\n  plan-owned memory: ").append(ownedBytes).append(" bytes\n");
+    if (schedule.groups().size() > 1) {
+      out.append("  groups:");
+      for (int g = 1; g < schedule.groups().size(); g++) {
+        Schedule.Group group = schedule.groups().get(g);
+        out.append(g == 1 ? " " : ", ").append(group.axis()).append(" (").append(group.communicator().size())
+            .append(group.communicator().size() == 1 ? " rank" : " ranks").append(", this rank ")
+            .append(group.communicator().rank()).append(" there)");
+      }
+      out.append('\n');
+    }
     for (int s = 0; s < schedule.steps().size(); s++) {
       Step step = schedule.steps().get(s);
       out.append("  step ").append(step.number()).append(": ").append(step.calls().size())
           .append(step.calls().size() == 1 ? " call" : " calls").append(" in one group\n");
       for (int c = 0; c < step.calls().size(); c++) {
         CollectiveCall call = step.calls().get(c);
-        out.append("    ").append(call.collective().label()).append(' ').append(call.dataType());
+        String axis = schedule.axisOf(call);
+        out.append("    ").append(call.collective().label()).append(axis.isEmpty() ? "" : " over " + axis).append(' ')
+            .append(call.dataType());
         if (call.collective().pointToPoint()) {
           describePointToPoint(out, call, compiled.callNote(s, c));
           continue;
@@ -445,8 +457,8 @@ public final class Plan implements AutoCloseable {
         if (note != null) {
           out.append(" (").append(note).append(')');
         }
-        long sent = call.sendBytes(ranks);
-        long received = call.recvBytes(ranks);
+        long sent = call.sendBytes(schedule.sizeOf(call));
+        long received = call.recvBytes(schedule.sizeOf(call));
         out.append(sent == received ? " (" + sent + " bytes)" : " (" + sent + " bytes sent, " + received + " received)");
         out.append(call.inPlace() ? ", in place: " : ", out of place: ");
         for (int i = 0; i < call.fields().size(); i++) {

@@ -7,7 +7,7 @@ import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.BufferBindingException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
-import dev.commplan.runtime.DeviceMemory;
+import dev.commplan.runtime.Mesh;
 import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.guard.HostAccessGuard;
 import java.util.List;
@@ -52,7 +52,9 @@ public final class PlanBuilder {
 
   private final String planName;
   private final Communicator comm;
-  private final Declarations declarations = new Declarations();
+  /** The communicators the plan's calls run over, by group index: the plan's own first, then its axes'. */
+  private final List<Schedule.Group> groups;
+  private final Declarations declarations;
   private boolean built;
   private boolean hostAccessGuard = defaultHostAccessGuard();
   private boolean fingerprintCheck = !"false".equalsIgnoreCase(System.getProperty(PlanFingerprint.PROPERTY));
@@ -67,8 +69,29 @@ public final class PlanBuilder {
    * @throws PlanBuildException if {@code fixedRanks > 0} and {@code comm.size() != fixedRanks}
    */
   public PlanBuilder(String planName, Communicator comm, int fixedRanks) {
+    this(planName, comm, fixedRanks, List.of(new Schedule.Group("", Objects.requireNonNull(comm, "comm"))));
+  }
+
+  /**
+   * Starts a plan over a mesh ({@code @CommPlan(axes)}): the plan runs on {@code mesh.world()}, and each
+   * call declared {@code over} one of {@code axes} runs over that axis's communicator.
+   *
+   * @param planName the annotated class's qualified name, used in messages and {@link Plan#describe()}
+   * @param mesh the mesh; its world allocates the plan's memory and compiles it
+   * @param fixedRanks {@code @CommPlan(ranks)}: 0 for any size, else the world size the plan needs
+   * @param axes the axes the plan's calls run over ({@code @CommPlan(axes)}), each an axis of {@code mesh}
+   * @throws PlanBuildException if the mesh lacks one of {@code axes} (naming the plan's axes and the mesh's),
+   *     or {@code fixedRanks > 0} and the world's size differs
+   */
+  public PlanBuilder(String planName, Mesh mesh, int fixedRanks, String... axes) {
+    this(planName, Objects.requireNonNull(mesh, "mesh").world(), fixedRanks, PlanAssembly.groupsOf(planName, mesh, axes));
+  }
+
+  private PlanBuilder(String planName, Communicator comm, int fixedRanks, List<Schedule.Group> groups) {
     this.planName = Objects.requireNonNull(planName, "planName");
     this.comm = Objects.requireNonNull(comm, "comm");
+    this.groups = List.copyOf(groups);
+    this.declarations = new Declarations(this.groups.stream().map(Schedule.Group::axis).toList());
     if (fixedRanks < 0) {
       throw new IllegalArgumentException("plan " + planName + ": fixedRanks must be >= 0, was " + fixedRanks);
     }
@@ -81,6 +104,17 @@ public final class PlanBuilder {
               + ") but the communicator has " + comm.size() + " ranks: run it on a " + fixedRanks
               + "-rank communicator, or declare ranks = 0 to accept any size");
     }
+  }
+
+  /**
+   * The size of an axis the plan runs over: what an axis name means in a {@code @Shape}.
+   *
+   * @param axis one of the axes given to {@link #PlanBuilder(String, Mesh, int, String...)}
+   * @return the number of ranks along it
+   * @throws IllegalArgumentException if the plan has no such axis
+   */
+  public long axisSize(String axis) {
+    return groups.get(group(axis)).communicator().size();
   }
 
   /**
@@ -129,15 +163,7 @@ public final class PlanBuilder {
    * @throws PlanBuildException if unset or {@code value <= 0}, naming the dim and the setter to call
    */
   public static long requireDim(String name, long value, boolean set) {
-    if (!set) {
-      throw new PlanBuildException(
-          "dimension '" + name + "' is not set: call " + name + "(long) on the plan's builder before build");
-    }
-    if (value <= 0) {
-      throw new PlanBuildException(
-          "dimension '" + name + "' must be > 0, was " + value + ": call " + name + "(long) with a positive value");
-    }
-    return value;
+    return ShapeValues.requireDim(name, value, set);
   }
 
   /**
@@ -152,27 +178,7 @@ public final class PlanBuilder {
    * @throws PlanBuildException if the product does not fit in a {@code long}
    */
   public static long count(String field, String shapeAsWritten, long... factors) {
-    long count = 1;
-    for (long factor : factors) {
-      if (factor <= 0) {
-        throw new PlanBuildException("field '" + field + "' @Shape(" + shapeAsWritten + "): a factor is " + factor
-            + ", but every factor of a shape is > 0 (literals are checked by the processor, dims when they are"
-            + " set); pass the dims' values, each > 0");
-      }
-      try {
-        count = Math.multiplyExact(count, factor);
-      } catch (ArithmeticException overflow) {
-        java.math.BigInteger exact = java.math.BigInteger.ONE;
-        StringBuilder product = new StringBuilder();
-        for (long f : factors) {
-          exact = exact.multiply(java.math.BigInteger.valueOf(f));
-          product.append(product.isEmpty() ? "" : " × ").append(f);
-        }
-        throw new PlanBuildException("field '" + field + "' @Shape(" + shapeAsWritten + "): " + product + " = " + exact
-            + " elements does not fit in a long (at most " + Long.MAX_VALUE + "); use smaller dims");
-      }
-    }
-    return count;
+    return ShapeValues.count(field, shapeAsWritten, factors);
   }
 
   /**
@@ -195,17 +201,7 @@ public final class PlanBuilder {
     if (declarations.hasField(field)) {
       throw new IllegalArgumentException("plan " + planName + ": field '" + field + "' is declared twice");
     }
-    if (count <= 0) {
-      throw new PlanBuildException(
-          "plan " + planName + ": field '" + field + "' has shape " + shapeAsWritten + " = " + count
-              + " elements; every buffer needs at least one element");
-    }
-    if (count > Long.MAX_VALUE / type.byteSize()) {
-      throw new PlanBuildException("plan " + planName + ": field '" + field + "' has shape " + shapeAsWritten + " = "
-          + count + " elements of " + type + ", " + java.math.BigInteger.valueOf(count)
-              .multiply(java.math.BigInteger.valueOf(type.byteSize())) + " bytes, more than a long can count ("
-          + Long.MAX_VALUE + "); use smaller dims");
-    }
+    ShapeValues.checkBufferCount(planName, field, type, count, shapeAsWritten);
     Declarations.Field declared = declarations.next(field, type, count, shapeAsWritten, bound);
     if (bound != null) {
       PlanRules.checkBinding(planName, comm, declared);
@@ -286,6 +282,23 @@ public final class PlanBuilder {
    * @throws IllegalArgumentException for an unknown handle, an op or a root the collective does not take
    */
   public void collective(int step, Collective collective, int send, int recv, ReduceOp op, int root) {
+    collective(step, collective, send, recv, op, root, "");
+  }
+
+  /**
+   * {@link #collective(int, Collective, int, int, ReduceOp, int)} over a mesh axis ({@code over} in the
+   * annotation): sizes, the root and slice indices are along that axis.
+   *
+   * @param step the step the call belongs to; calls of one step are issued in one NCCL group
+   * @param collective which collective; not {@link Collective#SEND} or {@link Collective#RECV}
+   * @param send the handle of the send buffer
+   * @param recv the handle of the receive buffer; {@code send} for in place
+   * @param op the reduction if the collective takes one ({@link Collective#hasOp()}), else null
+   * @param root the root, a coordinate along {@code over}, if the collective takes one, else -1
+   * @param over an axis of the plan, or {@code ""} for the plan's whole communicator
+   * @throws IllegalArgumentException for an unknown handle or axis, an op or a root the collective does not take
+   */
+  public void collective(int step, Collective collective, int send, int recv, ReduceOp op, int root, String over) {
     Objects.requireNonNull(collective, "collective");
     if (collective.pointToPoint()) {
       throw new IllegalArgumentException("plan " + planName + ": " + collective.label() + " is point-to-point: declare"
@@ -303,7 +316,7 @@ public final class PlanBuilder {
     checkNotBuilt();
     checkHandle(send);
     checkHandle(recv);
-    declarations.addCall(step, collective, send, recv, op, root, null);
+    declarations.addCall(step, collective, send, recv, op, root, null, group(over));
   }
 
   /**
@@ -330,7 +343,22 @@ public final class PlanBuilder {
    * @param to the receiving peer, relative to this rank
    */
   public void send(int step, int buffer, Peer to) {
-    pointToPoint(step, Collective.SEND, buffer, to);
+    pointToPoint(step, Collective.SEND, buffer, to, 0);
+  }
+
+  /**
+   * {@link #send(int, int, String)} along a mesh axis ({@code over}): {@code rank} and {@code ranks} in the
+   * peer are this rank's coordinate along the axis and its size, and the send pairs only with a receive
+   * over the same axis.
+   *
+   * @param step the step the send belongs to
+   * @param buffer the handle of the buffer to send, whole
+   * @param to the peer expression, as written in {@code @Send(to)}
+   * @param over an axis of the plan, or {@code ""} for the plan's whole communicator
+   * @throws PlanBuildException {@code [CommPlan/BadPeer]} if {@code to} does not parse as a peer
+   */
+  public void send(int step, int buffer, String to, String over) {
+    pointToPoint(step, Collective.SEND, buffer, parsePeer(Collective.SEND, buffer, step, to), group(over));
   }
 
   /**
@@ -354,19 +382,45 @@ public final class PlanBuilder {
    * @param from the sending peer, relative to this rank
    */
   public void recv(int step, int buffer, Peer from) {
-    pointToPoint(step, Collective.RECV, buffer, from);
+    pointToPoint(step, Collective.RECV, buffer, from, 0);
   }
 
-  private void pointToPoint(int step, Collective collective, int buffer, Peer peer) {
+  /**
+   * {@link #recv(int, int, String)} along a mesh axis ({@code over}); see {@link #send(int, int, String,
+   * String)}.
+   *
+   * @param step the step the receive belongs to
+   * @param buffer the handle of the buffer to receive into, whole
+   * @param from the peer expression, as written in {@code @Recv(from)}
+   * @param over an axis of the plan, or {@code ""} for the plan's whole communicator
+   * @throws PlanBuildException {@code [CommPlan/BadPeer]} if {@code from} does not parse as a peer
+   */
+  public void recv(int step, int buffer, String from, String over) {
+    pointToPoint(step, Collective.RECV, buffer, parsePeer(Collective.RECV, buffer, step, from), group(over));
+  }
+
+  private void pointToPoint(int step, Collective collective, int buffer, Peer peer, int group) {
     Objects.requireNonNull(peer, "peer");
     checkNotBuilt();
     checkHandle(buffer);
-    declarations.addCall(step, collective, buffer, buffer, null, -1, peer);
+    declarations.addCall(step, collective, buffer, buffer, null, -1, peer, group);
+  }
+
+  /** The group index of {@code over}: 0 for "", else the axis's. */
+  private int group(String over) {
+    Objects.requireNonNull(over, "over");
+    for (int g = 0; g < groups.size(); g++) {
+      if (groups.get(g).axis().equals(over)) {
+        return g;
+      }
+    }
+    throw new IllegalArgumentException("plan " + planName + ": '" + over + "' is not an axis of this plan; its axes are "
+        + groups.stream().skip(1).map(Schedule.Group::axis).toList());
   }
 
   private Peer parsePeer(Collective collective, int buffer, int step, String text) {
     checkHandle(buffer);
-    return PlanRules.parsePeer(planName, collective, declarations.name(buffer), step, text);
+    return PeerRules.parsePeer(planName, collective, declarations.name(buffer), step, text);
   }
 
   private void checkHandle(int handle) {
@@ -433,62 +487,9 @@ public final class PlanBuilder {
    */
   public Plan build() {
     checkNotBuilt();
-    int ranks = comm.size();
-    int[][] orderTags = orderCheck ? OrderCheck.declare(this, declarations.calls(), ranks) : null; // calls too
+    int[][] orderTags = orderCheck ? OrderCheck.declare(this, declarations.calls(), comm.size()) : null; // calls too
     built = true;
-    List<Declarations.Call> ordered = declarations.ordered();
-
-    DeviceMemory owned = null;
-    try {
-      // A failure here is held until the fingerprint has been exchanged: the exchange is collective, so a
-      // rank that failed alone and left would leave the others waiting in it.
-      RuntimeException failure = null;
-      BufferLayout layout = null;
-      Buffer[] views = null;
-      Schedule schedule = null;
-      try {
-        for (Declarations.Call call : declarations.calls()) {
-          PlanRules.checkCall(planName, declarations, call, ranks);
-        }
-        PlanRules.checkPointToPoint(planName, declarations, ordered);
-        layout = BufferLayout.of(declarations, ordered);
-        owned = layout.bytes() > 0 ? layout.allocate(planName, comm, declarations) : null;
-        views = layout.views(declarations, owned);
-        PlanRules.checkNoRaces(planName, declarations, ordered, views);
-        schedule = ScheduleBuilder.build(planName, declarations, ordered, views, comm.rank(), ranks);
-      } catch (RuntimeException e) {
-        failure = e;
-      }
-      if (fingerprintCheck && ranks > 1) { // one rank has no one to disagree with: nothing rendered or sent
-        try {
-          FingerprintLines.render(planName, ranks, declarations, ordered, schedule, failure).check(comm);
-        } catch (RuntimeException e) {
-          if (failure != null) {
-            e.addSuppressed(failure);
-          }
-          throw e;
-        }
-      }
-      if (failure != null) {
-        throw failure;
-      }
-      CompiledSchedule compiled = CompiledSchedule.compile(comm, schedule);
-      List<String> names = declarations.fields().stream().map(Declarations.Field::field).toList();
-      boolean[] bound = declarations.boundFlags();
-      String description =
-          Plan.describe(schedule, comm, names, bound, views, declarations.intoByField(), layout.bytes(), compiled);
-      GuardTables access = GuardTables.of(ordered);
-      Plan plan = new Plan(planName, comm, schedule, compiled, views, names, bound, owned, description,
-          hostAccessGuard, access.written(), access.read());
-      if (orderTags != null) {
-        plan.orderChecks(OrderCheck.attach(planName, schedule, views, orderTags, comm.rank(), ranks));
-      }
-      return plan;
-    } catch (RuntimeException | Error e) {
-      if (owned != null) {
-        owned.close();
-      }
-      throw e;
-    }
+    return new PlanAssembly(planName, comm, groups, declarations).assemble(orderTags, fingerprintCheck,
+        hostAccessGuard);
   }
 }

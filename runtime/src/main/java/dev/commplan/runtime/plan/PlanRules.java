@@ -4,7 +4,6 @@ import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
 import dev.commplan.model.CountRule;
 import dev.commplan.model.InPlace;
-import dev.commplan.model.Peer;
 import dev.commplan.model.RuleId;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
@@ -202,8 +201,9 @@ public final class PlanRules {
     for (Step step : schedule.steps()) {
       for (CollectiveCall call : step.calls()) {
         Collective c = call.collective();
-        String where = "plan " + schedule.planName() + ", step " + step.number() + ", " + c.label() + " of "
-            + call.fields();
+        String axis = schedule.axisOf(call);
+        String where = "plan " + schedule.planName() + ", step " + step.number() + ", " + c.label()
+            + (axis.isEmpty() ? "" : " over " + axis) + " of " + call.fields();
         if (call.count() <= 0) {
           throw new IllegalArgumentException(where + ": count must be > 0, was " + call.count());
         }
@@ -211,14 +211,23 @@ public final class PlanRules {
           throw new IllegalArgumentException(
               where + ": op must be " + (c.hasOp() ? "set" : "null") + ", was " + call.op());
         }
+        Communicator over = schedule.communicatorOf(call, comm);
+        if (over != comm) {
+          checkOpen(over);
+          if (!sharesMemory(over, comm)) {
+            throw new IllegalArgumentException(where + ": it runs over " + over + " (" + over.groupLabel() + "), which"
+                + " cannot use the memory of " + comm + "; a plan's groups must be this rank's communicators of one"
+                + " family (a mesh's axes) of the " + comm.backendName() + " backend");
+          }
+        }
+        int ranks = over.size();
         if (c.hasRoot()) {
-          rootInRange(Direct.CALL, c, comm, call.root(), comm.size());
+          rootInRange(Direct.CALL, c, over, call.root(), ranks);
         }
-        if (c.pointToPoint() ? call.peer() < -1 || call.peer() >= comm.size() : call.peer() != -1) {
+        if (c.pointToPoint() ? call.peer() < -1 || call.peer() >= ranks : call.peer() != -1) {
           throw new IllegalArgumentException(where + ": peer " + call.peer() + (c.pointToPoint() ? " is neither a rank"
-              + " of this " + comm.size() + "-rank communicator nor -1 (no transfer)" : "; only a send or receive has one"));
+              + " of this " + ranks + "-rank communicator nor -1 (no transfer)" : "; only a send or receive has one"));
         }
-        int ranks = comm.size();
         checkRegion(where + ", send side", comm, call.sendMemory(), call.sendByteOffset(), call.sendBytes(ranks));
         checkRegion(where + ", receive side", comm, call.recvMemory(), call.recvByteOffset(), call.recvBytes(ranks));
       }
@@ -227,7 +236,7 @@ public final class PlanRules {
 
   private static void checkRegion(String where, Communicator comm, DeviceMemory memory, long offset, long bytes) {
     String tag = RuleId.BAD_BUFFER.tag() + " ";
-    if (memory.owner() != comm) {
+    if (!sharesMemory(comm, memory.owner())) {
       throw new IllegalArgumentException(
           tag + where + ": the memory belongs to " + memory.owner().backendName() + " rank " + memory.owner().rank()
               + ", not to this communicator (" + comm.backendName() + " rank " + comm.rank() + ")");
@@ -240,6 +249,11 @@ public final class PlanRules {
           tag + where + ": bytes [" + offset + ", " + (offset + bytes) + ") do not fit in a block of "
               + memory.byteSize());
     }
+  }
+
+  /** Whether {@code comm}'s collectives may use memory {@code owner} allocated ({@link DeviceMemory.Allocator#sharesMemoryWith}). */
+  private static boolean sharesMemory(Communicator comm, Communicator owner) {
+    return owner == comm || comm instanceof DeviceMemory.Allocator allocator && allocator.sharesMemoryWith(owner);
   }
 
   private static void checkOpen(Communicator comm) {
@@ -293,44 +307,6 @@ public final class PlanRules {
   }
 
   /**
-   * Rule 18, {@link RuleId#UNMATCHED_PEER}: in each step, every send is matched one to one by a receive of
-   * the same data type and count whose peer is its inverse ({@link PointToPointPairs}), so that no rank
-   * waits forever for a transfer that never comes, or receives a different size. The processor proves
-   * this at compile time; this re-checks hand-written builders with the same id.
-   */
-  static void checkPointToPoint(String planName, Declarations declarations, List<Declarations.Call> ordered) {
-    PointToPointPairs pairs = PointToPointPairs.of(declarations, ordered);
-    for (Declarations.Call alone : pairs.unmatched()) {
-      Declarations.Field field = declarations.field(alone.send());
-      Collective needed = alone.collective().counterpart();
-      String wanted = "@" + needed.annotation() + "(" + needed.peerAttribute() + " = \"" + alone.peer().inverse()
-          + "\"" + (alone.step() != 0 ? ", step = " + alone.step() : "") + ")";
-      throw new PlanBuildException(RuleId.UNMATCHED_PEER.tag() + " plan " + planName + ": "
-          + declarations.annotation(alone) + " on field '" + field.field() + "' (" + field.type() + ", count "
-          + field.count() + ", shape " + field.shape() + ") has no matching " + wanted + " of " + field.type()
-          + " and count " + field.count() + " in step " + alone.step() + "; every " + (alone.collective()
-              == Collective.SEND ? "send needs a receive" : "receive needs a send") + " there, one to one, or the"
-          + " plan could deadlock or truncate. Fix: declare " + wanted + " on a field of type " + field.type() + " with"
-          + " @Shape(" + field.shape() + "), or remove this " + alone.collective().label());
-    }
-  }
-
-  /**
-   * Rule 17, {@link RuleId#BAD_PEER}: a {@code to}/{@code from} as written in {@code @Send}/{@code @Recv}
-   * must parse as a peer ({@link Peer#parse}).
-   */
-  static Peer parsePeer(String planName, Collective collective, String field, int step, String text) {
-    try {
-      return Peer.parse(text);
-    } catch (IllegalArgumentException e) {
-      throw new PlanBuildException(RuleId.BAD_PEER.tag() + " plan " + planName + ": @" + collective.annotation() + "("
-          + collective.peerAttribute() + " = \"" + text + "\"" + (step != 0 ? ", step = " + step : "") + ") on field '"
-          + field + "': " + e.getMessage() + ". Fix: write the peer as one of those, e.g. \"rank + 1\""
-          + " or \"(rank - 1) % ranks\"");
-    }
-  }
-
-  /**
    * Checks the plan's calls on the memory they will use (plan-owned views and bound buffers): an
    * out-of-place call's sides are disjoint ({@link RuleId#OVERLAP}), and within one step no call writes
    * memory another reads or writes ({@link RuleId#STEP_RACE}: NCCL leaves both undefined). The processor
@@ -375,7 +351,7 @@ public final class PlanRules {
           + " Fix: use an open buffer");
     }
     Communicator other = buffer.communicator();
-    if (other != comm) {
+    if (!sharesMemory(comm, other)) {
       String whose = !other.backendName().equals(comm.backendName())
           ? "the " + other.backendName() + " backend (rank " + other.rank() + ")"
           : other.rank() == comm.rank()

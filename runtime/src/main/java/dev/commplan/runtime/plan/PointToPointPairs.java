@@ -8,9 +8,10 @@ import java.util.List;
 /**
  * How a plan's sends and receives pair up (rule 18, {@link PeerPairing}, which the processor uses too):
  * within each step, each send, in declaration order, takes the first receive of that step not yet taken,
- * in declaration order, with the same data type and count whose peer is the send's {@linkplain
+ * in declaration order, over the same group (rule 22: the same mesh axis), with the same data type and
+ * count whose peer is the send's {@linkplain
  * dev.commplan.model.Peer#inverse() inverse}. What is left over is unmatched ({@link
- * PlanRules#checkPointToPoint} reports it).
+ * PeerRules#checkPairs} reports it).
  *
  * <p>The pairing also fixes the order the transfers are issued in ({@link #issueOrder}): NCCL and MPI
  * match the transfers between two ranks in the order they were issued, so every rank issues its sends in
@@ -48,7 +49,7 @@ final class PointToPointPairs {
         Declarations.Call::peer, (send, recv) -> {
           Declarations.Field field = declarations.field(send.send());
           Declarations.Field into = declarations.field(recv.recv());
-          return into.type() == field.type() && into.count() == field.count();
+          return send.group() == recv.group() && into.type() == field.type() && into.count() == field.count();
         });
     List<Pair> pairs = new ArrayList<>();
     for (PeerPairing.Pair<Declarations.Call> p : pairing.pairs()) {

@@ -1,26 +1,106 @@
 package dev.commplan.runtime.plan;
 
+import dev.commplan.runtime.Communicator;
 import java.util.List;
+import java.util.Objects;
 import java.util.Locale;
 
 /**
  * What a built plan issues: steps in ascending order, each a group of NCCL calls. Backends compile it
  * once ({@code Communicator#compile}); {@code describe()} renders it for people.
  *
+ * <p>A plan over a {@link dev.commplan.runtime.Mesh} runs calls over several communicators: {@link
+ * #groups()} lists them (index 0 is the plan's own communicator, the mesh's world; the others are the
+ * axes the plan names), and each call says which it runs over ({@link CollectiveCall#group()}). A step's
+ * calls over every group are still issued together, in one group of the backend.
+ *
  * @param planName the annotated class's qualified name
- * @param ranks the communicator's size the schedule was built for
+ * @param ranks the communicator's size the schedule was built for (the world's, for a mesh)
  * @param steps the steps, in ascending order of their numbers
+ * @param groups the communicators the calls run over, the plan's own first; empty for a schedule whose
+ *     calls all run over the communicator that compiles it
  */
-public record Schedule(String planName, int ranks, List<Step> steps) {
+public record Schedule(String planName, int ranks, List<Step> steps, List<Group> groups) {
   /**
-   * Copies {@code steps}, so that the schedule is immutable.
+   * A communicator a schedule's calls run over.
+   *
+   * @param axis the mesh axis ({@code "tp"}), or {@code ""} for the plan's own communicator
+   * @param communicator this rank's communicator of that group
+   */
+  public record Group(String axis, Communicator communicator) {
+    /**
+     * Checks that both are given.
+     *
+     * @param axis the mesh axis, or {@code ""} for the plan's own communicator
+     * @param communicator this rank's communicator of that group
+     */
+    public Group {
+      Objects.requireNonNull(axis, "axis");
+      Objects.requireNonNull(communicator, "communicator");
+    }
+  }
+
+  /**
+   * Copies {@code steps} and {@code groups}, so that the schedule is immutable.
+   *
+   * @param planName the annotated class's qualified name
+   * @param ranks the communicator's size the schedule was built for
+   * @param steps the steps, in ascending order of their numbers
+   * @param groups the communicators the calls run over, the plan's own first (or none)
+   */
+  public Schedule {
+    steps = List.copyOf(steps);
+    groups = List.copyOf(groups);
+  }
+
+  /**
+   * A schedule whose calls all run over the communicator that compiles it.
    *
    * @param planName the annotated class's qualified name
    * @param ranks the communicator's size the schedule was built for
    * @param steps the steps, in ascending order of their numbers
    */
-  public Schedule {
-    steps = List.copyOf(steps);
+  public Schedule(String planName, int ranks, List<Step> steps) {
+    this(planName, ranks, steps, List.of());
+  }
+
+  /**
+   * The communicator {@code call} runs over: {@code own} (the communicator compiling the schedule) for group
+   * 0, else that group's. Backends call it when they compile.
+   *
+   * @param call a call of this schedule
+   * @param own the communicator compiling the schedule
+   * @return the communicator to issue {@code call} on
+   * @throws IllegalArgumentException if the call names a group the schedule does not have
+   */
+  public Communicator communicatorOf(CollectiveCall call, Communicator own) {
+    int group = call.group();
+    if (group == 0) {
+      return own;
+    }
+    if (group >= groups.size()) {
+      throw new IllegalArgumentException(planName + ": a call runs over group " + group + ", but the schedule has "
+          + groups.size() + " groups");
+    }
+    return groups.get(group).communicator();
+  }
+
+  /**
+   * {@return the mesh axis {@code call} runs over, or {@code ""} for the plan's own communicator}
+   *
+   * @param call a call of this schedule
+   */
+  public String axisOf(CollectiveCall call) {
+    return call.group() == 0 || call.group() >= groups.size() ? "" : groups.get(call.group()).axis();
+  }
+
+  /**
+   * {@return the size of the group {@code call} runs over: {@link #ranks()} for the plan's own communicator}
+   *
+   * @param call a call of this schedule
+   */
+  public int sizeOf(CollectiveCall call) {
+    return call.group() == 0 || call.group() >= groups.size() ? ranks : groups.get(call.group()).communicator().size();
   }
 
   /**
@@ -70,9 +150,11 @@ public record Schedule(String planName, int ranks, List<Step> steps) {
         + (call.collective().hasRoot() ? " root " + call.root() : "")
         + (call.collective().pointToPoint() ? (call.collective() == dev.commplan.model.Collective.SEND ? " to " : " from ")
             + (call.peer() < 0 ? "no one" : "rank " + call.peer()) : "");
-    return String.format(Locale.ROOT, "%s %s%s%s\ncount %,d, %,d B per rank\n%s",
+    String axis = axisOf(call);
+    return String.format(Locale.ROOT, "%s %s%s%s%s\ncount %,d, %,d B per rank\n%s",
         call.collective().label(), call.dataType(), detail, call.inPlace() ? " (in place)" : "",
-        call.count(), call.sendBytes(ranks), String.join(", ", call.fields()));
+        axis.isEmpty() ? "" : "\nover " + axis,
+        call.count(), call.sendBytes(sizeOf(call)), String.join(", ", call.fields()));
   }
 
   private static String escape(String text) {

@@ -24,27 +24,33 @@ import java.util.TreeMap;
  * PointToPointPairs#issueOrder}), one call each, with the peer resolved for this rank (-1: none here).
  */
 final class ScheduleBuilder {
-  private record CallKey(Collective collective, DataType type, ReduceOp op, int root, boolean inPlace) {}
+  private record CallKey(Collective collective, DataType type, ReduceOp op, int root, boolean inPlace, int group) {}
 
   private final Declarations declarations;
   private final Buffer[] views;
-  private final int rank;
-  private final int ranks;
+  private final List<Schedule.Group> groups;
+  /** This rank's rank in each group, and each group's size, by group index. */
+  private final int[] rank;
+  private final int[] ranks;
 
-  private ScheduleBuilder(Declarations declarations, Buffer[] views, int rank, int ranks) {
+  private ScheduleBuilder(Declarations declarations, Buffer[] views, List<Schedule.Group> groups) {
     this.declarations = declarations;
     this.views = views;
-    this.rank = rank;
-    this.ranks = ranks;
+    this.groups = groups;
+    this.rank = groups.stream().mapToInt(g -> g.communicator().rank()).toArray();
+    this.ranks = groups.stream().mapToInt(g -> g.communicator().size()).toArray();
   }
 
-  /** The schedule of {@code ordered} (execution order) for {@code rank} of {@code ranks}. */
+  /**
+   * The schedule of {@code ordered} (execution order) for this rank: its rank and size in each group are
+   * its communicators'; {@code worldRanks} is the plan's communicator's size.
+   */
   static Schedule build(String planName, Declarations declarations, List<Declarations.Call> ordered, Buffer[] views,
-      int rank, int ranks) {
-    return new ScheduleBuilder(declarations, views, rank, ranks).schedule(planName, ordered);
+      int worldRanks, List<Schedule.Group> groups) {
+    return new ScheduleBuilder(declarations, views, groups).schedule(planName, worldRanks, ordered);
   }
 
-  private Schedule schedule(String planName, List<Declarations.Call> ordered) {
+  private Schedule schedule(String planName, int worldRanks, List<Declarations.Call> ordered) {
     Map<Integer, List<Declarations.Call>> bySteps = new TreeMap<>();
     for (Declarations.Call c : ordered) {
       bySteps.computeIfAbsent(c.step(), s -> new ArrayList<>()).add(c);
@@ -56,7 +62,7 @@ final class ScheduleBuilder {
         if (c.collective().pointToPoint()) {
           continue; // after the collectives, in the order that pairs them (below)
         }
-        CallKey key = new CallKey(c.collective(), views[c.send()].dataType(), c.op(), c.root(), c.inPlace());
+        CallKey key = new CallKey(c.collective(), views[c.send()].dataType(), c.op(), c.root(), c.inPlace(), c.group());
         byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(c);
       }
       List<CollectiveCall> out = new ArrayList<>();
@@ -67,11 +73,12 @@ final class ScheduleBuilder {
       for (Declarations.Call c : PointToPointPairs.issueOrder(declarations, step.getValue())) {
         Buffer buffer = views[c.send()];
         out.add(CollectiveCall.pointToPoint(c.collective(), buffer.dataType(), buffer.memory(), buffer.byteOffset(),
-            buffer.length(), c.peer().resolve(rank, ranks), c.peer(), List.of(declarations.name(c.send()))));
+            buffer.length(), c.peer().resolve(rank[c.group()], ranks[c.group()]), c.peer(),
+            List.of(declarations.name(c.send())), c.group()));
       }
       steps.add(new Step(step.getKey(), out));
     }
-    return new Schedule(planName, ranks, steps);
+    return new Schedule(planName, worldRanks, steps, groups);
   }
 
   /** Emits the calls of one key, merging element-wise calls whose both sides follow on in memory. */
@@ -110,10 +117,11 @@ final class ScheduleBuilder {
     long sendOffset = send.byteOffset();
     long recvOffset = recv.byteOffset();
     Collective collective = c.collective();
-    long ncclCount = c.inPlace() ? count : collective.counts().ncclCount(count, recv.length(), ranks);
+    int size = ranks[c.group()];
+    long ncclCount = c.inPlace() ? count : collective.counts().ncclCount(count, recv.length(), size);
     if (c.inPlace() && collective.inPlace().sliced()) {
-      ncclCount = count / ranks;
-      long slice = rank * ncclCount * type.byteSize();
+      ncclCount = count / size;
+      long slice = rank[c.group()] * ncclCount * type.byteSize();
       switch (collective.inPlace()) {
         case SEND_IS_RANK_SLICE_OF_RECV -> sendOffset = recvOffset + slice;
         case RECV_IS_RANK_SLICE_OF_SEND -> recvOffset = sendOffset + slice;
@@ -121,6 +129,6 @@ final class ScheduleBuilder {
       }
     }
     return new CollectiveCall(collective, type, c.op(), collective.hasRoot() ? c.root() : -1,
-        send.memory(), sendOffset, recv.memory(), recvOffset, ncclCount, fields, c.inPlace());
+        send.memory(), sendOffset, recv.memory(), recvOffset, ncclCount, fields, c.inPlace(), -1, null, c.group());
   }
 }

@@ -2,7 +2,9 @@ package dev.commplan.runtime.spi;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
+import dev.commplan.model.RuleId;
 import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.ConcurrentUseException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.guard.CallGate;
@@ -30,6 +32,9 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
       DIRECT[c.ordinal()] = c.methodName() + "()";
     }
   }
+
+  /** How deep the calling thread's groups are nested ({@link #groupStart()}); touched holding the gate. */
+  private int groupDepth;
 
   private final CallGate gate = new CallGate((holder, holderDoing, caller, callerDoing) ->
       ConcurrentUseException.of(this, holder, holderDoing, caller, callerDoing));
@@ -102,6 +107,12 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     try {
       ensureUsable();
       long count = PlanRules.checkPointToPoint(collective, this, buffer, peer, stream);
+      if (peer == rank() && groupDepth == 0) {
+        throw new IllegalArgumentException(RuleId.BAD_PEER.tag() + " " + groupLabel() + ", rank " + rank() + ": "
+            + collective.methodName() + "() to or from this rank itself outside a group; it needs its "
+            + collective.counterpart().methodName() + "() in the same group (NCCL would wait for it forever). Fix:"
+            + " call groupStart(), the send and the receive, then groupEnd(); or copy the buffer instead");
+      }
       enqueueDirect(collective, buffer, buffer, count, null, peer, stream);
     } finally {
       gate.exit();
@@ -119,6 +130,33 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     }
   }
 
+  @Override
+  public final Communicator split(int color, int key) {
+    return split(color, key, null);
+  }
+
+  @Override
+  public final Communicator split(int color, int key, String label) {
+    if (color < 0) {
+      throw new IllegalArgumentException(groupLabel() + ", rank " + rank() + ": split(color " + color + ", key " + key
+          + "): the color must be >= 0 (ranks that pass the same color form one group)");
+    }
+    String name = label != null ? label : "split(color " + color + ") of " + groupLabel();
+    gate.enter("split()");
+    try {
+      ensureUsable();
+      return splitGroup(color, key, name);
+    } finally {
+      gate.exit();
+    }
+  }
+
+  /** {@inheritDoc} The default: {@code world}; split communicators return their label. */
+  @Override
+  public String groupLabel() {
+    return "world";
+  }
+
   /** Opens a group; the calling thread holds the gate until the matching {@link #groupEnd()}. */
   @Override
   public final void groupStart() {
@@ -127,6 +165,7 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     try {
       ensureUsable();
       openGroup();
+      groupDepth++;
       opened = true;
     } finally {
       if (!opened) {
@@ -142,6 +181,7 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     try {
       ensureUsable();
       closeGroup(); // throws, holding nothing more, when no group is open
+      groupDepth--;
       gate.exit(); // the hold of the matching groupStart
     } finally {
       gate.exit();
@@ -170,6 +210,18 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
    */
   protected abstract void enqueueDirect(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op,
       int root, Stream stream);
+
+  /**
+   * The backend's split ({@link Communicator#split(int, int, String)}), after the color was checked;
+   * called holding the gate, by every rank of this communicator. The new communicator belongs to this
+   * one's family: it is closed with it at the latest, and a failure anywhere in the family ends it.
+   *
+   * @param color the group this rank joins, {@code >= 0}
+   * @param key this rank's order in its group (ties: the rank here)
+   * @param label what messages call the new group
+   * @return this rank's communicator of its group
+   */
+  protected abstract BackendCommunicator splitGroup(int color, int key, String label);
 
   /** Opens a group (groups nest); called holding the gate. */
   protected abstract void openGroup();

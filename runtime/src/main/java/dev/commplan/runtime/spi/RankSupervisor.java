@@ -36,7 +36,11 @@ import java.util.function.IntPredicate;
  *       was aborted cannot be used again.
  * </ol>
  *
- * While a task runs, the calling thread watches: about every millisecond it calls {@link
+ * <p>A rank's task that returns has its communicator's stream synchronized before the run counts it done:
+ * work it enqueued and never waited for finishes, and its failure fails the run rather than vanishing
+ * when the cluster closes.
+ *
+ * <p>While a task runs, the calling thread watches: about every millisecond it calls {@link
  * RankControl#watch} (the NCCL backend times host calls that block on peers there). One task at a time.
  */
 public final class RankSupervisor implements AutoCloseable {
@@ -208,7 +212,14 @@ public final class RankSupervisor implements AutoCloseable {
             if (rank != abortingRank() && abortCauseOrNull() != null) {
               Thread.currentThread().interrupt();
             }
-            return function.apply(c.communicator(rank));
+            Communicator comm = c.communicator(rank);
+            T result = function.apply(comm);
+            // Work the task enqueued and never waited for is finished here, so that its failure (ranks that
+            // disagreed, a timeout) is the run's failure instead of vanishing when the cluster closes.
+            if (!comm.isClosed()) {
+              comm.stream().synchronize();
+            }
+            return result;
           } catch (Throwable t) {
             abort(rank, t); // at once, from the failing thread, so that nobody waits for the caller to notice
             throw t;

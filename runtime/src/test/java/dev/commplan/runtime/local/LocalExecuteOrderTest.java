@@ -57,6 +57,32 @@ class LocalExecuteOrderTest {
     }
   }
 
+  /**
+   * Issue 25's table: a plan step and a direct call of the same shape, issued in opposite orders (before,
+   * both ranks got the mixed sum and no error): every rank fails naming the plan step and the direct call.
+   */
+  @Test
+  void aPlanStepAndADirectCallInOppositeOrdersFailEveryRank() {
+    try (LocalCluster cluster = new LocalCluster(2)) {
+      CommPlanException e = assertThrows(CommPlanException.class, () -> cluster.run(comm -> {
+        try (Plan a = plan(comm, "t.A"); F32Buffer direct = F32Buffer.allocate(comm, 256)) {
+          if (comm.rank() == 1) {
+            comm.allReduce(direct, direct, ReduceOp.SUM, comm.stream());
+            a.execute(comm.stream());
+          } else {
+            a.execute(comm.stream());
+            comm.allReduce(direct, direct, ReduceOp.SUM, comm.stream());
+          }
+          comm.stream().synchronize();
+        }
+      }));
+      PlanOrderException order = findOrder(e);
+      assertEquals("plan t.A, step 0", order.expected());
+      assertEquals("a direct call", order.found());
+      assertEquals(List.of(1), order.differingRanks());
+    }
+  }
+
   @Test
   void theSameOrderOnEveryRankRunsAndSums() {
     try (LocalCluster cluster = new LocalCluster(3)) {

@@ -202,14 +202,14 @@ class NewCollectivesPlanTest {
 
   @Test
   void guardTablesCountRootOnlyWritesAndSendsOnlyRead() {
-    Declarations d = new Declarations();
+    Declarations d = new Declarations(List.of(""));
     int s = d.add(d.next("s", DataType.F32, 4, F, null));
     int g = d.add(d.next("g", DataType.F32, 16, F, null));
     int t = d.add(d.next("t", DataType.F32, 4, F, null));
     int u = d.add(d.next("u", DataType.F32, 4, F, null));
-    d.addCall(0, Collective.GATHER, s, g, null, 0, null);
-    d.addCall(0, Collective.SEND, t, t, null, -1, Peer.parse("rank + 1"));
-    d.addCall(0, Collective.RECV, u, u, null, -1, Peer.parse("rank - 1"));
+    d.addCall(0, Collective.GATHER, s, g, null, 0, null, 0);
+    d.addCall(0, Collective.SEND, t, t, null, -1, Peer.parse("rank + 1"), 0);
+    d.addCall(0, Collective.RECV, u, u, null, -1, Peer.parse("rank - 1"), 0);
     GuardTables tables = GuardTables.of(d.ordered());
     assertArrayEquals(new int[] {g, u}, tables.written()[0]); // the gathered field on every rank; the receive
     assertArrayEquals(new int[] {s, t}, tables.read()[0]); // the send side and the sent buffer, read only

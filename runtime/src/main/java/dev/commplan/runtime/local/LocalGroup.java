@@ -1,0 +1,50 @@
+package dev.commplan.runtime.local;
+
+import java.time.Duration;
+
+/**
+ * One group of a {@link LocalCluster}'s ranks that run collectives together: the world, or a group made by
+ * {@link LocalCommunicator#split}. Its ranks meet at its own {@link LocalRendezvous} and {@link
+ * LocalMailboxes}, and split it further through its own {@link LocalSplits}; the cluster holds every
+ * group, so that one abort wakes them all (one family fails together).
+ */
+final class LocalGroup {
+  final LocalCluster cluster;
+  /** What messages call the group: {@code world}, or the label given to the split. */
+  final String label;
+  final int size;
+  final LocalRendezvous rendezvous;
+  final LocalMailboxes mailboxes;
+  final LocalSplits splits;
+
+  LocalGroup(LocalCluster cluster, String label, int size, Duration timeout) {
+    this.cluster = cluster;
+    this.label = label;
+    this.size = size;
+    this.rendezvous = new LocalRendezvous(cluster, this, timeout);
+    this.mailboxes = new LocalMailboxes(cluster, this, timeout);
+    this.splits = new LocalSplits(cluster, this, timeout);
+  }
+
+  /** Whether this is the cluster's world, whose messages need no group name. */
+  boolean isWorld() {
+    return label.equals("world");
+  }
+
+  /** {@code "rank 3"} in the world, {@code "rank 1 of axis tp of mesh [dp=2, tp=2]"} in a split group. */
+  String rankText(int rank) {
+    return isWorld() ? "rank " + rank : "rank " + rank + " of " + label;
+  }
+
+  /** Wakes every waiter of this group with the abort's cause, now and from now on. */
+  void abort(int worldRank, Throwable cause) {
+    rendezvous.abort(worldRank, cause);
+    mailboxes.abort(worldRank, cause);
+    splits.abort(worldRank, cause);
+  }
+
+  @Override
+  public String toString() {
+    return "LocalGroup[" + label + ", " + size + " ranks]";
+  }
+}

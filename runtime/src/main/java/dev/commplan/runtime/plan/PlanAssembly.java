@@ -1,0 +1,112 @@
+package dev.commplan.runtime.plan;
+
+import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.DeviceMemory;
+import dev.commplan.runtime.Mesh;
+import dev.commplan.runtime.PlanBuildException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What {@link PlanBuilder#build()} runs, one stage after another, on what the builder was told: {@link
+ * PlanRules} (each declared call, on the size of the group it runs over), {@link BufferLayout}, {@link
+ * PlanRules} again on that memory (races and overlaps), {@link ScheduleBuilder}, the {@linkplain
+ * FingerprintLines fingerprint} compared across the ranks, the backend's compile, and the {@link Plan}
+ * with its {@linkplain GuardTables guard tables}.
+ */
+final class PlanAssembly {
+  private final String planName;
+  private final Communicator comm;
+  private final List<Schedule.Group> groups;
+  private final Declarations declarations;
+
+  PlanAssembly(String planName, Communicator comm, List<Schedule.Group> groups, Declarations declarations) {
+    this.planName = planName;
+    this.comm = comm;
+    this.groups = groups;
+    this.declarations = declarations;
+  }
+
+  /** The groups of a plan over {@code mesh}'s {@code axes}: the world first, then each axis's communicator. */
+  static List<Schedule.Group> groupsOf(String planName, Mesh mesh, String[] axes) {
+    List<String> missing = new ArrayList<>();
+    for (String axis : axes) {
+      if (!mesh.hasAxis(axis)) {
+        missing.add(axis);
+      }
+    }
+    if (!missing.isEmpty()) {
+      throw new PlanBuildException("plan " + planName + " runs over the axes " + List.of(axes) + ", but the mesh has "
+          + mesh.axisNames() + " (no " + String.join(", ", missing) + "): build it on a mesh with every axis the plan"
+          + " names (it may have more)");
+    }
+    List<Schedule.Group> groups = new ArrayList<>();
+    groups.add(new Schedule.Group("", mesh.world()));
+    for (String axis : axes) {
+      groups.add(new Schedule.Group(axis, mesh.axis(axis)));
+    }
+    return groups;
+  }
+
+
+  /**
+   * Builds the plan; {@code orderTags} are {@link OrderCheck}'s declarations, or null without the order check.
+   */
+  Plan assemble(int[][] orderTags, boolean fingerprintCheck, boolean hostAccessGuard) {
+    int ranks = comm.size();
+    List<Declarations.Call> ordered = declarations.ordered();
+    DeviceMemory owned = null;
+    try {
+      // A failure here is held until the fingerprint has been exchanged: the exchange is collective, so a
+      // rank that failed alone and left would leave the others waiting in it.
+      RuntimeException failure = null;
+      BufferLayout layout = null;
+      Buffer[] views = null;
+      Schedule schedule = null;
+      try {
+        for (Declarations.Call call : declarations.calls()) {
+          PlanRules.checkCall(planName, declarations, call, groups.get(call.group()).communicator().size());
+        }
+        PeerRules.checkPairs(planName, declarations, ordered);
+        layout = BufferLayout.of(declarations, ordered);
+        owned = layout.bytes() > 0 ? layout.allocate(planName, comm, declarations) : null;
+        views = layout.views(declarations, owned);
+        PlanRules.checkNoRaces(planName, declarations, ordered, views);
+        schedule = ScheduleBuilder.build(planName, declarations, ordered, views, ranks, groups);
+      } catch (RuntimeException e) {
+        failure = e;
+      }
+      if (fingerprintCheck && ranks > 1) { // one rank has no one to disagree with: nothing rendered or sent
+        try {
+          FingerprintLines.render(planName, ranks, declarations, ordered, schedule, failure).check(comm);
+        } catch (RuntimeException e) {
+          if (failure != null) {
+            e.addSuppressed(failure);
+          }
+          throw e;
+        }
+      }
+      if (failure != null) {
+        throw failure;
+      }
+      CompiledSchedule compiled = CompiledSchedule.compile(comm, schedule);
+      List<String> names = declarations.fields().stream().map(Declarations.Field::field).toList();
+      boolean[] bound = declarations.boundFlags();
+      String description =
+          Plan.describe(schedule, comm, names, bound, views, declarations.intoByField(), layout.bytes(), compiled);
+      GuardTables access = GuardTables.of(ordered);
+      Plan plan = new Plan(planName, comm, schedule, compiled, views, names, bound, owned, description,
+          hostAccessGuard, access.written(), access.read());
+      if (orderTags != null) {
+        plan.orderChecks(OrderCheck.attach(planName, schedule, views, orderTags, comm.rank(), ranks));
+      }
+      return plan;
+    } catch (RuntimeException | Error e) {
+      if (owned != null) {
+        owned.close();
+      }
+      throw e;
+    }
+  }
+}
