@@ -1,5 +1,6 @@
 package dev.commplan.runtime.mpi;
 
+import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.commplan.annotations.ReduceOp;
@@ -10,6 +11,7 @@ import dev.commplan.runtime.mpi.internal.Mpi;
 import dev.commplan.runtime.mpi.internal.MpiCollectives;
 import dev.commplan.runtime.mpi.internal.UserOps;
 import dev.commplan.runtime.plan.CollectiveCall;
+import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
 import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.spi.HostMemoryBlock;
@@ -61,10 +63,12 @@ final class MpiCallTable {
   /** The plan's name, or null for the one call of a direct-call table ({@link #direct}). */
   final String planName;
   private final MpiCommunicator comm;
-  private final int ranks;
   private final int[] stepStart; // calls of step s are [stepStart[s], stepStart[s + 1])
   private final int[] stepNumber;
   private final int[] callStep; // the step index of each call
+  private final long[] over; // the MPI_Comm each call runs over: the plan's, or a mesh axis's
+  private final int[] groupSize; // its size (AVG divides by it)
+  private final String[] axis; // its axis, "" for the plan's own communicator
   private final Collective[] kind;
   private final DataType[] dataType;
   private final ReduceOp[] reduceOp;
@@ -93,11 +97,16 @@ final class MpiCallTable {
   private final long[] bytes; // recv bytes of each call (for copies)
   private final MpiMemory[] memories;
   private final MemorySegment requests;
+  private final MemorySegment statuses; // MPI_Testall's, read when it reports MPI_ERR_IN_STATUS
   private final boolean[] stepInFlight;
 
-  /** A plan's table: every call of {@code steps} resolved now. */
-  MpiCallTable(MpiCommunicator comm, String planName, List<Step> steps) {
-    this(comm, planName, steps.size(), countCalls(steps));
+  /**
+   * A plan's table: every call of {@code schedule} resolved now, each over its group's communicator (the
+   * plan's, {@code comm}, or a mesh axis's of the same family; {@link Schedule#communicatorOf}).
+   */
+  MpiCallTable(MpiCommunicator comm, Schedule schedule) {
+    this(comm, schedule.planName(), schedule.steps().size(), countCalls(schedule.steps()));
+    List<Step> steps = schedule.steps();
     int i = 0;
     for (int s = 0; s < steps.size(); s++) {
       Step step = steps.get(s);
@@ -108,8 +117,10 @@ final class MpiCallTable {
           continue; // a send or receive whose peer is none on this rank
         }
         int rootOrPeer = call.collective().pointToPoint() ? call.peer() : call.root();
-        set(i, s, call.collective(), call.dataType(), call.op(), rootOrPeer, call.sendMemory(), call.sendByteOffset(),
-            call.recvMemory(), call.recvByteOffset(), call.count(), call.fields());
+        MpiCommunicator group = (MpiCommunicator) schedule.communicatorOf(call, comm); // checked: of comm's family
+        set(i, s, group, schedule.axisOf(call), call.collective(), call.dataType(), call.op(), rootOrPeer,
+            call.sendMemory(), call.sendByteOffset(), call.recvMemory(), call.recvByteOffset(), call.count(),
+            call.fields());
         i++;
       }
     }
@@ -130,11 +141,13 @@ final class MpiCallTable {
   private MpiCallTable(MpiCommunicator comm, String planName, int steps, int calls) {
     this.comm = comm;
     this.planName = planName;
-    this.ranks = comm.size();
     stepStart = new int[steps + 1];
     stepNumber = new int[steps];
     stepInFlight = new boolean[steps];
     callStep = new int[calls];
+    over = new long[calls];
+    groupSize = new int[calls];
+    axis = new String[calls];
     kind = new Collective[calls];
     dataType = new DataType[calls];
     reduceOp = new ReduceOp[calls];
@@ -159,7 +172,9 @@ final class MpiCallTable {
     avgOffset = new long[calls];
     bytes = new long[calls];
     memories = new MpiMemory[2 * calls];
-    requests = Arena.ofAuto().allocate(JAVA_LONG, Math.max(1, calls)); // lives as long as the table
+    Arena arena = Arena.ofAuto(); // requests and statuses live as long as the table
+    requests = arena.allocate(JAVA_LONG, Math.max(1, calls));
+    statuses = arena.allocate((long) Mpi.STATUS_BYTES * Math.max(1, calls), 8);
   }
 
   private static int countCalls(List<Step> steps) {
@@ -177,16 +192,23 @@ final class MpiCallTable {
    * receive's peer, or -1); allocates nothing unless an in-place ReduceScatter needs a larger scratch block.
    */
   void setDirect(Collective collective, Buffer sendBuffer, Buffer recvBuffer, long n, ReduceOp reduce, int rootOrPeer) {
-    set(0, 0, collective, sendBuffer.dataType(), reduce, rootOrPeer, sendBuffer.memory(), sendBuffer.byteOffset(),
-        recvBuffer.memory(), recvBuffer.byteOffset(), n, List.of());
+    set(0, 0, comm, "", collective, sendBuffer.dataType(), reduce, rootOrPeer, sendBuffer.memory(),
+        sendBuffer.byteOffset(), recvBuffer.memory(), recvBuffer.byteOffset(), n, List.of());
   }
 
-  /** Resolves call {@code i} of step index {@code s} (see the class comment for how each maps onto MPI). */
-  private void set(int i, int s, Collective collective, DataType dt, ReduceOp reduce, int rootOrPeer,
-      DeviceMemory sendMemory, long sendOffset, DeviceMemory recvMemory, long recvOffset, long n,
-      List<String> callFields) {
-    int rank = comm.rank();
+  /**
+   * Resolves call {@code i} of step index {@code s}, over {@code group} (whose ranks its root, peer and slices
+   * are), see the class comment for how each maps onto MPI.
+   */
+  private void set(int i, int s, MpiCommunicator group, String groupAxis, Collective collective, DataType dt,
+      ReduceOp reduce, int rootOrPeer, DeviceMemory sendMemory, long sendOffset, DeviceMemory recvMemory,
+      long recvOffset, long n, List<String> callFields) {
+    int rank = group.rank();
+    int ranks = group.size();
     callStep[i] = s;
+    over[i] = group.handle();
+    groupSize[i] = ranks;
+    axis[i] = groupAxis;
     kind[i] = collective;
     dataType[i] = dt;
     reduceOp[i] = reduce;
@@ -254,9 +276,9 @@ final class MpiCallTable {
       case ALL_TO_ALL, SEND, RECV -> { }
     }
     if (collective.pointToPoint()) {
-      int earlier = 0; // the same kind to the same peer, earlier in this step
+      int earlier = 0; // the same kind to the same peer of the same group, earlier in this step
       for (int j = stepStart[s]; j < i; j++) {
-        earlier += kind[j] == kind[i] && root[j] == root[i] ? 1 : 0;
+        earlier += kind[j] == kind[i] && root[j] == root[i] && over[j] == over[i] ? 1 : 0;
       }
       tag[i] = 1 + earlier;
     }
@@ -275,13 +297,15 @@ final class MpiCallTable {
         + (c == Collective.SEND ? " to rank " + root[i] : "") + (c == Collective.RECV ? " from rank " + root[i] : "");
     String where = planName == null ? "direct call" : "plan " + planName + ", step " + stepNumber[callStep[i]];
     String of = fields[i] == null || fields[i].isEmpty() ? "" : " of " + fields[i];
-    return String.format(Locale.ROOT, "%s: %s %s%s%s, count %d", where, c.label(), dataType[i], detail, of, count[i]);
+    String overAxis = axis[i] == null || axis[i].isEmpty() ? "" : " over " + axis[i];
+    return String.format(Locale.ROOT, "%s: %s %s%s%s%s, count %d", where, c.label(), dataType[i], detail, overAxis, of,
+        count[i]);
   }
 
   private MpiMemory memory(DeviceMemory memory, int i, String role) {
-    if (!(memory instanceof MpiMemory mm) || memory.owner() != comm) {
+    if (!(memory instanceof MpiMemory mm) || !comm.sharesMemoryWith(memory.owner())) {
       throw new IllegalArgumentException(describe(i) + ": the " + role + " memory " + memory + " is not memory of "
-          + comm);
+          + comm + "'s family");
     }
     if (mm.isClosed()) {
       throw new IllegalStateException(describe(i) + ": the " + role + " memory " + memory + " is closed");
@@ -315,7 +339,7 @@ final class MpiCallTable {
    *
    * @return -1 when all started, else the index of the call that failed, whose code {@link #failedCode} has
    */
-  int start(long comm, int step) {
+  int start(int step) {
     stepInFlight[step] = true;
     long base = requests.address();
     for (int i = stepStart[step], end = stepStart[step + 1]; i < end; i++) {
@@ -324,19 +348,19 @@ final class MpiCallTable {
       }
       long request = base + 8L * i;
       int rc = switch (kind[i]) {
-        case ALL_REDUCE -> MpiCollectives.MPI_Iallreduce(send[i], recv[i], count[i], type[i], op[i], comm, request);
-        case ALL_GATHER -> MpiCollectives.MPI_Iallgather(send[i], count[i], type[i], recv[i], count[i], type[i], comm, request);
-        case REDUCE_SCATTER -> MpiCollectives.MPI_Ireduce_scatter_block(send[i], recv[i], count[i], type[i], op[i], comm, request);
-        case BROADCAST -> MpiCollectives.MPI_Ibcast(recv[i], count[i], type[i], root[i], comm, request);
-        case REDUCE -> MpiCollectives.MPI_Ireduce(send[i], recv[i], count[i], type[i], op[i], root[i], comm, request);
-        case GATHER -> MpiCollectives.MPI_Igather(send[i], count[i], type[i], recv[i], count[i], type[i], root[i], comm,
+        case ALL_REDUCE -> MpiCollectives.MPI_Iallreduce(send[i], recv[i], count[i], type[i], op[i], over[i], request);
+        case ALL_GATHER -> MpiCollectives.MPI_Iallgather(send[i], count[i], type[i], recv[i], count[i], type[i], over[i], request);
+        case REDUCE_SCATTER -> MpiCollectives.MPI_Ireduce_scatter_block(send[i], recv[i], count[i], type[i], op[i], over[i], request);
+        case BROADCAST -> MpiCollectives.MPI_Ibcast(recv[i], count[i], type[i], root[i], over[i], request);
+        case REDUCE -> MpiCollectives.MPI_Ireduce(send[i], recv[i], count[i], type[i], op[i], root[i], over[i], request);
+        case GATHER -> MpiCollectives.MPI_Igather(send[i], count[i], type[i], recv[i], count[i], type[i], root[i], over[i],
             request);
-        case SCATTER -> MpiCollectives.MPI_Iscatter(send[i], count[i], type[i], recv[i], count[i], type[i], root[i], comm,
+        case SCATTER -> MpiCollectives.MPI_Iscatter(send[i], count[i], type[i], recv[i], count[i], type[i], root[i], over[i],
             request);
-        case ALL_TO_ALL -> MpiCollectives.MPI_Ialltoall(send[i], count[i], type[i], recv[i], count[i], type[i], comm,
+        case ALL_TO_ALL -> MpiCollectives.MPI_Ialltoall(send[i], count[i], type[i], recv[i], count[i], type[i], over[i],
             request);
-        case SEND -> MpiCollectives.MPI_Isend(send[i], count[i], type[i], root[i], tag[i], comm, request);
-        case RECV -> MpiCollectives.MPI_Irecv(recv[i], count[i], type[i], root[i], tag[i], comm, request);
+        case SEND -> MpiCollectives.MPI_Isend(send[i], count[i], type[i], root[i], tag[i], over[i], request);
+        case RECV -> MpiCollectives.MPI_Irecv(recv[i], count[i], type[i], root[i], tag[i], over[i], request);
       };
       if (rc != Mpi.SUCCESS) {
         failedCode = rc;
@@ -352,7 +376,52 @@ final class MpiCallTable {
   int test(int step, long flagAddress) {
     int from = stepStart[step];
     return Mpi.MPI_Testall(stepStart[step + 1] - from, requests.address() + 8L * from, flagAddress,
-        Mpi.STATUSES_IGNORE);
+        statuses.address() + (long) Mpi.STATUS_BYTES * from);
+  }
+
+  /**
+   * What failed when {@code MPI_Testall} of step {@code step} returned {@code rc} on {@code who} (the caller
+   * holds the MPI lock): with {@code MPI_ERR_IN_STATUS}, each failed call's own error, read from its status;
+   * a receive or collective whose message was longer than its count says "truncated", with both counts
+   * where MPI tells the sender's ({@code MPI_Get_count}).
+   */
+  MpiException failure(int step, int rc, String who) {
+    StringBuilder what = new StringBuilder();
+    int code = rc;
+    if (rc == Mpi.ERR_IN_STATUS) {
+      try (Arena arena = Arena.ofConfined()) {
+        MemorySegment sent = arena.allocate(JAVA_INT);
+        for (int i = stepStart[step], end = stepStart[step + 1]; i < end; i++) {
+          long status = statuses.address() + (long) Mpi.STATUS_BYTES * i;
+          int error = statuses.get(JAVA_INT, (long) Mpi.STATUS_BYTES * i + Mpi.STATUS_ERROR);
+          if (error == Mpi.SUCCESS || error == Mpi.ERR_PENDING) {
+            continue;
+          }
+          code = code == rc ? error : code;
+          what.append(what.isEmpty() ? "" : "; ").append(describe(i)).append(": ");
+          if (error != Mpi.ERR_TRUNCATE) {
+            what.append(MpiRuntime.errorString(error)).append(" (MPI error ").append(error).append(')');
+          } else if (kind[i] == Collective.RECV) {
+            int source = statuses.get(JAVA_INT, (long) Mpi.STATUS_BYTES * i + Mpi.STATUS_SOURCE);
+            boolean known = Mpi.MPI_Get_count(status, type[i], sent.address()) == Mpi.SUCCESS
+                && sent.get(JAVA_INT, 0) != Mpi.UNDEFINED;
+            what.append("truncated: rank ").append(source).append(" sent ")
+                .append(known ? sent.get(JAVA_INT, 0) + " elements" : "more elements")
+                .append(" into this receive of ").append(count[i]).append(" (a send and its receive must have the"
+                    + " same count: make the receive as long as the send)");
+          } else {
+            what.append("truncated: a message inside the ").append(kind[i].label()).append(" was longer than this"
+                + " rank's count of ").append(count[i]).append(" allows, so the ranks called it with different"
+                + " counts (every rank must pass the same count)");
+          }
+        }
+      }
+    }
+    if (what.isEmpty()) {
+      what.append(describeStep(step)).append(": ").append(MpiRuntime.errorString(rc)).append(" (MPI error ")
+          .append(rc).append(')');
+    }
+    return new MpiException("MPI_Testall", code, who + ": MPI_Testall failed while completing " + what);
   }
 
   /** After step {@code step} completed: the in-place ReduceScatter copies and AVG's divisions. */
@@ -363,7 +432,7 @@ final class MpiCallTable {
         MemorySegment.copy(scratch[i], 0, postTo[i], postToOffset[i], bytes[i]);
       }
       if (avgType[i] != null) {
-        MpiTypes.divide(avgType[i], avgAt[i], avgOffset[i], count[i], ranks);
+        MpiTypes.divide(avgType[i], avgAt[i], avgOffset[i], count[i], groupSize[i]);
       }
     }
   }

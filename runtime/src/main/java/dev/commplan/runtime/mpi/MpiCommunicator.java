@@ -25,7 +25,6 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * This process's rank of an MPI communicator (a duplicate of {@code MPI_COMM_WORLD}, with {@code
@@ -41,6 +40,11 @@ import java.util.concurrent.locks.LockSupport;
  * it may read their results; the calls of one group or one step are in flight together. Open MPI makes
  * progress on them inside MPI calls, so most of the transfer happens while completing.
  *
+ * <p>MPI errors never end the job: {@code MPI_ERRORS_RETURN} is set on this communicator and on {@code
+ * MPI_COMM_WORLD} (where Open MPI reports errors of non-blocking collectives), and an error, including one
+ * a call reports only when it completes, becomes an {@link MpiException} naming the call. A failure ends
+ * every communicator of the family on every rank ({@link MpiFamily}).
+ *
  * <p>Every wait has a deadline, {@link #timeout()}. MPI cannot cancel a collective, and a rank that gave
  * up on one would leave the others inside it; so when the deadline passes, the backend prints what it
  * was waiting for (plan, step, collectives, counts) to standard error and calls {@code
@@ -49,39 +53,35 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Like the other backends' communicators, it is used by one thread at a time.
  */
-public final class MpiCommunicator extends AbstractCommunicator {
-  /** Polls between two looks at the clock while spinning (a poll is a fraction of a microsecond). */
-  private static final int POLL_BURST = 32;
-
+public final class MpiCommunicator extends AbstractCommunicator implements DeviceMemory.Allocator {
   private final long handle;
   private final int rank;
   private final int size;
   private final long timeoutNanos;
   private final Duration timeout;
   private final MpiStream stream;
-  private final MemorySegment flag;
-  private final boolean yieldWhenIdle = MpiRuntime.yieldWhenIdle();
+  private final MpiFamily family;
+  private final String label;
+  private final MpiInFlight inFlight = new MpiInFlight(this);
   private final Set<MpiMemory> live = ConcurrentHashMap.newKeySet();
 
   private volatile boolean closed;
   private volatile RuntimeException failure;
   private int groupDepth;
-  // What is in flight: step flightStep[k] of table flightTable[k], for k < flightCount, in start order.
-  private MpiCallTable[] flightTable = new MpiCallTable[8];
-  private int[] flightStep = new int[8];
-  private int flightCount;
   // Direct calls' one-call tables not in flight (directTables[k], k < directFree).
   private MpiCallTable[] directTables = new MpiCallTable[4];
   private int directFree;
 
-  private MpiCommunicator(long handle, int rank, int size, Duration timeout) {
+  private MpiCommunicator(long handle, int rank, int size, Duration timeout, MpiFamily family, String label) {
     this.handle = handle;
     this.rank = rank;
     this.size = size;
     this.timeout = timeout;
     this.timeoutNanos = timeout.toNanos();
     this.stream = new MpiStream(this, timeout);
-    this.flag = Arena.ofAuto().allocate(JAVA_INT);
+    this.family = family;
+    this.label = label;
+    family.join(this);
   }
 
   /** Duplicates {@code MPI_COMM_WORLD} (collective: every rank calls it) and sets {@code MPI_ERRORS_RETURN}. */
@@ -95,7 +95,6 @@ public final class MpiCommunicator extends AbstractCommunicator {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment out = arena.allocate(JAVA_LONG);
       MemorySegment value = arena.allocate(JAVA_INT);
-      // MPI_COMM_WORLD keeps its error handler (the application's); only our duplicate returns errors.
       MpiRuntime.check("MPI_Comm_dup", Mpi.MPI_Comm_dup(Mpi.Handles.COMM_WORLD, out.address()),
           "duplicating MPI_COMM_WORLD");
       long comm = out.get(JAVA_LONG, 0);
@@ -105,12 +104,17 @@ public final class MpiCommunicator extends AbstractCommunicator {
       int rank = value.get(JAVA_INT, 0);
       MpiRuntime.check("MPI_Comm_size", Mpi.MPI_Comm_size(comm, value.address()), "reading the size");
       int size = value.get(JAVA_INT, 0);
-      MpiCommunicator c = new MpiCommunicator(comm, rank, size, timeout);
+      MpiCommunicator c = new MpiCommunicator(comm, rank, size, timeout, MpiFamily.open(comm, rank, size), "world");
       MpiRuntime.register(c);
       return c;
     } finally {
       MpiRuntime.LOCK.unlock();
     }
+  }
+
+  /** The {@code MPI_Comm} handle, for call tables. */
+  long handle() {
+    return handle;
   }
 
   /** The gate its streams carry ({@link AbstractCommunicator#gate()}). */
@@ -136,6 +140,27 @@ public final class MpiCommunicator extends AbstractCommunicator {
   @Override
   public String backendName() {
     return "mpi";
+  }
+
+  /** {@inheritDoc} {@code world} for {@link MpiBackend#world()}'s communicator. */
+  @Override
+  public String groupLabel() {
+    return label;
+  }
+
+  /** {@code rank 3}, or {@code rank 1 of axis tp of mesh [dp=2, tp=4]} for a split communicator. */
+  String rankText() {
+    return label.equals("world") ? "rank " + rank : "rank " + rank + " of " + label;
+  }
+
+  MpiFamily family() {
+    return family;
+  }
+
+  /** {@inheritDoc} Memory of any communicator of this one's family: they are one process's host memory. */
+  @Override
+  public boolean sharesMemoryWith(dev.commplan.runtime.Communicator owner) {
+    return owner instanceof MpiCommunicator other && other.family == family;
   }
 
   /** {@return how long a wait for collectives may take before the job is aborted (see the class comment)} */
@@ -167,7 +192,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
    * failed with calls in flight); the block is then left allocated rather than freed under MPI.
    */
   boolean quiesceBeforeFree() {
-    if (flightCount == 0) {
+    if (inFlight.isEmpty()) {
       return true;
     }
     if (closed || failure != null || !MpiRuntime.isInitialized()) {
@@ -181,7 +206,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
   public CompiledSchedule compile(Schedule schedule) {
     ensureUsable();
     PlanRules.checkSchedule(this, schedule);
-    return new MpiCompiledSchedule(this, new MpiCallTable(this, schedule.planName(), schedule.steps()));
+    return new MpiCompiledSchedule(this, new MpiCallTable(this, schedule));
   }
 
   // ---------------------------------------------------------------- collectives
@@ -232,7 +257,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
   @Override
   protected void closeGroup() {
     if (groupDepth == 0) {
-      throw new IllegalStateException("rank " + rank + ": groupEnd() without a matching groupStart()");
+      throw new IllegalStateException(rankText() + ": groupEnd() without a matching groupStart()");
     }
     groupDepth--;
   }
@@ -253,120 +278,51 @@ public final class MpiCommunicator extends AbstractCommunicator {
     MpiRuntime.LOCK.lock();
     try {
       requireMpiAlive();
-      failed = table.start(handle, step);
+      failed = table.start(step);
     } finally {
       MpiRuntime.LOCK.unlock();
     }
-    addInFlight(table, step); // also after a failure: earlier calls of the step may be in flight
+    inFlight.add(table, step); // also after a failure: earlier calls of the step may be in flight
     if (failed >= 0) {
-      throw fail(MpiRuntime.error(table.function(failed), table.failedCode,
-          "starting " + table.describe(failed) + " on rank " + rank));
+      MpiException e = MpiRuntime.error(table.function(failed), table.failedCode,
+          "starting " + table.describe(failed) + " on " + rankText());
+      MpiRuntime.LOCK.lock();
+      try {
+        family.fail(this, MpiFamily.FAILED, e);
+      } finally {
+        MpiRuntime.LOCK.unlock();
+      }
+      throw e;
     }
   }
 
-  private void addInFlight(MpiCallTable table, int step) {
-    if (flightCount == flightTable.length) {
-      flightTable = Arrays.copyOf(flightTable, flightCount * 2);
-      flightStep = Arrays.copyOf(flightStep, flightCount * 2);
-    }
-    flightTable[flightCount] = table;
-    flightStep[flightCount] = step;
-    flightCount++;
-  }
-
-  /** The stream's wait: completes everything in flight within {@code timeout} (see {@link #completeInFlight(long)}). */
+  /** The stream's wait: completes everything in flight within {@code timeout} ({@link MpiInFlight#complete}). */
   void synchronize(Duration timeout) {
     ensureUsable();
-    completeInFlight(timeout.toNanos());
+    inFlight.complete(timeout.toNanos());
   }
 
-  /**
-   * Completes everything in flight, in start order, polling {@code MPI_Testall} (which is also what
-   * makes Open MPI progress), spinning briefly, then yielding, then parking; aborts the job at the
-   * deadline.
-   */
   private void completeInFlight() {
-    completeInFlight(timeoutNanos);
+    inFlight.complete(timeoutNanos);
   }
 
-  private void completeInFlight(long waitNanos) {
-    if (flightCount == 0) {
-      return;
-    }
-    long start = System.nanoTime();
-    long deadline = start + waitNanos;
-    long flagAddress = flag.address();
-    while (flightCount > 0) {
-      MpiCallTable table = flightTable[0];
-      int step = flightStep[0];
-      int polls = POLL_BURST;
-      while (true) {
-        int rc = Mpi.SUCCESS;
-        int done = 0;
-        MpiRuntime.LOCK.lock(); // once per burst of polls: the lock is for the shutdown hook, not for speed
-        try {
-          requireMpiAlive();
-          for (int k = 0; k < polls && done == 0 && rc == Mpi.SUCCESS; k++) {
-            rc = table.test(step, flagAddress);
-            done = flag.get(JAVA_INT, 0);
-          }
-        } finally {
-          MpiRuntime.LOCK.unlock();
-        }
-        if (rc != Mpi.SUCCESS) {
-          table.abandon(step);
-          removeFirstInFlight();
-          throw fail(MpiRuntime.error("MPI_Testall", rc, "completing " + table.describeStep(step) + " on rank " + rank));
-        }
-        if (done != 0) {
-          break;
-        }
-        long now = System.nanoTime();
-        if (now - deadline > 0) {
-          timedOut(table, step, now - start);
-        }
-        // Open MPI moves data only inside MPI calls, so polling is what drives a transfer: poll back to
-        // back, as MPI_Wait does, for the first second. Where ranks share cores (mpirun oversubscribed,
-        // MpiRuntime.yieldWhenIdle), yield the core between polls after a short spin, as Open MPI's own
-        // mpi_yield_when_idle does. A wait longer than a second, most likely for a late or dead peer,
-        // backs off to brief sleeps so that it does not burn a core until the deadline.
-        long waited = now - start;
-        if (waited >= 1_000_000_000L) {
-          polls = 1;
-          LockSupport.parkNanos(50_000L);
-        } else if (yieldWhenIdle && waited >= 20_000L) {
-          polls = 1;
-          Thread.yield();
-        }
-      }
-      removeFirstInFlight();
-      table.finish(step);
-      if (table.planName == null) {
-        release(table);
-      }
+  /** A call table's step completed: a direct call's table goes back to the pool. */
+  void completed(MpiCallTable table) {
+    if (table.planName == null) {
+      release(table);
     }
   }
 
-  private void removeFirstInFlight() {
-    System.arraycopy(flightTable, 1, flightTable, 0, flightCount - 1);
-    System.arraycopy(flightStep, 1, flightStep, 0, flightCount - 1);
-    flightCount--;
-    flightTable[flightCount] = null;
-  }
-
-  /** The deadline passed: say what was pending, then end the job (MPI cannot cancel a collective). */
-  private void timedOut(MpiCallTable table, int step, long waitedNanos) {
-    StringBuilder pending = new StringBuilder();
-    for (int k = 0; k < flightCount; k++) {
-      pending.append("\n  ").append(flightTable[k].describeStep(flightStep[k]));
-    }
+  /** The deadline passed with {@code pending} in flight: say what was pending, then end the job. */
+  void timedOut(long waitedNanos, String pending) {
     String message = String.format(Locale.ROOT,
         "commplan mpi: rank %d of %d waited %.1f s (the timeout is %s) for collectives that did not complete:%s%n"
             + "Another rank has probably died, hung, or not issued the same collectives in the same order."
             + " MPI cannot cancel a collective, so this rank ends the whole job now with"
             + " MPI_Abort(MPI_COMM_WORLD, %d). To wait longer, pass a timeout to MpiBackend.world(Duration)"
             + " or set -D%s.",
-        rank, size, waitedNanos / 1e9, timeout, pending, MpiBackend.TIMEOUT_ABORT_CODE, dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY);
+        rank, size, waitedNanos / 1e9, timeout, pending, MpiBackend.TIMEOUT_ABORT_CODE,
+        dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY);
     System.err.println(message);
     System.err.flush();
     System.out.flush();
@@ -377,19 +333,21 @@ public final class MpiCommunicator extends AbstractCommunicator {
       MpiRuntime.LOCK.unlock();
     }
     // MPI_Abort does not return; if it did, do not pretend the work finished.
-    throw fail(new CommPlanException(message));
+    CommPlanException e = new CommPlanException(message);
+    failedBy(e);
+    throw e;
   }
 
-  private RuntimeException fail(RuntimeException e) {
+  /** The family failed with {@code cause} (this rank's own failure, or another rank's notice). */
+  void failedBy(RuntimeException cause) {
     if (failure == null) {
-      failure = e;
+      failure = cause;
     }
-    return e;
   }
 
-  private void requireMpiAlive() {
+  void requireMpiAlive() {
     if (!MpiRuntime.isInitialized()) {
-      throw new IllegalStateException("MPI was finalized (MpiBackend.finalizeMpi() or JVM shutdown); rank " + rank
+      throw new IllegalStateException("MPI was finalized (MpiBackend.finalizeMpi() or JVM shutdown); " + rankText()
           + "'s communicator cannot be used any more");
     }
   }
@@ -397,11 +355,11 @@ public final class MpiCommunicator extends AbstractCommunicator {
   @Override
   protected void ensureUsable() {
     if (closed) {
-      throw new IllegalStateException("mpi communicator of rank " + rank + " is closed");
+      throw new IllegalStateException("mpi communicator of " + rankText() + " is closed");
     }
-    RuntimeException f = failure;
+    RuntimeException f = failure != null ? failure : family.failure();
     if (f != null) {
-      throw new RankAbortedException("rank " + rank + "'s MPI communicator failed earlier and cannot be used: "
+      throw new RankAbortedException(rankText() + "'s MPI communicator failed earlier and cannot be used: "
           + f.getMessage(), f);
     }
   }
@@ -411,7 +369,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
     ensureUsable();
     if (target != stream) {
       throw new IllegalArgumentException(
-          "rank " + rank + ": a schedule compiled for this communicator runs on its own stream, not on " + target);
+          rankText() + ": a schedule compiled for this communicator runs on its own stream, not on " + target);
     }
   }
 
@@ -424,8 +382,10 @@ public final class MpiCommunicator extends AbstractCommunicator {
 
   /**
    * Completes what is in flight (within the timeout), frees the communicator ({@code MPI_Comm_free}) and
-   * every block allocated through it. Idempotent. MPI itself stays initialized until {@link
-   * MpiBackend#finalizeMpi()} or the JVM exits.
+   * every block allocated through it. Closing {@link MpiBackend#world()}'s communicator also waits, at most
+   * the timeout, until every rank closes it ({@link MpiFamily#closeWorld}), and throws if another rank of the
+   * family failed: a rank whose own calls all succeeded learns there, at the latest, that a peer's did not.
+   * Idempotent. MPI itself stays initialized until {@link MpiBackend#finalizeMpi()} or the JVM exits.
    */
   @Override
   public void close() {
@@ -433,29 +393,37 @@ public final class MpiCommunicator extends AbstractCommunicator {
       return;
     }
     RuntimeException error = null;
-    if (failure == null && MpiRuntime.isInitialized()) {
+    if (failure == null && family.failure() == null && MpiRuntime.isInitialized()) {
       try {
         completeInFlight();
       } catch (RuntimeException e) {
         error = e;
       }
     }
+    if (label.equals("world") && MpiRuntime.isInitialized()) {
+      try {
+        family.closeWorld(this, timeoutNanos);
+      } catch (RuntimeException e) {
+        error = error == null ? e : error;
+      }
+    }
     closed = true;
     MpiRuntime.forget(this);
+    family.leave(this);
     MpiRuntime.LOCK.lock();
     try (Arena arena = Arena.ofConfined()) {
-      if (MpiRuntime.isInitialized() && flightCount == 0) {
+      if (MpiRuntime.isInitialized() && inFlight.isEmpty()) {
         MemorySegment out = arena.allocate(JAVA_LONG);
         out.set(JAVA_LONG, 0, handle);
         int rc = Mpi.MPI_Comm_free(out.address());
         if (rc != Mpi.SUCCESS && error == null) {
-          error = MpiRuntime.error("MPI_Comm_free", rc, "freeing rank " + rank + "'s communicator");
+          error = MpiRuntime.error("MPI_Comm_free", rc, "freeing " + rankText() + "'s communicator");
         }
       }
     } finally {
       MpiRuntime.LOCK.unlock();
     }
-    if (flightCount == 0) {
+    if (inFlight.isEmpty()) {
       for (MpiMemory memory : new ArrayList<>(live)) {
         memory.closeForOwner();
       }
@@ -478,6 +446,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
 
   @Override
   public String toString() {
-    return "MpiCommunicator[rank " + rank + " of " + size + (closed ? ", closed" : "") + "]";
+    return "MpiCommunicator[rank " + rank + " of " + size + (label.equals("world") ? "" : " in " + label)
+        + (closed ? ", closed" : "") + "]";
   }
 }

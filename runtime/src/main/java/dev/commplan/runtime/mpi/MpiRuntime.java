@@ -94,6 +94,11 @@ final class MpiRuntime {
         threadLevel = provided.get(JAVA_INT, 0);
         state = INITIALIZED;
         requireThreadLevel();
+        // Open MPI reports an error of a non-blocking collective, raised when it completes, on MPI_COMM_WORLD
+        // (the request has no communicator), whatever the collective's own communicator says: without this,
+        // a count that differs between ranks ends the job in MPI_ERRORS_ARE_FATAL instead of an MpiException.
+        check("MPI_Comm_set_errhandler", Mpi.MPI_Comm_set_errhandler(Mpi.Handles.COMM_WORLD, Mpi.Handles.ERRORS_RETURN),
+            "setting MPI_ERRORS_RETURN on MPI_COMM_WORLD");
       }
     } finally {
       LOCK.unlock();

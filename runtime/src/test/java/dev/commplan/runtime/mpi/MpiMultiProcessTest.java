@@ -48,6 +48,40 @@ class MpiMultiProcessTest {
   }
 
   /**
+   * Issue 25, part 2: MPI errors become CommPlan exceptions on every rank, never Open MPI's fatal handler. A
+   * send of 8 into a receive of 4 (the receiver names both counts, the others learn it at close at the
+   * latest), all-reduce and all-to-all counts that differ, and a plan with the order check racing a direct
+   * call ({@link MpiErrorsMain}); each on a fresh world, in one job.
+   */
+  @ParameterizedTest(name = "{0} processes")
+  @ValueSource(ints = {2, 3, 4})
+  void mpiErrorsBecomeExceptionsOnEveryRank(int ranks) throws Exception {
+    List<String> cases = List.of("truncated-recv", "count", "alltoall-count", "order-direct");
+    List<String> args = new java.util.ArrayList<>(cases);
+    MpiLauncher.Result run = MpiLauncher.run(ranks, LIMIT, MpiLauncher.classPath(),
+        List.of("-D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + "=60"), MpiErrorsMain.class.getName(),
+        args.toArray(String[]::new));
+    assertFalse(run.killed(), run.toString());
+    assertEquals(0, run.exitCode(), run.toString());
+    assertFalse(run.output().contains("MPI_ERRORS_ARE_FATAL"), run.toString());
+    for (String kase : cases) {
+      for (int r = 0; r < ranks; r++) {
+        assertTrue(run.output().contains("rank " + r + ": " + kase + ": caught "), "rank " + r + ", " + kase + ": " + run);
+      }
+    }
+    assertTrue(run.output().contains("rank 1: truncated-recv: caught MpiException: rank 1: MPI_Testall failed while"
+        + " completing direct call: recv I32 from rank 0, count 4: truncated: rank 0 sent 8 elements into this receive"
+        + " of 4"), run.toString());
+    assertTrue(run.output().contains("rank 0: truncated-recv: caught RankAbortedException at close: rank 0: close()"
+        + " abandoned because rank 1 of world failed: rank 1: MPI_Testall failed"), run.toString());
+    assertTrue(run.output().contains("count: caught MpiException: rank 0: MPI_Testall failed while completing direct"
+        + " call: all-reduce F32 SUM, count 4: truncated: a message inside the all-reduce was longer than this rank's"
+        + " count of 4 allows"), run.toString());
+    assertTrue(run.output().contains("alltoall-count: caught MpiException: rank 0: MPI_Testall failed while"
+        + " completing direct call: all-to-all F32, count 2: truncated"), run.toString());
+  }
+
+  /**
    * mpirun notices the dead process and ends the others, which are waiting inside the plan, before their
    * own timeout (150 s here) would: no rank reports a timeout.
    */
