@@ -46,7 +46,7 @@ import java.util.Locale;
  *       MPI's {@code MPI_IN_PLACE} as the root's receive buffer.
  *   <li>AllToAll: {@code MPI_Ialltoall}, with NCCL's count per peer; out of place only.
  *   <li>Send, Recv: {@code MPI_Isend}, {@code MPI_Irecv}, with the tag 1 + the number of earlier sends to
- *       (receives from) the same peer in the step, so that a step's pairs between two ranks are kept apart
+ *       (receives from) the same peer of the same group in the step, so that a step's pairs between two ranks are kept apart
  *       whatever MPI's progress; both sides count the same, since every rank issues a step's transfers in
  *       the plan's pairing order. A transfer whose peer is none on this rank is not in the table.
  *   <li>Types: F32, F64 and the integers are MPI's fixed-size types. Signed SUM, PROD and AVG run on the
@@ -60,6 +60,16 @@ import java.util.Locale;
  * </ul>
  */
 final class MpiCallTable {
+  /** Open MPI's internal {@code OMPI_ERROR}, which libnbc gives a non-blocking collective whose round failed. */
+  private static final int OMPI_ERROR = -1;
+  /**
+   * What that means: libnbc found an error in a round (it prints {@code MPI Error in NBC subrequest ...: N}
+   * first) and reports its own error instead of the round's.
+   */
+  private static final String LIBNBC_ABORTED = "Open MPI's engine for non-blocking collectives (libnbc) aborted it"
+      + " (error -1); it prints the MPI error just before ('MPI Error in NBC subrequest ...: 15' is MPI_ERR_TRUNCATE:"
+      + " a message longer than this rank's count, so the ranks called it with different counts)";
+
   /** The plan's name, or null for the one call of a direct-call table ({@link #direct}). */
   final String planName;
   private final MpiCommunicator comm;
@@ -399,7 +409,9 @@ final class MpiCallTable {
           }
           code = code == rc ? error : code;
           what.append(what.isEmpty() ? "" : "; ").append(describe(i)).append(": ");
-          if (error != Mpi.ERR_TRUNCATE) {
+          if (error == OMPI_ERROR && !kind[i].pointToPoint()) {
+            what.append(LIBNBC_ABORTED);
+          } else if (error != Mpi.ERR_TRUNCATE) {
             what.append(MpiRuntime.errorString(error)).append(" (MPI error ").append(error).append(')');
           } else if (kind[i] == Collective.RECV) {
             int source = statuses.get(JAVA_INT, (long) Mpi.STATUS_BYTES * i + Mpi.STATUS_SOURCE);
@@ -417,7 +429,9 @@ final class MpiCallTable {
         }
       }
     }
-    if (what.isEmpty()) {
+    if (what.isEmpty() && rc == OMPI_ERROR) {
+      what.append(describeStep(step)).append(": ").append(LIBNBC_ABORTED);
+    } else if (what.isEmpty()) {
       what.append(describeStep(step)).append(": ").append(MpiRuntime.errorString(rc)).append(" (MPI error ")
           .append(rc).append(')');
     }

@@ -21,6 +21,7 @@ import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
@@ -45,11 +46,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * a call reports only when it completes, becomes an {@link MpiException} naming the call. A failure ends
  * every communicator of the family on every rank ({@link MpiFamily}).
  *
+ * <p>{@link #split} makes a communicator of a group ({@code MPI_Comm_split}) with its own stream, in this
+ * one's family; a plan compiled here may run calls over the family's communicators (a mesh's axes).
+ *
  * <p>Every wait has a deadline, {@link #timeout()}. MPI cannot cancel a collective, and a rank that gave
- * up on one would leave the others inside it; so when the deadline passes, the backend prints what it
- * was waiting for (plan, step, collectives, counts) to standard error and calls {@code
- * MPI_Abort(MPI_COMM_WORLD, }{@value MpiBackend#TIMEOUT_ABORT_CODE}{@code )}, which ends every process
- * of the job; mpirun exits with that code.
+ * up on one would leave the others inside it; so when the deadline passes, the rank tells every rank of the
+ * family (a notice, {@link MpiFamily}), waits a moment for their answers, and throws a {@link
+ * dev.commplan.runtime.CommTimeoutException} naming what it waited for, its group and the ranks that did
+ * not answer; the others end their waits with a {@link RankAbortedException} naming it.
  *
  * <p>Like the other backends' communicators, it is used by one thread at a time.
  */
@@ -62,6 +66,9 @@ public final class MpiCommunicator extends AbstractCommunicator implements Devic
   private final MpiStream stream;
   private final MpiFamily family;
   private final String label;
+  private final MpiCommunicator parent; // null for the world
+  private final int[] worldRanks; // world rank of each rank here; null for the world
+  private final List<MpiCommunicator> children = new ArrayList<>();
   private final MpiInFlight inFlight = new MpiInFlight(this);
   private final Set<MpiMemory> live = ConcurrentHashMap.newKeySet();
 
@@ -72,7 +79,8 @@ public final class MpiCommunicator extends AbstractCommunicator implements Devic
   private MpiCallTable[] directTables = new MpiCallTable[4];
   private int directFree;
 
-  private MpiCommunicator(long handle, int rank, int size, Duration timeout, MpiFamily family, String label) {
+  private MpiCommunicator(long handle, int rank, int size, Duration timeout, MpiFamily family, String label,
+      MpiCommunicator parent, int[] worldRanks) {
     this.handle = handle;
     this.rank = rank;
     this.size = size;
@@ -81,6 +89,8 @@ public final class MpiCommunicator extends AbstractCommunicator implements Devic
     this.stream = new MpiStream(this, timeout);
     this.family = family;
     this.label = label;
+    this.parent = parent;
+    this.worldRanks = worldRanks;
     family.join(this);
   }
 
@@ -104,12 +114,27 @@ public final class MpiCommunicator extends AbstractCommunicator implements Devic
       int rank = value.get(JAVA_INT, 0);
       MpiRuntime.check("MPI_Comm_size", Mpi.MPI_Comm_size(comm, value.address()), "reading the size");
       int size = value.get(JAVA_INT, 0);
-      MpiCommunicator c = new MpiCommunicator(comm, rank, size, timeout, MpiFamily.open(comm, rank, size), "world");
+      MpiCommunicator c = new MpiCommunicator(comm, rank, size, timeout, MpiFamily.open(comm, rank, size), "world",
+          null, null);
       MpiRuntime.register(c);
       return c;
     } finally {
       MpiRuntime.LOCK.unlock();
     }
+  }
+
+  /** This rank's communicator of a group split from this one ({@link MpiSplits}); holding the MPI lock. */
+  MpiCommunicator child(long childHandle, int childRank, int childSize, String childLabel, int[] childWorldRanks) {
+    MpiCommunicator child = new MpiCommunicator(childHandle, childRank, childSize, timeout, family, childLabel, this,
+        childWorldRanks);
+    children.add(child);
+    MpiRuntime.register(child);
+    return child;
+  }
+
+  /** {@return the world rank of rank {@code groupRank} here} */
+  int worldRank(int groupRank) {
+    return worldRanks == null ? groupRank : worldRanks[groupRank];
   }
 
   /** The {@code MPI_Comm} handle, for call tables. */
@@ -150,7 +175,7 @@ public final class MpiCommunicator extends AbstractCommunicator implements Devic
 
   /** {@code rank 3}, or {@code rank 1 of axis tp of mesh [dp=2, tp=4]} for a split communicator. */
   String rankText() {
-    return label.equals("world") ? "rank " + rank : "rank " + rank + " of " + label;
+    return parent == null ? "rank " + rank : "rank " + rank + " of " + label;
   }
 
   MpiFamily family() {
@@ -192,13 +217,14 @@ public final class MpiCommunicator extends AbstractCommunicator implements Devic
    * failed with calls in flight); the block is then left allocated rather than freed under MPI.
    */
   boolean quiesceBeforeFree() {
-    if (inFlight.isEmpty()) {
-      return true;
+    for (MpiCommunicator member : family.members()) { // a plan over a mesh's axes uses its world's memory
+      if (!member.inFlight.isEmpty()) {
+        if (member.closed || member.failure != null || family.failure() != null || !MpiRuntime.isInitialized()) {
+          return false;
+        }
+        member.completeInFlight();
+      }
     }
-    if (closed || failure != null || !MpiRuntime.isInitialized()) {
-      return false;
-    }
-    completeInFlight();
     return true;
   }
 
@@ -267,6 +293,7 @@ public final class MpiCommunicator extends AbstractCommunicator implements Devic
   /** Starts step {@code step} of {@code table}: outside a group, after completing what is in flight. */
   void run(MpiCallTable table, int step) {
     ensureUsable();
+    lookForNotices(table, step, "starting ");
     if (groupDepth == 0) {
       completeInFlight();
     }
@@ -296,6 +323,25 @@ public final class MpiCommunicator extends AbstractCommunicator implements Devic
     }
   }
 
+  /**
+   * Where this rank has not looked for a while ({@link MpiFamily#due}): another rank's notice ends what it is
+   * about to do ({@code doing} step {@code step} of {@code table}) with a {@link RankAbortedException}.
+   */
+  void lookForNotices(MpiCallTable table, int step, String doing) {
+    if (!family.due(System.nanoTime())) {
+      return;
+    }
+    MpiRuntime.LOCK.lock();
+    try {
+      MpiFamily.Notice notice = MpiRuntime.isInitialized() ? family.poll() : null;
+      if (notice != null) {
+        throw family.gaveUp(this, doing + table.describeStep(step), notice);
+      }
+    } finally {
+      MpiRuntime.LOCK.unlock();
+    }
+  }
+
   /** The stream's wait: completes everything in flight within {@code timeout} ({@link MpiInFlight#complete}). */
   void synchronize(Duration timeout) {
     ensureUsable();
@@ -313,29 +359,9 @@ public final class MpiCommunicator extends AbstractCommunicator implements Devic
     }
   }
 
-  /** The deadline passed with {@code pending} in flight: say what was pending, then end the job. */
-  void timedOut(long waitedNanos, String pending) {
-    String message = String.format(Locale.ROOT,
-        "commplan mpi: rank %d of %d waited %.1f s (the timeout is %s) for collectives that did not complete:%s%n"
-            + "Another rank has probably died, hung, or not issued the same collectives in the same order."
-            + " MPI cannot cancel a collective, so this rank ends the whole job now with"
-            + " MPI_Abort(MPI_COMM_WORLD, %d). To wait longer, pass a timeout to MpiBackend.world(Duration)"
-            + " or set -D%s.",
-        rank, size, waitedNanos / 1e9, timeout, pending, MpiBackend.TIMEOUT_ABORT_CODE,
-        dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY);
-    System.err.println(message);
-    System.err.flush();
-    System.out.flush();
-    MpiRuntime.LOCK.lock();
-    try {
-      Mpi.MPI_Abort(Mpi.Handles.COMM_WORLD, MpiBackend.TIMEOUT_ABORT_CODE);
-    } finally {
-      MpiRuntime.LOCK.unlock();
-    }
-    // MPI_Abort does not return; if it did, do not pretend the work finished.
-    CommPlanException e = new CommPlanException(message);
-    failedBy(e);
-    throw e;
+  /** The deadline passed with {@code pending} in flight: the family fails ({@link MpiFamily#timedOut}). */
+  void timedOut(long waitedNanos, String pending, MpiCallTable first, int step) {
+    throw family.timedOut(this, waitedNanos, timeout, pending, first, step);
   }
 
   /** The family failed with {@code cause} (this rank's own failure, or another rank's notice). */
@@ -393,6 +419,13 @@ public final class MpiCommunicator extends AbstractCommunicator implements Devic
       return;
     }
     RuntimeException error = null;
+    for (MpiCommunicator child : new ArrayList<>(children)) { // closed with this one at the latest
+      try {
+        child.close();
+      } catch (RuntimeException e) {
+        error = error == null ? e : error;
+      }
+    }
     if (failure == null && family.failure() == null && MpiRuntime.isInitialized()) {
       try {
         completeInFlight();
@@ -400,7 +433,7 @@ public final class MpiCommunicator extends AbstractCommunicator implements Devic
         error = e;
       }
     }
-    if (label.equals("world") && MpiRuntime.isInitialized()) {
+    if (parent == null && MpiRuntime.isInitialized()) {
       try {
         family.closeWorld(this, timeoutNanos);
       } catch (RuntimeException e) {
@@ -410,6 +443,9 @@ public final class MpiCommunicator extends AbstractCommunicator implements Devic
     closed = true;
     MpiRuntime.forget(this);
     family.leave(this);
+    if (parent != null) {
+      parent.children.remove(this);
+    }
     MpiRuntime.LOCK.lock();
     try (Arena arena = Arena.ofConfined()) {
       if (MpiRuntime.isInitialized() && inFlight.isEmpty()) {
@@ -435,18 +471,22 @@ public final class MpiCommunicator extends AbstractCommunicator implements Devic
   }
 
   /**
-   * {@inheritDoc} Not yet on this backend: its split (and plans over a mesh's axes) are being built.
-   *
-   * @throws UnsupportedOperationException always, for now
+   * {@inheritDoc} {@code MPI_Comm_split}, after an all-gather of every rank's color and key over this
+   * communicator, waited for with the timeout ({@link MpiSplits}): the new communicator has its own stream and
+   * belongs to this one's family.
    */
   @Override
-  protected dev.commplan.runtime.spi.BackendCommunicator splitGroup(int color, int key, String label) {
-    throw new UnsupportedOperationException(backendName() + " backend: split(color, key) is not available yet");
+  protected dev.commplan.runtime.spi.BackendCommunicator splitGroup(int color, int key, String groupLabel) {
+    if (groupDepth > 0) {
+      throw new IllegalStateException(rankText() + ": split() inside a group (groupStart() .. groupEnd()); split"
+          + " outside groups, as NCCL requires");
+    }
+    return MpiSplits.split(this, color, key, groupLabel);
   }
 
   @Override
   public String toString() {
-    return "MpiCommunicator[rank " + rank + " of " + size + (label.equals("world") ? "" : " in " + label)
+    return "MpiCommunicator[rank " + rank + " of " + size + (parent == null ? "" : " in " + label)
         + (closed ? ", closed" : "") + "]";
   }
 }

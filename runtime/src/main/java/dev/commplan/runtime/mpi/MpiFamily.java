@@ -5,6 +5,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.commplan.runtime.CommPlanException;
+import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.mpi.internal.Mpi;
 import dev.commplan.runtime.mpi.internal.MpiCollectives;
@@ -43,6 +44,8 @@ final class MpiFamily {
   private static final int NOTICE_TAG = 1;
   private static final int NOTICE_BYTES = 4096;
   private static final int HEADER_BYTES = 20; // kind, world rank, group rank, label bytes, text bytes
+  /** What the close of the world is called in notices, so that a rank that timed out tells it apart. */
+  private static final String CLOSING = "close() of world";
 
   /** A notice's kind: the sender's call failed (an MPI error, or CommPlan's own check). */
   static final int FAILED = 1;
@@ -50,6 +53,12 @@ final class MpiFamily {
   static final int TIMED_OUT = 2;
   /** A notice's kind: the sender gave up because of another rank's notice. */
   static final int GAVE_UP = 3;
+  /**
+   * A notice's kind: the sender is closing the world and has waited a second there for the others. Not a
+   * failure (a peer still finishing its last call may see it): it ends no wait, but a rank that times out
+   * names the ranks that left this way.
+   */
+  static final int LEFT = 4;
 
   /** What another rank said. */
   record Notice(int kind, int worldRank, int groupRank, String group, String text) {
@@ -63,6 +72,7 @@ final class MpiFamily {
       return switch (kind) {
         case FAILED -> "failed";
         case TIMED_OUT -> "timed out";
+        case LEFT -> "is closing world";
         default -> "gave up";
       };
     }
@@ -80,7 +90,9 @@ final class MpiFamily {
   private final List<Notice> notices = new ArrayList<>();
   private final Set<MpiCommunicator> members = ConcurrentHashMap.newKeySet();
   private volatile RuntimeException failure;
+  private volatile long lastLook = System.nanoTime();
   private boolean announced;
+  private boolean announcedLeft;
   private boolean controlFreed;
 
   private MpiFamily(long control, int worldRank, int worldSize) {
@@ -130,8 +142,21 @@ final class MpiFamily {
     return List.copyOf(notices);
   }
 
-  /** A notice that arrived since the last look, or null; holding the lock. Re-posts the receive. */
+  /**
+   * A notice that ends waits (a failure, a timeout, a rank that gave up) among those that arrived since the
+   * last look, or null; holding the lock. Every notice is kept ({@link #notices()}).
+   */
   Notice poll() {
+    Notice notice;
+    do {
+      notice = receive();
+    } while (notice != null && notice.kind() == LEFT);
+    return notice;
+  }
+
+  /** The next notice that arrived, or null; holding the lock. Re-posts the receive. */
+  private Notice receive() {
+    lastLook = System.nanoTime();
     if (controlFreed) {
       return null;
     }
@@ -153,6 +178,7 @@ final class MpiFamily {
     if (failure == null) {
       failure = cause;
     }
+    MpiRuntime.familyFailed(where.timeout().toNanos());
     for (MpiCommunicator member : members) {
       member.failedBy(failure);
     }
@@ -166,15 +192,118 @@ final class MpiFamily {
   RankAbortedException gaveUp(MpiCommunicator where, String doing, Notice notice) {
     RankAbortedException e = new RankAbortedException(where.rankText() + ": " + doing + " abandoned because "
         + notice.who() + " " + notice.verb() + ": " + notice.text(), failure);
-    fail(where, GAVE_UP, e);
+    if (failure == null) {
+      failure = e;
+    }
+    MpiRuntime.familyFailed(where.timeout().toNanos());
+    for (MpiCommunicator member : members) {
+      member.failedBy(failure);
+    }
+    announce(GAVE_UP, where, "was " + doing); // short: a rank that timed out lists who answered and what it did
+    return e;
+  }
+
+  /**
+   * Whether this rank has not looked for notices for a while (a millisecond): a rank that was away (computing,
+   * stalled) looks before it starts or waits for calls, so that it does not run a call its peers gave up on.
+   * Read without the lock.
+   */
+  boolean due(long now) {
+    return now - lastLook > 1_000_000L;
+  }
+
+  /** {@return the communicators of the family on this rank} */
+  List<MpiCommunicator> members() {
+    return List.copyOf(members);
+  }
+
+  /**
+   * {@code where} waited {@code waitedNanos} (past {@code timeout}) for {@code pending} ({@code first}'s step
+   * {@code step} first): tells every rank of the world, gives them a moment (a tenth of the timeout, 0.2 to 2
+   * s) to answer (each rank that learns of it says once what it was doing), and returns the exception naming
+   * the ranks of {@code where}'s group that did not answer: stalled, gone, or not in this call. Takes and lets
+   * go of the lock itself.
+   */
+  CommTimeoutException timedOut(MpiCommunicator where, long waitedNanos, java.time.Duration timeout, String pending,
+      MpiCallTable first, int step) {
+    String waited = String.format(java.util.Locale.ROOT, "%.1f s", waitedNanos / 1e9);
+    MpiRuntime.LOCK.lock();
+    try {
+      announce(TIMED_OUT, where, "waited " + waited + " (the timeout is " + timeout + ") for:" + pending);
+    } finally {
+      MpiRuntime.LOCK.unlock();
+    }
+    long grace = Math.min(2_000_000_000L, Math.max(200_000_000L, timeout.toNanos() / 10));
+    long start = System.nanoTime();
+    while (System.nanoTime() - start < grace) {
+      MpiRuntime.LOCK.lock();
+      try {
+        while (poll() != null) {
+          // collect every answer that arrived
+        }
+      } finally {
+        MpiRuntime.LOCK.unlock();
+      }
+      java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
+    }
+    Set<Integer> answered = new java.util.HashSet<>(); // world ranks that were in calls (waiting, failed)
+    Set<Integer> left = new java.util.HashSet<>(); // world ranks closing the world
+    StringBuilder answers = new StringBuilder();
+    for (Notice n : notices) {
+      boolean closing = n.kind() == LEFT || n.text().contains(CLOSING);
+      if (!(closing ? left : answered).add(n.worldRank())) {
+        continue;
+      }
+      answers.append("\n  ").append(n.who()).append(' ').append(closing ? "is closing world"
+          : n.kind() == TIMED_OUT ? "timed out too" : "answered").append(": ").append(n.text().replace("\n", " "));
+    }
+    List<Integer> missing = new ArrayList<>();
+    StringBuilder missingText = new StringBuilder();
+    for (int r = 0; r < where.size(); r++) {
+      int w = where.worldRank(r);
+      if (r != where.rank() && (!answered.contains(w) || left.contains(w))) {
+        missing.add(r);
+        missingText.append(missingText.isEmpty() ? "" : ", ").append("rank ").append(r)
+            .append(where.groupLabel().equals("world") ? "" : " (world rank " + w + ")")
+            .append(left.contains(w) ? ", closing world" : ", no answer within " + grace / 1_000_000 + " ms");
+      }
+    }
+    String summary = where.rankText() + " (world rank " + worldRank + ") waited " + waited + " (the timeout is "
+        + timeout + ") for calls that did not complete:" + pending
+        + (answers.isEmpty() ? "" : "\nOther ranks, told so:" + answers)
+        + (missing.isEmpty() ? "\nEvery rank of " + where.groupLabel() + " answered: none stalled, but they did not"
+            + " issue the same calls in the same order"
+            : "\nNot in this call: " + missingText + " (of " + where.groupLabel() + "): stalled, gone, or past it (a"
+                + " rank that returns or throws early, skips a call, or issues its calls in another order, leaves the"
+                + " others waiting)")
+        + ". Every communicator of this family now fails on every rank. To wait longer, pass a timeout to"
+        + " MpiBackend.world(Duration) or set -D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + ".";
+    CommTimeoutException e = new CommTimeoutException(summary, first.planName, first.planName == null ? -1
+        : first.stepNumber(step), first.describeStep(step), List.of(), where.rank(), timeout, missing, null, null);
+    MpiRuntime.LOCK.lock();
+    try {
+      if (failure == null) {
+        failure = e;
+      }
+      MpiRuntime.familyFailed(timeout.toNanos());
+      for (MpiCommunicator member : members) {
+        member.failedBy(failure);
+      }
+    } finally {
+      MpiRuntime.LOCK.unlock();
+    }
     return e;
   }
 
   private void announce(int kind, MpiCommunicator where, String text) {
-    if (announced || controlFreed) {
+    if (kind == LEFT ? announced || announcedLeft : announced || controlFreed) {
       return;
     }
-    announced = true;
+    if (controlFreed || sends > 0 && flushPending()) {
+      return; // the earlier notice is still on its way (its buffers are in use): this one is not sent
+    }
+    announced |= kind != LEFT;
+    announcedLeft = true;
     byte[] label = where.groupLabel().getBytes(StandardCharsets.UTF_8);
     byte[] words = (text == null ? "" : text).getBytes(StandardCharsets.UTF_8);
     int labelBytes = Math.min(label.length, 256);
@@ -198,6 +327,15 @@ final class MpiFamily {
         j += rc == Mpi.SUCCESS ? 1 : 0;
       }
     }
+  }
+
+  /** Whether sends of an earlier notice are still in flight (holding the lock). */
+  private boolean flushPending() {
+    int rc = Mpi.MPI_Testall(sends, sentRequests.address(), flag.address(), Mpi.STATUSES_IGNORE);
+    if (rc != Mpi.SUCCESS || flag.get(JAVA_INT, 0) != 0) {
+      sends = 0;
+    }
+    return sends > 0;
   }
 
   /**
@@ -257,7 +395,7 @@ final class MpiFamily {
       try {
         Notice notice = poll();
         if (notice != null) {
-          RankAbortedException e = gaveUp(world, "close()", notice);
+          RankAbortedException e = gaveUp(world, CLOSING, notice);
           flush();
           throw e;
         }
@@ -273,8 +411,16 @@ final class MpiFamily {
         MpiRuntime.LOCK.unlock();
       }
       long waited = System.nanoTime() - start;
+      if (waited > 1_000_000_000L && !announcedLeft) {
+        MpiRuntime.LOCK.lock();
+        try {
+          announce(LEFT, world, CLOSING + " has waited 1 s for the other ranks to close it too");
+        } finally {
+          MpiRuntime.LOCK.unlock();
+        }
+      }
       if (waited > timeoutNanos) {
-        CommPlanException e = new CommPlanException(world.rankText() + ": close() waited " + waited / 1_000_000_000L
+        CommPlanException e = new CommPlanException(world.rankText() + ": " + CLOSING + " waited " + waited / 1_000_000_000L
             + " s (the timeout) for the other ranks of world to close it too; a rank that is still working, stalled"
             + " or gone leaves the others waiting here");
         MpiRuntime.LOCK.lock();

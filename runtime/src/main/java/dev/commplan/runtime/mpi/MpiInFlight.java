@@ -64,6 +64,7 @@ final class MpiInFlight {
     if (count == 0) {
       return;
     }
+    comm.lookForNotices(tables[0], steps[0], "waiting for ");
     long start = System.nanoTime();
     long deadline = start + waitNanos;
     long flagAddress = flag.address();
@@ -109,7 +110,7 @@ final class MpiInFlight {
         }
         long now = System.nanoTime();
         if (now - deadline > 0) {
-          comm.timedOut(now - start, describe());
+          comm.timedOut(now - start, describe(), table, step);
         }
         long waited = now - start;
         if (waited >= 1_000_000_000L) { // most likely a late or dead peer: do not burn a core until the deadline

@@ -28,7 +28,8 @@ import java.util.List;
  * when every rank passed, 1 otherwise.
  *
  * <p>{@code --fault kill}: the last rank is killed (SIGKILL) in the middle of a plan; {@code --fault hang}: the last rank
- * never joins a plan's collectives, so the others time out. Both must end the job, not hang it.
+ * never joins a plan's collectives, so the others time out (each prints its exception and exits 5). Both must end
+ * the job, not hang it.
  */
 public final class MpiSuiteMain {
   private MpiSuiteMain() {}
@@ -409,8 +410,14 @@ public final class MpiSuiteMain {
         }
         return 3;
       }
-      plan.execute(comm.stream());
-      comm.stream().synchronize();
+      try {
+        plan.execute(comm.stream());
+        comm.stream().synchronize();
+      } catch (dev.commplan.runtime.CommPlanException e) {
+        System.out.println("rank " + rank + ": " + e.getClass().getSimpleName() + ": " + e.getMessage());
+        System.out.flush();
+        return 5;
+      }
       System.out.println("rank " + rank + ": second run done (the fault did not stop it)");
       return 4;
     }
