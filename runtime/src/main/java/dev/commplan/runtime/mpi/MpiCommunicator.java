@@ -293,7 +293,6 @@ public final class MpiCommunicator extends AbstractCommunicator implements Devic
   /** Starts step {@code step} of {@code table}: outside a group, after completing what is in flight. */
   void run(MpiCallTable table, int step) {
     ensureUsable();
-    lookForNotices(table, step, "starting ");
     if (groupDepth == 0) {
       completeInFlight();
     }
@@ -324,11 +323,13 @@ public final class MpiCommunicator extends AbstractCommunicator implements Devic
   }
 
   /**
-   * Where this rank has not looked for a while ({@link MpiFamily#due}): another rank's notice ends what it is
-   * about to do ({@code doing} step {@code step} of {@code table}) with a {@link RankAbortedException}.
+   * Where this rank has not looked for a while ({@link MpiFamily#due}) at {@code now}: another rank's notice
+   * ends what it is about to do ({@code doing} step {@code step} of {@code table}) with a {@link
+   * RankAbortedException}. Called when a wait starts, before it can return: a rank back from far away fails
+   * there, even if the calls it started completed against what its peers left behind.
    */
-  void lookForNotices(MpiCallTable table, int step, String doing) {
-    if (!family.due(System.nanoTime())) {
+  void lookForNotices(MpiCallTable table, int step, String doing, long now) {
+    if (!family.due(now)) {
       return;
     }
     MpiRuntime.LOCK.lock();

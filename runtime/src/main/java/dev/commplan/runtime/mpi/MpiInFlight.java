@@ -64,8 +64,8 @@ final class MpiInFlight {
     if (count == 0) {
       return;
     }
-    comm.lookForNotices(tables[0], steps[0], "waiting for ");
     long start = System.nanoTime();
+    comm.lookForNotices(tables[0], steps[0], "waiting for ", start);
     long deadline = start + waitNanos;
     long flagAddress = flag.address();
     MpiFamily family = comm.family();
