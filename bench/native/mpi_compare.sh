@@ -11,7 +11,7 @@
 # `mvn -pl runtime dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=/tmp/cp.txt`):
 #   bench/native/mpi_compare.sh 2 4
 # On the GPU machine (no C compiler there: build the C program here first, into what travels):
-#   mpicc -O2 -o .device/mpi_allreduce bench/native/mpi_allreduce.c     (then ../shared/device/pack)
+#   mpicc -O2 -o .device/mpi_allreduce bench/native/mpi_allreduce.c -lm     (then ../shared/device/pack)
 #   JAVA=.device/run bash bench/native/mpi_compare.sh 2 4
 # Environment: JAVA (the java command with the class path; default: this checkout's classes and /tmp/cp.txt),
 # C_BIN (the C program; default: built with mpicc into $TMPDIR, else .device/mpi_allreduce), COUNTS (default
@@ -34,7 +34,7 @@ fi
 if [ -z "${C_BIN:-}" ]; then
   if command -v mpicc >/dev/null; then
     C_BIN=${TMPDIR:-/tmp}/mpi_allreduce
-    mpicc -O2 -std=c11 -Wall -o "$C_BIN" bench/native/mpi_allreduce.c || exit 2
+    mpicc -O2 -std=c11 -Wall -o "$C_BIN" bench/native/mpi_allreduce.c -lm || exit 2
   else
     C_BIN=.device/mpi_allreduce
   fi
@@ -46,14 +46,14 @@ out=$(mktemp -d)
 for np in $NPS; do
   over=""; [ "$np" -gt "$(nproc)" ] && over="--oversubscribe"
   echo "\$ mpirun $over ${MPIRUN_ARGS:-} -np $np $C_BIN $COUNTS"
-  timeout 150 mpirun $over ${MPIRUN_ARGS:-} -np "$np" "$C_BIN" $COUNTS | tee "$out/c$np.txt"; echo "rc=$?"
+  timeout 90 mpirun $over ${MPIRUN_ARGS:-} -np "$np" "$C_BIN" $COUNTS | tee "$out/c$np.txt"; echo "rc=$?"
   echo "\$ mpirun $over ${MPIRUN_ARGS:-} -np $np \$JAVA dev.commplan.runtime.mpi.MpiAllReduceTiming $COUNTS"
-  timeout 200 mpirun $over ${MPIRUN_ARGS:-} -np "$np" $JAVA dev.commplan.runtime.mpi.MpiAllReduceTiming $COUNTS \
+  timeout 120 mpirun $over ${MPIRUN_ARGS:-} -np "$np" $JAVA dev.commplan.runtime.mpi.MpiAllReduceTiming $COUNTS \
     | tee "$out/java$np.txt"; echo "rc=$?"
 done
 for np in $NPS; do
   echo
-  echo "# $np processes: median us per call (slowest rank), steady state"
+  echo "# $np processes: median us per call (averaged over the ranks), steady state"
   awk -v np="$np" '
     FNR == 1 { file++ }
     /^#/ || $1 == "count" { next }

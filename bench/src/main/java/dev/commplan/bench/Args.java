@@ -2,6 +2,7 @@ package dev.commplan.bench;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.DataType;
+import dev.commplan.timing.SteadyState;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -72,6 +73,58 @@ final class Args {
       throw new UsageException("--" + name + " must be at least " + min + ", was " + parsed);
     }
     return parsed;
+  }
+
+  /** A decimal number of at least {@code min}. */
+  double decimal(String name, double fallback, double min) {
+    String value = string(name, null);
+    if (value == null) {
+      return fallback;
+    }
+    double parsed;
+    try {
+      parsed = Double.parseDouble(value);
+    } catch (NumberFormatException e) {
+      throw new UsageException("--" + name + " takes a number, not '" + value + "'");
+    }
+    if (!(parsed >= min) || Double.isInfinite(parsed)) {
+      throw new UsageException("--" + name + " must be a number of at least " + min + ", was " + value);
+    }
+    return parsed;
+  }
+
+  /**
+   * The warm-up: {@code --warmup auto} (the default: {@link SteadyState}'s rule, with {@code --warmup-min S},
+   * {@code --warmup-max S}, {@code --warmup-window K}, {@code --warmup-tolerance F}) or {@code --warmup N}, exactly
+   * N calls (the old way, no rule).
+   */
+  SteadyState.Rule warmUp() {
+    String spec = string("warmup", "auto");
+    SteadyState.Rule d = SteadyState.Rule.DEFAULT;
+    double min = decimal("warmup-min", d.minNanos() / 1e9, 0);
+    double max = decimal("warmup-max", d.maxNanos() / 1e9, 0);
+    int window = integer("warmup-window", d.window(), 1);
+    double tolerance = decimal("warmup-tolerance", d.tolerance(), 0);
+    if (spec.equals("auto")) {
+      if (max < min) {
+        throw new UsageException("--warmup-max " + max + " is less than --warmup-min " + min);
+      }
+      return SteadyState.Rule.steady(window, tolerance, min, max);
+    }
+    for (String rule : new String[] {"warmup-min", "warmup-max", "warmup-window", "warmup-tolerance"}) {
+      if (values.containsKey(rule)) {
+        throw new UsageException("--" + rule + " goes with --warmup auto, not with a fixed --warmup " + spec);
+      }
+    }
+    try {
+      long calls = Long.parseLong(spec);
+      if (calls < 0) {
+        throw new UsageException("--warmup must be auto or at least 0, was " + spec);
+      }
+      return SteadyState.Rule.fixed(calls);
+    } catch (NumberFormatException e) {
+      throw new UsageException("--warmup is auto (warm up to the steady state) or a number of calls, not '" + spec + "'");
+    }
   }
 
   /** A comma-separated list of whole numbers, each at least {@code min}. */

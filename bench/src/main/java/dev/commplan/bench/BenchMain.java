@@ -4,6 +4,7 @@ import dev.commplan.annotations.ReduceOp;
 import dev.commplan.bench.Args.UsageException;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.DataType;
+import dev.commplan.timing.SteadyState;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -26,32 +27,49 @@ public final class BenchMain {
       """
       usage: commplan-bench <command> [options]
         sweep          nccl-tests' sweep per collective: size, count, type, time, algbw, busbw, #wrong,
-                       out of place and in place (same formulas as NVIDIA/nccl-tests doc/PERFORMANCE.md)
+                       out of place and in place (same formulas as NVIDIA/nccl-tests doc/PERFORMANCE.md),
+                       in the steady state: time is the median per call of timed batches (each --iters
+                       calls and one synchronize, as nccl-tests times), after a warm-up reported per row
           --backend local|nccl   (default local)
           --ranks N              (default: 2 on local, 1 on nccl)
           --coll LIST            all (default) or a list of all-reduce, broadcast, all-gather,
                                  reduce-scatter, reduce, gather, scatter, alltoall, sendrecv
           --min SIZE --max SIZE  first and last size in bytes, e.g. 8, 64K, 64M, 1G (default 8 .. 1G)
           --factor F             size step factor (default 2)
-          --iters N --warmup N   timed and warm-up iterations (default 20, 5: nccl-tests' defaults)
+          --iters N              calls per timed batch (default 20: nccl-tests' -n)
+          --batches N            timed batches per row; the time is their median (default 20)
+          --measure-max S        at most S seconds of timed batches per row (default 10)
+          --warmup auto|N        auto (default): batches until the median per call of the last
+                                 --warmup-window (10) is within --warmup-tolerance (0.05) of the ones
+                                 before and the JIT is quiet, at least --warmup-min (1 s) on each
+                                 collective's first size and --warmup-min-next (0.1 s) on the others,
+                                 at most --warmup-max (10 s); N: N calls, in whole batches, no rule
+                                 (the old, cold way)
           --check N              checked runs per size, 0 for none (default 1)
+          --check-max SIZE       check sizes up to SIZE only (default: all)
+          --time-limit S         start no new size after S seconds (default: no limit)
           --type T --op OP       float (default), half, bfloat16, double, int8, ..., f8e4m3, f8e5m2;
                                  sum (default), prod, max, min, avg
           --root R               the root of broadcast, reduce, gather, scatter (default 0)
-          --csv FILE             also write the rows as CSV
+          --csv FILE             also write the rows as CSV (with the warm-up of each row)
           --quiet                no progress lines on stderr
         many           the many-buffers case: K buffers as K separate calls, one group of K calls, one plan,
                        one flat call over the same bytes, and the plan captured once and launched (graph:
                        a CUDA graph on nccl; on local and mpi launch() executes the plan, and the output
-                       says so) (time per step, median of iterations)
+                       says so) (time per step, median of iterations after the warm-up; each way's line
+                       is printed when it is done)
           --buffers K --count S  K buffers of S elements (default 200 x 256)
           --model gpt2           instead: GPT-2 small's 148 gradient tensors (124,439,808 parameters)
           --in-place             all-reduce in place (default: out of place)
           --plan auto|generated|builder   where the plan comes from (default auto: the generated class
                                  where the case has one, else PlanBuilder)
-          --backend, --ranks, --type, --op, --iters (default 50), --warmup (default 5), --csv, --quiet as above
+          --iters N              timed steps per way (default 50), at most --measure-max S (10) seconds
+          --warmup auto|N        as sweep's, in steps (--warmup-min, -max, -window, -tolerance)
+          --time-limit S         start no new way after S seconds (default: no limit)
+          --backend, --ranks, --type, --op, --csv, --quiet as above
         local-target   AllReduce busbw at 64 MiB on 2 and 4 local ranks against a memcpy of the same size
-          --size SIZE --ranks LIST (default 64M, 2,4) --iters N --warmup N --type T --quiet
+          --size SIZE --ranks LIST (default 64M, 2,4) --iters N (calls per batch, default 5)
+          --batches N (default 10) --warmup auto|N (as sweep's) --type T --quiet
         plot           SVG plots from CSV files written by sweep and many
           --sweep FILES          comma-separated sweep CSVs: bandwidth against size, one line per series
           --metric busbw|algbw   which bandwidth (default busbw; one rank's busbw is 0, use algbw)
@@ -60,6 +78,12 @@ public final class BenchMain {
           --many FILES           comma-separated many CSVs: the ratios separate/plan, group/plan, plan/flat,
                                  graph/flat (where the CSV has the graph row)
           --out DIR              where to write the plots, many-buffers.svg for --many (default .)
+        report         the comparison tables of issue 24 (markdown, for docs/performance.md and docs/gpu.md)
+                       from the logs of PERF_ONLY=1 bash bin/gpu-run: our sweep against nccl-tests per
+                       collective and size, and the host-cost targets (execute, launch, bytes per call)
+          --dir DIR              the logs' folder: DIR/nccl-tests.txt, DIR/sweep.txt, DIR/host-cost.txt
+          --nccl-tests F --sweep F --host F   or each log by name (override --dir's)
+          --out FILE             write the markdown there (default: standard output)
         jmh [JMH options]        the JMH benchmarks of execute()'s host cost (e.g. -prof gc); the NCCL one
                                  is skipped, with the reason, where NCCL cannot run
       """;
@@ -70,7 +94,7 @@ public final class BenchMain {
    */
   static final int MAX_LOCAL_RANKS = 256;
 
-  private static final List<String> COMMANDS = List.of("sweep", "many", "local-target", "plot", "jmh");
+  private static final List<String> COMMANDS = List.of("sweep", "many", "local-target", "plot", "report", "jmh");
 
   private BenchMain() {}
 
@@ -98,6 +122,7 @@ public final class BenchMain {
         case "many" -> many(Args.parse(rest, Set.of("in-place", "quiet")), out, err);
         case "local-target" -> localTarget(Args.parse(rest, Set.of("quiet")), out, err);
         case "plot" -> plot(Args.parse(rest, Set.of()), out);
+        case "report" -> report(Args.parse(rest, Set.of()), out);
         case "jmh" -> {
           return Jmh.run(rest.toArray(String[]::new), out, err);
         }
@@ -166,8 +191,13 @@ public final class BenchMain {
     long max = a.size("max", "1G");
     int factor = a.integer("factor", 2, 2);
     int iters = a.integer("iters", 20, 1);
-    int warmup = a.integer("warmup", 5, 0);
+    int batches = a.integer("batches", 20, 1);
+    SteadyState.Rule warmup = a.warmUp();
+    double nextMin = a.decimal("warmup-min-next", 0.1, 0);
+    double measureMax = a.decimal("measure-max", 10, 0);
     int check = a.integer("check", 1, 0);
+    long checkMax = a.size("check-max", Long.toString(Long.MAX_VALUE));
+    double timeLimit = a.decimal("time-limit", 0, 0);
     String csvPath = a.string("csv", null);
     boolean quiet = a.flag("quiet");
     a.finish();
@@ -178,8 +208,11 @@ public final class BenchMain {
       throw new UsageException("--root " + root + " is not a rank of " + ranks);
     }
     try (Csv csv = openCsv(csvPath)) {
-      Sweep.run(new Sweep.Config(backend, ranks, colls, type, op, root, min, max, factor, iters, warmup, check, quiet),
-          out, err, csv);
+      if (!warmup.isFixed() && nextMin * 1e9 > warmup.maxNanos()) {
+        throw new UsageException("--warmup-min-next " + nextMin + " is more than --warmup-max");
+      }
+      Sweep.run(new Sweep.Config(backend, ranks, colls, type, op, root, min, max, factor, iters, batches, warmup,
+          nextMin, measureMax, check, checkMax, timeLimit, quiet), out, err, csv);
     }
   }
 
@@ -201,7 +234,9 @@ public final class BenchMain {
     ReduceOp op = a.op("sum");
     boolean inPlace = a.flag("in-place");
     int iters = a.integer("iters", 50, 1);
-    int warmup = a.integer("warmup", 5, 0);
+    SteadyState.Rule warmup = a.warmUp();
+    double measureMax = a.decimal("measure-max", 10, 0);
+    double timeLimit = a.decimal("time-limit", 0, 0);
     ManyBuffers.PlanSource source = switch (a.string("plan", "auto")) {
       case "auto" -> ManyBuffers.PlanSource.AUTO;
       case "generated" -> ManyBuffers.PlanSource.GENERATED;
@@ -212,23 +247,24 @@ public final class BenchMain {
     boolean quiet = a.flag("quiet");
     a.finish();
     try (Csv csv = openCsv(csvPath)) {
-      ManyBuffers.run(new ManyBuffers.Config(backend, ranks, theCase, type, op, inPlace, iters, warmup, source, quiet),
-          out, err, csv);
+      ManyBuffers.run(new ManyBuffers.Config(backend, ranks, theCase, type, op, inPlace, iters, warmup, measureMax,
+          timeLimit, source, quiet), out, err, csv);
     }
   }
 
   private static void localTarget(Args a, PrintStream out, PrintStream err) {
     long size = a.size("size", "64M");
     List<Integer> ranks = a.integers("ranks", "2,4", 2);
-    int iters = a.integer("iters", 20, 1);
-    int warmup = a.integer("warmup", 5, 0);
+    int iters = a.integer("iters", 5, 1);
+    int batches = a.integer("batches", 10, 1);
+    SteadyState.Rule warmup = a.warmUp();
     DataType type = a.dataType("float");
     boolean quiet = a.flag("quiet");
     a.finish();
     for (int r : ranks) {
       checkLocalRanks("local", r);
     }
-    LocalTarget.run(size, ranks, type, iters, warmup, out, quiet ? null : err);
+    LocalTarget.run(size, ranks, type, iters, batches, warmup, out, quiet ? null : err);
   }
 
   private static void plot(Args a, PrintStream out) {
@@ -278,6 +314,70 @@ public final class BenchMain {
     } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
       // A CSV that is not one of ours, or has nothing to plot: say which, in one line.
       throw new CommPlanException("cannot plot: " + e.getMessage());
+    }
+  }
+
+  private static void report(Args a, PrintStream out) {
+    String dir = a.string("dir", null);
+    if (dir != null && !java.nio.file.Files.isDirectory(Path.of(dir))) {
+      throw new UsageException("--dir " + dir + " is not a folder");
+    }
+    Path nccl = logPath(a, "nccl-tests", dir, "nccl-tests.txt");
+    Path sweep = logPath(a, "sweep", dir, "sweep.txt");
+    Path host = logPath(a, "host", dir, "host-cost.txt");
+    String outPath = a.string("out", null);
+    a.finish();
+    if (nccl == null && sweep == null && host == null) {
+      throw new UsageException("report needs --dir DIR or at least one of --nccl-tests, --sweep, --host");
+    }
+    if (outPath != null) {
+      String why = Output.whyNotWritable(Path.of(outPath));
+      if (why != null) {
+        throw new UsageException("cannot write --out " + outPath + ": " + why);
+      }
+    }
+    List<String> sources = new java.util.ArrayList<>();
+    for (Path p : new Path[] {nccl, sweep, host}) {
+      if (p != null) {
+        sources.add("`" + p.getFileName() + "`");
+      }
+    }
+    String md = PerfReport.markdown(PerfLogs.ncclTests(lines(nccl)), PerfLogs.sweep(lines(sweep)),
+        PerfLogs.host(lines(host)), String.join(", ", sources));
+    if (outPath == null) {
+      out.print(md);
+      out.flush();
+      return;
+    }
+    try {
+      java.nio.file.Files.writeString(Path.of(outPath), md);
+    } catch (java.io.IOException e) {
+      throw new UncheckedIOException("cannot write " + outPath, e);
+    }
+    out.println("wrote " + outPath);
+  }
+
+  /** --NAME FILE, else DIR/FILE where DIR was given and the file is there; null for neither. */
+  private static Path logPath(Args a, String name, String dir, String file) {
+    String given = a.string(name, null);
+    if (given != null) {
+      return paths("--" + name, given).get(0);
+    }
+    if (dir == null) {
+      return null;
+    }
+    Path p = Path.of(dir, file);
+    return java.nio.file.Files.isReadable(p) ? p : null;
+  }
+
+  private static List<String> lines(Path p) {
+    if (p == null) {
+      return List.of();
+    }
+    try {
+      return java.nio.file.Files.readAllLines(p, java.nio.charset.StandardCharsets.UTF_8);
+    } catch (java.io.IOException e) {
+      throw new UncheckedIOException("cannot read " + p, e);
     }
   }
 

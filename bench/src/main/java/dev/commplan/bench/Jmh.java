@@ -48,7 +48,9 @@ final class Jmh {
       new Runner(options.build()).run();
       return 0;
     } catch (RunnerException e) {
-      err.println("error: " + e.getMessage());
+      // JMH gives no message when the patterns left nothing to run (e.g. only the NCCL benchmarks, skipped here)
+      err.println("error: " + (e.getMessage() != null ? e.getMessage()
+          : "no benchmark to run" + (unavailable != null ? " (the NCCL ones are skipped here: see above)" : "")));
       return 1;
     }
   }

@@ -18,6 +18,7 @@ import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
 import dev.commplan.runtime.DeviceMemory;
+import dev.commplan.timing.SteadyState;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -27,8 +28,9 @@ import java.util.function.Consumer;
 
 /**
  * The many-buffers case: a step that all-reduces K buffers (K x s elements, or a real model's gradient
- * set), issued four ways and timed per step (issue, then {@code stream.synchronize()}; median of
- * {@code iters}, averaged over ranks):
+ * set), issued five ways and timed per step in the steady state (the timed unit is one step: issue, then
+ * {@code stream.synchronize()}; steps until the time per step is steady ({@link SteadyState}, reported per
+ * way), then the median of {@code iters} steps, each averaged over ranks):
  *
  * <ul>
  *   <li>{@code separate}: K direct calls, one per buffer, each buffer allocated on its own;
@@ -44,6 +46,9 @@ import java.util.function.Consumer;
  * </ul>
  *
  * <p>After timing, each way runs once more on fresh inputs and is checked element by element (#wrong).
+ * Each way's line is printed (and written to the CSV) as soon as it is done, so that a command stopped
+ * from outside keeps the ways it finished; {@code timeLimitS} stops it from inside before a way starts
+ * (the first always runs).
  */
 final class ManyBuffers {
   /** Where the plan comes from. */
@@ -83,19 +88,28 @@ final class ManyBuffers {
     }
   }
 
+  /**
+   * What to run: {@code iters} timed steps per way (fewer where {@code measureMaxS} passes first) after the
+   * {@code warmup}; no way starts after {@code timeLimitS} (0: no limit).
+   */
   record Config(String backend, int ranks, Case theCase, DataType type, ReduceOp op, boolean inPlace,
-      int iters, int warmup, PlanSource planSource, boolean quiet) {
-    Config(String backend, int ranks, Case theCase, DataType type, ReduceOp op, boolean inPlace, int iters, int warmup,
-        PlanSource planSource) {
-      this(backend, ranks, theCase, type, op, inPlace, iters, warmup, planSource, true);
+      int iters, SteadyState.Rule warmup, double measureMaxS, double timeLimitS, PlanSource planSource,
+      boolean quiet) {
+    Config(String backend, int ranks, Case theCase, DataType type, ReduceOp op, boolean inPlace, int iters,
+        SteadyState.Rule warmup, PlanSource planSource) {
+      this(backend, ranks, theCase, type, op, inPlace, iters, warmup, 60, 0, planSource, true);
     }
   }
 
-  /** One way's result: NCCL calls per step, median and minimum time per step (µs), #wrong. */
-  record Result(String mode, int calls, double medianUs, double minUs, long wrong) {}
+  /**
+   * One way's result: NCCL calls per step, median and minimum time per step (µs), #wrong, its warm-up and
+   * the steps timed.
+   */
+  record Result(String mode, int calls, double medianUs, double minUs, long wrong, SteadyState.WarmUp warmup,
+      int steps) {}
 
-  static final String CSV_HEADER =
-      "backend,ranks,case,buffers,elements,type,redop,placement,mode,calls,median_us,min_us,wrong";
+  static final String CSV_HEADER = "backend,ranks,case,buffers,elements,type,redop,placement,mode,calls,median_us,"
+      + "min_us,wrong,warmup_steps,warmup_ms,warmup_end,steps";
 
   static final List<String> MODES = List.of("separate", "group", "plan", "flat", "graph");
 
@@ -124,41 +138,53 @@ final class ManyBuffers {
     ManyBuffers m = new ManyBuffers(config, progress);
     RankSync sync = new RankSync(config.ranks());
     List<List<Result>> perRank;
+    if (csv != null) {
+      csv.header(CSV_HEADER);
+    }
     try (Cluster cluster = Backends.cluster(config.backend(), config.ranks())) {
       perRank = cluster.call(comm -> {
         try {
-          return m.runRank(comm, sync);
+          return m.runRank(comm, sync, comm.rank() == 0 ? out : null, csv);
         } catch (Throwable t) {
           sync.fail();
           throw t;
         }
       });
     }
-    List<Result> results = perRank.get(0); // every rank holds the rank-averaged results
-    m.print(results, out);
-    if (csv != null) {
-      csv.header(CSV_HEADER);
-      Case c = config.theCase();
-      for (Result r : results) {
-        csv.row(List.of(config.backend(), config.ranks(), c.name(), c.counts().length, c.total(),
-            Names.of(config.type()), Names.of(config.op()), config.inPlace() ? "in" : "out", r.mode(), r.calls(),
-            r.medianUs(), r.minUs(), r.wrong()));
-      }
-    }
-    return results;
+    return perRank.get(0); // every rank holds the same agreed results
   }
 
-  private List<Result> runRank(Communicator comm, RankSync sync) {
+  /** Runs every way on this rank; rank 0 prints each way's line ({@code out} is null on the others). */
+  private List<Result> runRank(Communicator comm, RankSync sync, PrintStream out, Csv csv) {
     List<Result> results = new ArrayList<>();
     long maxPiece = config.theCase().total() * config.type().byteSize();
+    ManyOutput output = new ManyOutput(config);
+    if (out != null) {
+      output.header(out);
+    }
     try (HostStage stage = new HostStage(maxPiece)) {
       for (String mode : MODES) {
+        if (config.timeLimitS() > 0 && !results.isEmpty()
+            && sync.average(comm.rank(), (System.nanoTime() - started) / 1e9) > config.timeLimitS()) {
+          if (out != null) {
+            out.printf(Locale.ROOT, "# stopped: --time-limit %s s reached before %s; %d of %d ways were run%n",
+                Names.seconds(config.timeLimitS()), mode, results.size(), MODES.size());
+            out.flush();
+          }
+          break;
+        }
         if (comm.rank() == 0) {
           progress(false, mode + " (" + (results.size() + 1) + "/" + MODES.size() + "): allocating and filling");
         }
         try (Way way = prepare(mode, comm)) {
           Result result = measure(way, comm, sync, stage);
           results.add(result);
+          if (out != null) {
+            output.row(out, result, planDescription, graphDescription);
+            if (csv != null) {
+              csv.row(output.csvRow(result));
+            }
+          }
           if (comm.rank() == 0) {
             progress(true, String.format(Locale.ROOT, "%s done (%d/%d): %d call%s, median %.1f us per step",
                 mode, results.size(), MODES.size(), result.calls(), result.calls() == 1 ? "" : "s", result.medianUs()));
@@ -166,33 +192,31 @@ final class ManyBuffers {
         }
       }
     }
+    if (out != null) {
+      ManyOutput.ratios(out, results);
+    }
     return results;
   }
 
   private Result measure(Way way, Communicator comm, RankSync sync, HostStage stage) {
     Stream stream = comm.stream();
     int rank = comm.rank();
-    for (int i = 0; i < config.warmup(); i++) {
-      if (rank == 0) {
-        progress(false, way.mode + ": warm-up " + i + "/" + config.warmup());
-      }
+    if (rank == 0) {
+      progress(false, way.mode + ": warming up (" + (config.warmup().isFixed() ? config.warmup().fixedCalls() + " steps"
+          : "at most " + Names.seconds(config.warmup().maxNanos() / 1e9) + " s") + ")");
+    }
+    SteadyState.Unit step = () -> {
       way.issue.accept(stream);
       stream.synchronize();
+    };
+    SteadyState steady = new SteadyState(sync.consensus(rank));
+    SteadyState.WarmUp warm = steady.warmUp(config.warmup(), 1, step);
+    if (rank == 0) {
+      progress(false, way.mode + ": warm-up " + warm.summary("steps") + "; timing " + config.iters() + " steps");
     }
-    double[] us = new double[config.iters()];
-    for (int i = 0; i < us.length; i++) {
-      if (rank == 0) {
-        progress(false, way.mode + ": timed run " + i + "/" + us.length);
-      }
-      sync.await();
-      long t0 = System.nanoTime();
-      way.issue.accept(stream);
-      stream.synchronize();
-      us[i] = (System.nanoTime() - t0) / 1e3;
-    }
-    Arrays.sort(us);
-    double median = sync.average(rank, median(us));
-    double min = sync.average(rank, us[0]);
+    SteadyState.Samples timed = steady.measure(1, config.iters(), (long) (config.measureMaxS() * 1e9), step);
+    double median = timed.median() / 1e3;
+    double min = timed.min() / 1e3;
 
     // The checked run, on fresh inputs (the timed runs summed in place over and over).
     for (Piece p : way.pieces) {
@@ -213,7 +237,7 @@ final class ManyBuffers {
           i -> Pattern.expectedReduction(config.type(), config.op(), n, i));
     }
     wrong = (long) sync.sum(rank, wrong);
-    return new Result(way.mode, way.calls, median, min, wrong);
+    return new Result(way.mode, way.calls, median, min, wrong, warm, timed.count());
   }
 
   /**
@@ -233,11 +257,6 @@ final class ManyBuffers {
     lastProgress = now;
     progress.printf(Locale.ROOT, "# progress: %s, %.1f s%n", what, elapsed);
     progress.flush();
-  }
-
-  static double median(double[] sorted) {
-    int n = sorted.length;
-    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   }
 
   /** A contiguous range all-reduced by one call: what to fill and what to check. */
@@ -427,31 +446,6 @@ final class ManyBuffers {
 
   private static boolean isUniform(Case c, int k) {
     return c.counts().length == k && Arrays.stream(c.counts()).allMatch(x -> x == c.counts()[0]);
-  }
-
-  private void print(List<Result> results, PrintStream out) {
-    Case c = config.theCase();
-    DataType t = config.type();
-    out.printf(Locale.ROOT, "# many buffers: %s, %d buffers, %d elements (%s), %s all-reduce %s, %s%n",
-        c.isGpt2() ? "GPT-2 small gradients" : c.counts().length + " x " + c.counts()[0] + " " + Names.of(t),
-        c.counts().length, c.total(), Names.bytes(c.total() * t.byteSize()), Names.of(t), Names.of(config.op()),
-        config.inPlace() ? "in place" : "out of place");
-    out.printf(Locale.ROOT, "# backend %s  ranks %d  iters %d (time per step: median, min)  warm-up %d%n",
-        config.backend(), config.ranks(), config.iters(), config.warmup());
-    out.printf("# plan: %s%n", planDescription);
-    out.printf("# graph: %s%n", graphDescription);
-    out.printf("# %8s  %6s  %12s  %12s  %6s%n", "mode", "calls", "median (us)", "min (us)", "#wrong");
-    for (Result r : results) {
-      out.printf(Locale.ROOT, "  %8s  %6d  %12.1f  %12.1f  %6d%n", r.mode(), r.calls(), r.medianUs(), r.minUs(), r.wrong());
-    }
-    double plan = find(results, "plan").medianUs();
-    double flat = find(results, "flat").medianUs();
-    double graph = find(results, "graph").medianUs();
-    out.printf(Locale.ROOT, "# separate/plan %.2fx   group/plan %.2fx   plan/flat %.2fx   graph/flat %.2fx"
-            + "   graph/plan %.2fx%n",
-        find(results, "separate").medianUs() / plan, find(results, "group").medianUs() / plan, plan / flat,
-        graph / flat, graph / plan);
-    out.flush();
   }
 
   static Result find(List<Result> results, String mode) {

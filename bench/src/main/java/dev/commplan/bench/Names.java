@@ -70,4 +70,9 @@ final class Names {
     double v = n / (double) (1L << (10 * u));
     return (v == Math.rint(v) ? Long.toString((long) v) : String.format(Locale.ROOT, "%.1f", v)) + " " + units[u];
   }
+
+  /** Seconds with at most three significant digits and no trailing zeros: {@code 0.1}, {@code 5}, {@code 280}. */
+  static String seconds(double s) {
+    return new java.math.BigDecimal(s).round(new java.math.MathContext(3)).stripTrailingZeros().toPlainString();
+  }
 }

@@ -1,6 +1,7 @@
 package dev.commplan.bench;
 
 import dev.commplan.runtime.CommPlanException;
+import dev.commplan.timing.SteadyState;
 import java.util.concurrent.BrokenBarrierException;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
@@ -17,11 +18,16 @@ final class RankSync {
   private static final long TIMEOUT_S = 600;
 
   private final CyclicBarrier barrier;
-  private final double[] slots;
+  private final double[][] slots;
 
   RankSync(int ranks) {
     this.barrier = new CyclicBarrier(ranks);
-    this.slots = new double[ranks];
+    this.slots = new double[ranks][];
+  }
+
+  /** The warm-up's agreement for {@code rank}: every rank's figures averaged, through this barrier. */
+  SteadyState.Consensus consensus(int rank) {
+    return slots.length == 1 ? SteadyState.Consensus.ALONE : values -> average(rank, values);
   }
 
   /** Waits for every rank. */
@@ -54,11 +60,27 @@ final class RankSync {
 
   /** Every rank's {@code value}, summed over ranks; every rank gets the result. */
   double sum(int rank, double value) {
-    slots[rank] = value;
+    return sums(rank, new double[] {value})[0];
+  }
+
+  /** Every rank's {@code values}, averaged element by element over ranks; every rank gets the same array. */
+  double[] average(int rank, double[] values) {
+    double[] total = sums(rank, values);
+    for (int i = 0; i < total.length; i++) {
+      total[i] /= slots.length;
+    }
+    return total;
+  }
+
+  /** Every rank's {@code values}, summed element by element in rank order (so equal on every rank). */
+  private double[] sums(int rank, double[] values) {
+    slots[rank] = values.clone();
     await(); // all written
-    double total = 0;
-    for (double v : slots) {
-      total += v;
+    double[] total = new double[values.length];
+    for (double[] v : slots) {
+      for (int i = 0; i < total.length; i++) {
+        total[i] += v[i];
+      }
     }
     await(); // all read, slots free for the next round
     return total;

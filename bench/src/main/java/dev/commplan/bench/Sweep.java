@@ -7,6 +7,7 @@ import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.Stream;
+import dev.commplan.timing.SteadyState;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -14,15 +15,23 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * nccl-tests' sweep ({@code all_reduce_perf -b 8 -e 1G -f 2}), on our direct collectives: for each size,
- * out of place and then in place, one untimed run, {@code iters} runs back to back timed by the wall
- * clock up to the stream's synchronize, that time divided by {@code iters} and averaged over ranks; then
+ * nccl-tests' sweep ({@code all_reduce_perf -b 8 -e 1G -f 2}), on our direct collectives, in the steady
+ * state. The timed unit is nccl-tests': a batch of {@code iters} calls back to back and one synchronize of
+ * the stream, wall time divided by {@code iters}. For each size, out of place and then in place: batches
+ * until the per-call time is steady ({@link SteadyState}: the warm-up, reported with the row), then
+ * {@code batches} timed batches, each averaged over ranks, and their median is the time column; then
  * {@code check} runs on fresh inputs, each compared element by element with the expected result
- * (#wrong, summed over ranks). As nccl-tests' {@code TimeTest}, {@code warmup} untimed runs at the
- * largest and at the smallest size come first.
+ * (#wrong, summed over ranks).
  */
 final class Sweep {
-  /** What to sweep. {@code factor} is nccl-tests' {@code -f}. */
+  /**
+   * What to sweep. {@code factor} is nccl-tests' {@code -f}, {@code iters} its {@code -n} (calls per batch);
+   * {@code batches} timed batches per row (fewer where {@code measureMaxS} passes first); {@code warmup} is
+   * the rule of each collective's first size (where the JIT compiles its call path), and the later sizes,
+   * which take the same path, warm up at least {@code nextMinS} instead of the rule's minimum; sizes above
+   * {@code checkMaxBytes} are not checked; after {@code timeLimitS} (0: none) no new size starts (the first
+   * always runs).
+   */
   record Config(
       String backend,
       int ranks,
@@ -34,15 +43,23 @@ final class Sweep {
       long maxBytes,
       int factor,
       int iters,
-      int warmup,
+      int batches,
+      SteadyState.Rule warmup,
+      double nextMinS,
+      double measureMaxS,
       int check,
+      long checkMaxBytes,
+      double timeLimitS,
       boolean quiet) {}
 
-  /** One placement's columns: time (µs), algbw and busbw (GB/s), #wrong (-1 when not checked). */
-  record Result(double timeUs, double algbw, double busbw, long wrong) {}
+  /**
+   * One placement's columns: time (µs, the median per call), algbw and busbw (GB/s), #wrong (-1 when not
+   * checked), and the warm-up before it (null where not run).
+   */
+  record Result(double timeUs, double algbw, double busbw, long wrong, SteadyState.WarmUp warmup, int batches) {}
 
   /** The in-place columns of a collective without an in-place form (AllToAll, sendrecv): N/A. */
-  static final Result NO_IN_PLACE = new Result(Double.NaN, Double.NaN, Double.NaN, -1);
+  static final Result NO_IN_PLACE = new Result(Double.NaN, Double.NaN, Double.NaN, -1, null, 0);
 
   /**
    * One line of the table. {@code op} is null but for the reductions; {@code root} is -1 but for the rooted
@@ -62,17 +79,19 @@ final class Sweep {
 
   static final String CSV_HEADER =
       "collective,backend,ranks,size_bytes,count,type,redop,root,"
-          + "oop_time_us,oop_algbw_gbs,oop_busbw_gbs,oop_wrong,ip_time_us,ip_algbw_gbs,ip_busbw_gbs,ip_wrong";
+          + "oop_time_us,oop_algbw_gbs,oop_busbw_gbs,oop_wrong,ip_time_us,ip_algbw_gbs,ip_busbw_gbs,ip_wrong,"
+          + "oop_warmup_calls,oop_warmup_ms,oop_warmup_end,ip_warmup_calls,ip_warmup_ms,ip_warmup_end,"
+          + "oop_batches,ip_batches";
 
   private final Config config;
-  private final PrintStream out;
+  private final SweepOutput output;
   private final PrintStream progress;
   private final Csv csv;
   private final List<Row> rows = Collections.synchronizedList(new ArrayList<>());
 
   private Sweep(Config config, PrintStream out, PrintStream progress, Csv csv) {
     this.config = config;
-    this.out = out;
+    this.output = new SweepOutput(config, out);
     this.progress = progress;
     this.csv = csv;
   }
@@ -125,37 +144,38 @@ final class Sweep {
       Rank r = new Rank(comm, sync, sendAll, recvAll, stage);
       for (Coll coll : config.colls()) {
         if (rank == 0) {
-          printHeader(coll, n);
+          output.header(coll, n);
         }
         double busbwSum = 0;
         int busbwCount = 0;
-        // TimeTest: warm-up at the largest size, then at the smallest.
-        for (long size : new long[] {config.maxBytes(), config.minBytes()}) {
-          long p = coll.paramCount(size / w, w, n);
-          if (p > 0) {
-            Call call = r.call(coll, p, false);
-            for (int i = 0; i < config.warmup(); i++) {
-              call.issue();
-            }
-            comm.stream().synchronize();
-          }
-        }
+        boolean first = true;
         for (long size : sizes) {
+          if (config.timeLimitS() > 0 && done > 0
+              && sync.average(rank, (System.nanoTime() - started) / 1e9) > config.timeLimitS()) {
+            if (rank == 0) {
+              output.stopped(coll, size, done, total);
+            }
+            return;
+          }
           long p = coll.paramCount(size / w, w, n);
           done++;
           if (p == 0) {
             continue; // fewer elements than ranks: nothing to send (nccl-tests prints a row of zeros)
           }
-          Result oop = r.bench(coll, p, false);
-          Result ip = coll.hasInPlace() ? r.bench(coll, p, true) : NO_IN_PLACE;
+          boolean check = config.check() > 0 && size <= config.checkMaxBytes();
+          SteadyState.Rule rule = first || config.warmup().isFixed() ? config.warmup()
+              : config.warmup().withTimes(config.nextMinS(), -1);
+          first = false;
+          Result oop = r.bench(coll, p, false, check, rule);
+          Result ip = coll.hasInPlace() ? r.bench(coll, p, true, check, rule) : NO_IN_PLACE;
           if (rank == 0) {
             long sizeBytes = Math.max(coll.sendCount(p, n), coll.recvCount(p, n)) * w;
             Row row = new Row(coll, config.backend(), n, sizeBytes, p, type, coll.reduces() ? config.op() : null,
                 coll.rooted() ? config.root() : -1, oop, ip);
             rows.add(row);
-            printRow(row);
+            output.row(row);
             if (csv != null) {
-              csv.row(csvRow(row));
+              csv.row(SweepOutput.csvRow(row));
             }
             busbwSum += oop.busbw() + (coll.hasInPlace() ? ip.busbw() : 0);
             busbwCount += coll.hasInPlace() ? 2 : 1;
@@ -167,8 +187,7 @@ final class Sweep {
           }
         }
         if (rank == 0) {
-          out.printf(Locale.ROOT, "# Avg bus bandwidth    : %g%n#%n", busbwCount == 0 ? 0 : busbwSum / busbwCount);
-          out.flush();
+          output.average(busbwCount == 0 ? 0 : busbwSum / busbwCount);
         }
       }
     }
@@ -226,25 +245,30 @@ final class Sweep {
       return new Call(comm, coll, send, recv, config.op(), config.root());
     }
 
-    Result bench(Coll coll, long p, boolean inPlace) {
+    /**
+     * One placement of one size: warm-up to the steady state, then {@code batches} timed batches of
+     * {@code iters} calls and one synchronize (median per call), then the checked runs.
+     */
+    Result bench(Coll coll, long p, boolean inPlace, boolean check, SteadyState.Rule rule) {
       int n = comm.size();
       Stream stream = comm.stream();
       Call call = call(coll, p, inPlace);
-      if (config.check() > 0) {
+      if (check) {
         init(call, inPlace);
       }
-      call.issue(); // nccl-tests' "Sync" run
-      stream.synchronize();
-      sync.await();
-      long t0 = System.nanoTime();
-      for (int i = 0; i < config.iters(); i++) {
-        call.issue();
-      }
-      stream.synchronize();
-      long t1 = System.nanoTime();
-      double seconds = sync.average(comm.rank(), (t1 - t0) / 1e9 / config.iters());
+      int iters = config.iters();
+      SteadyState.Unit batch = () -> {
+        for (int i = 0; i < iters; i++) {
+          call.issue();
+        }
+        stream.synchronize();
+      };
+      SteadyState steady = new SteadyState(sync.consensus(comm.rank()));
+      SteadyState.WarmUp warm = steady.warmUp(rule, iters, batch);
+      SteadyState.Samples timed = steady.measure(iters, config.batches(), (long) (config.measureMaxS() * 1e9), batch);
+      double seconds = timed.median() / 1e9;
       long wrong = -1;
-      if (config.check() > 0) {
+      if (check) {
         wrong = 0;
         for (int c = 0; c < config.check() && wrong == 0; c++) {
           init(call, inPlace);
@@ -254,7 +278,7 @@ final class Sweep {
         }
       }
       double algbw = coll.algbw(p, config.type().byteSize(), n, seconds);
-      return new Result(seconds * 1e6, algbw, algbw * coll.busFactor(n), wrong);
+      return new Result(seconds * 1e6, algbw, algbw * coll.busFactor(n), wrong, warm, timed.count());
     }
 
     /** Fresh inputs (see {@link Pattern}) and a zeroed output, as nccl-tests' {@code InitData}. */
@@ -329,56 +353,5 @@ final class Sweep {
         }
       }
     }
-  }
-
-  private void printHeader(Coll coll, int n) {
-    out.printf(Locale.ROOT, "# %s  backend %s  ranks %d  type %s  %siters %d  warm-up %d  check %d%n",
-        coll.ncclName, config.backend(), n, Names.of(config.type()),
-        (coll.reduces() ? "op " + Names.of(config.op()) + "  " : "") + (coll.rooted() ? "root " + config.root() + "  " : ""),
-        config.iters(), config.warmup(), config.check());
-    out.printf("#%51s%s%s%n", "", center("out-of-place", 33), center("in-place", 33).stripTrailing());
-    out.printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s%n",
-        "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
-    out.println(String.format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s",
-        "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)").stripTrailing());
-    out.flush();
-  }
-
-  private void printRow(Row row) {
-    out.printf(Locale.ROOT, "%12d  %12d  %8s  %6s  %6d%s%s%n", row.sizeBytes(), row.count(), Names.of(row.type()),
-        row.op() == null ? "none" : Names.of(row.op()), row.root(), cells(row.outOfPlace()), cells(row.inPlace()));
-    out.flush();
-  }
-
-  private static String center(String s, int width) {
-    int left = (width - s.length()) / 2;
-    return " ".repeat(left) + s + " ".repeat(width - left - s.length());
-  }
-
-  /** nccl-tests' cells: time with 0, 1 or 2 decimals by magnitude, bandwidths with 2; N/A where not run. */
-  private static String cells(Result r) {
-    if (Double.isNaN(r.timeUs())) {
-      return String.format(Locale.ROOT, "  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
-    }
-    return String.format(Locale.ROOT, "  %7s  %6.2f  %6.2f  %6s", time(r.timeUs()), r.algbw(), r.busbw(),
-        r.wrong() < 0 ? "N/A" : Long.toString(r.wrong()));
-  }
-
-  static String time(double us) {
-    if (us >= 10000.0) {
-      return String.format(Locale.ROOT, "%7.0f", us);
-    }
-    if (us >= 100.0) {
-      return String.format(Locale.ROOT, "%7.1f", us);
-    }
-    return String.format(Locale.ROOT, "%7.2f", us);
-  }
-
-  private static List<Object> csvRow(Row row) {
-    Result o = row.outOfPlace();
-    Result i = row.inPlace();
-    return List.of(row.coll().label, row.backend(), row.ranks(), row.sizeBytes(), row.count(), Names.of(row.type()),
-        row.op() == null ? "none" : Names.of(row.op()), row.root(),
-        o.timeUs(), o.algbw(), o.busbw(), o.wrong(), i.timeUs(), i.algbw(), i.busbw(), i.wrong());
   }
 }

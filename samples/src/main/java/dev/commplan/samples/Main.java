@@ -29,7 +29,7 @@ public final class Main {
           --backend local|nccl|mpi
                                local: ranks as threads of this JVM (default); nccl: one GPU per rank;
                                mpi: this process is one rank, started by mpirun -np N (seed, pipeline, moe)
-          --out FILE           where ddp writes its loss curve (default ddp-loss.svg)
+          --out FILE           where ddp writes its loss curve (default ddp-loss.svg in the working directory)
       """;
 
   /**

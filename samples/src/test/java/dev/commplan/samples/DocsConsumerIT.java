@@ -43,6 +43,7 @@ class DocsConsumerIT {
   private static final Pattern OUTPUT = Pattern.compile(
       "<!-- consumer-output: (\\S+) -->\\s*\\n```[a-z]*\\n(.*?)\\n```", Pattern.DOTALL);
   private static final String COMPILE = "org.apache.maven.plugins:maven-compiler-plugin:compile";
+  private static final Pattern COMMPLAN_VERSION = Pattern.compile("<commplan\\.version>([^<]+)</commplan\\.version>");
 
   private static Map<String, String> files;
   private static Map<String, String> outputs;
@@ -55,6 +56,7 @@ class DocsConsumerIT {
     files = blocks(BLOCK, setUp);
     outputs = blocks(OUTPUT, setUp);
     assertTrue(files.containsKey("pom.xml"), "docs/dsl.md's Set-up has no <!-- consumer: pom.xml --> block");
+    files.put("pom.xml", withBuiltVersion(files.get("pom.xml")));
     work = Path.of(Proc.property("commplan.it.work"), "docs-consumer");
     deleteTree(work);
     String stale = staleInstall();
@@ -62,6 +64,23 @@ class DocsConsumerIT {
       System.out.println("DocsConsumerIT skipped: " + stale);
     }
     assumeTrue(stale == null, stale);
+  }
+
+  /**
+   * The pasted pom names the release this build makes ({@code 0.1.0} while the build is {@code
+   * 0.1.0-SNAPSHOT}, docs/release.md); it is built with the version this build installed.
+   */
+  private static String withBuiltVersion(String pom) {
+    String built = Proc.property("commplan.it.version");
+    Matcher version = COMMPLAN_VERSION.matcher(pom);
+    assertTrue(version.find(), "the pasted pom sets no <commplan.version>\n" + pom);
+    assertEquals(release(built), version.group(1), "docs/dsl.md's pom names another release than this build makes");
+    return pom.substring(0, version.start(1)) + built + pom.substring(version.end(1));
+  }
+
+  /** The release a build of {@code version} makes. */
+  static String release(String version) {
+    return version.endsWith("-SNAPSHOT") ? version.substring(0, version.length() - "-SNAPSHOT".length()) : version;
   }
 
   /**
@@ -83,6 +102,12 @@ class DocsConsumerIT {
         return installed + " is not this build's " + built + ": run mvn install, not verify (the consumer project"
             + " resolves CommPlan from the local repository)";
       }
+    }
+    // The BOM that the pom imports: installed as it is in the checkout.
+    Path bom = Proc.localRepository().resolve("dev/commplan/commplan-bom/" + version + "/commplan-bom-" + version + ".pom");
+    if (!Files.isRegularFile(bom) || Files.mismatch(bom, Proc.root().resolve("bom/pom.xml")) != -1) {
+      return bom + " is not this checkout's bom/pom.xml: run mvn install (the consumer project imports the BOM from"
+          + " the local repository)";
     }
     return null;
   }
@@ -191,6 +216,27 @@ class DocsConsumerIT {
     assertTrue(build.out().contains("cannot find symbol") && build.out().contains("GradsPlan"), build.all());
     assertFalse(build.out().contains("[CommPlan/"), build.all());
     assertFalse(Files.exists(dir.resolve("target/generated-sources/annotations/demo/GradsPlan.java")));
+  }
+
+  /**
+   * README's "Use it from Maven" and the Gradle snippet name the BOM at the release this build makes, as
+   * the pasted pom does.
+   */
+  @Test
+  void theReadmeAndTheGradleSnippetNameTheSameRelease() throws IOException {
+    String release = release(Proc.property("commplan.it.version"));
+    String readme = Files.readString(Proc.root().resolve("README.md"), StandardCharsets.UTF_8);
+    int start = readme.indexOf("\n## Use it from Maven\n");
+    assertTrue(start >= 0, "README.md has no '## Use it from Maven' section");
+    String useIt = readme.substring(start, readme.indexOf("\n## ", start + 1));
+    Matcher maven = Pattern.compile("<artifactId>commplan-bom</artifactId>\\s*<version>([^<]+)</version>").matcher(useIt);
+    assertTrue(maven.find(), "README's 'Use it from Maven' imports no commplan-bom with a <version>\n" + useIt);
+    assertEquals(release, maven.group(1), "README's BOM version");
+    String dsl = Files.readString(Proc.root().resolve("docs/dsl.md"), StandardCharsets.UTF_8);
+    String setUp = dsl.substring(dsl.indexOf("\n## Set-up\n"), dsl.indexOf("\n## Annotations\n"));
+    Matcher gradle = Pattern.compile("\"dev\\.commplan:commplan-bom:([^\"]+)\"").matcher(setUp);
+    assertTrue(gradle.find(), "docs/dsl.md's Gradle snippet has no platform(\"dev.commplan:commplan-bom:...\")");
+    assertEquals(release, gradle.group(1), "the Gradle snippet's BOM version");
   }
 
   /** What the Gradle section says about incremental processing is in the installed processor jar. */

@@ -124,6 +124,20 @@ final class Checked {
     }
   }
 
+  /**
+   * {@code ncclCommSplit} with no config (the child inherits the parent's: blocking, as every
+   * communicator of this backend is): the new communicator, or 0; NCCL's code in {@code rc[0]}, for the
+   * caller, which must tell a failure of its own from one the watchdog caused.
+   */
+  static long ncclCommSplitRaw(long comm, int color, int key, int[] rc) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(ADDRESS);
+      out.set(JAVA_LONG, 0, 0L);
+      rc[0] = Nccl.ncclCommSplit(comm, color, key, out, MemorySegment.NULL);
+      return out.get(JAVA_LONG, 0);
+    }
+  }
+
   /** {@code ncclCommAbort}, returning its code: a failure path that must go on whatever it returns. */
   static int ncclCommAbortQuietly(long comm) {
     return Nccl.ncclCommAbort(comm);

@@ -35,6 +35,10 @@ import java.util.function.IntPredicate;
  * {@code ncclCommGetAsyncError}; either aborts that communicator from outside, which returns the blocked
  * call, and the rank fails with {@code CommTimeoutException} or {@link NcclException}. No extra thread
  * is started.
+ *
+ * <p>A rank's communicators are its world's {@link NcclFamily}: the world and every split of it. The
+ * watchdog watches each of them, a request to give up reaches each of them (the rank gives up in
+ * whichever it waits), and aborting one aborts them all.
  */
 final class NcclCluster implements Cluster {
   static final long GRACE_MILLIS = 5_000;

@@ -7,6 +7,7 @@ import dev.commplan.runtime.spi.AbstractCommunicator;
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.CommOptions;
+import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.PlanBuildException;
@@ -15,15 +16,13 @@ import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.PlanRules;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.spi.FlightRecorder;
-import dev.commplan.runtime.spi.OperationLabel;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * One rank of an NCCL communicator ({@code ncclComm_t}) on one GPU, with its own non-blocking CUDA
@@ -42,18 +41,16 @@ import java.util.concurrent.ConcurrentHashMap;
  * communicator ({@code ncclCommDestroy}), frees the memory allocated through it and destroys its
  * streams; {@link #abort()} does the same with {@code ncclCommAbort}, which also stops work still
  * running on the device.
+ *
+ * <p><b>Splits.</b> {@link #split(int, int, String)} makes a child with {@code ncclCommSplit} ({@link
+ * NcclSplit}): its own streams and flight record, the same device, and the same {@link NcclFamily}, so
+ * that one failure ends them all. Memory of any communicator of the family serves every other ({@link
+ * #sharesMemoryWith}): a plan over a mesh's axes runs each call on its axis's communicator with the
+ * world's memory. A parent closes its children first, then itself.
  */
 public final class NcclCommunicator extends AbstractCommunicator {
   /** The system property that turns on a CUDA event per enqueued step (see {@link StepEvents}). */
   public static final String STEP_EVENTS_PROPERTY = StepEvents.PROPERTY;
-
-  private static final Map<Collective, OperationLabel> DIRECT_LABELS = new EnumMap<>(Collective.class);
-
-  static {
-    for (Collective c : Collective.values()) {
-      DIRECT_LABELS.put(c, OperationLabel.direct(c.label()));
-    }
-  }
 
   private final long comm;
   private final int rank;
@@ -70,21 +67,33 @@ public final class NcclCommunicator extends AbstractCommunicator {
   /** The executable graphs of captured plans, destroyed before the communicator ({@link NcclGraphs}). */
   private final NcclGraphs graphs;
   private final NcclRankState state;
-  /** The stream of the last direct collective (for the event after a user's group); rank thread only. */
-  private long lastDirectStream;
-  private int groupDepth;
-
-  /** Wraps an initialized {@code ncclComm_t} with the default options. */
-  NcclCommunicator(long comm, NcclVersion version) {
-    this(comm, version, CommOptions.defaults());
-  }
+  /** What messages call this communicator's group: {@code world}, or the label of the split that made it. */
+  private final String label;
+  /** This rank's communicators in this process that fail together: the world's and its splits'. */
+  private final NcclFamily family;
+  /** The communicators split from this one and still open; closed before it. */
+  private final List<NcclCommunicator> children = new CopyOnWriteArrayList<>();
+  /** Direct collectives and the user's groups. */
+  private final NcclDirectCalls direct;
+  /** The communicator this one was split from, or null; it forgets this one when this one closes. */
+  private volatile NcclCommunicator parent;
 
   /**
    * Wraps an initialized {@code ncclComm_t}: reads its rank, size and device, creates its streams and the
    * flight recorder's events.
    */
   NcclCommunicator(long comm, NcclVersion version, CommOptions options) {
+    this(comm, version, options, "world", new NcclFamily());
+  }
+
+  /**
+   * Wraps an initialized {@code ncclComm_t} of {@code family} (a split's: {@link NcclSplit}), whose group
+   * messages call {@code label}; joins the family (and is aborted at once if the family failed already).
+   */
+  NcclCommunicator(long comm, NcclVersion version, CommOptions options, String label, NcclFamily family) {
     this.comm = comm;
+    this.label = Objects.requireNonNull(label, "label");
+    this.family = Objects.requireNonNull(family, "family");
     this.version = version;
     this.options = Objects.requireNonNull(options, "options");
     this.rank = Checked.ncclCommUserRank(comm);
@@ -109,7 +118,10 @@ public final class NcclCommunicator extends AbstractCommunicator {
     this.copyStream = copies;
     this.hostCopies = new HostCopies(CudaCopyEngine.INSTANCE, device, copies);
     this.graphs = new NcclGraphs(device);
-    this.state = new NcclRankState(comm, rank, size, device, options.timeout(), events, graphs, this::release);
+    this.state = new NcclRankState(comm, rank, size, device, label, family, options.timeout(), events, graphs,
+        this::release);
+    this.direct = new NcclDirectCalls(this, state, events);
+    family.join(state);
   }
 
   /** {@return the options (the timeout) this communicator was made with} */
@@ -180,6 +192,45 @@ public final class NcclCommunicator extends AbstractCommunicator {
     return graphs;
   }
 
+  NcclFamily family() {
+    return family;
+  }
+
+  @Override
+  public String groupLabel() {
+    return label;
+  }
+
+  /**
+   * {@inheritDoc} Here: {@code ncclCommSplit} ({@link NcclSplit}), blocking until every rank of this
+   * communicator has called it, timed out after {@link CommOptions#timeout()}. The new communicator is
+   * on the same device, with its own streams, in this one's family, and is closed with it at the latest.
+   *
+   * @throws BackendUnavailableException on an NCCL older than 2.18.1, which has no {@code ncclCommSplit}
+   */
+  @Override
+  protected NcclCommunicator splitGroup(int color, int key, String label) {
+    NcclCommunicator child = NcclSplit.split(this, color, key, label);
+    child.parent = this;
+    children.add(child);
+    if (state.isClosedOrAborted()) { // closed or aborted by another thread meanwhile: the child goes too
+      RuntimeException e = state.notUsable();
+      child.close();
+      throw e;
+    }
+    return child;
+  }
+
+  /**
+   * {@inheritDoc} Here: memory of any communicator of this rank's family (the world's and its splits',
+   * all on this device), so that a plan over a mesh's axes uses the world's memory on each axis.
+   */
+  @Override
+  public boolean sharesMemoryWith(Communicator owner) {
+    return owner == this || owner instanceof NcclCommunicator other && other.family == family
+        && other.device == device;
+  }
+
   // ---------------------------------------------------------------- memory, schedules
 
   @Override
@@ -211,84 +262,26 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   // ---------------------------------------------------------------- collectives
 
-  /**
-   * Enqueues one checked direct collective; outside a group NCCL may wait in the call for its peers to
-   * connect, which the cluster's watchdog times. Records it (with an event when not in a group) or fails.
-   * Gather, Scatter and AllToAll on an NCCL without their functions are their sends and receives in a
-   * group of their own (nested in the caller's, if one is open).
-   */
+  /** {@inheritDoc} Here: through {@link NcclDirectCalls}, on the stream's {@code cudaStream_t}. */
   @Override
   protected void enqueueDirect(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int root,
       Stream stream) {
-    long s = streamHandle(stream);
-    requireSupported(send.dataType(), op, false);
-    int type = NcclArgs.dataType(send.dataType());
-    int ncclOp = op == null ? 0 : NcclArgs.op(op);
-    OperationLabel label = DIRECT_LABELS.get(collective);
-    state.enterBlocking(label);
-    int rc;
-    if (NcclCalls.isNative(collective)) {
-      rc = NcclCalls.enqueue(collective, pointer(send), pointer(recv), count, type, ncclOp, root, comm, s,
-          groupDepth > 0);
-    } else {
-      rc = viaSendRecv(collective, pointer(send), pointer(recv), count, send.dataType(), type, root, s);
-    }
-    state.leaveBlocking();
-    if (rc != 0) {
-      throw state.failed(NcclCalls.isNative(collective) ? collective.ncclFunction()
-          : collective.ncclFunction() + " (missing; as " + NcclCalls.path(collective) + ")", rc);
-    }
-    lastDirectStream = s;
-    events.record(label, groupDepth == 0 ? s : 0);
-  }
-
-  /** Gather, Scatter or AllToAll as sends and receives in one group; the first failing code, or 0. */
-  private int viaSendRecv(Collective collective, long send, long recv, long count, DataType dataType, int type,
-      int root, long s) {
-    int rc = NcclCalls.groupStart();
-    if (rc != 0) {
-      return rc;
-    }
-    int[] failed = new int[1];
-    NcclCalls.viaSendRecv(collective, send, recv, count * dataType.byteSize(), root, rank, size, (isSend, p, peer) -> {
-      if (failed[0] == 0) {
-        failed[0] = NcclCalls.enqueue(isSend ? Collective.SEND : Collective.RECV, p, p, count, type, 0, peer, comm, s,
-            true);
-      }
-    });
-    int end = NcclCalls.groupEnd(); // always close the group
-    return failed[0] != 0 ? failed[0] : end;
+    direct.enqueue(collective, send, recv, count, op, root, streamHandle(stream));
   }
 
   @Override
   protected void openGroup() {
-    int rc = NcclCalls.groupStart();
-    if (rc != 0) {
-      throw state.failed("ncclGroupStart", rc);
-    }
-    groupDepth++;
+    direct.openGroup();
   }
 
   @Override
   protected void closeGroup() {
-    if (groupDepth == 0) {
-      throw new IllegalStateException("groupEnd() without a matching groupStart() on " + this);
-    }
-    groupDepth--;
-    state.enterBlocking(null);
-    int rc = NcclCalls.groupEnd();
-    state.leaveBlocking();
-    if (rc != 0) {
-      throw state.failed("ncclGroupEnd", rc);
-    }
-    if (groupDepth == 0) {
-      events.markLast(lastDirectStream); // the group's calls are launched now: one event covers them
-    }
+    direct.closeGroup();
   }
 
   /** Whether a group opened by {@link #groupStart()} is open. */
   boolean inGroup() {
-    return groupDepth > 0;
+    return direct.inGroup();
   }
 
   // ---------------------------------------------------------------- failures
@@ -308,14 +301,18 @@ public final class NcclCommunicator extends AbstractCommunicator {
     state.awaitStream(s.handle(), timeout, s.toString(), s == stream);
   }
 
-  /** For the cluster's watchdog (see {@link NcclRankState#watch}). */
+  /** For the cluster's watchdog: every communicator of this rank's family (see {@link NcclRankState#watch}). */
   void watch(long now, boolean pollAsync) {
-    state.watch(now, pollAsync);
+    for (NcclFamily.Member m : family.members()) {
+      ((NcclRankState) m).watch(now, pollAsync);
+    }
   }
 
-  /** Asks this rank to give up at its next call (another rank failed); any thread may call it. */
+  /** Asks every communicator of this rank's family to give up at its next call (another rank failed); any thread. */
   void requestAbort(String reason, Throwable cause) {
-    state.requestAbort(reason, cause);
+    for (NcclFamily.Member m : family.members()) {
+      ((NcclRankState) m).requestAbort(reason, cause);
+    }
   }
 
   /** {@code ncclCommAbort} only, from another thread, for a rank blocked inside NCCL or CUDA. */
@@ -396,11 +393,28 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   /**
    * Aborts this rank: {@code ncclCommAbort} (which also stops its work running on the device), then frees
-   * the memory allocated through it and destroys its streams. Idempotent; a no-op after {@link #close()}.
+   * the memory allocated through it and destroys its streams. Its whole family fails with it: the
+   * communicators split from it (and the one it was split from, and theirs) are aborted too, and say why
+   * when used; those split from it are freed here as well. Idempotent; a no-op after {@link #close()}.
    * Call it from the rank's own thread, or when no other thread uses the communicator.
    */
   public void abort() {
-    state.abort();
+    RuntimeException failure = null;
+    try {
+      state.abort();
+    } catch (RuntimeException e) {
+      failure = e;
+    }
+    for (NcclCommunicator child : children) { // aborted with the family just now: free what they hold
+      try {
+        child.abort();
+      } catch (RuntimeException e) {
+        failure = add(failure, e);
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
   }
 
   /** {@return whether {@link #abort()} (or the cluster) aborted this communicator} */
@@ -413,9 +427,32 @@ public final class NcclCommunicator extends AbstractCommunicator {
     return state.isClosedOrAborted();
   }
 
+  /**
+   * Closes the communicators split from this one (each its own first), then this one: its graphs, {@code
+   * ncclCommDestroy}, its memory and streams. Idempotent.
+   */
   @Override
   public void close() {
-    state.close();
+    RuntimeException failure = null;
+    for (NcclCommunicator child : children) {
+      try {
+        child.close();
+      } catch (RuntimeException e) {
+        failure = add(failure, e);
+      }
+    }
+    try {
+      state.close();
+    } catch (RuntimeException e) {
+      failure = add(failure, e);
+    }
+    family.leave(state);
+    if (parent != null) {
+      parent.children.remove(this);
+    }
+    if (failure != null) {
+      throw failure;
+    }
   }
 
   /** Frees the memory allocated through this communicator and destroys its streams and events (once, by the state). */
@@ -454,18 +491,8 @@ public final class NcclCommunicator extends AbstractCommunicator {
     return List.copyOf(live);
   }
 
-  /**
-   * {@inheritDoc} Not yet on this backend: its split (and plans over a mesh's axes) are being built.
-   *
-   * @throws UnsupportedOperationException always, for now
-   */
-  @Override
-  protected dev.commplan.runtime.spi.BackendCommunicator splitGroup(int color, int key, String label) {
-    throw new UnsupportedOperationException(backendName() + " backend: split(color, key) is not available yet");
-  }
-
   @Override
   public String toString() {
-    return "NcclCommunicator[rank " + rank + " of " + size + ", device " + device + "]";
+    return state != null ? state.describe() : "NcclCommunicator[rank " + rank + " of " + size + ", being made]";
   }
 }

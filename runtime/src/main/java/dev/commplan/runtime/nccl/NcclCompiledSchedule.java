@@ -1,23 +1,16 @@
 package dev.commplan.runtime.nccl;
 
-import dev.commplan.runtime.Stream;
 import dev.commplan.model.Collective;
-import dev.commplan.runtime.plan.CollectiveCall;
-import dev.commplan.runtime.plan.Schedule;
-import dev.commplan.runtime.plan.Step;
-import dev.commplan.runtime.plan.CompiledSchedule;
-import dev.commplan.runtime.DeviceMemory;
+import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.nccl.internal.CudaGraphs;
+import dev.commplan.runtime.plan.CompiledSchedule;
+import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.spi.OperationLabel;
-import java.util.ArrayList;
-import java.util.IdentityHashMap;
-import java.util.List;
-import java.util.Map;
 
 /**
- * A schedule resolved once to NCCL's arguments: device pointers (block address plus byte offset, so
- * in-place calls get NCCL's in-place pointers), counts, {@code ncclDataType_t}, {@code ncclRedOp_t},
- * roots and peers, in flat primitive arrays. {@link #enqueue} walks them and issues, per step, {@code
+ * A schedule resolved once to NCCL's arguments ({@link NcclDowncalls}: device pointers, counts, {@code
+ * ncclDataType_t}, {@code ncclRedOp_t}, roots and peers, the {@code ncclComm_t} of each call, in flat
+ * primitive arrays). {@link #enqueue} walks them and issues, per step, {@code
  * ncclGroupStart}, the calls, {@code ncclGroupEnd} (a step of one call is issued alone, which NCCL
  * treats as a group of one); it allocates nothing on the Java heap (the only
  * objects it makes are exceptions). A step's sends and receives are in its group, so that a ring exchange
@@ -46,6 +39,13 @@ import java.util.Map;
  * is wrong on replay; thread-local refuses it on the spot. (PyTorch's {@code torch.cuda.graph} defaults
  * to global and lets users choose; NVIDIA Warp defaults to thread-local.) Thread-local requires {@code
  * cudaStreamEndCapture} on the thread that began the capture: {@link #capture} does both in one call.
+ *
+ * <p><b>Plans over a mesh's axes.</b> Each call is issued on its group's communicator (the plan's own, the
+ * mesh's world, or an axis's), every call of a step in one NCCL group, on the stream given to the
+ * enqueue, a stream of the plan's communicator (see {@link #issueStep} for why that is correct). The
+ * flight record, the timeout and the watchdog's timing are the plan's communicator's; the axes'
+ * communicators must be open at every enqueue and launch, and a captured graph is registered with
+ * each of them.
  */
 final class NcclCompiledSchedule implements CompiledSchedule {
   private final NcclCommunicator comm;
@@ -53,154 +53,53 @@ final class NcclCompiledSchedule implements CompiledSchedule {
   private final NcclRankState state;
   private final StepEvents events;
   private final String planName;
+  /** The schedule's NCCL calls, resolved once. */
+  private final NcclDowncalls calls;
   private final int[] stepStart; // calls of step i are [stepStart[i], stepStart[i + 1])
-  private final int[] stepNumber;
   private final Collective[] kind;
   private final long[] send;
   private final long[] recv;
   private final long[] count;
   private final int[] dataType;
-  private final int[] op; // ncclRedOp_t, for reductions
-  private final int[] rootOrPeer; // the root, or a send's or receive's peer
-  private final String[][] notes; // per step and call of the schedule: how it is issued (callNote), or null
-  private final NcclMemory[] memories; // distinct blocks, checked open before each enqueue
-  private final OperationLabel[] stepLabel; // plan, step, its calls and fields: for the flight record
+  private final int[] op;
+  private final int[] rootOrPeer;
+  private final long[] commOf; // the ncclComm_t of each call: the plan's, or its axis's
+  private final OperationLabel[] stepLabel;
   private final OperationLabel[] graphStepLabel; // the same, "(CUDA graph launch)": a launch's record
+  /** The states of the axes' communicators the calls also run on (none for a plan without axes). */
+  private final NcclRankState[] groupStates;
 
   NcclCompiledSchedule(NcclCommunicator comm, Schedule schedule) {
     this.comm = comm;
     this.state = comm.state();
     this.events = comm.events();
     this.planName = schedule.planName(); // checked by PlanRules.checkSchedule in compile
-    List<Step> steps = schedule.steps();
-    stepStart = new int[steps.size() + 1];
-    stepNumber = new int[steps.size()];
-    stepLabel = new OperationLabel[steps.size()];
-    graphStepLabel = new OperationLabel[steps.size()];
-    notes = new String[steps.size()][];
-    Downcalls out = new Downcalls();
-    Map<DeviceMemory, NcclMemory> distinct = new IdentityHashMap<>();
-    for (int s = 0; s < steps.size(); s++) {
-      Step step = steps.get(s);
-      stepStart[s] = out.size;
-      stepNumber[s] = step.number();
-      stepLabel[s] = label(planName, step);
-      graphStepLabel[s] = new OperationLabel(planName, step.number(),
+    this.calls = NcclDowncalls.of(comm, schedule);
+    stepStart = calls.stepStart;
+    kind = calls.kind;
+    send = calls.send;
+    recv = calls.recv;
+    count = calls.count;
+    dataType = calls.dataType;
+    op = calls.op;
+    rootOrPeer = calls.rootOrPeer;
+    commOf = calls.comm;
+    stepLabel = calls.stepLabel;
+    graphStepLabel = new OperationLabel[stepLabel.length];
+    for (int s = 0; s < stepLabel.length; s++) {
+      graphStepLabel[s] = new OperationLabel(planName, stepLabel[s].step(),
           stepLabel[s].collective() + " (in a CUDA graph launch)", stepLabel[s].fields());
-      notes[s] = new String[step.calls().size()];
-      for (int c = 0; c < step.calls().size(); c++) {
-        CollectiveCall call = step.calls().get(c);
-        String where = planName + ", step " + step.number() + ", " + call.collective().label() + " of "
-            + call.fields();
-        NcclMemory sm = memory(call.sendMemory(), where, "send");
-        NcclMemory rm = memory(call.recvMemory(), where, "recv");
-        distinct.put(sm, sm);
-        distinct.put(rm, rm);
-        comm.requireSupported(call.dataType(), call.op(), true);
-        Collective collective = call.collective();
-        long sendAt = sm.rawAddress() + call.sendByteOffset();
-        long recvAt = rm.rawAddress() + call.recvByteOffset();
-        int type = NcclArgs.dataType(call.dataType());
-        int op = call.op() == null ? 0 : NcclArgs.op(call.op());
-        if (collective.pointToPoint()) {
-          if (call.peer() >= 0) { // a peer outside the ranks: no call on this rank
-            out.add(collective, sendAt, recvAt, call.count(), type, 0, call.peer());
-          }
-          continue;
-        }
-        if (collective == Collective.GATHER || collective == Collective.SCATTER || collective == Collective.ALL_TO_ALL) {
-          notes[s][c] = NcclCalls.path(collective);
-        }
-        if (NcclCalls.isNative(collective)) {
-          out.add(collective, sendAt, recvAt, call.count(), type, op, collective.hasRoot() ? call.root() : 0);
-        } else {
-          NcclCalls.viaSendRecv(collective, sendAt, recvAt, call.count() * call.dataType().byteSize(), call.root(),
-              comm.rank(), comm.size(), (isSend, pointer, peer) ->
-                  out.add(isSend ? Collective.SEND : Collective.RECV, pointer, pointer, call.count(), type, 0, peer));
-        }
-      }
     }
-    stepStart[steps.size()] = out.size;
-    kind = java.util.Arrays.copyOf(out.kind, out.size);
-    send = java.util.Arrays.copyOf(out.send, out.size);
-    recv = java.util.Arrays.copyOf(out.recv, out.size);
-    count = java.util.Arrays.copyOf(out.count, out.size);
-    dataType = java.util.Arrays.copyOf(out.dataType, out.size);
-    op = java.util.Arrays.copyOf(out.op, out.size);
-    rootOrPeer = java.util.Arrays.copyOf(out.rootOrPeer, out.size);
-    memories = new ArrayList<>(distinct.values()).toArray(new NcclMemory[0]);
-  }
-
-  /** The NCCL downcalls of a schedule as they are made at compile time, before they go into flat arrays. */
-  private static final class Downcalls {
-    Collective[] kind = new Collective[16];
-    long[] send = new long[16];
-    long[] recv = new long[16];
-    long[] count = new long[16];
-    int[] dataType = new int[16];
-    int[] op = new int[16];
-    int[] rootOrPeer = new int[16];
-    int size;
-
-    void add(Collective k, long s, long r, long n, int type, int reduction, int rootOrPeerRank) {
-      if (size == kind.length) {
-        int grown = size * 2;
-        kind = java.util.Arrays.copyOf(kind, grown);
-        send = java.util.Arrays.copyOf(send, grown);
-        recv = java.util.Arrays.copyOf(recv, grown);
-        count = java.util.Arrays.copyOf(count, grown);
-        dataType = java.util.Arrays.copyOf(dataType, grown);
-        op = java.util.Arrays.copyOf(op, grown);
-        rootOrPeer = java.util.Arrays.copyOf(rootOrPeer, grown);
-      }
-      kind[size] = k;
-      send[size] = s;
-      recv[size] = r;
-      count[size] = n;
-      dataType[size] = type;
-      op[size] = reduction;
-      rootOrPeer[size] = rootOrPeerRank;
-      size++;
+    groupStates = new NcclRankState[calls.groups.length];
+    for (int g = 0; g < groupStates.length; g++) {
+      groupStates[g] = calls.groups[g].state();
     }
   }
 
   /** How the backend issues call {@code call} of step position {@code step} (Gather, Scatter, AllToAll), or null. */
   @Override
   public String callNote(int step, int call) {
-    return notes[step][call];
-  }
-
-  /** {@code plan p.X, step 0, all-reduce F32 SUM, count 16 + all-gather F32, count 4, fields [a, b]}. */
-  private static OperationLabel label(String planName, Step step) {
-    List<String> calls = new ArrayList<>();
-    List<String> fields = new ArrayList<>();
-    for (CollectiveCall call : step.calls()) {
-      StringBuilder c = new StringBuilder(call.collective().label()).append(' ').append(call.dataType());
-      if (call.op() != null) {
-        c.append(' ').append(call.op());
-      }
-      if (call.collective().hasRoot()) {
-        c.append(" root ").append(call.root());
-      }
-      if (call.collective().pointToPoint()) {
-        c.append(call.collective() == Collective.SEND ? " to " : " from ")
-            .append(call.peer() < 0 ? "no one" : "rank " + call.peer());
-      }
-      calls.add(c.append(", count ").append(call.count()).toString());
-      fields.addAll(call.fields());
-    }
-    return new OperationLabel(planName, step.number(), String.join(" + ", calls), fields);
-  }
-
-  private NcclMemory memory(DeviceMemory memory, String where, String role) {
-    if (!(memory instanceof NcclMemory nm) || memory.owner() != comm) {
-      throw new IllegalArgumentException(where + ": the " + role + " memory " + memory + " is not memory of "
-          + comm);
-    }
-    if (nm.isClosed()) {
-      throw new IllegalStateException(where + ": the " + role + " memory " + memory + " is closed");
-    }
-    return nm;
+    return calls.notes[step][call];
   }
 
   /**
@@ -227,13 +126,13 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     if (fromIndex < 0) {
       throw new IndexOutOfBoundsException(planName + ": step index " + fromIndex + " is negative");
     }
-    int endStep = Math.min(toIndex, stepNumber.length);
+    int endStep = Math.min(toIndex, stepLabel.length);
     state.ensureUsable();
+    checkGroupsUsable();
     long s = comm.streamHandle(stream);
     checkMemoriesOpen();
-    long c = comm.handle();
     for (int step = fromIndex; step < endStep; step++) {
-      Failure failure = issueStep(step, c, s);
+      Failure failure = issueStep(step, s);
       if (failure != null) {
         throw failure.thrown(state);
       }
@@ -243,8 +142,23 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     }
   }
 
+  /**
+   * The axes' communicators are open: one closed on its own (a mesh closed before a plan over it) would
+   * leave its calls pointing at a destroyed {@code ncclComm_t}. Aborted ones are the family's failure,
+   * which the plan's own communicator already reported.
+   */
+  private void checkGroupsUsable() {
+    for (NcclRankState g : groupStates) {
+      if (!g.isOpen()) {
+        RuntimeException why = g.notUsable();
+        throw new IllegalStateException(planName + ": it runs calls over " + g.who() + ", which cannot be used: "
+            + why.getMessage(), why);
+      }
+    }
+  }
+
   private void checkMemoriesOpen() {
-    for (NcclMemory m : memories) {
+    for (NcclMemory m : calls.memories) {
       if (m.isClosed()) {
         throw new IllegalStateException(planName + ": " + m + " was freed after the schedule was compiled");
       }
@@ -269,14 +183,30 @@ final class NcclCompiledSchedule implements CompiledSchedule {
   /**
    * Issues one step: {@code ncclGroupStart}, its calls ({@code critical} downcalls), {@code ncclGroupEnd};
    * a step of one call without the group. Returns null, or what failed (the group is closed either way).
+   *
+   * <p>A step of a plan over a mesh's axes has calls on several communicators of this rank (the world's
+   * and its axes'), all on the one stream {@code s}, all in this one group. NCCL's user guide ("Group
+   * Calls") allows it: the three uses of a group, several GPUs from one thread, aggregated operations and
+   * merged sends and receives, "can be combined together" (only {@code ncclCommInitRank} cannot be
+   * merged with others), and aggregation may use different communicators in one launch. It is also what
+   * keeps such a step from deadlocking: each communicator's calls become a kernel of their own, and
+   * kernels on one stream run one after another, so two ranks that order two shared communicators
+   * differently could wait for each other forever (the guide's "Using multiple NCCL communicators
+   * concurrently" warns of exactly this). Inside one group NCCL launches the communicators in one global
+   * order, ascending {@code commHash} ({@code ncclGroupCommJoin} in NCCL's {@code group.h}; a split's
+   * hash comes from its parent's, the split count and the color, the same on every rank), so every rank
+   * launches any two communicators it shares in the same order, and the lowest communicator with work
+   * left can always run: no cycle. The same holds in a CUDA graph: the capture records that order, and
+   * every communicator of the group is captured (NCCL refuses a group mixing captured and uncaptured
+   * ones; here they share the one stream).
    */
-  private Failure issueStep(int step, long c, long s) {
-    int calls = stepStart[step + 1] - stepStart[step];
-    if (calls == 0) {
+  private Failure issueStep(int step, long s) {
+    int n = stepStart[step + 1] - stepStart[step];
+    if (n == 0) {
       return null; // only sends and receives whose peer is none on this rank
     }
-    if (calls == 1) {
-      return issueAlone(stepStart[step], step, c, s);
+    if (n == 1) {
+      return issueAlone(stepStart[step], step, s);
     }
     int rc = NcclCalls.groupStart();
     if (rc != 0) {
@@ -285,7 +215,8 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     int failed = -1;
     int failedRc = 0;
     for (int i = stepStart[step], end = stepStart[step + 1]; i < end; i++) {
-      rc = NcclCalls.enqueue(kind[i], send[i], recv[i], count[i], dataType[i], op[i], rootOrPeer[i], c, s, true);
+      rc = NcclCalls.enqueue(kind[i], send[i], recv[i], count[i], dataType[i], op[i], rootOrPeer[i], commOf[i], s,
+          true);
       if (rc != 0) {
         failed = i;
         failedRc = rc;
@@ -296,7 +227,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     int endRc = NcclCalls.groupEnd(); // always close the group, also after a failed call
     state.leaveBlocking();
     if (failed >= 0) {
-      NcclException endError = endRc != 0 ? Checked.ncclError("ncclGroupEnd", endRc, c) : null;
+      NcclException endError = endRc != 0 ? Checked.ncclError("ncclGroupEnd", endRc, commOf[failed]) : null;
       return new Failure(kind[failed].ncclFunction() + " (" + stepLabel[step] + ")", failedRc, endError);
     }
     if (endRc != 0) {
@@ -310,9 +241,10 @@ final class NcclCompiledSchedule implements CompiledSchedule {
    * so the effect is the same with two downcalls fewer (on NCCL 2.28 the pair measured no host time worth
    * naming, docs/gpu.md). Plain downcalls: outside a group NCCL launches work and may block.
    */
-  private Failure issueAlone(int i, int step, long c, long s) {
+  private Failure issueAlone(int i, int step, long s) {
     state.enterBlocking(stepLabel[step]); // outside a group the call itself may wait for its peers
-    int rc = NcclCalls.enqueue(kind[i], send[i], recv[i], count[i], dataType[i], op[i], rootOrPeer[i], c, s, false);
+    int rc = NcclCalls.enqueue(kind[i], send[i], recv[i], count[i], dataType[i], op[i], rootOrPeer[i], commOf[i], s,
+        false);
     state.leaveBlocking();
     return rc != 0 ? new Failure(kind[i].ncclFunction() + " (" + stepLabel[step] + ")", rc, null) : null;
   }
@@ -333,6 +265,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
   @Override
   public Capture capture(Stream stream) {
     state.ensureUsable();
+    checkGroupsUsable();
     long s = comm.streamHandle(stream);
     NcclStream ncclStream = (NcclStream) stream; // streamHandle checked it is one of ours
     if (s == 0) {
@@ -358,9 +291,8 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     Failure failure = null;
     Throwable unexpected = null;
     try {
-      long c = comm.handle();
-      for (int step = 0; step < stepNumber.length && failure == null; step++) {
-        failure = issueStep(step, c, s);
+      for (int step = 0; step < stepLabel.length && failure == null; step++) {
+        failure = issueStep(step, s);
       }
     } catch (RuntimeException | Error e) {
       unexpected = e;
@@ -401,11 +333,21 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     } finally {
       Checked.cudaGraphDestroyQuietly(graph); // the executable graph does not need it
     }
-    NcclGraph captured = new NcclGraph(this, ncclStream, graphs, exec);
-    if (!graphs.add(captured)) { // the communicator was aborted from outside meanwhile
-      captured.closeBecause("its communicator was aborted");
-      state.ensureUsable();
-      throw new IllegalStateException(planName + ": its communicator was aborted during the capture");
+    // Registered with every communicator it captured calls of: NCCL waits for the graph in the destroy or
+    // abort of each (see NcclGraphs), so closing any of them must destroy it first.
+    NcclGraphs[] registries = new NcclGraphs[1 + calls.groups.length];
+    registries[0] = graphs;
+    for (int g = 0; g < calls.groups.length; g++) {
+      registries[g + 1] = calls.groups[g].graphs();
+    }
+    NcclGraph captured = new NcclGraph(this, ncclStream, registries, exec);
+    for (NcclGraphs registry : registries) {
+      if (!registry.add(captured)) { // a communicator was aborted (from outside) or closed meanwhile
+        captured.closeBecause("its communicator was aborted");
+        state.ensureUsable();
+        checkGroupsUsable();
+        throw new IllegalStateException(planName + ": its communicator was aborted during the capture");
+      }
     }
     return captured;
   }
@@ -413,6 +355,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
   /** The checks of a graph launch; returns the stream's handle. */
   long checkLaunchable(NcclStream stream) {
     state.ensureUsable();
+    checkGroupsUsable();
     long s = comm.streamHandle(stream);
     checkMemoriesOpen();
     return s;
@@ -454,7 +397,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
 
   @Override
   public String toString() {
-    return "NcclCompiledSchedule[" + planName + ", " + stepNumber.length + " steps, " + kind.length
+    return "NcclCompiledSchedule[" + planName + ", " + stepLabel.length + " steps, " + kind.length
         + " calls, " + comm + "]";
   }
 }

@@ -6,6 +6,13 @@ import dev.commplan.runtime.CommPlanException;
  * An NCCL function returned an error. Carries the function's name, the {@code ncclResult_t}, NCCL's text
  * for it ({@code ncclGetErrorString}) and NCCL's description of the last error ({@code
  * ncclGetLastError}), which usually says what was wrong.
+ *
+ * <p>Usually, not always: {@code ncclGetLastError} returns one buffer for the whole process (it ignores
+ * its {@code comm} argument; {@code debug.cc} of NCCL 2.28 writes it on every {@code WARN} and never
+ * clears it), and a call can fail without a {@code WARN}. On NCCL 2.28.3 an fp8 AVG on one rank fails in
+ * {@code ncclLaunchOneRank} with {@code ncclInvalidArgument} and no warning, and the last error shown was
+ * an older failure's ({@code "AllReduce : invalid type 99"}). So the message presents it as what it is,
+ * NCCL's last warning in this process, which may belong to an earlier failure.
  */
 public class NcclException extends CommPlanException {
   private static final long serialVersionUID = 1L;
@@ -47,7 +54,8 @@ public class NcclException extends CommPlanException {
       sb.append(": ").append(errorString.strip());
     }
     if (lastError != null && !lastError.isBlank()) {
-      sb.append("; NCCL's last error: ").append(lastError.strip());
+      sb.append("; NCCL's last warning in this process (ncclGetLastError; it may be from an earlier failure): ")
+          .append(lastError.strip());
     }
     if (r != NcclResult.SUCCESS) {
       sb.append(" (set NCCL_DEBUG=WARN in the environment for NCCL's own log)");
@@ -85,7 +93,10 @@ public class NcclException extends CommPlanException {
     return errorString;
   }
 
-  /** {@return {@code ncclGetLastError(comm)}, or null/empty where NCCL had nothing to say} */
+  /**
+   * {@return {@code ncclGetLastError(comm)} when the exception was made, or null/empty where NCCL had
+   * nothing to say: the process's last warning, which may be from an earlier failure than this one}
+   */
   public String lastError() {
     return lastError;
   }

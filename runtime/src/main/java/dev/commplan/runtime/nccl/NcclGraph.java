@@ -19,6 +19,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * once, and leaves a launching one to the launching thread, which destroys it as soon as its {@code
  * cudaGraphLaunch} has returned. So an executable graph is never destroyed under a launch of it, and a
  * launch never starts on a destroyed one; a launch pays two uncontended compare-and-sets for it.
+ *
+ * <p>A plan over a mesh's axes captures calls on several communicators of one family into one graph; the
+ * graph is registered with each of them ({@link NcclGraphs}), since NCCL waits in {@code ncclCommDestroy}
+ * and {@code ncclCommAbort} of any of them until the graph is gone: closing one axis destroys it too.
  */
 final class NcclGraph implements CompiledSchedule.Capture {
   private static final int IDLE = 0;
@@ -28,15 +32,16 @@ final class NcclGraph implements CompiledSchedule.Capture {
 
   private final NcclCompiledSchedule schedule;
   private final NcclStream stream;
-  private final NcclGraphs registry;
+  /** The graphs of every communicator whose calls the graph captured (the plan's, and its axes'). */
+  private final NcclGraphs[] registries;
   private final long exec;
   private final AtomicInteger state = new AtomicInteger(IDLE);
   private volatile String closedBecause;
 
-  NcclGraph(NcclCompiledSchedule schedule, NcclStream stream, NcclGraphs registry, long exec) {
+  NcclGraph(NcclCompiledSchedule schedule, NcclStream stream, NcclGraphs[] registries, long exec) {
     this.schedule = schedule;
     this.stream = stream;
-    this.registry = registry;
+    this.registries = registries;
     this.exec = exec;
   }
 
@@ -106,7 +111,9 @@ final class NcclGraph implements CompiledSchedule.Capture {
 
   private void destroyNow() {
     state.set(CLOSED);
-    registry.remove(this);
+    for (NcclGraphs registry : registries) {
+      registry.remove(this);
+    }
     Checked.cudaGraphExecDestroy(exec);
   }
 

@@ -31,8 +31,11 @@ import java.util.concurrent.locks.LockSupport;
  * it calls {@code ncclCommDestroy} or {@code ncclCommAbort}: NCCL waits in both until no graph that
  * captured the communicator is left, so the other order would hang. Captured plans then refuse to launch,
  * naming why.
+ *
+ * <p>A communicator and its splits are one {@link NcclFamily}: every transition to ABORTED but the
+ * family's own ({@link #abortWithFamily}) is reported to it, and it aborts the other members.
  */
-final class NcclRankState {
+final class NcclRankState implements NcclFamily.Member {
   private static final int OPEN = 0;
   private static final int ABORTED = 1;
   private static final int CLOSED = 2;
@@ -47,6 +50,9 @@ final class NcclRankState {
   private final int rank;
   private final int size;
   private final int device;
+  /** The group's label ({@code world}, {@code axis tp of mesh [dp=2, tp=4]}), for messages. */
+  private final String label;
+  private final NcclFamily family;
   private final Duration timeout;
   private final StepEvents events;
   private final NcclGraphs graphs;
@@ -64,17 +70,20 @@ final class NcclRankState {
   /** Set when another rank failed: this rank gives up at its next call. */
   private volatile Throwable requestedCause;
   private volatile String requestedReason;
-  /** When the rank's thread entered a host call that may block on its peers (ncclGroupEnd); 0 if none. */
-  private volatile long blockedSince;
-  private volatile OperationLabel blockedIn;
+  /** The failure of another member of the family that aborted this one ({@link #abortWithFamily}); or null. */
+  private volatile NcclFamily.Failure familyFailure;
+  /** The host call the rank's thread may be blocked in on its peers, which the watchdog times. */
+  private final NcclBlockedCall blocked = new NcclBlockedCall();
   private boolean released; // guarded by lifecycle
 
-  NcclRankState(long comm, int rank, int size, int device, Duration timeout, StepEvents events, NcclGraphs graphs,
-      Resources resources) {
+  NcclRankState(long comm, int rank, int size, int device, String label, NcclFamily family, Duration timeout,
+      StepEvents events, NcclGraphs graphs, Resources resources) {
     this.comm = comm;
     this.rank = rank;
     this.size = size;
     this.device = device;
+    this.label = label;
+    this.family = family;
     this.timeout = timeout;
     this.events = events;
     this.graphs = graphs;
@@ -97,32 +106,38 @@ final class NcclRankState {
     return state.get() == OPEN;
   }
 
-  /** Whether it was aborted: by itself, by {@code abort()}, or by the cluster. */
+  /** Whether it was aborted: by itself, by {@code abort()}, by the cluster, or with its family. */
   boolean isAborted() {
     int s = state.get();
-    return s == ABORTED || (s == CLOSED && requestedCause != null);
+    return s == ABORTED || (s == CLOSED && (requestedCause != null || familyFailure != null));
   }
 
-  private RuntimeException notUsable() {
+  /** The exception a use of this communicator throws once it has left OPEN: it says why. */
+  RuntimeException notUsable() {
     CommPlanException watchdog = watchdogFailure;
     if (watchdog != null) {
-      return rethrowable(watchdog);
+      return NcclBlockedCall.rethrowable(watchdog);
     }
     Throwable cause = requestedCause;
     if (cause != null) {
-      return new RankAbortedException("rank " + rank + " was aborted: " + requestedReason, cause);
+      return new RankAbortedException(rankText() + " was aborted: " + requestedReason, cause);
+    }
+    NcclFamily.Failure f = familyFailure;
+    if (f != null) {
+      return new RankAbortedException(who() + " was aborted (ncclCommAbort) because its family failed: " + f
+          + " (a communicator and its splits fail together); make a new communicator", f.cause());
     }
     String why = abortedBecause;
     if (state.get() == ABORTED || why != null) {
-      return new IllegalStateException(who() + " was aborted (ncclCommAbort)"
+      return new IllegalStateException(describe() + " was aborted (ncclCommAbort)"
           + (why != null ? " after " + why : " by abort()") + "; it cannot be used any more, make a new communicator");
     }
-    return new IllegalStateException(who() + " is closed");
+    return new IllegalStateException(describe() + " is closed");
   }
 
   private void giveUp() {
     abort();
-    throw new RankAbortedException("rank " + rank + " was aborted: " + requestedReason, requestedCause);
+    throw new RankAbortedException(rankText() + " was aborted: " + requestedReason, requestedCause);
   }
 
   // ---------------------------------------------------------------- error codes
@@ -139,11 +154,10 @@ final class NcclRankState {
    */
   RuntimeException failed(String function, int rc) {
     NcclException e = Checked.ncclError(function, rc, comm); // before any abort: it reads the comm's last error
-    CommPlanException watchdog = watchdogFailure;
-    if (watchdog != null) {
-      RuntimeException w = rethrowable(watchdog);
-      w.addSuppressed(e);
-      return w;
+    if (watchdogFailure != null || familyFailure != null) { // the call returned because the comm was aborted
+      RuntimeException why = notUsable();
+      why.addSuppressed(e);
+      return why;
     }
     if (isFatal(rc) && state.get() == OPEN) {
       abortedBecause = function + " failed with " + NcclResult.of(rc).cName() + " (" + rc + "), which is fatal";
@@ -152,35 +166,26 @@ final class NcclRankState {
       } catch (RuntimeException suppressed) {
         e.addSuppressed(suppressed);
       }
-      e.addSuppressed(new CommPlanException("rank " + rank + "'s communicator was aborted (ncclCommAbort) because "
+      e.addSuppressed(new CommPlanException(rankText() + "'s communicator was aborted (ncclCommAbort) because "
           + NcclResult.of(rc).cName() + " is fatal; make a new communicator"));
     }
     return e;
-  }
-
-  /** The watchdog's failure again, for this thread (its own stack), caused by the original. */
-  private static RuntimeException rethrowable(CommPlanException e) {
-    if (e instanceof CommTimeoutException t) {
-      return new CommTimeoutException(t);
-    }
-    if (e instanceof NcclException n) {
-      NcclException again = new NcclException(n.function(), n.rawCode(), n.errorString(), n.lastError());
-      again.initCause(n);
-      return again;
-    }
-    return new CommPlanException(e.getMessage(), e);
   }
 
   // ---------------------------------------------------------------- waiting and the watchdog
 
   /** The rank's thread enters a host call that may wait for its peers; the cluster's watchdog times it. */
   void enterBlocking(OperationLabel label) {
-    blockedIn = label;
-    blockedSince = System.nanoTime();
+    blocked.enter(label);
+  }
+
+  /** {@link #enterBlocking(OperationLabel)} for another call than a launch ({@link NcclBlockedCall#enter(String, OperationLabel)}). */
+  void enterBlocking(String call, OperationLabel label) {
+    blocked.enter(call, label);
   }
 
   void leaveBlocking() {
-    blockedSince = 0;
+    blocked.leave();
   }
 
   /**
@@ -261,9 +266,9 @@ final class NcclRankState {
 
   private CommTimeoutException timedOut(long waitedNanos, Duration limit, String where) {
     FlightRecorder.Entry pending = events.pendingOperation();
-    OperationLabel what = pending != null ? pending.label() : blockedIn;
+    OperationLabel what = pending != null ? pending.label() : blocked.label();
     String whatText = what != null ? what.toString() : "work enqueued on the stream (not recorded)";
-    String summary = "nccl backend: rank " + rank + " (device " + device + ") timed out after "
+    String summary = "nccl backend: " + rankText() + " (device " + device + ") timed out after "
         + limit + " " + where + ": " + whatText + " is still pending"
         + (pending != null ? " (operation #" + pending.sequence() + (events.enabled()
             ? "; the operations before it finished)"
@@ -288,16 +293,17 @@ final class NcclRankState {
     if (state.get() != OPEN || watchdogFailure != null) {
       return;
     }
-    long since = blockedSince;
+    long since = blocked.since();
     if (since != 0 && now - since > timeout.toNanos()) {
-      OperationLabel in = blockedIn;
-      String summary = "nccl backend: rank " + rank + " (device " + device + ") timed out after " + timeout
-          + " blocked in ncclGroupEnd" + (in != null ? " of " + in : "") + " (NCCL waits there for its peers"
-          + " to connect); the cluster's watchdog aborted the communicator (ncclCommAbort)";
-      watchdogFailure = new CommTimeoutException(summary, in != null ? in.planName() : null,
-          in != null ? in.step() : -1, in != null ? in.collective() : "ncclGroupEnd",
-          in != null ? in.fields() : List.of(), rank, timeout, List.of(), events.recorder().format(), null);
-      abortedBecause = summary;
+      // Under the lifecycle lock: a split's own timer and the cluster's watchdog may both get here.
+      synchronized (lifecycle) {
+        if (state.get() != OPEN || watchdogFailure != null || blocked.since() != since) {
+          return;
+        }
+        CommTimeoutException e = blocked.timedOut(rankText(), rank, device, timeout, events.recorder());
+        watchdogFailure = e;
+        abortedBecause = e.summary();
+      }
       abortFromOutside();
       return;
     }
@@ -313,7 +319,7 @@ final class NcclRankState {
         if (async == 0 || async == NcclResult.IN_PROGRESS.code()) {
           return;
         }
-        e = Checked.ncclError("ncclCommGetAsyncError (rank " + rank + ", seen by the cluster's watchdog)", async,
+        e = Checked.ncclError("ncclCommGetAsyncError (" + rankText() + ", seen by the cluster's watchdog)", async,
             comm);
       }
       watchdogFailure = e;
@@ -333,7 +339,7 @@ final class NcclRankState {
   /**
    * OPEN → ABORTED with {@code ncclCommAbort} only, from another thread, for a rank that did not give up
    * by itself (it is blocked inside NCCL or CUDA): NCCL documents abort as the way to stop such a call.
-   * Memory and streams are released later, by the rank's own close.
+   * Memory and streams are released later, by the rank's own close or abort. The family is told.
    */
   void abortFromOutside() {
     synchronized (lifecycle) {
@@ -343,20 +349,46 @@ final class NcclRankState {
     }
     graphs.destroyAll("its communicator was aborted", null); // best effort: the abort must go on
     Checked.ncclCommAbortQuietly(comm);
+    tellFamily();
   }
 
   /**
-   * OPEN → ABORTED: {@code ncclCommAbort} (which also stops the rank's work on the device), then the
-   * resources are released. Idempotent; a no-op once closed.
+   * OPEN → ABORTED because another member of the family failed ({@link NcclFamily}): as {@link
+   * #abortFromOutside()}, but the family is not told again, and later uses name {@code failure}.
    */
-  void abort() {
+  @Override
+  public void abortWithFamily(NcclFamily.Failure failure) {
     synchronized (lifecycle) {
       if (!state.compareAndSet(OPEN, ABORTED)) {
         return;
       }
+      familyFailure = failure;
     }
-    RuntimeException failure = graphs.destroyAll("its communicator was aborted", null);
-    int rc = Checked.ncclCommAbortQuietly(comm);
+    events.recorder().failPending(System.nanoTime());
+    graphs.destroyAll("its communicator was aborted with its family", null);
+    Checked.ncclCommAbortQuietly(comm);
+  }
+
+  /**
+   * OPEN → ABORTED: {@code ncclCommAbort} (which also stops the rank's work on the device), the family
+   * told, then the resources released. After an abort from outside (or with the family), only the
+   * release. Idempotent; a no-op once closed. The rank's own thread calls it.
+   */
+  void abort() {
+    boolean wasOpen;
+    synchronized (lifecycle) {
+      wasOpen = state.compareAndSet(OPEN, ABORTED);
+      if (!wasOpen && state.get() == CLOSED) {
+        return;
+      }
+    }
+    RuntimeException failure = null;
+    int rc = 0;
+    if (wasOpen) {
+      failure = graphs.destroyAll("its communicator was aborted", null);
+      rc = Checked.ncclCommAbortQuietly(comm);
+      tellFamily();
+    }
     failure = release(failure);
     if (rc != 0) {
       throw Checked.ncclError("ncclCommAbort", rc, 0);
@@ -364,6 +396,21 @@ final class NcclRankState {
     if (failure != null) {
       throw failure;
     }
+  }
+
+  /** This member left OPEN by failing (not by being closed): the family aborts the others. */
+  private void tellFamily() {
+    CommPlanException watchdog = watchdogFailure;
+    String why = abortedBecause;
+    String text;
+    Throwable cause = watchdog;
+    if (requestedCause != null && why == null) {
+      text = "was aborted because " + requestedReason;
+      cause = requestedCause;
+    } else {
+      text = "was aborted (ncclCommAbort) " + (why != null ? "after " + why : "by abort()");
+    }
+    family.failed(this, text, cause);
   }
 
   private void abortQuietly(RuntimeException into) {
@@ -421,7 +468,20 @@ final class NcclRankState {
     return first;
   }
 
-  private String who() {
-    return "NcclCommunicator[rank " + rank + " of " + size + ", device " + device + "]";
+  /** {@code "rank 3"} in the world, {@code "rank 1 of axis tp of mesh [dp=2, tp=2]"} in a split group. */
+  String rankText() {
+    return label.equals("world") ? "rank " + rank : "rank " + rank + " of " + label;
+  }
+
+  /** {@code "rank 1 of axis tp of mesh [dp=2, tp=2] (device 0)"}: the group always named, for the family's messages. */
+  @Override
+  public String who() {
+    return "rank " + rank + " of " + label + " (device " + device + ")";
+  }
+
+  /** {@code NcclCommunicator[rank 0 of 2, device 0]}, with the group's label for a split one. */
+  String describe() {
+    return "NcclCommunicator[" + (label.equals("world") ? "" : label + ", ") + "rank " + rank + " of " + size
+        + ", device " + device + "]";
   }
 }

@@ -33,6 +33,12 @@ public record NcclVersion(int major, int minor, int patch) implements Comparable
   public static final NcclVersion GATHER_SCATTER_ALLTOALL = new NcclVersion(2, 28, 3);
 
   /**
+   * The first NCCL with {@code ncclCommSplit} (the "2.18.1-1" release of NVIDIA/nccl adds it to {@code
+   * nccl.h}), which {@code Communicator.split} and meshes need. Looked up by symbol; this is for messages.
+   */
+  public static final NcclVersion COMM_SPLIT = new NcclVersion(2, 18, 1);
+
+  /**
    * Decodes {@code ncclGetVersion}'s code.
    *
    * @param code the code, as {@code ncclGetVersion} returns it

@@ -19,6 +19,18 @@ public interface CompiledSchedule {
      * @return the compiled schedule, which holds the schedule's memory by address and does not own it
      */
     CompiledSchedule compile(Schedule schedule);
+
+    /**
+     * Why this communicator can no longer run a plan, in the backend's own words ({@code "... was aborted
+     * (ncclCommAbort) after ... timed out"}, {@code "... is closed"}), or null when it has nothing to say.
+     * {@link Plan} asks once the communicator reports {@code isClosed()} (an aborted one does too), so
+     * that its message says what happened rather than only "closed". The default: null.
+     *
+     * @return the reason, or null
+     */
+    default String unusableReason() {
+      return null;
+    }
   }
 
   /**

@@ -325,9 +325,10 @@ public final class Plan implements AutoCloseable {
     if (closed) {
       throw new IllegalStateException("plan " + name + " is closed");
     }
-    if (comm.isClosed()) {
-      throw new IllegalStateException(
-          "plan " + name + ": its communicator (" + comm.backendName() + " rank " + comm.rank() + ") is closed");
+    if (comm.isClosed()) { // closed or aborted: the backend says which, and why
+      String why = comm instanceof CompiledSchedule.Compiler backend ? backend.unusableReason() : null;
+      throw new IllegalStateException("plan " + name + ": its communicator (" + comm.backendName() + " rank "
+          + comm.rank() + ") " + (why != null ? "cannot run it: " + why : "is closed"));
     }
     if (stream.communicator() != comm) {
       throw new IllegalArgumentException(

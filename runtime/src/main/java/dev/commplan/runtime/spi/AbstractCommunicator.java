@@ -151,6 +151,23 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     }
   }
 
+  /**
+   * {@inheritDoc} Here, once the communicator is closed (or aborted): the message of what {@link
+   * #ensureUsable()} throws, so that each backend says why in one place, for its calls and its plans alike.
+   */
+  @Override
+  public String unusableReason() {
+    if (!isClosed()) {
+      return null;
+    }
+    try {
+      ensureUsable();
+    } catch (RuntimeException e) {
+      return e.getMessage();
+    }
+    return null;
+  }
+
   /** {@inheritDoc} The default: {@code world}; split communicators return their label. */
   @Override
   public String groupLabel() {

@@ -1,14 +1,16 @@
 package dev.commplan.runtime.nccl;
 
+import dev.commplan.timing.SteadyState;
 import java.lang.management.ManagementFactory;
 import java.util.Arrays;
 import java.util.Locale;
 
 /**
  * The one measurement of the host-cost probes ({@link NcclHostCostProbe}, {@link NcclGraphProbe}), so that
- * their rows, set side by side in docs/gpu.md and docs/performance.md, are taken the same way: {@code reps}
- * runs after {@code warm} warm-ups (each a run and a wait), wall time from the first call to the end of
- * the wait (median, min, p90), the calls alone ({@code enqueue}, median), and Java heap bytes per run
+ * their rows, set side by side in docs/gpu.md and docs/performance.md, are taken the same way: runs (each
+ * the calls and then the wait) until the time per run is steady ({@link SteadyState}'s rule, the same as
+ * bench's; reported per row), then {@code reps} runs: wall time from the first call to the end of the wait
+ * (median, min, p90), the calls alone ({@code enqueue}, median), and Java heap bytes per run
  * ({@code ThreadMXBean.getThreadAllocatedBytes} over 200 runs without the wait).
  */
 final class HostTiming {
@@ -16,29 +18,54 @@ final class HostTiming {
 
   /** What one row runs: the calls, or the wait after them. */
   interface Body {
-    void run() throws Exception;
+    void run();
   }
 
-  /** One measured row, in µs and bytes. */
-  record Row(String name, double medianUs, double minUs, double p90Us, double enqueueUs, double heapBytes) {
+  /**
+   * One measured row, in µs and bytes, with the warm-up before it.
+   *
+   * @param warmup the runs and milliseconds the warm-up took, and how it ended
+   */
+  record Row(String name, double medianUs, double minUs, double p90Us, double enqueueUs, double heapBytes,
+      SteadyState.WarmUp warmup) {
     /** The column header matching {@link #print}, the name column {@code nameWidth} wide. */
     static void printHeader(int nameWidth) {
-      System.out.println(String.format(Locale.ROOT, "%-" + nameWidth + "s %9s %9s %9s %10s %11s", "variant",
-          "median_us", "min_us", "p90_us", "enqueue_us", "heap_B/run"));
+      System.out.println(String.format(Locale.ROOT, "%-" + nameWidth + "s %9s %9s %9s %10s %11s %11s %10s %6s",
+          "variant", "median_us", "min_us", "p90_us", "enqueue_us", "heap_B/run", "warmup_runs", "warmup_ms",
+          "warmup"));
     }
 
     /** Prints the row on one line, the name column {@code nameWidth} wide. */
     void print(int nameWidth) {
-      System.out.println(String.format(Locale.ROOT, "%-" + nameWidth + "s %9.1f %9.1f %9.1f %10.1f %11.1f", name,
-          medianUs, minUs, p90Us, enqueueUs, heapBytes));
+      System.out.println(String.format(Locale.ROOT, "%-" + nameWidth + "s %9.1f %9.1f %9.1f %10.1f %11.1f %11d %10.1f %6s",
+          name, medianUs, minUs, p90Us, enqueueUs, heapBytes, warmup.units(), warmup.millis(), warmup.ending().label()));
     }
   }
 
-  static Row measure(String name, Body body, Body wait, int reps, int warm) throws Exception {
-    for (int i = 0; i < warm; i++) {
+  /**
+   * The warm-up of the probes' command lines: {@code auto} (or nothing) for {@link SteadyState.Rule#DEFAULT},
+   * {@code auto:MIN:MAX} for the same rule with at least MIN and at most MAX seconds a row (so that a whole
+   * probe fits a time limit), a whole number for exactly that many runs.
+   */
+  static SteadyState.Rule warmUp(String spec) {
+    if (spec == null || spec.equals("auto")) {
+      return SteadyState.Rule.DEFAULT;
+    }
+    if (spec.startsWith("auto:")) {
+      String[] times = spec.substring("auto:".length()).split(":");
+      if (times.length != 2) {
+        throw new IllegalArgumentException("warm-up '" + spec + "': auto, auto:MIN:MAX (seconds) or a number of runs");
+      }
+      return SteadyState.Rule.DEFAULT.withTimes(Double.parseDouble(times[0]), Double.parseDouble(times[1]));
+    }
+    return SteadyState.Rule.fixed(Long.parseLong(spec));
+  }
+
+  static Row measure(String name, Body body, Body wait, int reps, SteadyState.Rule warmUp) {
+    SteadyState.WarmUp warm = new SteadyState(SteadyState.Consensus.ALONE).warmUp(warmUp, 1, () -> {
       body.run();
       wait.run();
-    }
+    });
     long[] total = new long[reps];
     long[] enqueue = new long[reps];
     for (int i = 0; i < reps; i++) {
@@ -63,6 +90,6 @@ final class HostTiming {
     Arrays.sort(total);
     Arrays.sort(enqueue);
     return new Row(name, total[reps / 2] / 1e3, total[0] / 1e3, total[(int) (reps * 0.9)] / 1e3,
-        enqueue[reps / 2] / 1e3, (after - before) / (double) n);
+        enqueue[reps / 2] / 1e3, (after - before) / (double) n, warm);
   }
 }

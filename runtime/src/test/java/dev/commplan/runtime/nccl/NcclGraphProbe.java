@@ -14,6 +14,7 @@ import dev.commplan.runtime.nccl.internal.CudaGraphs;
 import dev.commplan.runtime.nccl.internal.Nccl;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
+import dev.commplan.timing.SteadyState;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -35,12 +36,14 @@ import java.util.Locale;
  *   <li>the cost of the capture probe ({@code cudaStreamIsCapturing}) that every execute and launch pays.
  * </ul>
  *
- * Each row: median, min and p90 of {@code reps} after {@code warm} warm-ups, wall time from the first call
+ * Each row: median, min and p90 of {@code reps} runs in the steady state ({@link HostTiming}'s warm-up,
+ * reported per row), wall time from the first call
  * to the end of the wait; {@code enqueue_us}, the calls alone; {@code heap_B/run}, Java heap bytes per
  * run ({@code ThreadMXBean.getThreadAllocatedBytes} over 200 runs without the wait). Ends with the two
  * ratios against their targets.
  *
- * <p>Run: {@code .device/run dev.commplan.runtime.nccl.NcclGraphProbe [reps] [warmups]} (docs/gpu.md).
+ * <p>Run: {@code .device/run dev.commplan.runtime.nccl.NcclGraphProbe [reps=200] [warmup=auto|auto:MIN:MAX|runs]}
+ * (docs/gpu.md).
  */
 public final class NcclGraphProbe {
   private static final int K = 200;
@@ -52,9 +55,10 @@ public final class NcclGraphProbe {
 
   public static void main(String[] args) {
     int reps = args.length > 0 ? Integer.parseInt(args[0]) : 200;
-    int warm = args.length > 1 ? Integer.parseInt(args[1]) : 2000;
-    System.out.println("# NcclGraphProbe (issue 18): 1 rank, out of place; median of " + reps + " after " + warm
-        + " warm-ups; every row waits with cudaStreamSynchronize");
+    SteadyState.Rule warm = HostTiming.warmUp(args.length > 1 ? args[1] : null);
+    System.out.println("# NcclGraphProbe (issue 18): 1 rank, out of place; median of " + reps + " runs after the"
+        + " warm-up; every row waits with cudaStreamSynchronize");
+    System.out.println("# " + warm.describe("run: the calls and the wait", "run"));
     System.out.println("# " + NcclBackend.describeEnvironment());
     System.out.println("# java " + System.getProperty("java.vm.version") + " on " + System.getProperty("os.arch")
         + ", " + Runtime.getRuntime().availableProcessors() + " cpus");
@@ -87,7 +91,7 @@ public final class NcclGraphProbe {
     return total;
   }
 
-  private static void measure(NcclCommunicator c, int reps, int warm) throws Exception {
+  private static void measure(NcclCommunicator c, int reps, SteadyState.Rule warm) {
     Stream s = c.stream();
     long stream = NcclInterop.cudaStream(s);
     long comm = c.handle();
@@ -170,7 +174,7 @@ public final class NcclGraphProbe {
   }
 
   /** {@code body} captured (thread-local mode) into a graph and instantiated: the executable graph. */
-  private static long captureRaw(long stream, Body body) throws Exception {
+  private static long captureRaw(long stream, Body body) {
     check(CudaGraphs.cudaStreamBeginCapture(stream, CudaGraphs.CAPTURE_MODE_THREAD_LOCAL));
     body.run();
     int[] rc = new int[1];
@@ -189,7 +193,7 @@ public final class NcclGraphProbe {
     }
   }
 
-  private static Row row(String name, Body body, Runnable wait, int reps, int warm) throws Exception {
+  private static Row row(String name, Body body, Runnable wait, int reps, SteadyState.Rule warm) {
     Row row = HostTiming.measure(name, body, wait::run, reps, warm);
     row.print(66);
     return row;

@@ -17,6 +17,7 @@ import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
 import dev.commplan.runtime.plan.CompiledSchedule;
+import dev.commplan.timing.SteadyState;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -35,10 +36,11 @@ import java.util.List;
  * plus, for reference, the raw binding (plain and {@code critical} downcalls, {@code
  * cudaStreamSynchronize} instead of the backend's polling wait) and a 200-field Plan (which the
  * PlanBuilder coalesces). Each figure is wall time from the first call to the end of the stream wait,
- * median (and min, p90) of 50 after 20 warm-ups; heap bytes per enqueue come from {@code
+ * median (and min, p90) of {@code reps} runs in the steady state (the warm-up of {@link HostTiming}, reported
+ * per row); heap bytes per enqueue come from {@code
  * com.sun.management.ThreadMXBean.getThreadAllocatedBytes} over 200 enqueues without waiting.
  *
- * <p>Run: {@code .device/run dev.commplan.runtime.nccl.NcclHostCostProbe [reps] [warmups]}.
+ * <p>Run: {@code .device/run dev.commplan.runtime.nccl.NcclHostCostProbe [reps=200] [warmup=auto|auto:MIN:MAX|runs]}.
  */
 public final class NcclHostCostProbe {
   private static final int CALLS = 200;
@@ -47,12 +49,13 @@ public final class NcclHostCostProbe {
   private NcclHostCostProbe() {}
 
   public static void main(String[] args) throws Exception {
-    int reps = args.length > 0 ? Integer.parseInt(args[0]) : 50;
-    int warm = args.length > 1 ? Integer.parseInt(args[1]) : 20;
+    int reps = args.length > 0 ? Integer.parseInt(args[0]) : 200;
+    SteadyState.Rule warm = HostTiming.warmUp(args.length > 1 ? args[1] : null);
     System.out.println("# NcclHostCostProbe: " + CALLS + " all-reduces of " + COUNT + " float32, out of place, 1 rank;"
-        + " median of " + reps + " after " + warm + " warm-ups; wall time to the end of the stream wait;"
+        + " median of " + reps + " runs after the warm-up; wall time to the end of the stream wait;"
         + " enqueue_us: the calls alone; heap_B/run: Java heap bytes allocated by one run of the variant (its 200"
         + " calls, or its one call), without the wait");
+    System.out.println("# " + warm.describe("run: the calls and the wait", "run"));
     System.out.println("# " + NcclBackend.describeEnvironment());
     System.out.println("# java " + System.getProperty("java.vm.version") + " on " + System.getProperty("os.arch")
         + ", " + Runtime.getRuntime().availableProcessors() + " cpus");
@@ -61,7 +64,7 @@ public final class NcclHostCostProbe {
     }
   }
 
-  private static void measure(NcclCommunicator c, int reps, int warm) throws Exception {
+  private static void measure(NcclCommunicator c, int reps, SteadyState.Rule warm) {
     Stream s = c.stream();
     F32Buffer send = F32Buffer.allocate(c, (long) CALLS * COUNT);
     F32Buffer recv = F32Buffer.allocate(c, (long) CALLS * COUNT);
@@ -204,7 +207,7 @@ public final class NcclHostCostProbe {
     }
   }
 
-  private static void row(String name, Body body, Runnable wait, int reps, int warm) throws Exception {
+  private static void row(String name, Body body, Runnable wait, int reps, SteadyState.Rule warm) {
     HostTiming.measure(name, body, wait::run, reps, warm).print(58);
   }
 

@@ -47,12 +47,14 @@ class NcclResultTest {
       assertEquals("ncclAllReduce", e.function());
       String message = e.getMessage();
       for (String part : List.of("ncclAllReduce failed", NCCL_H.get(code) + " (" + code + ")", "text " + code,
-          "NCCL's last error: last error " + code, "NCCL_DEBUG=WARN")) {
+          "NCCL's last warning in this process (ncclGetLastError; it may be from an earlier failure): last error "
+              + code, "NCCL_DEBUG=WARN")) {
         assertTrue(message.contains(part), () -> "'" + part + "' missing from: " + message);
       }
       assertEquals(r.isFatal(), e.isFatal());
     }
     NcclException unknown = new NcclException("ncclGroupEnd", 42, null, "");
+    assertFalse(unknown.getMessage().contains("last warning"), "no last error, no hedge: " + unknown.getMessage());
     assertSame(NcclResult.UNKNOWN, unknown.result());
     assertEquals(42, unknown.rawCode());
     assertTrue(unknown.getMessage().contains("ncclGroupEnd failed: ncclResult_t (42)"), unknown.getMessage());

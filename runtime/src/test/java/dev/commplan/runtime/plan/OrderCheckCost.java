@@ -3,14 +3,17 @@ package dev.commplan.runtime.plan;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.Backends;
 import dev.commplan.runtime.Cluster;
+import dev.commplan.runtime.CollectiveConsensus;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
-import java.util.Arrays;
+import dev.commplan.timing.SteadyState;
 import java.util.Locale;
 
 /**
  * What the execute-order check costs (docs/reliability.md): median time of execute + synchronize of a
- * one-step plan (an F32 all-reduce of {@code count}), with the check off and on, after warm-up.
+ * one-step plan (an F32 all-reduce of {@code count}), with the check off and on, each measured over
+ * {@code iters} runs after {@link SteadyState}'s warm-up (its runs and time printed per variant; the ranks
+ * agree when to stop through {@link CollectiveConsensus}).
  *
  * <pre>
  *   java -cp ... dev.commplan.runtime.plan.OrderCheckCost local 2 [iters] [count]
@@ -53,17 +56,18 @@ public final class OrderCheckCost {
     int x = b.buffer("x", DataType.F32, count, "{\"n\"}", null);
     b.allReduce(0, x, x, ReduceOp.SUM);
     try (Plan plan = b.build()) {
-      double[] us = new double[iters];
-      for (int i = -iters / 2; i < iters; i++) {
-        long t0 = System.nanoTime();
+      SteadyState.Unit run = () -> {
         plan.execute(comm.stream());
         comm.stream().synchronize();
-        if (i >= 0) {
-          us[i] = (System.nanoTime() - t0) / 1e3;
-        }
+      };
+      SteadyState steady = new SteadyState(CollectiveConsensus.of(comm));
+      SteadyState.WarmUp warm = steady.warmUp(SteadyState.Rule.DEFAULT, 1, run);
+      SteadyState.Samples timed = steady.measure(1, iters, Long.MAX_VALUE, run);
+      if (comm.rank() == 0) {
+        System.out.printf(Locale.ROOT, "  order check %s: median %.2f us of %d runs; warm-up %s%n", check ? "on " : "off",
+            timed.median() / 1e3, timed.count(), warm.summary("runs"));
       }
-      Arrays.sort(us);
-      return us[iters / 2];
+      return timed.median() / 1e3;
     }
   }
 }

@@ -51,7 +51,7 @@ public final class Nccl {
       "ncclCommAbort", "ncclCommGetAsyncError", "ncclCommCount", "ncclCommCuDevice", "ncclCommUserRank",
       "ncclGetErrorString", "ncclGroupStart", "ncclGroupEnd", "ncclAllReduce", "ncclBroadcast",
       "ncclAllGather", "ncclReduceScatter", "ncclReduce", "ncclSend", "ncclRecv");
-  // ncclGetLastError is optional: see ncclGetLastError below; so are ncclGather, ncclScatter and ncclAlltoAll
+  // ncclGetLastError and ncclCommSplit are optional: see them below; so are ncclGather, ncclScatter and ncclAlltoAll
   // (NcclCollectives, which binds the functions beyond the four here).
 
   private static final Linker.Option CRITICAL = Linker.Option.critical(false);
@@ -202,6 +202,31 @@ public final class Nccl {
   public static int ncclCommUserRank(long comm, MemorySegment rank) {
     try {
       return (int) ncclCommUserRank.H.invokeExact(comm, rank);
+    } catch (Throwable t) {
+      throw unreachable(t);
+    }
+  }
+
+  private static final class ncclCommSplit {
+    // Not in every NCCL 2: it came with 2.18.1 (nccl.h.in of the v2.18.1-1 tag; PyTorch gates it on
+    // NCCL_MINOR >= 18 in c10d/NCCLUtils.hpp): looked up if present, null on older libraries.
+    static final MethodHandle H = NativeLibrary.nccl().downcallIfPresent("ncclCommSplit",
+        FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+  }
+
+  /** Whether the loaded NCCL has {@code ncclCommSplit}. */
+  public static boolean hasCommSplit() {
+    return ncclCommSplit.H != null;
+  }
+
+  /**
+   * {@code ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
+   * ncclConfig_t* config)}; only where {@link #hasCommSplit()} (an NPE otherwise). {@code config} NULL:
+   * the new communicator inherits the parent's configuration (nccl.h).
+   */
+  public static int ncclCommSplit(long comm, int color, int key, MemorySegment newcomm, MemorySegment config) {
+    try {
+      return (int) ncclCommSplit.H.invokeExact(comm, color, key, newcomm, config);
     } catch (Throwable t) {
       throw unreachable(t);
     }

@@ -1,0 +1,119 @@
+package dev.commplan.runtime.nccl;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.model.Collective;
+import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.spi.OperationLabel;
+import java.util.EnumMap;
+import java.util.Map;
+
+/**
+ * One communicator's direct path: a collective called on it ({@code comm.allReduce(...)}), already
+ * checked by {@code AbstractCommunicator}, and a user's group ({@code groupStart()} .. {@code groupEnd()}),
+ * handed to NCCL through {@link NcclCalls}, recorded in the flight record, failures turned into
+ * exceptions by the rank's state. The communicator's one thread uses it (the gate sees to that).
+ */
+final class NcclDirectCalls {
+  private static final Map<Collective, OperationLabel> LABELS = new EnumMap<>(Collective.class);
+
+  static {
+    for (Collective c : Collective.values()) {
+      LABELS.put(c, OperationLabel.direct(c.label()));
+    }
+  }
+
+  private final NcclCommunicator comm;
+  private final NcclRankState state;
+  private final StepEvents events;
+  /** The stream of the last direct collective (for the event after a user's group). */
+  private long lastStream;
+  private int groupDepth;
+
+  NcclDirectCalls(NcclCommunicator comm, NcclRankState state, StepEvents events) {
+    this.comm = comm;
+    this.state = state;
+    this.events = events;
+  }
+
+  /**
+   * Enqueues one checked direct collective on the {@code cudaStream_t} {@code s}; outside a group NCCL
+   * may wait in the call for its peers to connect, which the cluster's watchdog times. Records it (with
+   * an event when not in a group) or fails. Gather, Scatter and AllToAll on an NCCL without their
+   * functions are their sends and receives in a group of their own (nested in the caller's, if one is
+   * open).
+   */
+  void enqueue(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int root, long s) {
+    comm.requireSupported(send.dataType(), op, false);
+    int type = NcclArgs.dataType(send.dataType());
+    int ncclOp = op == null ? 0 : NcclArgs.op(op);
+    OperationLabel label = LABELS.get(collective);
+    long handle = comm.handle();
+    state.enterBlocking(label);
+    int rc;
+    if (NcclCalls.isNative(collective)) {
+      rc = NcclCalls.enqueue(collective, NcclCommunicator.pointer(send), NcclCommunicator.pointer(recv), count, type,
+          ncclOp, root, handle, s, groupDepth > 0);
+    } else {
+      rc = viaSendRecv(collective, NcclCommunicator.pointer(send), NcclCommunicator.pointer(recv), count,
+          send.dataType(), type, root, handle, s);
+    }
+    state.leaveBlocking();
+    if (rc != 0) {
+      throw state.failed(NcclCalls.isNative(collective) ? collective.ncclFunction()
+          : collective.ncclFunction() + " (missing; as " + NcclCalls.path(collective) + ")", rc);
+    }
+    lastStream = s;
+    events.record(label, groupDepth == 0 ? s : 0);
+  }
+
+  /** Gather, Scatter or AllToAll as sends and receives in one group; the first failing code, or 0. */
+  private int viaSendRecv(Collective collective, long send, long recv, long count, DataType dataType, int type,
+      int root, long handle, long s) {
+    int rc = NcclCalls.groupStart();
+    if (rc != 0) {
+      return rc;
+    }
+    int[] failed = new int[1];
+    NcclCalls.viaSendRecv(collective, send, recv, count * dataType.byteSize(), root, comm.rank(), comm.size(),
+        (isSend, p, peer) -> {
+          if (failed[0] == 0) {
+            failed[0] = NcclCalls.enqueue(isSend ? Collective.SEND : Collective.RECV, p, p, count, type, 0, peer,
+                handle, s, true);
+          }
+        });
+    int end = NcclCalls.groupEnd(); // always close the group
+    return failed[0] != 0 ? failed[0] : end;
+  }
+
+  /** {@code ncclGroupStart} of a user's group (groups nest). */
+  void openGroup() {
+    int rc = NcclCalls.groupStart();
+    if (rc != 0) {
+      throw state.failed("ncclGroupStart", rc);
+    }
+    groupDepth++;
+  }
+
+  /** {@code ncclGroupEnd} of the innermost user's group; the outermost launches the group's calls. */
+  void closeGroup() {
+    if (groupDepth == 0) {
+      throw new IllegalStateException("groupEnd() without a matching groupStart() on " + comm);
+    }
+    groupDepth--;
+    state.enterBlocking(null);
+    int rc = NcclCalls.groupEnd();
+    state.leaveBlocking();
+    if (rc != 0) {
+      throw state.failed("ncclGroupEnd", rc);
+    }
+    if (groupDepth == 0) {
+      events.markLast(lastStream); // the group's calls are launched now: one event covers them
+    }
+  }
+
+  /** Whether a user's group is open. */
+  boolean inGroup() {
+    return groupDepth > 0;
+  }
+}

@@ -1,0 +1,122 @@
+package dev.commplan.runtime.nccl;
+
+import dev.commplan.runtime.BackendUnavailableException;
+import dev.commplan.runtime.nccl.internal.NativeLibrary;
+import dev.commplan.runtime.nccl.internal.Nccl;
+import dev.commplan.runtime.spi.OperationLabel;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code Communicator.split} on this backend: one {@code ncclCommSplit} of the parent, which NCCL ranks
+ * as the contract does (same color, one communicator; ordered by key, ties by parent rank: {@code
+ * commGetSplitInfo} in NCCL's {@code init.cc} inserts after equal keys, in parent-rank order).
+ *
+ * <p><b>Blocking, like every communicator here.</b> The backend makes its communicators with {@code
+ * ncclCommInitAll} and {@code ncclCommInitRank}, without a config, so they are blocking; the split passes
+ * no config either, so the child inherits the parent's ({@code nccl.h}: "If config is NULL, the new
+ * communicator will inherit the original communicator's configuration"). {@code ncclCommSplit} then
+ * returns once every rank of the parent has called it and the child is ready. Waiting is timed as the
+ * backend times other blocking calls: the rank is marked blocked ({@link NcclRankState#enterBlocking}),
+ * the cluster's watchdog looks at it every millisecond, and, since a communicator of one rank per
+ * process has no watchdog, a timer of the split's own does the same (a daemon platform thread, since it
+ * may call into CUDA, living as long as the split). Past the timeout either aborts the parent from
+ * outside: while a split is being made NCCL's {@code ncclCommAbort} of the parent also sets the child's
+ * abort flag ({@code childAbortFlag}), so the call returns, and the family fails with a {@code
+ * CommTimeoutException} naming the parent's group, the rank and the split.
+ *
+ * <p><b>Older NCCLs.</b> {@code ncclCommSplit} came with NCCL {@value #SINCE}; it is looked up by symbol
+ * ({@link Nccl#hasCommSplit()}), and where it is missing {@code split} fails with {@link
+ * BackendUnavailableException} naming the loaded version and what is needed. There is deliberately no
+ * fallback through {@code ncclGetUniqueId}/{@code ncclCommInitRank} (ids exchanged over the parent): it
+ * would be a second way to make every group that no machine we test on could run (the GPU machine has
+ * NCCL 2.28.3, and NCCLs that run on CUDA 13 all have the split), and an untested path is worse than a
+ * clear refusal.
+ */
+final class NcclSplit {
+  private NcclSplit() {}
+
+  /** {@link NcclVersion#COMM_SPLIT}, for the comment. */
+  static final String SINCE = "2.18.1";
+
+  /**
+   * This rank's communicator of its group ({@code color}, ranked by {@code key}), split from {@code
+   * parent}, a member of its family; called holding the parent's gate, after {@code ensureUsable}.
+   */
+  static NcclCommunicator split(NcclCommunicator parent, int color, int key, String label) {
+    RuntimeException unavailable = unavailable(Nccl.hasCommSplit(), parent.ncclVersion());
+    if (unavailable != null) {
+      throw unavailable;
+    }
+    if (parent.inGroup()) {
+      throw new IllegalStateException(parent + ": split(color " + color + ", key " + key + ") between groupStart()"
+          + " and groupEnd(): the new communicator would only exist after groupEnd(); split outside the group");
+    }
+    NcclRankState state = parent.state();
+    parent.useDevice();
+    OperationLabel what = OperationLabel.direct("split(color " + color + ", key " + key + ") into " + label);
+    String call = "ncclCommSplit (NCCL waits there for every rank of " + parent.groupLabel() + " to split it)";
+    int[] rc = new int[1];
+    long child;
+    CountDownLatch done = new CountDownLatch(1);
+    long limitMillis = parent.options().timeout().toMillis();
+    Thread timer = Thread.ofPlatform().daemon().name("commplan-nccl-split-timer").start(() -> {
+      try {
+        while (!done.await(limitMillis + 10, TimeUnit.MILLISECONDS)) {
+          state.watch(System.nanoTime(), false); // aborts the parent from outside once past the timeout
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    state.enterBlocking(call, what);
+    try {
+      child = Checked.ncclCommSplitRaw(parent.handle(), color, key, rc);
+    } finally {
+      state.leaveBlocking();
+      done.countDown();
+    }
+    joinQuietly(timer);
+    if (rc[0] != 0 || !state.isOpen()) { // failed, or returned because the parent was aborted meanwhile
+      if (child != 0) {
+        Checked.ncclCommAbortQuietly(child);
+      }
+      throw rc[0] != 0 ? state.failed("ncclCommSplit (" + what + ")", rc[0]) : state.notUsable();
+    }
+    NcclCommunicator made;
+    try {
+      made = new NcclCommunicator(child, parent.ncclVersion(), parent.options(), label, parent.family());
+    } catch (RuntimeException e) {
+      Checked.ncclCommAbortQuietly(child);
+      throw e;
+    }
+    if (!made.state().isOpen()) { // the family failed while the child was being made: it was aborted on joining
+      RuntimeException e = made.state().notUsable();
+      made.close();
+      throw e;
+    }
+    return made;
+  }
+
+  /**
+   * Why this process cannot split: {@code ncclCommSplit} missing from NCCL {@code version} (a {@link
+   * BackendUnavailableException} naming both versions and what to do), or null when it can.
+   */
+  static RuntimeException unavailable(boolean hasCommSplit, NcclVersion version) {
+    if (hasCommSplit) {
+      return null;
+    }
+    return new BackendUnavailableException("nccl backend: split(color, key) (and Mesh, which splits) needs"
+        + " ncclCommSplit, which came with NCCL " + NcclVersion.COMM_SPLIT + "; this process loaded NCCL " + version
+        + ", which lacks it: point -D" + NativeLibrary.NCCL_PROPERTY + " at libnccl.so.2 of NCCL "
+        + NcclVersion.COMM_SPLIT + " or newer");
+  }
+
+  private static void joinQuietly(Thread timer) {
+    try {
+      timer.join(1000); // it wakes at once: the latch is down
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
