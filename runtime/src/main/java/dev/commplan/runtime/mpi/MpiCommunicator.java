@@ -57,7 +57,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Like the other backends' communicators, it is used by one thread at a time.
  */
-public final class MpiCommunicator extends AbstractCommunicator implements DeviceMemory.Allocator {
+public final class MpiCommunicator extends AbstractCommunicator {
   private final long handle;
   private final int rank;
   private final int size;
