@@ -34,7 +34,10 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>Closing the world ({@link #closeWorld}) is a barrier on the control communicator, waited for with
  *       the timeout and with notices looked for, so that a rank whose own calls all succeeded still learns,
  *       at the latest when it closes, that another failed (a send that completed into a receive that was
- *       too short).
+ *       too short). A rank that has waited there a second says so ({@link #LEFT}): not a failure, but a
+ *       rank that times out names it as the one that left its call.
+ *   <li>A rank that times out ({@link #timedOut}) tells every rank, collects their answers for a moment,
+ *       and names the ranks of its group that did not answer or are closing the world.
  * </ul>
  *
  * <p>Every method is called holding {@link MpiRuntime#LOCK}; the failure is read without it.
