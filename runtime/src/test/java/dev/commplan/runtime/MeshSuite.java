@@ -70,6 +70,15 @@ public final class MeshSuite {
    * mesh, the axes, the case and the rank.
    */
   public static List<String> runOnRank(Communicator world, Shape shape) {
+    return runOnRank(world, shape, CollectiveReference::floatAccumulation);
+  }
+
+  /**
+   * {@link #runOnRank(Communicator, Shape)} with the reference's tolerance per type: {@code
+   * CollectiveReference::typeAccumulation} for a backend that rounds 16-bit floats at every hop (MPI, NCCL).
+   */
+  public static List<String> runOnRank(Communicator world, Shape shape,
+      java.util.function.ToDoubleFunction<DataType> accumulation) {
     List<String> failures = new ArrayList<>();
     Mesh.Builder builder = Mesh.builder(world);
     for (int i = 0; i < shape.names().size(); i++) {
@@ -80,7 +89,7 @@ public final class MeshSuite {
         Communicator group = mesh.axes(axes.toArray(String[]::new));
         String where = "mesh " + shape + " over " + String.join(" x ", axes) + ", world rank " + world.rank() + ": ";
         long salt = groupId(mesh, shape, axes);
-        collectives(group, salt, where, failures);
+        collectives(group, salt, where, failures, accumulation);
         Map<String, Function<Communicator, String>> patterns = PointToPointSuite.patterns(t -> t == DataType.F32);
         for (Map.Entry<String, Function<Communicator, String>> p : patterns.entrySet()) {
           String failure = p.getValue().apply(group);
@@ -122,7 +131,8 @@ public final class MeshSuite {
     return id * 1_000_033L + axes.hashCode();
   }
 
-  private static void collectives(Communicator group, long salt, String where, List<String> failures) {
+  private static void collectives(Communicator group, long salt, String where, List<String> failures,
+      java.util.function.ToDoubleFunction<DataType> accumulation) {
     int n = group.size();
     for (Collective collective : CollectiveCorrectnessSuite.collectives()) {
       for (DataType type : TYPES) {
@@ -133,7 +143,7 @@ public final class MeshSuite {
               inputs[r] = CollectiveCorrectnessSuite.randomInputs(c, count, r, salt);
             }
             Expected expected =
-                CollectiveCorrectnessSuite.expected(c, count, inputs, CollectiveReference.floatAccumulation(type));
+                CollectiveCorrectnessSuite.expected(c, count, inputs, accumulation.applyAsDouble(type));
             long[] got = CollectiveCorrectnessSuite.runOnRank(group, c, count, inputs[group.rank()], expected);
             String failure = CollectiveCorrectnessSuite.checkRank(c, count, expected, group.rank(), got);
             if (failure != null) {

@@ -17,9 +17,6 @@ import java.time.Duration;
  * normally ({@code System.exit} or the end of {@code main}); it cannot be initialized again after that.
  */
 public final class MpiBackend {
-  /** The {@code MPI_Abort} error code of a timed-out wait, which mpirun exits with. */
-  public static final int TIMEOUT_ABORT_CODE = 70;
-
   private MpiBackend() {}
 
   /**

@@ -1,24 +1,24 @@
 package dev.commplan.runtime.mpi;
 
+import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
+import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.mpi.internal.Mpi;
 import dev.commplan.runtime.mpi.internal.MpiCollectives;
 import dev.commplan.runtime.mpi.internal.UserOps;
 import dev.commplan.runtime.plan.CollectiveCall;
+import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
 import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.spi.HostMemoryBlock;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 
 /**
  * Steps of NCCL-style calls resolved once to MPI's non-blocking collectives: pointers, {@code int}
@@ -46,7 +46,7 @@ import java.util.Map;
  *       MPI's {@code MPI_IN_PLACE} as the root's receive buffer.
  *   <li>AllToAll: {@code MPI_Ialltoall}, with NCCL's count per peer; out of place only.
  *   <li>Send, Recv: {@code MPI_Isend}, {@code MPI_Irecv}, with the tag 1 + the number of earlier sends to
- *       (receives from) the same peer in the step, so that a step's pairs between two ranks are kept apart
+ *       (receives from) the same peer of the same group in the step, so that a step's pairs between two ranks are kept apart
  *       whatever MPI's progress; both sides count the same, since every rank issues a step's transfers in
  *       the plan's pairing order. A transfer whose peer is none on this rank is not in the table.
  *   <li>Types: F32, F64 and the integers are MPI's fixed-size types. Signed SUM, PROD and AVG run on the
@@ -60,11 +60,29 @@ import java.util.Map;
  * </ul>
  */
 final class MpiCallTable {
+  /** Open MPI's internal {@code OMPI_ERROR}, which libnbc gives a non-blocking collective whose round failed. */
+  private static final int OMPI_ERROR = -1;
+  /**
+   * What that means: libnbc found an error in a round (it prints {@code MPI Error in NBC subrequest ...: N}
+   * first) and reports its own error instead of the round's.
+   */
+  private static final String LIBNBC_ABORTED = "Open MPI's engine for non-blocking collectives (libnbc) aborted it"
+      + " (error -1); it prints the MPI error just before ('MPI Error in NBC subrequest ...: 15' is MPI_ERR_TRUNCATE:"
+      + " a message longer than this rank's count, so the ranks called it with different counts)";
+
+  /** The plan's name, or null for the one call of a direct-call table ({@link #direct}). */
   final String planName;
-  private final int ranks;
+  private final MpiCommunicator comm;
   private final int[] stepStart; // calls of step s are [stepStart[s], stepStart[s + 1])
   private final int[] stepNumber;
+  private final int[] callStep; // the step index of each call
+  private final long[] over; // the MPI_Comm each call runs over: the plan's, or a mesh axis's
+  private final int[] groupSize; // its size (AVG divides by it)
+  private final String[] axis; // its axis, "" for the plan's own communicator
   private final Collective[] kind;
+  private final DataType[] dataType;
+  private final ReduceOp[] reduceOp;
+  private final List<?>[] fields;
   private final long[] send;
   private final long[] recv;
   private final int[] count;
@@ -78,7 +96,8 @@ final class MpiCallTable {
   private final MemorySegment[] preTo;
   private final long[] preToOffset;
   // ReduceScatter in place: copy the scratch result into recv after the call.
-  private final MemorySegment[] postFrom;
+  private final MemorySegment[] scratch; // the scratch block a call may use (kept by a direct table, grown)
+  private final boolean[] post;
   private final MemorySegment[] postTo;
   private final long[] postToOffset;
   // AVG: divide recv by the rank count after the call (and after the copy).
@@ -86,24 +105,63 @@ final class MpiCallTable {
   private final MemorySegment[] avgAt;
   private final long[] avgOffset;
   private final long[] bytes; // recv bytes of each call (for copies)
-  private final String[] description;
   private final MpiMemory[] memories;
   private final MemorySegment requests;
+  private final MemorySegment statuses; // MPI_Testall's, read when it reports MPI_ERR_IN_STATUS
   private final boolean[] stepInFlight;
 
-  MpiCallTable(MpiCommunicator comm, String planName, List<Step> steps) {
-    this.planName = planName;
-    this.ranks = comm.size();
-    int calls = 0;
-    for (Step step : steps) {
+  /**
+   * A plan's table: every call of {@code schedule} resolved now, each over its group's communicator (the
+   * plan's, {@code comm}, or a mesh axis's of the same family; {@link Schedule#communicatorOf}).
+   */
+  MpiCallTable(MpiCommunicator comm, Schedule schedule) {
+    this(comm, schedule.planName(), schedule.steps().size(), countCalls(schedule.steps()));
+    List<Step> steps = schedule.steps();
+    int i = 0;
+    for (int s = 0; s < steps.size(); s++) {
+      Step step = steps.get(s);
+      stepStart[s] = i;
+      stepNumber[s] = step.number();
       for (CollectiveCall call : step.calls()) {
-        calls += call.transfers() ? 1 : 0;
+        if (!call.transfers()) {
+          continue; // a send or receive whose peer is none on this rank
+        }
+        int rootOrPeer = call.collective().pointToPoint() ? call.peer() : call.root();
+        MpiCommunicator group = (MpiCommunicator) schedule.communicatorOf(call, comm); // checked: of comm's family
+        set(i, s, group, schedule.axisOf(call), call.collective(), call.dataType(), call.op(), rootOrPeer,
+            call.sendMemory(), call.sendByteOffset(), call.recvMemory(), call.recvByteOffset(), call.count(),
+            call.fields());
+        i++;
       }
     }
-    stepStart = new int[steps.size() + 1];
-    stepNumber = new int[steps.size()];
-    stepInFlight = new boolean[steps.size()];
+    stepStart[steps.size()] = i;
+  }
+
+  /**
+   * A table of one step of one call, for direct calls: {@link #setDirect} fills it again for each call, so a
+   * direct call allocates nothing once its table exists (the communicator keeps a few, see {@link
+   * MpiCommunicator}).
+   */
+  static MpiCallTable direct(MpiCommunicator comm) {
+    MpiCallTable table = new MpiCallTable(comm, null, 1, 1);
+    table.stepStart[1] = 1;
+    return table;
+  }
+
+  private MpiCallTable(MpiCommunicator comm, String planName, int steps, int calls) {
+    this.comm = comm;
+    this.planName = planName;
+    stepStart = new int[steps + 1];
+    stepNumber = new int[steps];
+    stepInFlight = new boolean[steps];
+    callStep = new int[calls];
+    over = new long[calls];
+    groupSize = new int[calls];
+    axis = new String[calls];
     kind = new Collective[calls];
+    dataType = new DataType[calls];
+    reduceOp = new ReduceOp[calls];
+    fields = new List<?>[calls];
     send = new long[calls];
     recv = new long[calls];
     count = new int[calls];
@@ -115,142 +173,152 @@ final class MpiCallTable {
     preFromOffset = new long[calls];
     preTo = new MemorySegment[calls];
     preToOffset = new long[calls];
-    postFrom = new MemorySegment[calls];
+    scratch = new MemorySegment[calls];
+    post = new boolean[calls];
     postTo = new MemorySegment[calls];
     postToOffset = new long[calls];
     avgType = new DataType[calls];
     avgAt = new MemorySegment[calls];
     avgOffset = new long[calls];
     bytes = new long[calls];
-    description = new String[calls];
-    Arena arena = Arena.ofAuto(); // requests and scratch live as long as the table
+    memories = new MpiMemory[2 * calls];
+    Arena arena = Arena.ofAuto(); // requests and statuses live as long as the table
     requests = arena.allocate(JAVA_LONG, Math.max(1, calls));
-    Map<MpiMemory, MpiMemory> distinct = new IdentityHashMap<>();
-    int i = 0;
-    int rank = comm.rank();
-    for (int s = 0; s < steps.size(); s++) {
-      Step step = steps.get(s);
-      stepStart[s] = i;
-      stepNumber[s] = step.number();
+    statuses = arena.allocate((long) Mpi.STATUS_BYTES * Math.max(1, calls), 8);
+  }
+
+  private static int countCalls(List<Step> steps) {
+    int calls = 0;
+    for (Step step : steps) {
       for (CollectiveCall call : step.calls()) {
-        if (!call.transfers()) {
-          continue; // a send or receive whose peer is none on this rank
-        }
-        String where = where(planName, step.number(), call);
-        description[i] = where;
-        MpiMemory sm = memory(comm, call.sendMemory(), where, "send");
-        MpiMemory rm = memory(comm, call.recvMemory(), where, "recv");
-        distinct.put(sm, sm);
-        distinct.put(rm, rm);
-        DataType dt = call.dataType();
-        long size = dt.byteSize();
-        if (call.count() > Integer.MAX_VALUE) {
-          throw new IllegalArgumentException(where + ": count " + call.count() + " is more than MPI's int count"
-              + " allows (" + Integer.MAX_VALUE + "); split the buffer into parts of at most that many elements");
-        }
-        count[i] = (int) call.count();
-        long sendAddress = sm.address() + call.sendByteOffset();
-        long recvAddress = rm.address() + call.recvByteOffset();
-        long sendBytes = call.sendBytes(ranks);
-        long recvBytes = call.recvBytes(ranks);
-        bytes[i] = recvBytes;
-        boolean sameBlock = sm == rm;
-        boolean overlap = sameBlock && call.sendByteOffset() < call.recvByteOffset() + recvBytes
-            && call.recvByteOffset() < call.sendByteOffset() + sendBytes;
-        boolean inPlace = sameBlock && switch (call.collective().inPlace()) {
-          case SAME_BUFFER, ONE_BUFFER -> call.sendByteOffset() == call.recvByteOffset();
-          case SEND_IS_RANK_SLICE_OF_RECV -> call.sendByteOffset() == call.recvByteOffset() + rank * call.count() * size;
-          case RECV_IS_RANK_SLICE_OF_SEND -> call.recvByteOffset() == call.sendByteOffset() + rank * call.count() * size;
-          case NOT_ALLOWED -> false;
-        };
-        if (overlap && !inPlace) {
-          throw new IllegalArgumentException(where + ": send and recv overlap on rank " + rank
-              + " but are not NCCL's in-place arrangement");
-        }
-        ReduceOp reduce = call.op();
-        root[i] = call.collective().pointToPoint() ? call.peer() : call.root();
-        kind[i] = call.collective();
-        boolean isRoot = call.collective().hasRoot() && rank == call.root();
-        switch (call.collective()) {
-          case ALL_REDUCE -> {
-            send[i] = inPlace ? Mpi.IN_PLACE : sendAddress;
-            recv[i] = recvAddress;
-          }
-          case ALL_GATHER -> {
-            send[i] = inPlace ? Mpi.IN_PLACE : sendAddress;
-            recv[i] = recvAddress;
-          }
-          case REDUCE_SCATTER -> {
-            send[i] = sendAddress;
-            if (inPlace) {
-              MemorySegment scratch = arena.allocate(Math.max(recvBytes, 1), HostMemoryBlock.ALIGNMENT);
-              recv[i] = scratch.address();
-              postFrom[i] = scratch;
-              postTo[i] = rm.segment();
-              postToOffset[i] = call.recvByteOffset();
-            } else {
-              recv[i] = recvAddress;
-            }
-          }
-          case BROADCAST -> {
-            send[i] = recvAddress;
-            recv[i] = recvAddress;
-            if (!inPlace && rank == call.root()) {
-              preFrom[i] = sm.segment();
-              preFromOffset[i] = call.sendByteOffset();
-              preTo[i] = rm.segment();
-              preToOffset[i] = call.recvByteOffset();
-            }
-          }
-          case REDUCE, GATHER -> {
-            send[i] = inPlace && isRoot ? Mpi.IN_PLACE : sendAddress;
-            recv[i] = recvAddress;
-          }
-          case SCATTER -> {
-            send[i] = sendAddress;
-            recv[i] = inPlace && isRoot ? Mpi.IN_PLACE : recvAddress;
-          }
-          case ALL_TO_ALL, SEND, RECV -> {
-            send[i] = sendAddress;
-            recv[i] = recvAddress;
-          }
-        }
-        if (call.collective().pointToPoint()) {
-          int earlier = 0; // the same kind to the same peer, earlier in this step
-          for (int j = stepStart[s]; j < i; j++) {
-            earlier += kind[j] == kind[i] && root[j] == root[i] ? 1 : 0;
-          }
-          tag[i] = 1 + earlier;
-        }
-        type[i] = MpiTypes.mpiType(dt, reduce);
-        op[i] = reduce == null ? 0 : MpiTypes.mpiOp(dt, reduce, where);
-        if (reduce == ReduceOp.AVG && (call.collective() != Collective.REDUCE || isRoot)) {
-          avgType[i] = dt;
-          avgAt[i] = rm.segment();
-          avgOffset[i] = call.recvByteOffset();
-        }
-        i++;
+        calls += call.transfers() ? 1 : 0;
       }
     }
-    stepStart[steps.size()] = i;
-    memories = new ArrayList<>(distinct.values()).toArray(new MpiMemory[0]);
+    return calls;
   }
 
-  private static String where(String planName, int step, CollectiveCall call) {
-    String detail = (call.op() != null ? " " + call.op() : "") + (call.collective().hasRoot() ? " root " + call.root() : "")
-        + (call.collective() == Collective.SEND ? " to rank " + call.peer() : "")
-        + (call.collective() == Collective.RECV ? " from rank " + call.peer() : "");
-    String fields = call.fields().isEmpty() ? "" : " of " + call.fields();
-    return String.format(Locale.ROOT, "plan %s, step %d: %s %s%s%s, count %d", planName, step,
-        call.collective().label(), call.dataType(), detail, fields, call.count());
+  /**
+   * Fills this direct-call table's one call (a checked direct call: {@code root} is the root, a send's or
+   * receive's peer, or -1); allocates nothing unless an in-place ReduceScatter needs a larger scratch block.
+   */
+  void setDirect(Collective collective, Buffer sendBuffer, Buffer recvBuffer, long n, ReduceOp reduce, int rootOrPeer) {
+    set(0, 0, comm, "", collective, sendBuffer.dataType(), reduce, rootOrPeer, sendBuffer.memory(),
+        sendBuffer.byteOffset(), recvBuffer.memory(), recvBuffer.byteOffset(), n, List.of());
   }
 
-  private static MpiMemory memory(MpiCommunicator comm, DeviceMemory memory, String where, String role) {
-    if (!(memory instanceof MpiMemory mm) || memory.owner() != comm) {
-      throw new IllegalArgumentException(where + ": the " + role + " memory " + memory + " is not memory of " + comm);
+  /**
+   * Resolves call {@code i} of step index {@code s}, over {@code group} (whose ranks its root, peer and slices
+   * are), see the class comment for how each maps onto MPI.
+   */
+  private void set(int i, int s, MpiCommunicator group, String groupAxis, Collective collective, DataType dt,
+      ReduceOp reduce, int rootOrPeer, DeviceMemory sendMemory, long sendOffset, DeviceMemory recvMemory,
+      long recvOffset, long n, List<String> callFields) {
+    int rank = group.rank();
+    int ranks = group.size();
+    callStep[i] = s;
+    over[i] = group.handle();
+    groupSize[i] = ranks;
+    axis[i] = groupAxis;
+    kind[i] = collective;
+    dataType[i] = dt;
+    reduceOp[i] = reduce;
+    fields[i] = callFields;
+    root[i] = rootOrPeer;
+    count[i] = (int) Math.min(n, Integer.MAX_VALUE); // for messages until checked below
+    MpiMemory sm = memory(sendMemory, i, "send");
+    MpiMemory rm = memory(recvMemory, i, "recv");
+    memories[2 * i] = sm;
+    memories[2 * i + 1] = rm;
+    if (n > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(describe(i) + ": count " + n + " is more than MPI's int count allows ("
+          + Integer.MAX_VALUE + "); split the buffer into parts of at most that many elements");
+    }
+    count[i] = (int) n;
+    long size = dt.byteSize();
+    long sendBytes = n * collective.counts().sendCounts(ranks) * size;
+    long recvBytes = n * collective.counts().recvCounts(ranks) * size;
+    long sendAddress = sm.address() + sendOffset;
+    long recvAddress = rm.address() + recvOffset;
+    bytes[i] = recvBytes;
+    boolean sameBlock = sm == rm;
+    boolean overlap = sameBlock && sendOffset < recvOffset + recvBytes && recvOffset < sendOffset + sendBytes;
+    boolean inPlace = sameBlock && switch (collective.inPlace()) {
+      case SAME_BUFFER, ONE_BUFFER -> sendOffset == recvOffset;
+      case SEND_IS_RANK_SLICE_OF_RECV -> sendOffset == recvOffset + rank * n * size;
+      case RECV_IS_RANK_SLICE_OF_SEND -> recvOffset == sendOffset + rank * n * size;
+      case NOT_ALLOWED -> false;
+    };
+    if (overlap && !inPlace) {
+      throw new IllegalArgumentException(describe(i) + ": send and recv overlap on rank " + rank
+          + " but are not NCCL's in-place arrangement");
+    }
+    boolean isRoot = collective.hasRoot() && rank == rootOrPeer;
+    preFrom[i] = null;
+    preTo[i] = null;
+    post[i] = false;
+    postTo[i] = null;
+    send[i] = sendAddress;
+    recv[i] = recvAddress;
+    switch (collective) {
+      case ALL_REDUCE, ALL_GATHER -> send[i] = inPlace ? Mpi.IN_PLACE : sendAddress;
+      case REDUCE_SCATTER -> {
+        if (inPlace) {
+          if (scratch[i] == null || scratch[i].byteSize() < recvBytes) {
+            scratch[i] = Arena.ofAuto().allocate(Math.max(recvBytes, 1), HostMemoryBlock.ALIGNMENT);
+          }
+          recv[i] = scratch[i].address();
+          post[i] = true;
+          postTo[i] = rm.segment();
+          postToOffset[i] = recvOffset;
+        }
+      }
+      case BROADCAST -> {
+        send[i] = recvAddress;
+        if (!inPlace && isRoot) {
+          preFrom[i] = sm.segment();
+          preFromOffset[i] = sendOffset;
+          preTo[i] = rm.segment();
+          preToOffset[i] = recvOffset;
+        }
+      }
+      case REDUCE, GATHER -> send[i] = inPlace && isRoot ? Mpi.IN_PLACE : sendAddress;
+      case SCATTER -> recv[i] = inPlace && isRoot ? Mpi.IN_PLACE : recvAddress;
+      case ALL_TO_ALL, SEND, RECV -> { }
+    }
+    if (collective.pointToPoint()) {
+      int earlier = 0; // the same kind to the same peer of the same group, earlier in this step
+      for (int j = stepStart[s]; j < i; j++) {
+        earlier += kind[j] == kind[i] && root[j] == root[i] && over[j] == over[i] ? 1 : 0;
+      }
+      tag[i] = 1 + earlier;
+    }
+    type[i] = MpiTypes.mpiType(dt, reduce);
+    op[i] = reduce == null ? 0 : MpiTypes.mpiOp(dt, reduce, planName == null ? "a direct call" : planName);
+    boolean average = reduce == ReduceOp.AVG && (collective != Collective.REDUCE || isRoot);
+    avgType[i] = average ? dt : null;
+    avgAt[i] = average ? rm.segment() : null;
+    avgOffset[i] = recvOffset;
+  }
+
+  /** What call {@code i} is, for messages: its plan and step (or "direct call"), collective, type, fields, count. */
+  String describe(int i) {
+    Collective c = kind[i];
+    String detail = (reduceOp[i] != null ? " " + reduceOp[i] : "") + (c.hasRoot() ? " root " + root[i] : "")
+        + (c == Collective.SEND ? " to rank " + root[i] : "") + (c == Collective.RECV ? " from rank " + root[i] : "");
+    String where = planName == null ? "direct call" : "plan " + planName + ", step " + stepNumber[callStep[i]];
+    String of = fields[i] == null || fields[i].isEmpty() ? "" : " of " + fields[i];
+    String overAxis = axis[i] == null || axis[i].isEmpty() ? "" : " over " + axis[i];
+    return String.format(Locale.ROOT, "%s: %s %s%s%s%s, count %d", where, c.label(), dataType[i], detail, overAxis, of,
+        count[i]);
+  }
+
+  private MpiMemory memory(DeviceMemory memory, int i, String role) {
+    if (!(memory instanceof MpiMemory mm) || !comm.sharesMemoryWith(memory.owner())) {
+      throw new IllegalArgumentException(describe(i) + ": the " + role + " memory " + memory + " is not memory of "
+          + comm + "'s family");
     }
     if (mm.isClosed()) {
-      throw new IllegalStateException(where + ": the " + role + " memory " + memory + " is closed");
+      throw new IllegalStateException(describe(i) + ": the " + role + " memory " + memory + " is closed");
     }
     return mm;
   }
@@ -266,7 +334,7 @@ final class MpiCallTable {
   /** Throws if a block the table points into was freed after it was made. */
   void checkMemory() {
     for (MpiMemory m : memories) {
-      if (m.isClosed()) {
+      if (m != null && m.isClosed()) {
         throw new IllegalStateException(planName + ": " + m + " was freed after the schedule was compiled");
       }
     }
@@ -281,7 +349,7 @@ final class MpiCallTable {
    *
    * @return -1 when all started, else the index of the call that failed, whose code {@link #failedCode} has
    */
-  int start(long comm, int step) {
+  int start(int step) {
     stepInFlight[step] = true;
     long base = requests.address();
     for (int i = stepStart[step], end = stepStart[step + 1]; i < end; i++) {
@@ -290,19 +358,19 @@ final class MpiCallTable {
       }
       long request = base + 8L * i;
       int rc = switch (kind[i]) {
-        case ALL_REDUCE -> MpiCollectives.MPI_Iallreduce(send[i], recv[i], count[i], type[i], op[i], comm, request);
-        case ALL_GATHER -> MpiCollectives.MPI_Iallgather(send[i], count[i], type[i], recv[i], count[i], type[i], comm, request);
-        case REDUCE_SCATTER -> MpiCollectives.MPI_Ireduce_scatter_block(send[i], recv[i], count[i], type[i], op[i], comm, request);
-        case BROADCAST -> MpiCollectives.MPI_Ibcast(recv[i], count[i], type[i], root[i], comm, request);
-        case REDUCE -> MpiCollectives.MPI_Ireduce(send[i], recv[i], count[i], type[i], op[i], root[i], comm, request);
-        case GATHER -> MpiCollectives.MPI_Igather(send[i], count[i], type[i], recv[i], count[i], type[i], root[i], comm,
+        case ALL_REDUCE -> MpiCollectives.MPI_Iallreduce(send[i], recv[i], count[i], type[i], op[i], over[i], request);
+        case ALL_GATHER -> MpiCollectives.MPI_Iallgather(send[i], count[i], type[i], recv[i], count[i], type[i], over[i], request);
+        case REDUCE_SCATTER -> MpiCollectives.MPI_Ireduce_scatter_block(send[i], recv[i], count[i], type[i], op[i], over[i], request);
+        case BROADCAST -> MpiCollectives.MPI_Ibcast(recv[i], count[i], type[i], root[i], over[i], request);
+        case REDUCE -> MpiCollectives.MPI_Ireduce(send[i], recv[i], count[i], type[i], op[i], root[i], over[i], request);
+        case GATHER -> MpiCollectives.MPI_Igather(send[i], count[i], type[i], recv[i], count[i], type[i], root[i], over[i],
             request);
-        case SCATTER -> MpiCollectives.MPI_Iscatter(send[i], count[i], type[i], recv[i], count[i], type[i], root[i], comm,
+        case SCATTER -> MpiCollectives.MPI_Iscatter(send[i], count[i], type[i], recv[i], count[i], type[i], root[i], over[i],
             request);
-        case ALL_TO_ALL -> MpiCollectives.MPI_Ialltoall(send[i], count[i], type[i], recv[i], count[i], type[i], comm,
+        case ALL_TO_ALL -> MpiCollectives.MPI_Ialltoall(send[i], count[i], type[i], recv[i], count[i], type[i], over[i],
             request);
-        case SEND -> MpiCollectives.MPI_Isend(send[i], count[i], type[i], root[i], tag[i], comm, request);
-        case RECV -> MpiCollectives.MPI_Irecv(recv[i], count[i], type[i], root[i], tag[i], comm, request);
+        case SEND -> MpiCollectives.MPI_Isend(send[i], count[i], type[i], root[i], tag[i], over[i], request);
+        case RECV -> MpiCollectives.MPI_Irecv(recv[i], count[i], type[i], root[i], tag[i], over[i], request);
       };
       if (rc != Mpi.SUCCESS) {
         failedCode = rc;
@@ -318,18 +386,67 @@ final class MpiCallTable {
   int test(int step, long flagAddress) {
     int from = stepStart[step];
     return Mpi.MPI_Testall(stepStart[step + 1] - from, requests.address() + 8L * from, flagAddress,
-        Mpi.STATUSES_IGNORE);
+        statuses.address() + (long) Mpi.STATUS_BYTES * from);
+  }
+
+  /**
+   * What failed when {@code MPI_Testall} of step {@code step} returned {@code rc} on {@code who} (the caller
+   * holds the MPI lock): with {@code MPI_ERR_IN_STATUS}, each failed call's own error, read from its status;
+   * a receive or collective whose message was longer than its count says "truncated", with both counts
+   * where MPI tells the sender's ({@code MPI_Get_count}).
+   */
+  MpiException failure(int step, int rc, String who) {
+    StringBuilder what = new StringBuilder();
+    int code = rc;
+    if (rc == Mpi.ERR_IN_STATUS) {
+      try (Arena arena = Arena.ofConfined()) {
+        MemorySegment sent = arena.allocate(JAVA_INT);
+        for (int i = stepStart[step], end = stepStart[step + 1]; i < end; i++) {
+          long status = statuses.address() + (long) Mpi.STATUS_BYTES * i;
+          int error = statuses.get(JAVA_INT, (long) Mpi.STATUS_BYTES * i + Mpi.STATUS_ERROR);
+          if (error == Mpi.SUCCESS || error == Mpi.ERR_PENDING) {
+            continue;
+          }
+          code = code == rc ? error : code;
+          what.append(what.isEmpty() ? "" : "; ").append(describe(i)).append(": ");
+          if (error == OMPI_ERROR && !kind[i].pointToPoint()) {
+            what.append(LIBNBC_ABORTED);
+          } else if (error != Mpi.ERR_TRUNCATE) {
+            what.append(MpiRuntime.errorString(error)).append(" (MPI error ").append(error).append(')');
+          } else if (kind[i] == Collective.RECV) {
+            int source = statuses.get(JAVA_INT, (long) Mpi.STATUS_BYTES * i + Mpi.STATUS_SOURCE);
+            boolean known = Mpi.MPI_Get_count(status, type[i], sent.address()) == Mpi.SUCCESS
+                && sent.get(JAVA_INT, 0) != Mpi.UNDEFINED;
+            what.append("truncated: rank ").append(source).append(" sent ")
+                .append(known ? sent.get(JAVA_INT, 0) + " elements" : "more elements")
+                .append(" into this receive of ").append(count[i]).append(" (a send and its receive must have the"
+                    + " same count: make the receive as long as the send)");
+          } else {
+            what.append("truncated: a message inside the ").append(kind[i].label()).append(" was longer than this"
+                + " rank's count of ").append(count[i]).append(" allows, so the ranks called it with different"
+                + " counts (every rank must pass the same count)");
+          }
+        }
+      }
+    }
+    if (what.isEmpty() && rc == OMPI_ERROR) {
+      what.append(describeStep(step)).append(": ").append(LIBNBC_ABORTED);
+    } else if (what.isEmpty()) {
+      what.append(describeStep(step)).append(": ").append(MpiRuntime.errorString(rc)).append(" (MPI error ")
+          .append(rc).append(')');
+    }
+    return new MpiException("MPI_Testall", code, who + ": MPI_Testall failed while completing " + what);
   }
 
   /** After step {@code step} completed: the in-place ReduceScatter copies and AVG's divisions. */
   void finish(int step) {
     stepInFlight[step] = false;
     for (int i = stepStart[step], end = stepStart[step + 1]; i < end; i++) {
-      if (postFrom[i] != null) {
-        MemorySegment.copy(postFrom[i], 0, postTo[i], postToOffset[i], bytes[i]);
+      if (post[i]) {
+        MemorySegment.copy(scratch[i], 0, postTo[i], postToOffset[i], bytes[i]);
       }
       if (avgType[i] != null) {
-        MpiTypes.divide(avgType[i], avgAt[i], avgOffset[i], count[i], ranks);
+        MpiTypes.divide(avgType[i], avgAt[i], avgOffset[i], count[i], groupSize[i]);
       }
     }
   }
@@ -355,17 +472,13 @@ final class MpiCallTable {
     };
   }
 
-  String describe(int index) {
-    return description[index];
-  }
-
   String describeStep(int step) {
     StringBuilder sb = new StringBuilder();
     for (int i = stepStart[step], end = stepStart[step + 1]; i < end; i++) {
       if (sb.length() > 0) {
         sb.append("; ");
       }
-      sb.append(description[i]);
+      sb.append(describe(i));
     }
     return sb.toString();
   }

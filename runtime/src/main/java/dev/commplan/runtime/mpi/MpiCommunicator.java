@@ -7,14 +7,11 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.spi.AbstractCommunicator;
 import dev.commplan.runtime.Buffer;
-import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.mpi.internal.Mpi;
 import dev.commplan.model.Collective;
-import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Schedule;
-import dev.commplan.runtime.plan.Step;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.PlanRules;
 import dev.commplan.runtime.DeviceMemory;
@@ -24,11 +21,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * This process's rank of an MPI communicator (a duplicate of {@code MPI_COMM_WORLD}, with {@code
@@ -44,11 +39,19 @@ import java.util.concurrent.locks.LockSupport;
  * it may read their results; the calls of one group or one step are in flight together. Open MPI makes
  * progress on them inside MPI calls, so most of the transfer happens while completing.
  *
+ * <p>MPI errors never end the job: {@code MPI_ERRORS_RETURN} is set on this communicator and on {@code
+ * MPI_COMM_WORLD} (where Open MPI reports errors of non-blocking collectives), and an error, including one
+ * a call reports only when it completes, becomes an {@link MpiException} naming the call. A failure ends
+ * every communicator of the family on every rank ({@link MpiFamily}).
+ *
+ * <p>{@link #split} makes a communicator of a group ({@code MPI_Comm_split}) with its own stream, in this
+ * one's family; a plan compiled here may run calls over the family's communicators (a mesh's axes).
+ *
  * <p>Every wait has a deadline, {@link #timeout()}. MPI cannot cancel a collective, and a rank that gave
- * up on one would leave the others inside it; so when the deadline passes, the backend prints what it
- * was waiting for (plan, step, collectives, counts) to standard error and calls {@code
- * MPI_Abort(MPI_COMM_WORLD, }{@value MpiBackend#TIMEOUT_ABORT_CODE}{@code )}, which ends every process
- * of the job; mpirun exits with that code.
+ * up on one would leave the others inside it; so when the deadline passes, the rank tells every rank of the
+ * family (a notice, {@link MpiFamily}), waits a moment for their answers, and throws a {@link
+ * dev.commplan.runtime.CommTimeoutException} naming what it waited for, its group and the ranks that did
+ * not answer; the others end their waits with a {@link RankAbortedException} naming it.
  *
  * <p>Like the other backends' communicators, it is used by one thread at a time.
  */
@@ -59,25 +62,34 @@ public final class MpiCommunicator extends AbstractCommunicator {
   private final long timeoutNanos;
   private final Duration timeout;
   private final MpiStream stream;
-  private final MemorySegment flag;
+  private final MpiFamily family;
+  private final String label;
+  private final MpiCommunicator parent; // null for the world
+  private final int[] worldRanks; // world rank of each rank here; null for the world
+  private final List<MpiCommunicator> children = new ArrayList<>();
+  private final MpiInFlight inFlight = new MpiInFlight(this);
   private final Set<MpiMemory> live = ConcurrentHashMap.newKeySet();
 
   private volatile boolean closed;
   private volatile RuntimeException failure;
   private int groupDepth;
-  // What is in flight: step flightStep[k] of table flightTable[k], for k < flightCount, in start order.
-  private MpiCallTable[] flightTable = new MpiCallTable[8];
-  private int[] flightStep = new int[8];
-  private int flightCount;
+  // Direct calls' one-call tables not in flight (directTables[k], k < directFree).
+  private MpiCallTable[] directTables = new MpiCallTable[4];
+  private int directFree;
 
-  private MpiCommunicator(long handle, int rank, int size, Duration timeout) {
+  private MpiCommunicator(long handle, int rank, int size, Duration timeout, MpiFamily family, String label,
+      MpiCommunicator parent, int[] worldRanks) {
     this.handle = handle;
     this.rank = rank;
     this.size = size;
     this.timeout = timeout;
     this.timeoutNanos = timeout.toNanos();
     this.stream = new MpiStream(this, timeout);
-    this.flag = Arena.ofAuto().allocate(JAVA_INT);
+    this.family = family;
+    this.label = label;
+    this.parent = parent;
+    this.worldRanks = worldRanks;
+    family.join(this);
   }
 
   /** Duplicates {@code MPI_COMM_WORLD} (collective: every rank calls it) and sets {@code MPI_ERRORS_RETURN}. */
@@ -91,7 +103,6 @@ public final class MpiCommunicator extends AbstractCommunicator {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment out = arena.allocate(JAVA_LONG);
       MemorySegment value = arena.allocate(JAVA_INT);
-      // MPI_COMM_WORLD keeps its error handler (the application's); only our duplicate returns errors.
       MpiRuntime.check("MPI_Comm_dup", Mpi.MPI_Comm_dup(Mpi.Handles.COMM_WORLD, out.address()),
           "duplicating MPI_COMM_WORLD");
       long comm = out.get(JAVA_LONG, 0);
@@ -101,12 +112,32 @@ public final class MpiCommunicator extends AbstractCommunicator {
       int rank = value.get(JAVA_INT, 0);
       MpiRuntime.check("MPI_Comm_size", Mpi.MPI_Comm_size(comm, value.address()), "reading the size");
       int size = value.get(JAVA_INT, 0);
-      MpiCommunicator c = new MpiCommunicator(comm, rank, size, timeout);
+      MpiCommunicator c = new MpiCommunicator(comm, rank, size, timeout, MpiFamily.open(comm, rank, size), "world",
+          null, null);
       MpiRuntime.register(c);
       return c;
     } finally {
       MpiRuntime.LOCK.unlock();
     }
+  }
+
+  /** This rank's communicator of a group split from this one ({@link MpiSplits}); holding the MPI lock. */
+  MpiCommunicator child(long childHandle, int childRank, int childSize, String childLabel, int[] childWorldRanks) {
+    MpiCommunicator child = new MpiCommunicator(childHandle, childRank, childSize, timeout, family, childLabel, this,
+        childWorldRanks);
+    children.add(child);
+    MpiRuntime.register(child);
+    return child;
+  }
+
+  /** {@return the world rank of rank {@code groupRank} here} */
+  int worldRank(int groupRank) {
+    return worldRanks == null ? groupRank : worldRanks[groupRank];
+  }
+
+  /** The {@code MPI_Comm} handle, for call tables. */
+  long handle() {
+    return handle;
   }
 
   /** The gate its streams carry ({@link AbstractCommunicator#gate()}). */
@@ -132,6 +163,27 @@ public final class MpiCommunicator extends AbstractCommunicator {
   @Override
   public String backendName() {
     return "mpi";
+  }
+
+  /** {@inheritDoc} {@code world} for {@link MpiBackend#world()}'s communicator. */
+  @Override
+  public String groupLabel() {
+    return label;
+  }
+
+  /** {@code rank 3}, or {@code rank 1 of axis tp of mesh [dp=2, tp=4]} for a split communicator. */
+  String rankText() {
+    return parent == null ? "rank " + rank : "rank " + rank + " of " + label;
+  }
+
+  MpiFamily family() {
+    return family;
+  }
+
+  /** {@inheritDoc} Memory of any communicator of this one's family: they are one process's host memory. */
+  @Override
+  public boolean sharesMemoryWith(dev.commplan.runtime.Communicator owner) {
+    return owner instanceof MpiCommunicator other && other.family == family;
   }
 
   /** {@return how long a wait for collectives may take before the job is aborted (see the class comment)} */
@@ -163,13 +215,14 @@ public final class MpiCommunicator extends AbstractCommunicator {
    * failed with calls in flight); the block is then left allocated rather than freed under MPI.
    */
   boolean quiesceBeforeFree() {
-    if (flightCount == 0) {
-      return true;
+    for (MpiCommunicator member : family.members()) { // a plan over a mesh's axes uses its world's memory
+      if (!member.inFlight.isEmpty()) {
+        if (member.closed || member.failure != null || family.failure() != null || !MpiRuntime.isInitialized()) {
+          return false;
+        }
+        member.completeInFlight();
+      }
     }
-    if (closed || failure != null || !MpiRuntime.isInitialized()) {
-      return false;
-    }
-    completeInFlight();
     return true;
   }
 
@@ -177,7 +230,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
   public CompiledSchedule compile(Schedule schedule) {
     ensureUsable();
     PlanRules.checkSchedule(this, schedule);
-    return new MpiCompiledSchedule(this, new MpiCallTable(this, schedule.planName(), schedule.steps()));
+    return new MpiCompiledSchedule(this, new MpiCallTable(this, schedule));
   }
 
   // ---------------------------------------------------------------- collectives
@@ -189,16 +242,28 @@ public final class MpiCommunicator extends AbstractCommunicator {
   }
 
   /**
-   * One call outside a plan: a table of one step of one call (this path allocates; plans do not). A send
-   * or receive passes its peer as {@code root}.
+   * One call outside a plan: a one-call table from the communicator's pool (refilled, so a direct call
+   * allocates nothing once the pool holds as many tables as a group has calls), returned to the pool when
+   * the call completes. A send or receive passes its peer as {@code root}.
    */
   private void direct(Collective collective, Buffer send, Buffer recv, ReduceOp op, int root, long count) {
-    CollectiveCall call = collective.pointToPoint()
-        ? CollectiveCall.pointToPoint(collective, send.dataType(), send.memory(), send.byteOffset(), count, root, null,
-            List.of())
-        : new CollectiveCall(collective, send.dataType(), op, root, send.memory(), send.byteOffset(), recv.memory(),
-            recv.byteOffset(), count, List.of(), PlanRules.isInPlace(collective, send, recv, rank));
-    run(new MpiCallTable(this, collective.label() + " call", List.of(new Step(0, List.of(call)))), 0);
+    MpiCallTable table = directFree > 0 ? directTables[--directFree] : MpiCallTable.direct(this);
+    try {
+      table.setDirect(collective, send, recv, count, op, root);
+      run(table, 0);
+    } finally {
+      if (!table.inFlight(0)) {
+        release(table); // not started: back to the pool
+      }
+    }
+  }
+
+  /** A direct-call table whose call completed (or never started) goes back to the pool. */
+  private void release(MpiCallTable table) {
+    if (directFree == directTables.length) {
+      directTables = Arrays.copyOf(directTables, directFree * 2);
+    }
+    directTables[directFree++] = table;
   }
 
   /**
@@ -216,7 +281,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
   @Override
   protected void closeGroup() {
     if (groupDepth == 0) {
-      throw new IllegalStateException("rank " + rank + ": groupEnd() without a matching groupStart()");
+      throw new IllegalStateException(rankText() + ": groupEnd() without a matching groupStart()");
     }
     groupDepth--;
   }
@@ -237,136 +302,77 @@ public final class MpiCommunicator extends AbstractCommunicator {
     MpiRuntime.LOCK.lock();
     try {
       requireMpiAlive();
-      failed = table.start(handle, step);
+      failed = table.start(step);
     } finally {
       MpiRuntime.LOCK.unlock();
     }
-    addInFlight(table, step); // also after a failure: earlier calls of the step may be in flight
+    inFlight.add(table, step); // also after a failure: earlier calls of the step may be in flight
     if (failed >= 0) {
-      throw fail(MpiRuntime.error(table.function(failed), table.failedCode,
-          "starting " + table.describe(failed) + " on rank " + rank));
+      MpiException e = MpiRuntime.error(table.function(failed), table.failedCode,
+          "starting " + table.describe(failed) + " on " + rankText());
+      MpiRuntime.LOCK.lock();
+      try {
+        family.fail(this, MpiFamily.FAILED, e);
+      } finally {
+        MpiRuntime.LOCK.unlock();
+      }
+      throw e;
     }
-  }
-
-  private void addInFlight(MpiCallTable table, int step) {
-    if (flightCount == flightTable.length) {
-      flightTable = Arrays.copyOf(flightTable, flightCount * 2);
-      flightStep = Arrays.copyOf(flightStep, flightCount * 2);
-    }
-    flightTable[flightCount] = table;
-    flightStep[flightCount] = step;
-    flightCount++;
-  }
-
-  /** The stream's wait: completes everything in flight within {@code timeout} (see {@link #completeInFlight(long)}). */
-  void synchronize(Duration timeout) {
-    ensureUsable();
-    completeInFlight(timeout.toNanos());
   }
 
   /**
-   * Completes everything in flight, in start order, polling {@code MPI_Testall} (which is also what
-   * makes Open MPI progress), spinning briefly, then yielding, then parking; aborts the job at the
-   * deadline.
+   * Where this rank has not looked for a while ({@link MpiFamily#due}) at {@code now}: another rank's notice
+   * ends what it is about to do ({@code doing} step {@code step} of {@code table}) with a {@link
+   * RankAbortedException}. Called when a wait starts, before it can return: a rank back from far away fails
+   * there, even if the calls it started completed against what its peers left behind.
    */
-  private void completeInFlight() {
-    completeInFlight(timeoutNanos);
-  }
-
-  private void completeInFlight(long waitNanos) {
-    if (flightCount == 0) {
+  void lookForNotices(MpiCallTable table, int step, String doing, long now) {
+    if (!family.due(now)) {
       return;
     }
-    long start = System.nanoTime();
-    long deadline = start + waitNanos;
-    long flagAddress = flag.address();
-    while (flightCount > 0) {
-      MpiCallTable table = flightTable[0];
-      int step = flightStep[0];
-      while (true) {
-        int rc;
-        int done;
-        MpiRuntime.LOCK.lock();
-        try {
-          requireMpiAlive();
-          rc = table.test(step, flagAddress);
-          done = flag.get(JAVA_INT, 0);
-        } finally {
-          MpiRuntime.LOCK.unlock();
-        }
-        if (rc != Mpi.SUCCESS) {
-          table.abandon(step);
-          removeFirstInFlight();
-          throw fail(MpiRuntime.error("MPI_Testall", rc, "completing " + table.describeStep(step) + " on rank " + rank));
-        }
-        if (done != 0) {
-          break;
-        }
-        long now = System.nanoTime();
-        if (now - deadline > 0) {
-          timedOut(table, step, now - start);
-        }
-        // Open MPI moves data only inside MPI calls, so polling is what drives a large transfer: poll
-        // back to back (yielding the core to other processes between polls, which matters when ranks
-        // share cores) for the first second; only a wait longer than that, most likely for a late or dead
-        // peer, backs off to brief sleeps so that it does not burn a core until the deadline.
-        long waited = now - start;
-        if (waited < 20_000L) {
-          Thread.onSpinWait();
-        } else if (waited < 1_000_000_000L) {
-          Thread.yield();
-        } else {
-          LockSupport.parkNanos(50_000L);
-        }
-      }
-      removeFirstInFlight();
-      table.finish(step);
-    }
-  }
-
-  private void removeFirstInFlight() {
-    System.arraycopy(flightTable, 1, flightTable, 0, flightCount - 1);
-    System.arraycopy(flightStep, 1, flightStep, 0, flightCount - 1);
-    flightCount--;
-    flightTable[flightCount] = null;
-  }
-
-  /** The deadline passed: say what was pending, then end the job (MPI cannot cancel a collective). */
-  private void timedOut(MpiCallTable table, int step, long waitedNanos) {
-    StringBuilder pending = new StringBuilder();
-    for (int k = 0; k < flightCount; k++) {
-      pending.append("\n  ").append(flightTable[k].describeStep(flightStep[k]));
-    }
-    String message = String.format(Locale.ROOT,
-        "commplan mpi: rank %d of %d waited %.1f s (the timeout is %s) for collectives that did not complete:%s%n"
-            + "Another rank has probably died, hung, or not issued the same collectives in the same order."
-            + " MPI cannot cancel a collective, so this rank ends the whole job now with"
-            + " MPI_Abort(MPI_COMM_WORLD, %d). To wait longer, pass a timeout to MpiBackend.world(Duration)"
-            + " or set -D%s.",
-        rank, size, waitedNanos / 1e9, timeout, pending, MpiBackend.TIMEOUT_ABORT_CODE, dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY);
-    System.err.println(message);
-    System.err.flush();
-    System.out.flush();
     MpiRuntime.LOCK.lock();
     try {
-      Mpi.MPI_Abort(Mpi.Handles.COMM_WORLD, MpiBackend.TIMEOUT_ABORT_CODE);
+      MpiFamily.Notice notice = MpiRuntime.isInitialized() ? family.poll() : null;
+      if (notice != null) {
+        throw family.gaveUp(this, doing + table.describeStep(step), notice);
+      }
     } finally {
       MpiRuntime.LOCK.unlock();
     }
-    // MPI_Abort does not return; if it did, do not pretend the work finished.
-    throw fail(new CommPlanException(message));
   }
 
-  private RuntimeException fail(RuntimeException e) {
-    if (failure == null) {
-      failure = e;
+  /** The stream's wait: completes everything in flight within {@code timeout} ({@link MpiInFlight#complete}). */
+  void synchronize(Duration timeout) {
+    ensureUsable();
+    inFlight.complete(timeout.toNanos());
+  }
+
+  private void completeInFlight() {
+    inFlight.complete(timeoutNanos);
+  }
+
+  /** A call table's step completed: a direct call's table goes back to the pool. */
+  void completed(MpiCallTable table) {
+    if (table.planName == null) {
+      release(table);
     }
-    return e;
   }
 
-  private void requireMpiAlive() {
+  /** The deadline passed with {@code pending} in flight: the family fails ({@link MpiFamily#timedOut}). */
+  void timedOut(long waitedNanos, String pending, MpiCallTable first, int step) {
+    throw family.timedOut(this, waitedNanos, timeout, pending, first, step);
+  }
+
+  /** The family failed with {@code cause} (this rank's own failure, or another rank's notice). */
+  void failedBy(RuntimeException cause) {
+    if (failure == null) {
+      failure = cause;
+    }
+  }
+
+  void requireMpiAlive() {
     if (!MpiRuntime.isInitialized()) {
-      throw new IllegalStateException("MPI was finalized (MpiBackend.finalizeMpi() or JVM shutdown); rank " + rank
+      throw new IllegalStateException("MPI was finalized (MpiBackend.finalizeMpi() or JVM shutdown); " + rankText()
           + "'s communicator cannot be used any more");
     }
   }
@@ -374,11 +380,11 @@ public final class MpiCommunicator extends AbstractCommunicator {
   @Override
   protected void ensureUsable() {
     if (closed) {
-      throw new IllegalStateException("mpi communicator of rank " + rank + " is closed");
+      throw new IllegalStateException("mpi communicator of " + rankText() + " is closed");
     }
-    RuntimeException f = failure;
+    RuntimeException f = failure != null ? failure : family.failure();
     if (f != null) {
-      throw new RankAbortedException("rank " + rank + "'s MPI communicator failed earlier and cannot be used: "
+      throw new RankAbortedException(rankText() + "'s MPI communicator failed earlier and cannot be used: "
           + f.getMessage(), f);
     }
   }
@@ -388,7 +394,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
     ensureUsable();
     if (target != stream) {
       throw new IllegalArgumentException(
-          "rank " + rank + ": a schedule compiled for this communicator runs on its own stream, not on " + target);
+          rankText() + ": a schedule compiled for this communicator runs on its own stream, not on " + target);
     }
   }
 
@@ -401,8 +407,10 @@ public final class MpiCommunicator extends AbstractCommunicator {
 
   /**
    * Completes what is in flight (within the timeout), frees the communicator ({@code MPI_Comm_free}) and
-   * every block allocated through it. Idempotent. MPI itself stays initialized until {@link
-   * MpiBackend#finalizeMpi()} or the JVM exits.
+   * every block allocated through it. Closing {@link MpiBackend#world()}'s communicator also waits, at most
+   * the timeout, until every rank closes it ({@link MpiFamily#closeWorld}), and throws if another rank of the
+   * family failed: a rank whose own calls all succeeded learns there, at the latest, that a peer's did not.
+   * Idempotent. MPI itself stays initialized until {@link MpiBackend#finalizeMpi()} or the JVM exits.
    */
   @Override
   public void close() {
@@ -410,29 +418,47 @@ public final class MpiCommunicator extends AbstractCommunicator {
       return;
     }
     RuntimeException error = null;
-    if (failure == null && MpiRuntime.isInitialized()) {
+    for (MpiCommunicator child : new ArrayList<>(children)) { // closed with this one at the latest
+      try {
+        child.close();
+      } catch (RuntimeException e) {
+        error = error == null ? e : error;
+      }
+    }
+    if (failure == null && family.failure() == null && MpiRuntime.isInitialized()) {
       try {
         completeInFlight();
       } catch (RuntimeException e) {
         error = e;
       }
     }
+    if (parent == null && MpiRuntime.isInitialized()) {
+      try {
+        family.closeWorld(this, timeoutNanos);
+      } catch (RuntimeException e) {
+        error = error == null ? e : error;
+      }
+    }
     closed = true;
     MpiRuntime.forget(this);
+    family.leave(this);
+    if (parent != null) {
+      parent.children.remove(this);
+    }
     MpiRuntime.LOCK.lock();
     try (Arena arena = Arena.ofConfined()) {
-      if (MpiRuntime.isInitialized() && flightCount == 0) {
+      if (MpiRuntime.isInitialized() && inFlight.isEmpty()) {
         MemorySegment out = arena.allocate(JAVA_LONG);
         out.set(JAVA_LONG, 0, handle);
         int rc = Mpi.MPI_Comm_free(out.address());
         if (rc != Mpi.SUCCESS && error == null) {
-          error = MpiRuntime.error("MPI_Comm_free", rc, "freeing rank " + rank + "'s communicator");
+          error = MpiRuntime.error("MPI_Comm_free", rc, "freeing " + rankText() + "'s communicator");
         }
       }
     } finally {
       MpiRuntime.LOCK.unlock();
     }
-    if (flightCount == 0) {
+    if (inFlight.isEmpty()) {
       for (MpiMemory memory : new ArrayList<>(live)) {
         memory.closeForOwner();
       }
@@ -444,17 +470,22 @@ public final class MpiCommunicator extends AbstractCommunicator {
   }
 
   /**
-   * {@inheritDoc} Not yet on this backend: its split (and plans over a mesh's axes) are being built.
-   *
-   * @throws UnsupportedOperationException always, for now
+   * {@inheritDoc} {@code MPI_Comm_split}, after an all-gather of every rank's color and key over this
+   * communicator, waited for with the timeout ({@link MpiSplits}): the new communicator has its own stream and
+   * belongs to this one's family.
    */
   @Override
-  protected dev.commplan.runtime.spi.BackendCommunicator splitGroup(int color, int key, String label) {
-    throw new UnsupportedOperationException(backendName() + " backend: split(color, key) is not available yet");
+  protected dev.commplan.runtime.spi.BackendCommunicator splitGroup(int color, int key, String groupLabel) {
+    if (groupDepth > 0) {
+      throw new IllegalStateException(rankText() + ": split() inside a group (groupStart() .. groupEnd()); split"
+          + " outside groups, as NCCL requires");
+    }
+    return MpiSplits.split(this, color, key, groupLabel);
   }
 
   @Override
   public String toString() {
-    return "MpiCommunicator[rank " + rank + " of " + size + (closed ? ", closed" : "") + "]";
+    return "MpiCommunicator[rank " + rank + " of " + size + (parent == null ? "" : " in " + label)
+        + (closed ? ", closed" : "") + "]";
   }
 }

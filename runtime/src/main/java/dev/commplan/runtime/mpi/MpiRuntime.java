@@ -29,10 +29,13 @@ final class MpiRuntime {
   private static final int INITIALIZED = 1;
   private static final int FINALIZED = 2;
 
-  private static int state = NOT_INITIALIZED; // guarded by LOCK
+  private static volatile int state = NOT_INITIALIZED; // written holding LOCK; read without it
   private static boolean initializedHere;
   private static int threadLevel = -1;
   private static final Set<MpiCommunicator> OPEN = ConcurrentHashMap.newKeySet();
+  /** The longest timeout of a family that failed in this process, in ns; 0 when none failed. */
+  private static volatile long failedFamilyTimeout;
+  private static volatile boolean finalizing;
 
   private MpiRuntime() {}
 
@@ -94,6 +97,11 @@ final class MpiRuntime {
         threadLevel = provided.get(JAVA_INT, 0);
         state = INITIALIZED;
         requireThreadLevel();
+        // Open MPI reports an error of a non-blocking collective, raised when it completes, on MPI_COMM_WORLD
+        // (the request has no communicator), whatever the collective's own communicator says: without this,
+        // a count that differs between ranks ends the job in MPI_ERRORS_ARE_FATAL instead of an MpiException.
+        check("MPI_Comm_set_errhandler", Mpi.MPI_Comm_set_errhandler(Mpi.Handles.COMM_WORLD, Mpi.Handles.ERRORS_RETURN),
+            "setting MPI_ERRORS_RETURN on MPI_COMM_WORLD");
       }
     } finally {
       LOCK.unlock();
@@ -129,12 +137,26 @@ final class MpiRuntime {
   }
 
   static boolean isInitialized() {
-    LOCK.lock();
-    try {
-      return state == INITIALIZED;
-    } finally {
-      LOCK.unlock();
-    }
+    return state == INITIALIZED;
+  }
+
+  /**
+   * Whether a wait should yield the core between polls: where mpirun placed more processes than cores
+   * ({@code OMPI_MCA_mpi_oversubscribe=1}), or where the user set Open MPI's own {@code mpi_yield_when_idle}
+   * (the same two signals Open MPI's progress loop follows). Otherwise every rank has a core and waits spin.
+   */
+  static boolean yieldWhenIdle() {
+    return "1".equals(System.getenv("OMPI_MCA_mpi_oversubscribe"))
+        || "1".equals(System.getenv("OMPI_MCA_mpi_yield_when_idle"))
+        || "true".equalsIgnoreCase(System.getenv("OMPI_MCA_mpi_yield_when_idle"));
+  }
+
+  /**
+   * A family with this timeout failed: {@code MPI_Finalize}, which waits for every process of the job, is
+   * then waited for at most that long ({@link #finalizeMpi}).
+   */
+  static void familyFailed(long timeoutNanos) {
+    failedFamilyTimeout = Math.max(failedFamilyTimeout, timeoutNanos);
   }
 
   static void register(MpiCommunicator comm) {
@@ -162,6 +184,9 @@ final class MpiRuntime {
         }
       }
     }
+    if (failedFamilyTimeout > 0 && state == INITIALIZED && initializedHere && !boundedFinalize()) {
+      return; // the note is printed; the process goes on without MPI, and mpirun ends the job when it exits
+    }
     LOCK.lock();
     try {
       if (state == INITIALIZED && initializedHere) {
@@ -185,8 +210,47 @@ final class MpiRuntime {
     }
   }
 
+  /**
+   * After a family failed: {@code MPI_Finalize} waits for every process of the job, and a peer that stalled
+   * may never come; so it runs on a daemon thread, waited for at most the failed family's timeout. Returns
+   * whether it finished (or is not this process's to call); if not, says so on standard error, and the
+   * process may exit without it (mpirun then ends the job).
+   */
+  private static boolean boundedFinalize() {
+    Thread finalizer = Thread.ofPlatform().daemon().name("commplan-mpi-finalize").unstarted(() -> {
+      LOCK.lock();
+      try {
+        if (state == INITIALIZED) {
+          Mpi.MPI_Finalize();
+          state = FINALIZED;
+        }
+      } finally {
+        LOCK.unlock();
+      }
+    });
+    finalizing = true;
+    finalizer.start();
+    long wait = failedFamilyTimeout;
+    try {
+      finalizer.join(java.time.Duration.ofNanos(wait));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (finalizer.isAlive()) {
+      System.err.printf(java.util.Locale.ROOT, "commplan mpi: MPI_Finalize waited %.1f s (the failed family's timeout)"
+          + " for the other processes of the job; one of them stalled or is still working, so this process ends"
+          + " without it (mpirun then ends the job)%n", wait / 1e9);
+      System.err.flush();
+      return false;
+    }
+    return true;
+  }
+
   /** The shutdown hook: finalizes unless the rank's thread still holds MPI (then mpirun reports it). */
   private static void finalizeAtShutdown() {
+    if (finalizing) {
+      return; // a bounded finalize gave up on MPI_Finalize already
+    }
     try {
       if (!LOCK.tryLock(5, TimeUnit.SECONDS)) {
         System.err.println("commplan mpi: MPI is busy on another thread at JVM exit; not finalizing");

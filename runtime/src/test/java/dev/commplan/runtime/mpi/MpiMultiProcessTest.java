@@ -16,8 +16,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The MPI backend across real processes: {@code mpirun --oversubscribe -np N} of {@link MpiSuiteMain}
- * (the correctness matrix and the mixed plan on every rank) for N = 2, 3, 4, 5, 8, and the two faults: a rank
- * killed mid-plan, a rank that never joins. Skips, saying why, without mpirun or Open MPI.
+ * (the correctness matrix and the mixed plan on every rank) for N = 2, 3, 4, 5, 8, the two faults (a rank
+ * killed mid-plan, a rank that never joins), MPI errors as exceptions ({@link MpiErrorsMain}), meshes on 8
+ * processes ({@link MpiMeshMain}) and a family that fails together ({@link MpiFamilyMain}). Skips, saying why,
+ * without mpirun or Open MPI.
  */
 class MpiMultiProcessTest {
   private static final Duration LIMIT = Duration.ofSeconds(180);
@@ -45,6 +47,88 @@ class MpiMultiProcessTest {
       passed++;
     }
     assertEquals(ranks, passed, run.toString());
+  }
+
+  /**
+   * Issue 25, part 2: MPI errors become CommPlan exceptions on every rank, never Open MPI's fatal handler. A
+   * send of 8 into a receive of 4 (the receiver names both counts, the others learn it at close at the
+   * latest), all-reduce and all-to-all counts that differ, and a plan with the order check racing a direct
+   * call ({@link MpiErrorsMain}); each on a fresh world, in one job.
+   */
+  @ParameterizedTest(name = "{0} processes")
+  @ValueSource(ints = {2, 3, 4})
+  void mpiErrorsBecomeExceptionsOnEveryRank(int ranks) throws Exception {
+    List<String> cases = List.of("truncated-recv", "count", "alltoall-count", "order-direct");
+    List<String> args = new java.util.ArrayList<>(cases);
+    MpiLauncher.Result run = MpiLauncher.run(ranks, LIMIT, MpiLauncher.classPath(),
+        List.of("-D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + "=60"), MpiErrorsMain.class.getName(),
+        args.toArray(String[]::new));
+    assertFalse(run.killed(), run.toString());
+    assertEquals(0, run.exitCode(), run.toString());
+    assertFalse(run.output().contains("MPI_ERRORS_ARE_FATAL"), run.toString());
+    for (String kase : cases) {
+      for (int r = 0; r < ranks; r++) {
+        assertTrue(run.output().contains("rank " + r + ": " + kase + ": caught "), "rank " + r + ", " + kase + ": " + run);
+      }
+    }
+    assertTrue(run.output().contains("rank 1: truncated-recv: caught MpiException: rank 1: MPI_Testall failed while"
+        + " completing direct call: recv I32 from rank 0, count 4: truncated: rank 0 sent 8 elements into this receive"
+        + " of 4"), run.toString());
+    // the sender learns it at close, or while its send is still completing when the notice comes
+    assertTrue(Pattern.compile("rank 0: truncated-recv: caught RankAbortedException (at close: rank 0: close\\(\\) of world"
+        + "|: rank 0: waiting for direct call: send I32 to rank 1, count 8) abandoned because rank 1 of world failed: rank 1:"
+        + " MPI_Testall failed").matcher(run.output()).find(), run.toString());
+    // Open MPI's libnbc reports this one in the call's status (MPI_ERR_TRUNCATE) or, depending on when it finds
+    // it, as its own error -1 from MPI_Testall after printing the truncation; the message says which
+    assertTrue(run.output().contains("count: caught MpiException: rank 0: MPI_Testall failed while completing direct"
+        + " call: all-reduce F32 SUM, count 4: truncated: a message inside the all-reduce was longer than this rank's"
+        + " count of 4 allows") || run.output().contains("count: caught MpiException: rank 0: MPI_Testall failed while"
+        + " completing direct call: all-reduce F32 SUM, count 4: Open MPI's engine for non-blocking collectives"),
+        run.toString());
+    assertTrue(run.output().contains("alltoall-count: caught MpiException: rank 0: MPI_Testall failed while"
+        + " completing direct call: all-to-all F32, count 2: truncated"), run.toString());
+  }
+
+  /**
+   * Issue 23 on MPI: {@link MpiMeshMain} on 8 processes, a 2×4 and a 2×2×2 mesh, every collective and
+   * point-to-point pattern over each axis (and each pair of axes of the 2×2×2) against the reference, then a
+   * plan over the mesh's axes.
+   */
+  @Test
+  void meshesOfEightProcessesMatchTheReference() throws Exception {
+    MpiLauncher.Result run = MpiLauncher.run(8, LIMIT, MpiLauncher.classPath(),
+        List.of("-D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + "=120"), MpiMeshMain.class.getName());
+    assertFalse(run.killed(), run.toString());
+    assertEquals(0, run.exitCode(), run.toString());
+    for (int r = 0; r < 8; r++) {
+      assertTrue(run.output().contains("mpi mesh rank " + r + " of 8: meshes [[dp=2, tp=4], [pp=2, dp=2, tp=2]]: all right"),
+          run.toString());
+    }
+  }
+
+  /**
+   * Issue 23: one family fails together. World rank 3 (rank 1 of its tp group) throws, stalls past the timeout,
+   * or exits in the middle of a run ({@link MpiFamilyMain}, mesh [dp=2, tp=2], timeout 3 s): every other process
+   * ends with a CommPlan exception within its timeout (and the grace for answers), the group and that rank are
+   * named, and nothing hangs.
+   */
+  @ParameterizedTest(name = "rank 3 {0}s")
+  @ValueSource(strings = {"throw", "stall", "exit"})
+  void aFailureInOneGroupEndsTheWholeFamily(String fault) throws Exception {
+    MpiLauncher.Result run = MpiLauncher.run(4, LIMIT, MpiLauncher.classPath(),
+        List.of("-D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + "=3"), MpiFamilyMain.class.getName(), fault);
+    assertFalse(run.killed(), run.toString());
+    assertTrue(run.exitCode() != 0, run.toString());
+    assertTrue(run.elapsed().toSeconds() < 90, run.toString());
+    for (int r = 0; r < 3; r++) {
+      assertTrue(run.output().contains("rank " + r + ": caught CommTimeoutException: ")
+          || run.output().contains("rank " + r + ": caught RankAbortedException: "), "rank " + r + ": " + run);
+    }
+    assertFalse(run.output().contains("rank 0: round 1 done"), run.toString());
+    assertTrue(run.output().contains("axis tp of mesh [dp=2, tp=2]"), run.toString());
+    assertTrue(run.output().contains("Not in this call: rank 1 (world rank 3), ")
+        || run.output().contains("Not in this call: rank 3, "), run.toString());
+    assertFalse(run.output().contains("MPI_ERRORS_ARE_FATAL"), run.toString());
   }
 
   /**
@@ -77,16 +161,29 @@ class MpiMultiProcessTest {
     assertTrue(run.output().contains("rank 0 ran plan t.A, step 0, rank 1 ran plan t.B, step 0"), run.toString());
   }
 
-  /** A rank that never joins: the others wait the timeout (3 s), say what they waited for, and abort the job. */
+  /**
+   * A rank that never joins: the others wait the timeout (3 s), tell every rank, and throw a CommTimeoutException
+   * naming what they waited for and the rank that did not answer (or, told first, a RankAbortedException naming
+   * the rank that timed out); MPI_Finalize, which would wait for the sleeping rank, is given up after the
+   * timeout, and the job ends (mpirun ends the sleeping rank once the others exit).
+   */
   @Test
-  void aRankThatNeverJoinsMakesTheOthersAbortAtTheTimeout() throws Exception {
+  void aRankThatNeverJoinsIsNamedByTheOthersAtTheTimeout() throws Exception {
     MpiLauncher.Result run = MpiLauncher.run(3, LIMIT, MpiLauncher.classPath(),
         List.of("-D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + "=3"), MpiSuiteMain.class.getName(), "--fault", "hang");
     assertFalse(run.killed(), run.toString());
-    assertEquals(MpiBackend.TIMEOUT_ABORT_CODE, run.exitCode(), run.toString());
-    assertTrue(run.output().contains("(the timeout is PT3S) for collectives that did not complete:\n"
+    assertEquals(5, run.exitCode(), run.toString());
+    for (int r = 0; r < 2; r++) { // the first to time out tells the other, which may give up before its own deadline
+      assertTrue(run.output().contains("rank " + r + ": CommTimeoutException: rank " + r + " (world rank " + r + ") waited ")
+          || run.output().contains("rank " + r + ": RankAbortedException: rank " + r + ": waiting for plan faults.TwoSteps,"
+              + " step 0: all-reduce F32 SUM of [grads], count 262144 abandoned because rank " + (1 - r) + " of world timed"
+              + " out"), run.toString());
+    }
+    assertTrue(run.output().contains("(the timeout is PT3S) for calls that did not complete:\n"
         + "  plan faults.TwoSteps, step 0: all-reduce F32 SUM of [grads], count 262144"), run.toString());
-    assertTrue(run.output().contains("MPI_Abort(MPI_COMM_WORLD, 70)"), run.toString());
+    assertTrue(run.output().contains("Not in this call: rank 2, no answer within 300 ms (of world): stalled, gone, or"
+        + " past it"), run.toString());
     assertFalse(run.output().contains("second run done"), run.toString());
+    assertFalse(run.output().contains("MPI_ABORT"), run.toString());
   }
 }

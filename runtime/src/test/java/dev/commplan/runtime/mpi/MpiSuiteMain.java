@@ -28,7 +28,8 @@ import java.util.List;
  * when every rank passed, 1 otherwise.
  *
  * <p>{@code --fault kill}: the last rank is killed (SIGKILL) in the middle of a plan; {@code --fault hang}: the last rank
- * never joins a plan's collectives, so the others time out. Both must end the job, not hang it.
+ * never joins a plan's collectives, so the others time out (each prints its exception and exits 5). Both must end
+ * the job, not hang it.
  */
 public final class MpiSuiteMain {
   private MpiSuiteMain() {}
@@ -366,9 +367,49 @@ public final class MpiSuiteMain {
         comm.stream().synchronize();
       }
       long bytes = threads.getCurrentThreadAllocatedBytes() - before;
-      return bytes == 0 ? null
-          : "plan suite.AllocationFree on rank " + comm.rank() + ": " + runs + " runs of execute + synchronize allocated "
-              + bytes + " bytes on the Java heap, expected none";
+      if (bytes != 0) {
+        return "plan suite.AllocationFree on rank " + comm.rank() + ": " + runs + " runs of execute + synchronize"
+            + " allocated " + bytes + " bytes on the Java heap, expected none";
+      }
+    }
+    return directAllocationFree(comm, threads);
+  }
+
+  /**
+   * Direct calls allocate nothing once warm either: an all-reduce and a reduce-scatter AVG in place, each
+   * synchronized, then a group of a ring's send and receive.
+   */
+  private static String directAllocationFree(MpiCommunicator comm, com.sun.management.ThreadMXBean threads) {
+    int n = comm.size();
+    int next = (comm.rank() + 1) % n;
+    int previous = (comm.rank() + n - 1) % n;
+    try (F32Buffer x = F32Buffer.allocate(comm, 256); F32Buffer shards = F32Buffer.allocate(comm, 4L * n);
+        I32Buffer out = I32Buffer.allocate(comm, 8); I32Buffer in = I32Buffer.allocate(comm, 8)) {
+      dev.commplan.runtime.Buffer mine = dev.commplan.runtime.Buffer.view(DataType.F32, shards.memory(),
+          16L * comm.rank(), 4);
+      Runnable calls = () -> {
+        comm.allReduce(x, x, ReduceOp.SUM, comm.stream());
+        comm.reduceScatter(shards, mine, ReduceOp.AVG, comm.stream());
+        comm.stream().synchronize();
+        if (n > 1) {
+          comm.groupStart();
+          comm.send(out, next, comm.stream());
+          comm.recv(in, previous, comm.stream());
+          comm.groupEnd();
+          comm.stream().synchronize();
+        }
+      };
+      for (int i = 0; i < 300; i++) {
+        calls.run();
+      }
+      int runs = 200;
+      long before = threads.getCurrentThreadAllocatedBytes();
+      for (int i = 0; i < runs; i++) {
+        calls.run();
+      }
+      long bytes = threads.getCurrentThreadAllocatedBytes() - before;
+      return bytes == 0 ? null : "direct calls on rank " + comm.rank() + ": " + runs + " runs of all-reduce, reduce-scatter"
+          + " AVG in place and a grouped send and receive allocated " + bytes + " bytes on the Java heap, expected none";
     }
   }
 
@@ -409,8 +450,14 @@ public final class MpiSuiteMain {
         }
         return 3;
       }
-      plan.execute(comm.stream());
-      comm.stream().synchronize();
+      try {
+        plan.execute(comm.stream());
+        comm.stream().synchronize();
+      } catch (dev.commplan.runtime.CommPlanException e) {
+        System.out.println("rank " + rank + ": " + e.getClass().getSimpleName() + ": " + e.getMessage());
+        System.out.flush();
+        return 5;
+      }
       System.out.println("rank " + rank + ": second run done (the fault did not stop it)");
       return 4;
     }

@@ -39,12 +39,31 @@ public final class Mpi {
   public static final long IN_PLACE = 1L;
   /** {@code MPI_STATUSES_IGNORE}: {@code ((MPI_Status *) 0)}. */
   public static final long STATUSES_IGNORE = 0L;
+  /** {@code MPI_ERR_TRUNCATE}: a message longer than the receive that matched it. */
+  public static final int ERR_TRUNCATE = 15;
+  /** {@code MPI_ERR_IN_STATUS}: the error of each request is in its status's {@code MPI_ERROR}. */
+  public static final int ERR_IN_STATUS = 18;
+  /** {@code MPI_ERR_PENDING}: in a status, the request has not completed. */
+  public static final int ERR_PENDING = 19;
+  /** {@code MPI_ANY_SOURCE}. */
+  public static final int ANY_SOURCE = -1;
+  /** {@code MPI_UNDEFINED}: a split's color for "in no group"; a count {@code MPI_Get_count} cannot give. */
+  public static final int UNDEFINED = -32766;
+  /**
+   * The size of Open MPI 4.1's {@code MPI_Status}: {@code int MPI_SOURCE, MPI_TAG, MPI_ERROR, _cancelled;
+   * size_t _ucount}.
+   */
+  public static final int STATUS_BYTES = 24;
+  /** Where {@code MPI_SOURCE} is in an {@code MPI_Status}. */
+  public static final int STATUS_SOURCE = 0;
+  /** Where {@code MPI_ERROR} is in an {@code MPI_Status}. */
+  public static final int STATUS_ERROR = 8;
   /** {@code MPI_MAX_ERROR_STRING} (OPAL_MAX_ERROR_STRING, 256) and {@code MPI_MAX_LIBRARY_VERSION_STRING} (256). */
   public static final int MAX_STRING = 256;
 
   /** The functions and objects that must be present for the library to count as Open MPI. */
   static final List<String> REQUIRED_SYMBOLS = List.of("MPI_Init_thread", "MPI_Initialized", "MPI_Finalized", "MPI_Finalize", "MPI_Query_thread", "MPI_Comm_rank", "MPI_Comm_size", "MPI_Comm_dup", "MPI_Comm_free", "MPI_Comm_set_errhandler", "MPI_Abort", "MPI_Barrier", "MPI_Iallreduce", "MPI_Iallgather", "MPI_Ireduce_scatter_block", "MPI_Ibcast",
-      "MPI_Ireduce", "MPI_Igather", "MPI_Iscatter", "MPI_Ialltoall", "MPI_Isend", "MPI_Irecv", "MPI_Testall", "MPI_Waitall", "MPI_Error_string", "MPI_Get_library_version", "MPI_Op_create",
+      "MPI_Ireduce", "MPI_Igather", "MPI_Iscatter", "MPI_Ialltoall", "MPI_Isend", "MPI_Irecv", "MPI_Testall", "MPI_Waitall", "MPI_Test", "MPI_Get_count", "MPI_Ibarrier", "MPI_Request_free", "MPI_Comm_split", "MPI_Error_string", "MPI_Get_library_version", "MPI_Op_create",
       "ompi_mpi_comm_world", "ompi_mpi_float", "ompi_mpi_op_sum", "ompi_mpi_errors_return");
 
   static MethodHandle handle(String name, FunctionDescriptor descriptor) {
@@ -317,6 +336,71 @@ public final class Mpi {
   public static int MPI_Op_create(long function, int commute, long op) {
     try {
       return (int) MPI_Op_create.H.invokeExact(function, commute, op);
+    } catch (Throwable t) {
+      throw unreachable(t);
+    }
+  }
+
+  private static final class MPI_Test {
+    static final MethodHandle H = handle("MPI_Test", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+  }
+
+  /** {@code int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)} */
+  public static int MPI_Test(long request, long flag, long status) {
+    try {
+      return (int) MPI_Test.H.invokeExact(request, flag, status);
+    } catch (Throwable t) {
+      throw unreachable(t);
+    }
+  }
+
+  private static final class MPI_Get_count {
+    static final MethodHandle H = handle("MPI_Get_count", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+  }
+
+  /** {@code int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)} */
+  public static int MPI_Get_count(long status, long datatype, long count) {
+    try {
+      return (int) MPI_Get_count.H.invokeExact(status, datatype, count);
+    } catch (Throwable t) {
+      throw unreachable(t);
+    }
+  }
+
+  private static final class MPI_Ibarrier {
+    static final MethodHandle H = handle("MPI_Ibarrier", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG));
+  }
+
+  /** {@code int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)} */
+  public static int MPI_Ibarrier(long comm, long request) {
+    try {
+      return (int) MPI_Ibarrier.H.invokeExact(comm, request);
+    } catch (Throwable t) {
+      throw unreachable(t);
+    }
+  }
+
+  private static final class MPI_Request_free {
+    static final MethodHandle H = handle("MPI_Request_free", FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
+  }
+
+  /** {@code int MPI_Request_free(MPI_Request *request)} */
+  public static int MPI_Request_free(long request) {
+    try {
+      return (int) MPI_Request_free.H.invokeExact(request);
+    } catch (Throwable t) {
+      throw unreachable(t);
+    }
+  }
+
+  private static final class MPI_Comm_split {
+    static final MethodHandle H = handle("MPI_Comm_split", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_LONG));
+  }
+
+  /** {@code int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)} */
+  public static int MPI_Comm_split(long comm, int color, int key, long newcomm) {
+    try {
+      return (int) MPI_Comm_split.H.invokeExact(comm, color, key, newcomm);
     } catch (Throwable t) {
       throw unreachable(t);
     }

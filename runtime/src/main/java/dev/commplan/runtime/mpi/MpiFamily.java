@@ -1,0 +1,455 @@
+package dev.commplan.runtime.mpi;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import dev.commplan.runtime.CommPlanException;
+import dev.commplan.runtime.CommTimeoutException;
+import dev.commplan.runtime.RankAbortedException;
+import dev.commplan.runtime.mpi.internal.Mpi;
+import dev.commplan.runtime.mpi.internal.MpiCollectives;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A world communicator ({@link MpiBackend#world()}) and every communicator split from it, on this rank: the
+ * family that fails together. MPI cannot cancel a collective, and a rank that fails leaves its peers
+ * waiting inside calls it will never make; so the family has a channel of its own for saying so: a
+ * duplicate of the world communicator (the <em>control</em> communicator) that carries only notices, small
+ * messages of one kind (failed, timed out, gave up), the sender's world and group rank, its group's label
+ * and a sentence. Every rank keeps one receive from any source posted on it.
+ *
+ * <ul>
+ *   <li>A rank whose call fails (an MPI error, a timeout) sends a notice to every other rank of the world,
+ *       once, and every communicator of the family on this rank fails with that exception.
+ *   <li>A rank waiting for its calls looks for notices between bursts of polls ({@link #poll}); one that
+ *       arrives ends the wait with a {@link RankAbortedException} naming the rank, its group and what it
+ *       said, and this rank gives up too (and says so, once).
+ *   <li>Closing the world ({@link #closeWorld}) is a barrier on the control communicator, waited for with
+ *       the timeout and with notices looked for, so that a rank whose own calls all succeeded still learns,
+ *       at the latest when it closes, that another failed (a send that completed into a receive that was
+ *       too short). A rank that has waited there a second says so ({@link #LEFT}): not a failure, but a
+ *       rank that times out names it as the one that left its call.
+ *   <li>A rank that times out ({@link #timedOut}) tells every rank, collects their answers for a moment,
+ *       and names the ranks of its group that did not answer or are closing the world.
+ * </ul>
+ *
+ * <p>Every method is called holding {@link MpiRuntime#LOCK}; the failure is read without it.
+ */
+final class MpiFamily {
+  /** Tags are the family's alone on the control communicator: one for notices. */
+  private static final int NOTICE_TAG = 1;
+  private static final int NOTICE_BYTES = 4096;
+  private static final int HEADER_BYTES = 20; // kind, world rank, group rank, label bytes, text bytes
+  /** What the close of the world is called in notices, so that a rank that timed out tells it apart. */
+  private static final String CLOSING = "close() of world";
+
+  /** A notice's kind: the sender's call failed (an MPI error, or CommPlan's own check). */
+  static final int FAILED = 1;
+  /** A notice's kind: the sender waited past its timeout. */
+  static final int TIMED_OUT = 2;
+  /** A notice's kind: the sender gave up because of another rank's notice. */
+  static final int GAVE_UP = 3;
+  /**
+   * A notice's kind: the sender is closing the world and has waited a second there for the others. Not a
+   * failure (a peer still finishing its last call may see it): it ends no wait, but a rank that times out
+   * names the ranks that left this way.
+   */
+  static final int LEFT = 4;
+
+  /** What another rank said. */
+  record Notice(int kind, int worldRank, int groupRank, String group, String text) {
+    /** {@code rank 2 of axis tp of mesh [dp=2, tp=4] (world rank 6)}, or {@code rank 2 of world}. */
+    String who() {
+      return group.equals("world") ? "rank " + worldRank + " of world"
+          : "rank " + groupRank + " of " + group + " (world rank " + worldRank + ")";
+    }
+
+    String verb() {
+      return switch (kind) {
+        case FAILED -> "failed";
+        case TIMED_OUT -> "timed out";
+        case LEFT -> "is closing world";
+        default -> "gave up";
+      };
+    }
+  }
+
+  final int worldRank;
+  final int worldSize;
+  private final long control;
+  private final MemorySegment inbox;
+  private final MemorySegment request;
+  private final MemorySegment flag;
+  private MemorySegment sentNotice; // this rank's notice and its sends' requests, alive until sent
+  private MemorySegment sentRequests;
+  private int sends;
+  private final List<Notice> notices = new ArrayList<>();
+  private final Set<MpiCommunicator> members = ConcurrentHashMap.newKeySet();
+  private volatile RuntimeException failure;
+  private volatile long lastLook = System.nanoTime();
+  private boolean announced;
+  private boolean announcedLeft;
+  private boolean controlFreed;
+
+  private MpiFamily(long control, int worldRank, int worldSize) {
+    this.control = control;
+    this.worldRank = worldRank;
+    this.worldSize = worldSize;
+    Arena arena = Arena.ofAuto(); // lives as long as the family: MPI may write the inbox until the end
+    inbox = arena.allocate(NOTICE_BYTES, 8);
+    request = arena.allocate(JAVA_LONG);
+    flag = arena.allocate(JAVA_INT);
+  }
+
+  /** A new family for the world communicator {@code world} (collective: duplicates it); holding the lock. */
+  static MpiFamily open(long world, int worldRank, int worldSize) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(JAVA_LONG);
+      MpiRuntime.check("MPI_Comm_dup", Mpi.MPI_Comm_dup(world, out.address()), "making the family's control communicator");
+      long control = out.get(JAVA_LONG, 0);
+      MpiRuntime.check("MPI_Comm_set_errhandler", Mpi.MPI_Comm_set_errhandler(control, Mpi.Handles.ERRORS_RETURN),
+          "setting MPI_ERRORS_RETURN on the family's control communicator");
+      MpiFamily family = new MpiFamily(control, worldRank, worldSize);
+      family.postReceive();
+      return family;
+    }
+  }
+
+  private void postReceive() {
+    MpiRuntime.check("MPI_Irecv", MpiCollectives.MPI_Irecv(inbox.address(), NOTICE_BYTES, Mpi.Handles.UINT8,
+        Mpi.ANY_SOURCE, NOTICE_TAG, control, request.address()), "posting the receive for other ranks' notices");
+  }
+
+  void join(MpiCommunicator member) {
+    members.add(member);
+  }
+
+  void leave(MpiCommunicator member) {
+    members.remove(member);
+  }
+
+  /** {@return the first failure of the family this rank knows of, or null} Read without the lock. */
+  RuntimeException failure() {
+    return failure;
+  }
+
+  /** The notices received so far, oldest first. */
+  List<Notice> notices() {
+    return List.copyOf(notices);
+  }
+
+  /**
+   * A notice that ends waits (a failure, a timeout, a rank that gave up) among those that arrived since the
+   * last look, or null; holding the lock. Every notice is kept ({@link #notices()}).
+   */
+  Notice poll() {
+    Notice notice;
+    do {
+      notice = receive();
+    } while (notice != null && notice.kind() == LEFT);
+    return notice;
+  }
+
+  /** The next notice that arrived, or null; holding the lock. Re-posts the receive. */
+  private Notice receive() {
+    lastLook = System.nanoTime();
+    if (controlFreed) {
+      return null;
+    }
+    int rc = Mpi.MPI_Test(request.address(), flag.address(), Mpi.STATUSES_IGNORE);
+    if (rc != Mpi.SUCCESS || flag.get(JAVA_INT, 0) == 0) {
+      return null; // an error on the control channel is not the family's failure: the calls' own waits report
+    }
+    Notice notice = decode();
+    notices.add(notice);
+    postReceive();
+    return notice;
+  }
+
+  /**
+   * This rank's own failure, {@code cause}, in {@code where}: the family's failure if it is the first, every
+   * member failed with it, and a notice of {@code kind} sent to every other rank (once per rank and family).
+   */
+  void fail(MpiCommunicator where, int kind, RuntimeException cause) {
+    if (failure == null) {
+      failure = cause;
+    }
+    MpiRuntime.familyFailed(where.timeout().toNanos());
+    for (MpiCommunicator member : members) {
+      member.failedBy(failure);
+    }
+    announce(kind, where, cause.getMessage());
+  }
+
+  /**
+   * Another rank's {@code notice} ends what {@code where} was doing ({@code doing}): the exception this
+   * rank throws, naming that rank, its group and its words; the family fails with it and says so once.
+   */
+  RankAbortedException gaveUp(MpiCommunicator where, String doing, Notice notice) {
+    RankAbortedException e = new RankAbortedException(where.rankText() + ": " + doing + " abandoned because "
+        + notice.who() + " " + notice.verb() + ": " + notice.text(), failure);
+    if (failure == null) {
+      failure = e;
+    }
+    MpiRuntime.familyFailed(where.timeout().toNanos());
+    for (MpiCommunicator member : members) {
+      member.failedBy(failure);
+    }
+    announce(GAVE_UP, where, "was " + doing); // short: a rank that timed out lists who answered and what it did
+    return e;
+  }
+
+  /**
+   * Whether this rank has not looked for notices for a while (a millisecond): a rank that was away (computing,
+   * stalled) looks before it starts or waits for calls, so that it does not run a call its peers gave up on.
+   * Read without the lock.
+   */
+  boolean due(long now) {
+    return now - lastLook > 1_000_000L;
+  }
+
+  /** {@return the communicators of the family on this rank} */
+  List<MpiCommunicator> members() {
+    return List.copyOf(members);
+  }
+
+  /**
+   * {@code where} waited {@code waitedNanos} (past {@code timeout}) for {@code pending} ({@code first}'s step
+   * {@code step} first): tells every rank of the world, gives them a moment (a tenth of the timeout, 0.2 to 2
+   * s) to answer (each rank that learns of it says once what it was doing), and returns the exception naming
+   * the ranks of {@code where}'s group that did not answer: stalled, gone, or not in this call. Takes and lets
+   * go of the lock itself.
+   */
+  CommTimeoutException timedOut(MpiCommunicator where, long waitedNanos, java.time.Duration timeout, String pending,
+      MpiCallTable first, int step) {
+    String waited = String.format(java.util.Locale.ROOT, "%.1f s", waitedNanos / 1e9);
+    MpiRuntime.LOCK.lock();
+    try {
+      announce(TIMED_OUT, where, "waited " + waited + " (the timeout is " + timeout + ") for:" + pending);
+    } finally {
+      MpiRuntime.LOCK.unlock();
+    }
+    long grace = Math.min(2_000_000_000L, Math.max(200_000_000L, timeout.toNanos() / 10));
+    long start = System.nanoTime();
+    while (System.nanoTime() - start < grace) {
+      MpiRuntime.LOCK.lock();
+      try {
+        while (poll() != null) {
+          // collect every answer that arrived
+        }
+      } finally {
+        MpiRuntime.LOCK.unlock();
+      }
+      java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
+    }
+    Set<Integer> answered = new java.util.HashSet<>(); // world ranks that were in calls (waiting, failed)
+    Set<Integer> left = new java.util.HashSet<>(); // world ranks closing the world
+    StringBuilder answers = new StringBuilder();
+    for (Notice n : notices) {
+      boolean closing = n.kind() == LEFT || n.text().contains(CLOSING);
+      if (!(closing ? left : answered).add(n.worldRank())) {
+        continue;
+      }
+      answers.append("\n  ").append(n.who()).append(' ').append(closing ? "is closing world"
+          : n.kind() == TIMED_OUT ? "timed out too" : "answered").append(": ").append(n.text().replace("\n", " "));
+    }
+    List<Integer> missing = new ArrayList<>();
+    StringBuilder missingText = new StringBuilder();
+    for (int r = 0; r < where.size(); r++) {
+      int w = where.worldRank(r);
+      if (r != where.rank() && (!answered.contains(w) || left.contains(w))) {
+        missing.add(r);
+        missingText.append(missingText.isEmpty() ? "" : ", ").append("rank ").append(r)
+            .append(where.groupLabel().equals("world") ? "" : " (world rank " + w + ")")
+            .append(left.contains(w) ? ", closing world" : ", no answer within " + grace / 1_000_000 + " ms");
+      }
+    }
+    String summary = where.rankText() + " (world rank " + worldRank + ") waited " + waited + " (the timeout is "
+        + timeout + ") for calls that did not complete:" + pending
+        + (answers.isEmpty() ? "" : "\nOther ranks, told so:" + answers)
+        + (missing.isEmpty() ? "\nEvery rank of " + where.groupLabel() + " answered: none stalled, but they did not"
+            + " issue the same calls in the same order"
+            : "\nNot in this call: " + missingText + " (of " + where.groupLabel() + "): stalled, gone, or past it (a"
+                + " rank that returns or throws early, skips a call, or issues its calls in another order, leaves the"
+                + " others waiting)")
+        + ". Every communicator of this family now fails on every rank. To wait longer, pass a timeout to"
+        + " MpiBackend.world(Duration) or set -D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + ".";
+    CommTimeoutException e = new CommTimeoutException(summary, first.planName, first.planName == null ? -1
+        : first.stepNumber(step), first.describeStep(step), List.of(), where.rank(), timeout, missing, null, null);
+    MpiRuntime.LOCK.lock();
+    try {
+      if (failure == null) {
+        failure = e;
+      }
+      MpiRuntime.familyFailed(timeout.toNanos());
+      for (MpiCommunicator member : members) {
+        member.failedBy(failure);
+      }
+    } finally {
+      MpiRuntime.LOCK.unlock();
+    }
+    return e;
+  }
+
+  private void announce(int kind, MpiCommunicator where, String text) {
+    if (kind == LEFT ? announced || announcedLeft : announced || controlFreed) {
+      return;
+    }
+    if (controlFreed || sends > 0 && flushPending()) {
+      return; // the earlier notice is still on its way (its buffers are in use): this one is not sent
+    }
+    announced |= kind != LEFT;
+    announcedLeft = true;
+    byte[] label = where.groupLabel().getBytes(StandardCharsets.UTF_8);
+    byte[] words = (text == null ? "" : text).getBytes(StandardCharsets.UTF_8);
+    int labelBytes = Math.min(label.length, 256);
+    int textBytes = Math.min(words.length, NOTICE_BYTES - HEADER_BYTES - labelBytes);
+    MemorySegment notice = Arena.ofAuto().allocate(NOTICE_BYTES, 8);
+    notice.set(JAVA_INT, 0, kind);
+    notice.set(JAVA_INT, 4, worldRank);
+    notice.set(JAVA_INT, 8, where.rank());
+    notice.set(JAVA_INT, 12, labelBytes);
+    notice.set(JAVA_INT, 16, textBytes);
+    MemorySegment.copy(label, 0, notice, JAVA_BYTE, HEADER_BYTES, labelBytes);
+    MemorySegment.copy(words, 0, notice, JAVA_BYTE, HEADER_BYTES + labelBytes, textBytes);
+    int bytes = HEADER_BYTES + labelBytes + textBytes;
+    sentNotice = notice;
+    sentRequests = Arena.ofAuto().allocate(JAVA_LONG, Math.max(1, worldSize - 1));
+    for (int r = 0, j = 0; r < worldSize; r++) {
+      if (r != worldRank) {
+        int rc = MpiCollectives.MPI_Isend(notice.address(), bytes, Mpi.Handles.UINT8, r, NOTICE_TAG, control,
+            sentRequests.address() + 8L * j);
+        sends = rc == Mpi.SUCCESS ? j + 1 : sends; // requests [0, sends) are to be completed
+        j += rc == Mpi.SUCCESS ? 1 : 0;
+      }
+    }
+  }
+
+  /** Whether sends of an earlier notice are still in flight (holding the lock). */
+  private boolean flushPending() {
+    int rc = Mpi.MPI_Testall(sends, sentRequests.address(), flag.address(), Mpi.STATUSES_IGNORE);
+    if (rc != Mpi.SUCCESS || flag.get(JAVA_INT, 0) != 0) {
+      sends = 0;
+    }
+    return sends > 0;
+  }
+
+  /**
+   * Completes the sends of this rank's notice, for at most a second (holding the lock): a notice is a few
+   * hundred bytes, which MPI sends at once, but the process may end right after its failure.
+   */
+  void flush() {
+    long start = System.nanoTime();
+    while (sends > 0 && !controlFreed) {
+      int rc = Mpi.MPI_Testall(sends, sentRequests.address(), flag.address(), Mpi.STATUSES_IGNORE);
+      if (rc != Mpi.SUCCESS || flag.get(JAVA_INT, 0) != 0 || System.nanoTime() - start > 1_000_000_000L) {
+        sends = 0;
+      }
+    }
+  }
+
+  private Notice decode() {
+    int kind = inbox.get(JAVA_INT, 0);
+    int from = inbox.get(JAVA_INT, 4);
+    int groupRank = inbox.get(JAVA_INT, 8);
+    int labelBytes = Math.max(0, Math.min(inbox.get(JAVA_INT, 12), NOTICE_BYTES - HEADER_BYTES));
+    int textBytes = Math.max(0, Math.min(inbox.get(JAVA_INT, 16), NOTICE_BYTES - HEADER_BYTES - labelBytes));
+    byte[] label = new byte[labelBytes];
+    byte[] text = new byte[textBytes];
+    MemorySegment.copy(inbox, JAVA_BYTE, HEADER_BYTES, label, 0, labelBytes);
+    MemorySegment.copy(inbox, JAVA_BYTE, HEADER_BYTES + labelBytes, text, 0, textBytes);
+    return new Notice(kind, from, groupRank, new String(label, StandardCharsets.UTF_8),
+        new String(text, StandardCharsets.UTF_8));
+  }
+
+  /**
+   * Closing the world communicator {@code world}: a barrier on the control communicator, waited for at most
+   * {@code timeoutNanos} while looking for notices, unless the family already failed (then this rank's
+   * peers know, and nobody waits for it here). Throws when another rank failed, or when the barrier times
+   * out; frees the control communicator when the barrier completed. Takes and lets go of the lock itself,
+   * between polls.
+   */
+  void closeWorld(MpiCommunicator world, long timeoutNanos) {
+    if (controlFreed) {
+      return;
+    }
+    MemorySegment barrier = Arena.ofAuto().allocate(JAVA_LONG);
+    MpiRuntime.LOCK.lock();
+    try {
+      if (failure != null) {
+        flush(); // the peers learn from the notice; nobody waits for this rank at the barrier
+        return;
+      }
+      MpiRuntime.check("MPI_Ibarrier", Mpi.MPI_Ibarrier(control, barrier.address()),
+          "starting the barrier of " + world.rankText() + "'s close");
+    } finally {
+      MpiRuntime.LOCK.unlock();
+    }
+    long start = System.nanoTime();
+    while (true) {
+      MpiRuntime.LOCK.lock();
+      try {
+        Notice notice = poll();
+        if (notice != null) {
+          RankAbortedException e = gaveUp(world, CLOSING, notice);
+          flush();
+          throw e;
+        }
+        int rc = Mpi.MPI_Test(barrier.address(), flag.address(), Mpi.STATUSES_IGNORE);
+        if (rc != Mpi.SUCCESS) {
+          throw MpiRuntime.error("MPI_Test", rc, "waiting at the barrier of " + world.rankText() + "'s close");
+        }
+        if (flag.get(JAVA_INT, 0) != 0) {
+          freeControl();
+          return;
+        }
+      } finally {
+        MpiRuntime.LOCK.unlock();
+      }
+      long waited = System.nanoTime() - start;
+      if (waited > 1_000_000_000L && !announcedLeft) {
+        MpiRuntime.LOCK.lock();
+        try {
+          announce(LEFT, world, CLOSING + " has waited 1 s for the other ranks to close it too");
+        } finally {
+          MpiRuntime.LOCK.unlock();
+        }
+      }
+      if (waited > timeoutNanos) {
+        CommPlanException e = new CommPlanException(world.rankText() + ": " + CLOSING + " waited " + waited / 1_000_000_000L
+            + " s (the timeout) for the other ranks of world to close it too; a rank that is still working, stalled"
+            + " or gone leaves the others waiting here");
+        MpiRuntime.LOCK.lock();
+        try {
+          fail(world, TIMED_OUT, e);
+          flush();
+        } finally {
+          MpiRuntime.LOCK.unlock();
+        }
+        throw e;
+      }
+      if (waited > 1_000_000L) {
+        java.util.concurrent.locks.LockSupport.parkNanos(50_000L);
+      } else {
+        Thread.yield();
+      }
+    }
+  }
+
+  /** Frees the control communicator after a completed close barrier (holding the lock). */
+  private void freeControl() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment handle = arena.allocate(JAVA_LONG);
+      handle.set(JAVA_LONG, 0, control);
+      Mpi.MPI_Comm_free(handle.address()); // the posted receive stays with it; MPI_Finalize does not wait for it
+      controlFreed = true;
+    }
+  }
+}

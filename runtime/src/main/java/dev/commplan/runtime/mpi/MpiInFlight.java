@@ -1,0 +1,136 @@
+package dev.commplan.runtime.mpi;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import dev.commplan.runtime.mpi.internal.Mpi;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * What a communicator's stream has in flight: steps of call tables, started and not yet completed, in
+ * start order; and the wait that completes them ({@link #complete}). The wait polls {@code MPI_Testall},
+ * which is also what makes Open MPI progress, and between bursts of polls looks at the clock and at the
+ * family's notices (another rank's failure ends the wait at once, see {@link MpiFamily}).
+ */
+final class MpiInFlight {
+  /** Polls between two looks at the clock and the notices (a poll is a fraction of a microsecond). */
+  private static final int POLL_BURST = 32;
+
+  private final MpiCommunicator comm;
+  private final MemorySegment flag = Arena.ofAuto().allocate(JAVA_INT);
+  private final boolean yieldWhenIdle = MpiRuntime.yieldWhenIdle();
+  private MpiCallTable[] tables = new MpiCallTable[8];
+  private int[] steps = new int[8];
+  private int count;
+
+  MpiInFlight(MpiCommunicator comm) {
+    this.comm = comm;
+  }
+
+  boolean isEmpty() {
+    return count == 0;
+  }
+
+  void add(MpiCallTable table, int step) {
+    if (count == tables.length) {
+      tables = Arrays.copyOf(tables, count * 2);
+      steps = Arrays.copyOf(steps, count * 2);
+    }
+    tables[count] = table;
+    steps[count] = step;
+    count++;
+  }
+
+  /** Each step in flight, one a line, for messages. */
+  String describe() {
+    StringBuilder pending = new StringBuilder();
+    for (int k = 0; k < count; k++) {
+      pending.append("\n  ").append(tables[k].describeStep(steps[k]));
+    }
+    return pending.toString();
+  }
+
+  /**
+   * Completes everything in flight, in start order, within {@code waitNanos}: polls back to back, as {@code
+   * MPI_Wait} does, for the first second (yielding the core between polls after 20 µs where mpirun
+   * oversubscribed the cores, as Open MPI's {@code mpi_yield_when_idle} does), then with 50 µs sleeps.
+   *
+   * @throws MpiException if MPI reported an error for a call (the communicator's family fails with it)
+   * @throws dev.commplan.runtime.RankAbortedException if another rank of the family said it failed
+   */
+  void complete(long waitNanos) {
+    if (count == 0) {
+      return;
+    }
+    long start = System.nanoTime();
+    comm.lookForNotices(tables[0], steps[0], "waiting for ", start);
+    long deadline = start + waitNanos;
+    long flagAddress = flag.address();
+    MpiFamily family = comm.family();
+    while (count > 0) {
+      MpiCallTable table = tables[0];
+      int step = steps[0];
+      int polls = POLL_BURST;
+      while (true) {
+        int rc = Mpi.SUCCESS;
+        int done = 0;
+        MpiFamily.Notice notice = null;
+        MpiRuntime.LOCK.lock(); // once per burst of polls: the lock is for the shutdown hook, not for speed
+        try {
+          comm.requireMpiAlive();
+          for (int k = 0; k < polls && done == 0 && rc == Mpi.SUCCESS; k++) {
+            rc = table.test(step, flagAddress);
+            done = flag.get(JAVA_INT, 0);
+          }
+          if (rc != Mpi.SUCCESS) {
+            MpiException e = table.failure(step, rc, comm.rankText());
+            table.abandon(step);
+            removeFirst();
+            family.fail(comm, MpiFamily.FAILED, e);
+            throw e;
+          }
+          if (done == 0) {
+            notice = family.poll();
+          }
+        } finally {
+          MpiRuntime.LOCK.unlock();
+        }
+        if (done != 0) {
+          break;
+        }
+        if (notice != null) {
+          MpiRuntime.LOCK.lock();
+          try {
+            throw family.gaveUp(comm, "waiting for " + table.describeStep(step), notice);
+          } finally {
+            MpiRuntime.LOCK.unlock();
+          }
+        }
+        long now = System.nanoTime();
+        if (now - deadline > 0) {
+          comm.timedOut(now - start, describe(), table, step);
+        }
+        long waited = now - start;
+        if (waited >= 1_000_000_000L) { // most likely a late or dead peer: do not burn a core until the deadline
+          polls = 1;
+          LockSupport.parkNanos(50_000L);
+        } else if (yieldWhenIdle && waited >= 20_000L) {
+          polls = 1;
+          Thread.yield();
+        }
+      }
+      removeFirst();
+      table.finish(step);
+      comm.completed(table);
+    }
+  }
+
+  private void removeFirst() {
+    System.arraycopy(tables, 1, tables, 0, count - 1);
+    System.arraycopy(steps, 1, steps, 0, count - 1);
+    count--;
+    tables[count] = null;
+  }
+}

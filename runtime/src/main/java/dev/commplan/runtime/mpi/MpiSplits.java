@@ -1,0 +1,71 @@
+package dev.commplan.runtime.mpi;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import dev.commplan.runtime.I32Buffer;
+import dev.commplan.runtime.mpi.internal.Mpi;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * {@link MpiCommunicator}'s split ({@code MPI_Comm_split}), in two steps so that nothing waits forever:
+ *
+ * <ol>
+ *   <li>every rank's color, key and world rank, all-gathered over the parent with the backend's own
+ *       all-gather: a wait with the timeout and the family's notices, like any other, so a rank that never
+ *       splits is reported (and a failed family refuses at once) instead of leaving the others inside {@code
+ *       MPI_Comm_split}, which has no timeout;
+ *   <li>then {@code MPI_Comm_split}, which every rank has now reached: it returns promptly. The new
+ *       communicator gets {@code MPI_ERRORS_RETURN}, its own stream, and joins the parent's family; its rank
+ *       and size are checked against what the all-gather says MPI must give.
+ * </ol>
+ */
+final class MpiSplits {
+  private MpiSplits() {}
+
+  static MpiCommunicator split(MpiCommunicator parent, int color, int key, String label) {
+    int n = parent.size();
+    int[] table;
+    try (I32Buffer mine = I32Buffer.allocate(parent, 3); I32Buffer all = I32Buffer.allocate(parent, 3L * n)) {
+      mine.copyFrom(new int[] {color, key, parent.worldRank(parent.rank())});
+      parent.allGather(mine, all, parent.stream());
+      parent.stream().synchronize();
+      table = all.toArray();
+    }
+    List<Integer> members = new ArrayList<>(); // parent ranks of this color, by key, then parent rank
+    for (int r = 0; r < n; r++) {
+      if (table[3 * r] == color) {
+        members.add(r);
+      }
+    }
+    members.sort(Comparator.<Integer>comparingInt(r -> table[3 * r + 1]).thenComparingInt(r -> r));
+    int expectedRank = members.indexOf(parent.rank());
+    int[] worldRanks = members.stream().mapToInt(r -> table[3 * r + 2]).toArray();
+    MpiRuntime.LOCK.lock();
+    try (Arena arena = Arena.ofConfined()) {
+      parent.requireMpiAlive();
+      MemorySegment out = arena.allocate(JAVA_LONG);
+      MemorySegment value = arena.allocate(JAVA_INT);
+      String doing = "splitting " + parent.rankText() + " (color " + color + ", key " + key + ") into " + label;
+      MpiRuntime.check("MPI_Comm_split", Mpi.MPI_Comm_split(parent.handle(), color, key, out.address()), doing);
+      long child = out.get(JAVA_LONG, 0);
+      MpiRuntime.check("MPI_Comm_set_errhandler", Mpi.MPI_Comm_set_errhandler(child, Mpi.Handles.ERRORS_RETURN),
+          "setting MPI_ERRORS_RETURN on " + label);
+      MpiRuntime.check("MPI_Comm_rank", Mpi.MPI_Comm_rank(child, value.address()), doing);
+      int rank = value.get(JAVA_INT, 0);
+      MpiRuntime.check("MPI_Comm_size", Mpi.MPI_Comm_size(child, value.address()), doing);
+      int size = value.get(JAVA_INT, 0);
+      if (rank != expectedRank || size != worldRanks.length) {
+        throw new IllegalStateException(doing + ": MPI made rank " + rank + " of " + size + ", but the ranks' colors"
+            + " and keys say rank " + expectedRank + " of " + worldRanks.length);
+      }
+      return parent.child(child, rank, size, label, worldRanks);
+    } finally {
+      MpiRuntime.LOCK.unlock();
+    }
+  }
+}

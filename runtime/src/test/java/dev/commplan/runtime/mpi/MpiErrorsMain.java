@@ -1,0 +1,108 @@
+package dev.commplan.runtime.mpi;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.CommPlanException;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.F32Buffer;
+import dev.commplan.runtime.I32Buffer;
+import dev.commplan.runtime.plan.Plan;
+import dev.commplan.runtime.plan.PlanBuilder;
+
+/**
+ * One process of {@link MpiMultiProcessTest}'s MPI-error cases (issue 25, part 2), started by mpirun on every
+ * rank: ranks that disagree so that MPI itself reports an error. Every rank must end with a CommPlan exception
+ * (from its synchronize, or at the latest from closing the world), never in Open MPI's fatal handler. The
+ * arguments are the cases, each run on a fresh world (a failed family stays failed); for each, every rank prints
+ * {@code rank R: CASE: caught CLASS: MESSAGE} or {@code ... nothing failed}, and exits 0 when it caught one in
+ * every case, 2 otherwise.
+ *
+ * <ul>
+ *   <li>{@code truncated-recv}: rank 0 sends 8 I32 to rank 1, which receives 4 (direct calls);
+ *   <li>{@code count}: a direct all-reduce of 4 floats on rank 0 and 8 on the others (a plan's is caught
+ *       before MPI by the plan fingerprint check);
+ *   <li>{@code alltoall-count}: a direct all-to-all of 2 floats per peer on rank 0 and 4 on the others;
+ *   <li>{@code order-direct}: a plan with the execute-order check and a direct all-reduce of the same shape,
+ *       issued in opposite orders on rank 1 (MPI mixes them up; not a disagreement MPI can see, so this case
+ *       only shows that nothing ends in Open MPI's fatal handler).
+ * </ul>
+ */
+public final class MpiErrorsMain {
+  private MpiErrorsMain() {}
+
+  public static void main(String[] args) {
+    int status = 0;
+    for (String kase : args) { // each case on a fresh world: a failed family stays failed
+      status = Math.max(status, runCase(kase));
+    }
+    MpiBackend.finalizeMpi();
+    System.exit(status);
+  }
+
+  private static int runCase(String kase) {
+    String caught = null;
+    MpiCommunicator comm = MpiBackend.world();
+    int rank = comm.rank();
+    try {
+      run(comm, kase);
+      System.out.println("rank " + rank + ": " + kase + ": synchronize returned");
+    } catch (CommPlanException e) {
+      caught = e.getClass().getSimpleName() + ": " + e.getMessage();
+    } finally {
+      try {
+        comm.close();
+      } catch (CommPlanException e) {
+        caught = caught != null ? caught : e.getClass().getSimpleName() + " at close: " + e.getMessage();
+      }
+    }
+    System.out.println("rank " + rank + ": " + kase + ": " + (caught != null ? "caught " + caught.replace('\n', ' ')
+        : "nothing failed"));
+    System.out.flush();
+    return caught != null ? 0 : 2;
+  }
+
+  private static void run(MpiCommunicator comm, String kase) {
+    int rank = comm.rank();
+    switch (kase) {
+      case "truncated-recv" -> {
+        try (I32Buffer eight = I32Buffer.allocate(comm, 8); I32Buffer four = I32Buffer.allocate(comm, 4)) {
+          if (rank == 0) {
+            comm.send(eight, 1, comm.stream());
+          } else if (rank == 1) {
+            comm.recv(four, 0, comm.stream());
+          }
+          comm.stream().synchronize();
+        }
+      }
+      case "count" -> {
+        try (F32Buffer grads = F32Buffer.allocate(comm, rank == 0 ? 4 : 8)) {
+          comm.allReduce(grads, grads, ReduceOp.SUM, comm.stream());
+          comm.stream().synchronize();
+        }
+      }
+      case "order-direct" -> {
+        PlanBuilder b = new PlanBuilder("errors.Ordered", comm, 0).orderCheck(true);
+        int x = b.buffer("x", DataType.F32, 256, "{\"256\"}", null);
+        b.allReduce(0, x, x, ReduceOp.SUM);
+        try (Plan plan = b.build(); F32Buffer y = F32Buffer.allocate(comm, 256)) {
+          if (rank == 1) {
+            comm.allReduce(y, y, ReduceOp.SUM, comm.stream());
+            plan.execute(comm.stream());
+          } else {
+            plan.execute(comm.stream());
+            comm.allReduce(y, y, ReduceOp.SUM, comm.stream());
+          }
+          comm.stream().synchronize();
+        }
+      }
+      case "alltoall-count" -> {
+        long perPeer = rank == 0 ? 2 : 4;
+        try (F32Buffer send = F32Buffer.allocate(comm, perPeer * comm.size());
+            F32Buffer recv = F32Buffer.allocate(comm, perPeer * comm.size())) {
+          comm.allToAll(send, recv, comm.stream());
+          comm.stream().synchronize();
+        }
+      }
+      default -> throw new IllegalArgumentException("unknown case " + kase);
+    }
+  }
+}
