@@ -75,6 +75,7 @@ final class NcclRankState implements NcclFamily.Member {
   /** The host call the rank's thread may be blocked in on its peers, which the watchdog times. */
   private final NcclBlockedCall blocked = new NcclBlockedCall();
   private boolean released; // guarded by lifecycle
+  private volatile NcclCloseTimes closeTimes; // where close's time went, for probes
 
   NcclRankState(long comm, int rank, int size, int device, String label, NcclFamily family, Duration timeout,
       StepEvents events, NcclGraphs graphs, Resources resources) {
@@ -432,19 +433,29 @@ final class NcclRankState implements NcclFamily.Member {
         return;
       }
     }
+    long started = System.nanoTime();
     // Graphs first, also after an abort from outside (which destroyed those it saw): NCCL waits for them.
     RuntimeException failure = graphs.destroyAll("its communicator was closed", null);
+    long graphsDestroyed = System.nanoTime();
+    long destroyed = graphsDestroyed;
     if (previous == OPEN) {
       try {
         Checked.ncclCommDestroy(comm);
       } catch (RuntimeException e) {
         failure = failure == null ? e : add(failure, e);
       }
+      destroyed = System.nanoTime();
     }
     failure = release(failure);
+    closeTimes = new NcclCloseTimes(started, graphsDestroyed, destroyed, System.nanoTime());
     if (failure != null) {
       throw failure;
     }
+  }
+
+  /** {@return where the last {@link #close()} spent its time, or null before one has run to its end} */
+  NcclCloseTimes closeTimes() {
+    return closeTimes;
   }
 
   /** Whether {@link #close()} or an abort has ended it. */

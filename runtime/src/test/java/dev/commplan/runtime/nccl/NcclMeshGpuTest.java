@@ -291,6 +291,28 @@ class NcclMeshGpuTest {
     assertMentions(world.get(), "rank 0 of world", "its family failed", "rank 0 of slow group", "timed out");
   }
 
+  /** What NcclCloseProbe reads: each close records its parts (not their durations: timing is never asserted). */
+  @Test
+  void aClosedAxisRecordsWhereItsCloseWentAndAnAbortedOneCallsNoDestroy() {
+    NcclCommunicator world = NcclBackend.initRank(0, 1, NcclBackend.uniqueId(), 0);
+    try {
+      Mesh mesh = Mesh.builder(world).axis("dp", 1).axis("tp", 1).build();
+      NcclCommunicator dp = (NcclCommunicator) mesh.axis("dp");
+      assertEquals(null, dp.state().closeTimes(), "nothing recorded before a close");
+      mesh.close();
+      NcclCloseTimes t = dp.state().closeTimes();
+      assertTrue(t != null && t.graphsNanos() >= 0 && t.destroyNanos() >= 0 && t.releaseNanos() >= 0, "" + t);
+      assertEquals(t.totalNanos(), t.graphsNanos() + t.destroyNanos() + t.releaseNanos());
+      NcclCommunicator child = (NcclCommunicator) world.split(0, 0, "child");
+      child.state().abortFromOutside(); // the family (world too) is aborted: close frees, and destroys nothing
+      child.close();
+      NcclCloseTimes aborted = child.state().closeTimes();
+      assertTrue(aborted != null && aborted.destroyNanos() == 0, "no ncclCommDestroy after an abort: " + aborted);
+    } finally {
+      world.close();
+    }
+  }
+
   @Test
   void splitOnAClosedParentIsRefused() {
     NcclCommunicator world = NcclBackend.initRank(0, 1, NcclBackend.uniqueId(), 0);

@@ -51,8 +51,8 @@ public final class Nccl {
       "ncclCommAbort", "ncclCommGetAsyncError", "ncclCommCount", "ncclCommCuDevice", "ncclCommUserRank",
       "ncclGetErrorString", "ncclGroupStart", "ncclGroupEnd", "ncclAllReduce", "ncclBroadcast",
       "ncclAllGather", "ncclReduceScatter", "ncclReduce", "ncclSend", "ncclRecv");
-  // ncclGetLastError and ncclCommSplit are optional: see them below; so are ncclGather, ncclScatter and ncclAlltoAll
-  // (NcclCollectives, which binds the functions beyond the four here).
+  // ncclGetLastError, ncclCommSplit and ncclCommFinalize are optional: see them below; so are ncclGather,
+  // ncclScatter and ncclAlltoAll (NcclCollectives, which binds the functions beyond the four here).
 
   private static final Linker.Option CRITICAL = Linker.Option.critical(false);
 
@@ -134,6 +134,26 @@ public final class Nccl {
   public static int ncclCommDestroy(long comm) {
     try {
       return (int) ncclCommDestroy.H.invokeExact(comm);
+    } catch (Throwable t) {
+      throw unreachable(t);
+    }
+  }
+
+  private static final class ncclCommFinalize {
+    // Optional (NCCL 2.14+): only NcclCloseProbe calls it, to time finalize and destroy apart.
+    static final MethodHandle H = NativeLibrary.nccl().downcallIfPresent("ncclCommFinalize",
+        FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
+  }
+
+  /** Whether the loaded NCCL has {@code ncclCommFinalize}. */
+  public static boolean hasCommFinalize() {
+    return ncclCommFinalize.H != null;
+  }
+
+  /** {@code ncclResult_t ncclCommFinalize(ncclComm_t comm)}; only where {@link #hasCommFinalize()}. */
+  public static int ncclCommFinalize(long comm) {
+    try {
+      return (int) ncclCommFinalize.H.invokeExact(comm);
     } catch (Throwable t) {
       throw unreachable(t);
     }
