@@ -5,7 +5,7 @@ import java.time.format.DateTimeParseException;
 import java.util.Objects;
 
 /**
- * Options every backend's communicators share. Today: the timeout.
+ * Options every backend's communicators share: the timeout, and whether the agreement check is on.
  *
  * <p><b>Timeout.</b> How long a rank waits for work that needs its peers (a collective, or {@code
  * Stream.synchronize()} on work that makes no progress) before it gives up: it throws {@link
@@ -22,11 +22,21 @@ import java.util.Objects;
  * healthy work. Set it longer when ranks legitimately do long host work (checkpointing, say) while their
  * peers already wait in a collective.
  *
+ * <p><b>Agreement check.</b> On by default: the communicator checks, through its own collectives, that its
+ * ranks make the same calls (collective, data type, count, op, root, plan, order; sends against receives)
+ * and fails every rank with {@link DisagreementException} where they do not (docs/reliability.md,
+ * "Agreement check", says when and at what cost). Every rank of a communicator must use the same setting.
+ * The system property {@value #AGREEMENT_CHECK_PROPERTY}{@code =false} turns it off by default.
+ *
  * @param timeout how long a rank waits for its peers; positive
+ * @param agreementCheck whether the communicators check that their ranks make the same calls
  */
-public record CommOptions(Duration timeout) {
+public record CommOptions(Duration timeout, boolean agreementCheck) {
   /** The system property that sets the default timeout: {@value}. */
   public static final String TIMEOUT_PROPERTY = "commplan.timeout";
+
+  /** The system property that turns the agreement check off by default: {@value}{@code =false}. */
+  public static final String AGREEMENT_CHECK_PROPERTY = "commplan.agreementCheck";
 
   /** The built-in default timeout: 5 minutes (see the class comment for why). */
   public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
@@ -35,6 +45,7 @@ public record CommOptions(Duration timeout) {
    * Checks the options.
    *
    * @param timeout how long a rank waits for its peers; positive
+   * @param agreementCheck whether the communicators check that their ranks make the same calls
    * @throws IllegalArgumentException if {@code timeout} is zero or negative
    */
   public CommOptions {
@@ -45,8 +56,19 @@ public record CommOptions(Duration timeout) {
   }
 
   /**
+   * Options with {@code timeout} and the agreement check's default (on, unless the system property {@value
+   * #AGREEMENT_CHECK_PROPERTY} is {@code false}).
+   *
+   * @param timeout how long a rank waits for its peers; positive
+   * @throws IllegalArgumentException if {@code timeout} is zero or negative
+   */
+  public CommOptions(Duration timeout) {
+    this(timeout, defaultAgreementCheck());
+  }
+
+  /**
    * The defaults: the timeout from the system property {@value #TIMEOUT_PROPERTY} if set, else {@link
-   * #DEFAULT_TIMEOUT}.
+   * #DEFAULT_TIMEOUT}; the agreement check on unless {@value #AGREEMENT_CHECK_PROPERTY} is {@code false}.
    *
    * @return the default options
    * @throws IllegalArgumentException if the property is set but is not a positive duration
@@ -62,7 +84,22 @@ public record CommOptions(Duration timeout) {
    * @return new options; this record is unchanged
    */
   public CommOptions withTimeout(Duration timeout) {
-    return new CommOptions(timeout);
+    return new CommOptions(timeout, agreementCheck);
+  }
+
+  /**
+   * These options with the agreement check on or off; every rank must choose the same.
+   *
+   * @param on whether the communicators check that their ranks make the same calls
+   * @return new options; this record is unchanged
+   */
+  public CommOptions withAgreementCheck(boolean on) {
+    return new CommOptions(timeout, on);
+  }
+
+  /** {@return whether the agreement check is on by default: unless {@value #AGREEMENT_CHECK_PROPERTY} is {@code false}} */
+  public static boolean defaultAgreementCheck() {
+    return !"false".equalsIgnoreCase(System.getProperty(AGREEMENT_CHECK_PROPERTY, "").strip());
   }
 
   /**

@@ -27,13 +27,14 @@ class ArchitectureTest {
         .importPackages("dev.commplan.runtime");
   }
 
-  /** Each layer depends only on those below it (bottom first: guard and launch, API, plan, SPI and bootstrap, backends). */
+  /** Each layer depends only on those below it (bottom first: guard and launch, API, agreement, plan, SPI and bootstrap, backends). */
   @Test
   void layersDependOnlyOnTheLayersBelow() {
     layeredArchitecture().consideringOnlyDependenciesInLayers()
         .layer("guard").definedBy("dev.commplan.runtime.guard")
         .layer("launch").definedBy("dev.commplan.runtime.launch")
         .layer("api").definedBy("dev.commplan.runtime")
+        .layer("agreement").definedBy("dev.commplan.runtime.agreement")
         .layer("plan").definedBy("dev.commplan.runtime.plan")
         .layer("spi").definedBy("dev.commplan.runtime.spi")
         .layer("bootstrap").definedBy("dev.commplan.runtime.bootstrap")
@@ -43,9 +44,10 @@ class ArchitectureTest {
         .whereLayer("spi").mayOnlyBeAccessedByLayers("backends")
         .whereLayer("bootstrap").mayOnlyBeAccessedByLayers("backends")
         .whereLayer("plan").mayOnlyBeAccessedByLayers("spi", "backends")
-        .whereLayer("api").mayOnlyBeAccessedByLayers("plan", "spi", "bootstrap", "backends")
+        .whereLayer("agreement").mayOnlyBeAccessedByLayers("plan", "spi")
+        .whereLayer("api").mayOnlyBeAccessedByLayers("agreement", "plan", "spi", "bootstrap", "backends")
         .whereLayer("launch").mayOnlyBeAccessedByLayers("api", "bootstrap", "backends")
-        .whereLayer("guard").mayOnlyBeAccessedByLayers("api", "plan", "spi", "backends")
+        .whereLayer("guard").mayOnlyBeAccessedByLayers("api", "agreement", "plan", "spi", "backends")
         .check(runtime);
   }
 

@@ -76,6 +76,11 @@ final class LocalCollective implements LocalStream.Work {
 
   /** For messages: {@code all-reduce F32 SUM, count 16}. */
   String describe() {
+    return describe(collective, type, op, root, count);
+  }
+
+  /** {@code all-reduce F32 SUM, count 16}, {@code send F32 to rank 1, count 4}. */
+  static String describe(Collective collective, DataType type, ReduceOp op, int root, long count) {
     StringBuilder s = new StringBuilder(collective.label()).append(' ').append(type);
     if (op != null) {
       s.append(' ').append(op);

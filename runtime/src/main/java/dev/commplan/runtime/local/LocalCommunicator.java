@@ -55,6 +55,7 @@ public final class LocalCommunicator extends AbstractCommunicator {
   private final java.util.concurrent.atomic.AtomicLong nextSequenceNumber = new java.util.concurrent.atomic.AtomicLong();
 
   LocalCommunicator(LocalCluster cluster, LocalGroup group, int rank, int worldRank) {
+    super(cluster.options().agreementCheck());
     this.cluster = cluster;
     this.group = group;
     this.rank = rank;
@@ -191,8 +192,8 @@ public final class LocalCommunicator extends AbstractCommunicator {
   protected void enqueueDirect(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int root,
       Stream stream) {
     if (collective.pointToPoint()) {
-      LocalMailboxes.Transfer t = new LocalMailboxes.Transfer(
-          transfer(collective, send.dataType(), root, count, send.memory(), send.byteOffset(), null), root);
+      LocalMailboxes.Transfer t = new LocalMailboxes.Transfer(transfer(collective, send.dataType(), root, count,
+          send.memory(), send.byteOffset(), checkLabel(collective, send.dataType(), null, root, count)), root);
       if (groupDepth > 0) { // issued together at the end of the group, as NCCL does
         (collective == Collective.SEND ? groupSends : groupRecvs).add(t);
       } else {
@@ -219,8 +220,16 @@ public final class LocalCommunicator extends AbstractCommunicator {
   }
 
   private void enqueue(Collective collective, ReduceOp op, int root, long count, Buffer send, Buffer recv) {
-    stream.enqueue(new LocalCollective(this, collective, send.dataType(), op, root, count,
-        local(send.memory()), send.byteOffset(), local(recv.memory()), recv.byteOffset()));
+    stream.enqueue(new LocalCollective(this, collective, send.dataType(), op, root, count, local(send.memory()),
+        send.byteOffset(), local(recv.memory()), recv.byteOffset(), checkLabel(collective, send.dataType(), op, root,
+        count)));
+  }
+
+  /** The agreement check's label for its own calls; null (the direct call's label) for the user's. */
+  private OperationLabel checkLabel(Collective collective, dev.commplan.runtime.DataType type, ReduceOp op, int root,
+      long count) {
+    return issuingAgreementCheck() ? OperationLabel.agreementCheck(
+        LocalCollective.describe(collective, type, op, root, count)) : null;
   }
 
   /** Opens a group; groups nest. On this backend the group's calls run in order (see the class comment). */

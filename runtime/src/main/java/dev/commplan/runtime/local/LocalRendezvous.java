@@ -219,19 +219,22 @@ final class LocalRendezvous {
     return meeting.timedOut[rank];
   }
 
-  /** Null if every rank called the same thing; else a message naming rank 0's call and each differing one. */
+  /**
+   * Null if every rank called the same thing; else a message naming rank 0's call and each differing one by
+   * its label: the plan, step and fields, a direct call, or one of the agreement check's own calls.
+   */
   private CommPlanException mismatch(Meeting meeting) {
     LocalCollective reference = meeting.calls[0];
     StringBuilder differing = new StringBuilder();
     for (int r = 1; r < meeting.calls.length; r++) {
       if (!reference.matches(meeting.calls[r])) {
-        differing.append(", rank ").append(r).append(" called ").append(meeting.calls[r].describe());
+        differing.append(", rank ").append(r).append(" called ").append(meeting.calls[r].label);
       }
     }
     if (!differing.isEmpty()) {
       return new CommPlanException("local backend: collective #" + meeting.sequence
           + (group.isWorld() ? "" : " of " + group.label) + " does not match across ranks:"
-          + " rank 0 called " + reference.describe() + differing + "; every rank must issue the same collectives,"
+          + " rank 0 called " + reference.label + differing + "; every rank must issue the same collectives,"
           + " with the same data type, count, op and root, in the same order");
     }
     return orderMismatch(meeting);

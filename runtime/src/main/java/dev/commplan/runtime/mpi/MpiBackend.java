@@ -39,7 +39,7 @@ public final class MpiBackend {
    * @return this rank's communicator, owned by the caller
    */
   public static MpiCommunicator world(CommOptions options) {
-    return MpiCommunicator.dupWorld(options.timeout());
+    return MpiCommunicator.dupWorld(options);
   }
 
   /**

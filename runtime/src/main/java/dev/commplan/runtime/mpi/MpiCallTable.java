@@ -72,6 +72,8 @@ final class MpiCallTable {
 
   /** The plan's name, or null for the one call of a direct-call table ({@link #direct}). */
   final String planName;
+  /** Whether this direct-call table holds one of the agreement check's own calls ({@link #setDirect}). */
+  private boolean directOfCheck;
   private final MpiCommunicator comm;
   private final int[] stepStart; // calls of step s are [stepStart[s], stepStart[s + 1])
   private final int[] stepNumber;
@@ -200,8 +202,11 @@ final class MpiCallTable {
   /**
    * Fills this direct-call table's one call (a checked direct call: {@code root} is the root, a send's or
    * receive's peer, or -1); allocates nothing unless an in-place ReduceScatter needs a larger scratch block.
+   * {@code agreementCheck}: the call is the agreement check's own, and messages say so.
    */
-  void setDirect(Collective collective, Buffer sendBuffer, Buffer recvBuffer, long n, ReduceOp reduce, int rootOrPeer) {
+  void setDirect(Collective collective, Buffer sendBuffer, Buffer recvBuffer, long n, ReduceOp reduce, int rootOrPeer,
+      boolean agreementCheck) {
+    directOfCheck = agreementCheck;
     set(0, 0, comm, "", collective, sendBuffer.dataType(), reduce, rootOrPeer, sendBuffer.memory(),
         sendBuffer.byteOffset(), recvBuffer.memory(), recvBuffer.byteOffset(), n, List.of());
   }
@@ -305,7 +310,8 @@ final class MpiCallTable {
     Collective c = kind[i];
     String detail = (reduceOp[i] != null ? " " + reduceOp[i] : "") + (c.hasRoot() ? " root " + root[i] : "")
         + (c == Collective.SEND ? " to rank " + root[i] : "") + (c == Collective.RECV ? " from rank " + root[i] : "");
-    String where = planName == null ? "direct call" : "plan " + planName + ", step " + stepNumber[callStep[i]];
+    String where = planName != null ? "plan " + planName + ", step " + stepNumber[callStep[i]]
+        : directOfCheck ? "agreement check" : "direct call";
     String of = fields[i] == null || fields[i].isEmpty() ? "" : " of " + fields[i];
     String overAxis = axis[i] == null || axis[i].isEmpty() ? "" : " over " + axis[i];
     return String.format(Locale.ROOT, "%s: %s %s%s%s%s, count %d", where, c.label(), dataType[i], detail, overAxis, of,

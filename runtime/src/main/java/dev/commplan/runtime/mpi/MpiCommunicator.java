@@ -7,6 +7,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.spi.AbstractCommunicator;
 import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.mpi.internal.Mpi;
@@ -61,6 +62,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
   private final int size;
   private final long timeoutNanos;
   private final Duration timeout;
+  private final CommOptions options;
   private final MpiStream stream;
   private final MpiFamily family;
   private final String label;
@@ -77,8 +79,11 @@ public final class MpiCommunicator extends AbstractCommunicator {
   private MpiCallTable[] directTables = new MpiCallTable[4];
   private int directFree;
 
-  private MpiCommunicator(long handle, int rank, int size, Duration timeout, MpiFamily family, String label,
+  private MpiCommunicator(long handle, int rank, int size, CommOptions options, MpiFamily family, String label,
       MpiCommunicator parent, int[] worldRanks) {
+    super(options.agreementCheck());
+    this.options = options;
+    Duration timeout = options.timeout();
     this.handle = handle;
     this.rank = rank;
     this.size = size;
@@ -93,11 +98,8 @@ public final class MpiCommunicator extends AbstractCommunicator {
   }
 
   /** Duplicates {@code MPI_COMM_WORLD} (collective: every rank calls it) and sets {@code MPI_ERRORS_RETURN}. */
-  static MpiCommunicator dupWorld(Duration timeout) {
-    Objects.requireNonNull(timeout, "timeout");
-    if (timeout.isNegative() || timeout.isZero()) {
-      throw new IllegalArgumentException("the timeout must be positive, was " + timeout);
-    }
+  static MpiCommunicator dupWorld(CommOptions options) {
+    Objects.requireNonNull(options, "options");
     MpiRuntime.ensureInitialized();
     MpiRuntime.LOCK.lock();
     try (Arena arena = Arena.ofConfined()) {
@@ -112,7 +114,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
       int rank = value.get(JAVA_INT, 0);
       MpiRuntime.check("MPI_Comm_size", Mpi.MPI_Comm_size(comm, value.address()), "reading the size");
       int size = value.get(JAVA_INT, 0);
-      MpiCommunicator c = new MpiCommunicator(comm, rank, size, timeout, MpiFamily.open(comm, rank, size), "world",
+      MpiCommunicator c = new MpiCommunicator(comm, rank, size, options, MpiFamily.open(comm, rank, size), "world",
           null, null);
       MpiRuntime.register(c);
       return c;
@@ -123,7 +125,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
 
   /** This rank's communicator of a group split from this one ({@link MpiSplits}); holding the MPI lock. */
   MpiCommunicator child(long childHandle, int childRank, int childSize, String childLabel, int[] childWorldRanks) {
-    MpiCommunicator child = new MpiCommunicator(childHandle, childRank, childSize, timeout, family, childLabel, this,
+    MpiCommunicator child = new MpiCommunicator(childHandle, childRank, childSize, options, family, childLabel, this,
         childWorldRanks);
     children.add(child);
     MpiRuntime.register(child);
@@ -249,7 +251,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
   private void direct(Collective collective, Buffer send, Buffer recv, ReduceOp op, int root, long count) {
     MpiCallTable table = directFree > 0 ? directTables[--directFree] : MpiCallTable.direct(this);
     try {
-      table.setDirect(collective, send, recv, count, op, root);
+      table.setDirect(collective, send, recv, count, op, root, issuingAgreementCheck());
       run(table, 0);
     } finally {
       if (!table.inFlight(0)) {

@@ -28,6 +28,23 @@ final class MpiStream extends StreamBase {
     owner.synchronize(timeout);
   }
 
+  /**
+   * {@inheritDoc} Here the family fails with it, as with an MPI error, so that the ranks that could not see it
+   * (the sender of a message that did not pair, the ranks outside the pair) end with a {@code
+   * RankAbortedException} that names this rank and what it found.
+   */
+  @Override
+  protected void checksFailed(RuntimeException failure) {
+    MpiRuntime.LOCK.lock();
+    try {
+      if (MpiRuntime.isInitialized() && !owner.isClosed()) {
+        owner.family().fail(owner, MpiFamily.FAILED, failure);
+      }
+    } finally {
+      MpiRuntime.LOCK.unlock();
+    }
+  }
+
   @Override
   public Communicator communicator() {
     return owner;

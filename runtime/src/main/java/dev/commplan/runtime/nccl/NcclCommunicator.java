@@ -91,6 +91,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
    * messages call {@code label}; joins the family (and is aborted at once if the family failed already).
    */
   NcclCommunicator(long comm, NcclVersion version, CommOptions options, String label, NcclFamily family) {
+    super(options.agreementCheck());
     this.comm = comm;
     this.label = Objects.requireNonNull(label, "label");
     this.family = Objects.requireNonNull(family, "family");
@@ -266,7 +267,13 @@ public final class NcclCommunicator extends AbstractCommunicator {
   @Override
   protected void enqueueDirect(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int root,
       Stream stream) {
-    direct.enqueue(collective, send, recv, count, op, root, streamHandle(stream));
+    direct.enqueue(collective, send, recv, count, op, root, streamHandle(stream), issuingAgreementCheck());
+  }
+
+  /** {@inheritDoc} Here: one {@code cudaStreamIsCapturing}, asked only when an agreement check is due. */
+  @Override
+  protected boolean isCapturing(Stream stream) {
+    return graphs().isCapturing(streamHandle(stream));
   }
 
   @Override
@@ -285,11 +292,6 @@ public final class NcclCommunicator extends AbstractCommunicator {
   }
 
   // ---------------------------------------------------------------- failures
-
-  /** Whether {@code rc} leaves the communicator unusable, so that it must be aborted ({@link NcclResult#isFatal()}). */
-  static boolean isFatal(int rc) {
-    return NcclRankState.isFatal(rc);
-  }
 
   /** The exception for NCCL's {@code function} returning {@code rc} (see {@link NcclRankState#failed}). */
   RuntimeException failed(String function, int rc) {

@@ -16,10 +16,12 @@ import java.util.Map;
  */
 final class NcclDirectCalls {
   private static final Map<Collective, OperationLabel> LABELS = new EnumMap<>(Collective.class);
+  private static final Map<Collective, OperationLabel> CHECK_LABELS = new EnumMap<>(Collective.class);
 
   static {
     for (Collective c : Collective.values()) {
       LABELS.put(c, OperationLabel.direct(c.label()));
+      CHECK_LABELS.put(c, OperationLabel.agreementCheck(c.label()));
     }
   }
 
@@ -41,13 +43,14 @@ final class NcclDirectCalls {
    * may wait in the call for its peers to connect, which the cluster's watchdog times. Records it (with
    * an event when not in a group) or fails. Gather, Scatter and AllToAll on an NCCL without their
    * functions are their sends and receives in a group of their own (nested in the caller's, if one is
-   * open).
+   * open). {@code agreementCheck}: the call is the agreement check's own (its label says so).
    */
-  void enqueue(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int root, long s) {
+  void enqueue(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int root, long s,
+      boolean agreementCheck) {
     comm.requireSupported(send.dataType(), op, false);
     int type = NcclArgs.dataType(send.dataType());
     int ncclOp = op == null ? 0 : NcclArgs.op(op);
-    OperationLabel label = LABELS.get(collective);
+    OperationLabel label = (agreementCheck ? CHECK_LABELS : LABELS).get(collective);
     long handle = comm.handle();
     state.enterBlocking(label);
     int rc;

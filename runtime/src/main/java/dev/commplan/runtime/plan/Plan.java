@@ -4,8 +4,9 @@ import dev.commplan.model.Collective;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.CapturedPlan;
 import dev.commplan.runtime.Communicator;
-import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.DeviceMemory;
+import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.agreement.Agreement;
 import dev.commplan.runtime.guard.CallGate;
 import dev.commplan.runtime.guard.Guards;
 import dev.commplan.runtime.guard.HostAccessGuard;
@@ -68,6 +69,9 @@ public final class Plan implements AutoCloseable {
   private volatile boolean closed;
   /** Per step (schedule order), its execute-order check; null when the plan has none (the default). */
   private OrderCheck[] orderChecks;
+  /** The communicator's agreement check (null when off) and the hash that names this plan in it. */
+  private final Agreement agreement;
+  private final long agreementId;
   /** What the communicator's gate says this thread was doing, made once: {@code execute() of plan p.X}. */
   private final String executeLabel;
   private final String launchLabel;
@@ -105,6 +109,8 @@ public final class Plan implements AutoCloseable {
     this.boundHandles = java.util.stream.IntStream.range(0, bound.length).filter(h -> bound[h]).toArray();
     this.ownedMemory = ownedMemory;
     this.description = description;
+    this.agreement = Agreement.of(comm);
+    this.agreementId = agreement == null ? 0 : agreement.registerPlan(name);
   }
 
   /** Set once by the builder, before the plan is handed out, when it was built with the order check. */
@@ -156,6 +162,7 @@ public final class Plan implements AutoCloseable {
         track(stream, progress, 0, stepWork.length);
       }
       compiled.enqueueSteps(stream, 0, Integer.MAX_VALUE, capturing);
+      enqueued(stream, capturing, -1, false);
     } finally {
       gate.exit();
     }
@@ -204,6 +211,7 @@ public final class Plan implements AutoCloseable {
         track(stream, progress, 0, stepWork.length);
       }
       recording.launch(capturing);
+      enqueued(stream, capturing, -1, true);
     } finally {
       gate.exit();
     }
@@ -247,6 +255,7 @@ public final class Plan implements AutoCloseable {
             track(stream, progress, i, i + 1);
           }
           compiled.enqueueSteps(stream, i, i + 1, capturing);
+          enqueued(stream, capturing, step, false);
         } finally {
           gate.exit();
         }
@@ -255,6 +264,13 @@ public final class Plan implements AutoCloseable {
     }
     throw new IllegalArgumentException("plan " + name + " has no step " + step + "; its steps are "
         + steps.stream().map(s -> Integer.toString(s.number())).toList());
+  }
+
+  /** Tells the agreement check that the plan (or a step, or its graph) was enqueued; not while capturing. */
+  private void enqueued(Stream stream, boolean capturing, int step, boolean launch) {
+    if (agreement != null && !capturing) {
+      agreement.plan(agreementId, step, launch, stream);
+    }
   }
 
   /**
@@ -406,85 +422,5 @@ public final class Plan implements AutoCloseable {
   @Override
   public String toString() {
     return "Plan[" + name + ", rank " + comm.rank() + " of " + comm.size() + (closed ? ", closed" : "") + "]";
-  }
-
-  /** Renders {@link #describe()}; computed once at build. */
-  static String describe(Schedule schedule, Communicator comm, List<String> fields, boolean[] bound,
-      Buffer[] views, Map<String, String> intoByFieldAndStep, long ownedBytes, CompiledSchedule compiled) {
-    int ranks = schedule.ranks();
-    int callCount = schedule.steps().stream().mapToInt(s -> s.calls().size()).sum();
-    StringBuilder out = new StringBuilder();
-    out.append("plan ").append(schedule.planName()).append(": ").append(ranks).append(ranks == 1 ? " rank" : " ranks")
-        .append(", ").append(comm.backendName()).append(" backend, ").append(schedule.steps().size())
-        .append(schedule.steps().size() == 1 ? " step, " : " steps, ").append(callCount)
-        .append(callCount == 1 ? " call\n" : " calls\n");
-    out.append("  buffers:");
-    for (int handle = 0; handle < views.length; handle++) {
-      out.append(handle == 0 ? " " : ", ").append(fields.get(handle)).append(' ').append(views[handle].dataType())
-          .append('[').append(views[handle].length()).append(']').append(bound[handle] ? " (bound)" : "");
-    }
-    out.append("\n  plan-owned memory: ").append(ownedBytes).append(" bytes\n");
-    if (schedule.groups().size() > 1) {
-      out.append("  groups:");
-      for (int g = 1; g < schedule.groups().size(); g++) {
-        Schedule.Group group = schedule.groups().get(g);
-        out.append(g == 1 ? " " : ", ").append(group.axis()).append(" (").append(group.communicator().size())
-            .append(group.communicator().size() == 1 ? " rank" : " ranks").append(", this rank ")
-            .append(group.communicator().rank()).append(" there)");
-      }
-      out.append('\n');
-    }
-    for (int s = 0; s < schedule.steps().size(); s++) {
-      Step step = schedule.steps().get(s);
-      out.append("  step ").append(step.number()).append(": ").append(step.calls().size())
-          .append(step.calls().size() == 1 ? " call" : " calls").append(" in one group\n");
-      for (int c = 0; c < step.calls().size(); c++) {
-        CollectiveCall call = step.calls().get(c);
-        String axis = schedule.axisOf(call);
-        out.append("    ").append(call.collective().label()).append(axis.isEmpty() ? "" : " over " + axis).append(' ')
-            .append(call.dataType());
-        if (call.collective().pointToPoint()) {
-          describePointToPoint(out, call, compiled.callNote(s, c));
-          continue;
-        }
-        if (call.op() != null) {
-          out.append(' ').append(call.op());
-        }
-        if (call.collective().hasRoot()) {
-          out.append(" root ").append(call.root());
-        }
-        out.append(", count ").append(call.count());
-        String note = compiled.callNote(s, c);
-        if (note != null) {
-          out.append(" (").append(note).append(')');
-        }
-        long sent = call.sendBytes(schedule.sizeOf(call));
-        long received = call.recvBytes(schedule.sizeOf(call));
-        out.append(sent == received ? " (" + sent + " bytes)" : " (" + sent + " bytes sent, " + received + " received)");
-        out.append(call.inPlace() ? ", in place: " : ", out of place: ");
-        for (int i = 0; i < call.fields().size(); i++) {
-          String field = call.fields().get(i);
-          String into = intoByFieldAndStep.get(field + "@" + step.number());
-          out.append(i == 0 ? "" : ", ").append(field).append(into == null ? "" : " -> " + into);
-        }
-        if (call.fields().size() > 1) {
-          out.append(" (").append(call.fields().size()).append(" fields coalesced)");
-        }
-        out.append('\n');
-      }
-    }
-    return out.toString();
-  }
-
-  /** {@code send F32 to rank 1 (rank + 1), count 16 (64 bytes): x}, or {@code to no one here (...)}. */
-  private static void describePointToPoint(StringBuilder out, CollectiveCall call, String note) {
-    out.append(call.collective() == Collective.SEND ? " to " : " from ")
-        .append(call.peer() < 0 ? "no one on this rank" : "rank " + call.peer())
-        .append(" (").append(call.peerExpression()).append("), count ").append(call.count());
-    if (note != null) {
-      out.append(" (").append(note).append(')');
-    }
-    out.append(" (").append(call.count() * call.dataType().byteSize()).append(" bytes").append(call.peer() < 0
-        ? ", not moved" : "").append("): ").append(String.join(", ", call.fields())).append('\n');
   }
 }

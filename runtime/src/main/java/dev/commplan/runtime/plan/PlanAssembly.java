@@ -94,7 +94,7 @@ final class PlanAssembly {
       List<String> names = declarations.fields().stream().map(Declarations.Field::field).toList();
       boolean[] bound = declarations.boundFlags();
       String description =
-          Plan.describe(schedule, comm, names, bound, views, declarations.intoByField(), layout.bytes(), compiled);
+          PlanDescription.describe(schedule, comm, names, bound, views, declarations.intoByField(), layout.bytes(), compiled);
       GuardTables access = GuardTables.of(ordered);
       Plan plan = new Plan(planName, comm, schedule, compiled, views, names, bound, owned, description,
           hostAccessGuard, access.written(), access.read());

@@ -6,7 +6,10 @@ import dev.commplan.model.RuleId;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.ConcurrentUseException;
+import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.U64Buffer;
+import dev.commplan.runtime.agreement.Agreement;
 import dev.commplan.runtime.guard.CallGate;
 import dev.commplan.runtime.plan.PlanRules;
 
@@ -21,7 +24,9 @@ import dev.commplan.runtime.plan.PlanRules;
  *       an open group holds it until its {@code groupEnd()});
  *   <li>asks the backend whether the communicator can be used ({@link #ensureUsable});
  *   <li>checks its arguments with {@link PlanRules} (the rules plans are checked by, with the same ids);
- *   <li>hands the checked call to the backend's one dispatch, {@link #enqueueDirect}.
+ *   <li>hands the checked call to the backend's one dispatch, {@link #enqueueDirect};
+ *   <li>tells the communicator's agreement check about it ({@link Agreement}), which every few calls
+ *       enqueues its own comparison through the same dispatch.
  * </ol>
  */
 public abstract class AbstractCommunicator implements BackendCommunicator {
@@ -31,7 +36,15 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     for (Collective c : Collective.values()) {
       DIRECT[c.ordinal()] = c.methodName() + "()";
     }
+    Agreement.register(c -> c instanceof AbstractCommunicator a ? a.agreement() : null);
   }
+
+  /** Whether this communicator checks that its ranks agree ({@link dev.commplan.runtime.CommOptions#agreementCheck()}). */
+  private final boolean agreementCheck;
+  /** Made on first use, when the rank and size are known. */
+  private volatile Agreement agreement;
+  /** Whether the calls being enqueued now are the agreement check's own; touched holding the gate. */
+  private boolean issuingCheck;
 
   /** How deep the calling thread's groups are nested ({@link #groupStart()}); touched holding the gate. */
   private int groupDepth;
@@ -39,8 +52,23 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
   private final CallGate gate = new CallGate((holder, holderDoing, caller, callerDoing) ->
       ConcurrentUseException.of(this, holder, holderDoing, caller, callerDoing));
 
-  /** For subclasses: a communicator with its gate open and no call in progress. */
-  public AbstractCommunicator() {}
+  /**
+   * For subclasses: a communicator with its gate open and no call in progress, and the agreement check's
+   * default ({@link dev.commplan.runtime.CommOptions#defaultAgreementCheck()}).
+   */
+  public AbstractCommunicator() {
+    this(dev.commplan.runtime.CommOptions.defaultAgreementCheck());
+  }
+
+  /**
+   * For subclasses: a communicator with its gate open and no call in progress.
+   *
+   * @param agreementCheck whether it checks that its ranks make the same calls ({@link
+   *     dev.commplan.runtime.CommOptions#agreementCheck()}); every rank must pass the same
+   */
+  protected AbstractCommunicator(boolean agreementCheck) {
+    this.agreementCheck = agreementCheck;
+  }
 
   /**
    * The gate: the backend's streams carry it ({@link StreamBase}), so that plans hold it when they execute.
@@ -114,6 +142,10 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
             + " call groupStart(), the send and the receive, then groupEnd(); or copy the buffer instead");
       }
       enqueueDirect(collective, buffer, buffer, count, null, peer, stream);
+      Agreement check = agreement();
+      if (check != null) {
+        check.pointToPoint(collective == Collective.SEND, peer, buffer.dataType(), count, stream);
+      }
     } finally {
       gate.exit();
     }
@@ -125,6 +157,10 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
       ensureUsable();
       long count = PlanRules.checkCollective(collective, this, send, recv, op, root, stream);
       enqueueDirect(collective, send, recv, count, op, root, stream);
+      Agreement check = agreement();
+      if (check != null) {
+        check.collective(collective, send.dataType(), op, root, count, stream);
+      }
     } finally {
       gate.exit();
     }
@@ -202,6 +238,98 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
       gate.exit(); // the hold of the matching groupStart
     } finally {
       gate.exit();
+    }
+  }
+
+  /**
+   * The agreement check of this communicator, or null when it is off.
+   * Made on first use: by then the backend knows the rank and size.
+   */
+  private Agreement agreement() {
+    Agreement a = agreement;
+    if (a == null && agreementCheck) {
+      synchronized (this) {
+        a = agreement;
+        if (a == null) {
+          a = new Agreement(new CheckCalls(), rank(), size(), groupLabel());
+          agreement = a;
+        }
+      }
+    }
+    return a;
+  }
+
+  /**
+   * Whether the call {@link #enqueueDirect} is enqueuing is one of the agreement check's own, so that the
+   * backend labels it so ({@link OperationLabel#agreementCheck}) in timeouts and its flight recorder.
+   *
+   * @return true while the agreement check enqueues its calls
+   */
+  protected final boolean issuingAgreementCheck() {
+    return issuingCheck;
+  }
+
+  /**
+   * Whether {@code stream} is being captured into a CUDA graph; asked only when an agreement check is due.
+   * The default: never (a backend without graphs).
+   *
+   * @param stream a stream of this communicator
+   * @return whether work enqueued on it now is recorded instead of run
+   */
+  protected boolean isCapturing(Stream stream) {
+    return false;
+  }
+
+  /** The agreement check's calls: the backend's dispatch, without the public calls' checks and hooks. */
+  private final class CheckCalls implements Agreement.Exchange {
+    @Override
+    public U64Buffer allocate(long longs) {
+      return (U64Buffer) Buffer.allocate(DataType.U64, AbstractCommunicator.this, longs);
+    }
+
+    @Override
+    public void allGather(Buffer ownHeaders, Buffer headers, Buffer ownRecords, Buffer records, Stream stream) {
+      issuingCheck = true;
+      try {
+        openGroup();
+        try {
+          enqueueDirect(Collective.ALL_GATHER, ownHeaders, headers, ownHeaders.length(), null, -1, stream);
+          enqueueDirect(Collective.ALL_GATHER, ownRecords, records, ownRecords.length(), null, -1, stream);
+        } finally {
+          closeGroup();
+        }
+      } finally {
+        issuingCheck = false;
+      }
+    }
+
+    @Override
+    public void send(Buffer message, int peer, Stream stream) {
+      pointToPoint(Collective.SEND, message, peer, stream);
+    }
+
+    @Override
+    public void recv(Buffer message, int peer, Stream stream) {
+      pointToPoint(Collective.RECV, message, peer, stream);
+    }
+
+    private void pointToPoint(Collective collective, Buffer message, int peer, Stream stream) {
+      issuingCheck = true;
+      try {
+        enqueueDirect(collective, message, message, message.length(), null, peer, stream);
+      } finally {
+        issuingCheck = false;
+      }
+    }
+
+    @Override
+    public boolean inGroup() {
+      return groupDepth > 0;
+    }
+
+    @Override
+    public boolean isCapturing(Stream stream) {
+      return AbstractCommunicator.this.isCapturing(stream);
     }
   }
 

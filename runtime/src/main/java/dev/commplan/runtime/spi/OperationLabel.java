@@ -14,6 +14,8 @@ import java.util.Objects;
  * @param fields the plan fields the call covers; empty outside a plan
  */
 public record OperationLabel(String planName, int step, String collective, List<String> fields) {
+  private static final String AGREEMENT_CHECK = "agreement check: ";
+
   /**
    * Checks the label and copies {@code fields}.
    *
@@ -37,6 +39,22 @@ public record OperationLabel(String planName, int step, String collective, List<
     return new OperationLabel(null, -1, collective, List.of());
   }
 
+  /**
+   * One of the agreement check's own calls (docs/reliability.md, "Agreement check"), made through the
+   * communicator's direct-call path.
+   *
+   * @param collective the collective with its arguments: {@code all-gather U64, count 4}
+   * @return the label: {@code agreement check: all-gather U64, count 4}
+   */
+  public static OperationLabel agreementCheck(String collective) {
+    return new OperationLabel(null, -1, AGREEMENT_CHECK + collective, List.of());
+  }
+
+  /** {@return whether the operation is one of the agreement check's own calls ({@link #agreementCheck})} */
+  public boolean isAgreementCheck() {
+    return planName == null && collective.startsWith(AGREEMENT_CHECK);
+  }
+
   /** {@return whether the operation belongs to a plan} */
   public boolean inPlan() {
     return planName != null;
@@ -44,12 +62,13 @@ public record OperationLabel(String planName, int step, String collective, List<
 
   /**
    * {@code plan p.Grads, step 0, all-reduce F32 SUM, count 16, fields [w, b]}, or {@code all-reduce F32
-   * SUM, count 16 (called directly)} outside a plan.
+   * SUM, count 16 (called directly)} outside a plan, {@code agreement check: all-gather U64, count 4} for the
+   * agreement check's calls.
    */
   @Override
   public String toString() {
     return planName == null
-        ? collective + " (called directly)"
+        ? isAgreementCheck() ? collective : collective + " (called directly)"
         : "plan " + planName + ", step " + step + ", " + collective + ", fields " + fields;
   }
 }

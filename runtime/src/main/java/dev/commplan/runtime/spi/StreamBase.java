@@ -51,8 +51,22 @@ public abstract class StreamBase implements Stream {
     long ticket = progress.issued();
     awaitIdle(timeout);
     progress.synchronizedTo(ticket); // reached only when the wait returned normally
-    progress.runChecks(ticket); // the execute-order check, where a plan asked for one
+    try {
+      progress.runChecks(ticket); // the agreement check, and the execute-order check where a plan asked for one
+    } catch (RuntimeException e) {
+      checksFailed(e);
+      throw e;
+    }
   }
+
+  /**
+   * A check that ran after a synchronize failed on this rank with {@code failure} (ranks that disagree, found
+   * by the agreement or execute-order check), which {@link #synchronize()} throws next. The default does
+   * nothing more; a backend whose ranks do not otherwise learn of one rank's failure tells them here.
+   *
+   * @param failure what the synchronize throws
+   */
+  protected void checksFailed(RuntimeException failure) {}
 
   /**
    * Waits for the work enqueued so far. Throws if it failed, if the communicator was aborted or closed,

@@ -25,6 +25,18 @@ import dev.commplan.runtime.plan.PlanBuilder;
  *       issued in opposite orders on rank 1 (MPI mixes them up; not a disagreement MPI can see, so this case
  *       only shows that nothing ends in Open MPI's fatal handler).
  * </ul>
+ *
+ * <p>And the disagreements MPI completes without an error, which the agreement check (on by default) turns
+ * into a {@code DisagreementException} (issue 25, part 1):
+ *
+ * <ul>
+ *   <li>{@code root}: a broadcast where each rank names itself the root;
+ *   <li>{@code scatter-root}: the same for a scatter;
+ *   <li>{@code short-send}: rank 0 sends 4 F32 to rank 1, which receives 8;
+ *   <li>{@code type}: rank 0 sends 8 F32 to rank 1, which receives 8 I32;
+ *   <li>{@code order}: a plan (no order check) and a direct all-reduce of the same shape, issued in opposite
+ *       orders on rank 1.
+ * </ul>
  */
 public final class MpiErrorsMain {
   private MpiErrorsMain() {}
@@ -99,6 +111,44 @@ public final class MpiErrorsMain {
         try (F32Buffer send = F32Buffer.allocate(comm, perPeer * comm.size());
             F32Buffer recv = F32Buffer.allocate(comm, perPeer * comm.size())) {
           comm.allToAll(send, recv, comm.stream());
+          comm.stream().synchronize();
+        }
+      }
+      case "root" -> {
+        try (F32Buffer x = F32Buffer.allocate(comm, 8)) {
+          comm.broadcast(x, x, rank, comm.stream());
+          comm.stream().synchronize();
+        }
+      }
+      case "scatter-root" -> {
+        try (F32Buffer all = F32Buffer.allocate(comm, 2L * comm.size()); F32Buffer mine = F32Buffer.allocate(comm, 2)) {
+          comm.scatter(all, mine, rank, comm.stream());
+          comm.stream().synchronize();
+        }
+      }
+      case "short-send", "type" -> {
+        try (F32Buffer four = F32Buffer.allocate(comm, kase.equals("type") ? 8 : 4);
+            F32Buffer eight = F32Buffer.allocate(comm, 8); I32Buffer ints = I32Buffer.allocate(comm, 8)) {
+          if (rank == 0) {
+            comm.send(four, 1, comm.stream());
+          } else if (rank == 1) {
+            comm.recv(kase.equals("type") ? ints : eight, 0, comm.stream());
+          }
+          comm.stream().synchronize();
+        }
+      }
+      case "order" -> {
+        PlanBuilder b = new PlanBuilder("errors.Order", comm, 0);
+        int x = b.buffer("x", DataType.F32, 256, "{\"256\"}", null);
+        b.allReduce(0, x, x, ReduceOp.SUM);
+        try (Plan plan = b.build(); F32Buffer y = F32Buffer.allocate(comm, 256)) {
+          if (rank == 1) {
+            comm.allReduce(y, y, ReduceOp.SUM, comm.stream());
+            plan.execute(comm.stream());
+          } else {
+            plan.execute(comm.stream());
+            comm.allReduce(y, y, ReduceOp.SUM, comm.stream());
+          }
           comm.stream().synchronize();
         }
       }

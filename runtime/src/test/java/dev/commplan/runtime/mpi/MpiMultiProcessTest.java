@@ -90,6 +90,56 @@ class MpiMultiProcessTest {
   }
 
   /**
+   * Issue 25, part 1: the disagreements MPI completes without an error (each rank its own root, a send of 4
+   * into a receive of 8, F32 sent into I32, a plan and a direct call in opposite orders) end, on every rank,
+   * in a CommPlan exception that names them: the agreement check, on by default ({@link MpiErrorsMain}).
+   */
+  @ParameterizedTest(name = "{0} processes")
+  @ValueSource(ints = {2, 3, 4})
+  void disagreementsMpiCompletesAreCaughtOnEveryRank(int ranks) throws Exception {
+    List<String> cases = List.of("root", "scatter-root", "short-send", "type", "order");
+    MpiLauncher.Result run = MpiLauncher.run(ranks, LIMIT, MpiLauncher.classPath(),
+        List.of("-D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + "=60"), MpiErrorsMain.class.getName(),
+        cases.toArray(String[]::new));
+    assertFalse(run.killed(), run.toString());
+    assertEquals(0, run.exitCode(), run.toString());
+    assertFalse(run.output().contains("MPI_ERRORS_ARE_FATAL"), run.toString());
+    for (String kase : cases) {
+      for (int r = 0; r < ranks; r++) {
+        assertTrue(run.output().contains("rank " + r + ": " + kase + ": caught "), "rank " + r + ", " + kase + ": " + run);
+      }
+    }
+    for (int r = 0; r < ranks; r++) { // every rank compares the window itself and names both sides
+      assertTrue(run.output().contains("rank " + r + ": root: caught DisagreementException: world, rank " + r
+          + ": the ranks disagree about their calls (the agreement check of calls 1 to 1 on world): call 1 was, on"
+          + " this rank, direct call: broadcast F32 root " + r + ", count 8; on rank " + (r == 0 ? 1 : 0)), run.toString());
+      // a rank still waiting for the check when another's failure notice comes ends with that rank's finding
+      assertTrue(Pattern.compile("rank " + r + ": scatter-root: caught (DisagreementException: world, rank " + r
+          + ": the ranks disagree about their calls|RankAbortedException: rank " + r + ": waiting for agreement check:"
+          + " all-gather U64.* abandoned because rank \\d+ of world failed: world, rank \\d+: the ranks disagree about"
+          + " their calls)").matcher(run.output()).find(), run.toString());
+      assertTrue(Pattern.compile("rank " + r + ": order: caught DisagreementException: world, rank " + r + ": the ranks"
+          + " disagree about their calls \\(the agreement check of calls \\d+ to \\d+ on world\\): call \\d+ was, on"
+          + " this rank, (plan errors.Order, execute|direct call: all-reduce F32 SUM, count 256); on rank \\d+( \\(the first"
+          + " of the differing ranks \\[[0-9, ]+\\]\\))?,"
+          + " (plan errors.Order, execute|direct call: all-reduce F32 SUM, count 256) \\(differing: call")
+          .matcher(run.output()).find(), run.toString());
+    }
+    assertTrue(run.output().contains("(differing: root)"), run.toString());
+    assertTrue(run.output().contains("rank 1: short-send: caught DisagreementException: world, rank 1: rank 0's sends to"
+        + " this rank and this rank's receives from it disagree (the agreement check after receive 1 from rank 0): this"
+        + " rank's receive 1 was recv F32 from rank 0, count 8; rank 0's send 1 was send F32 to rank 1, count 4"
+        + " (differing: count)"), run.toString());
+    assertTrue(run.output().contains("rank 1: type: caught DisagreementException: world, rank 1: rank 0's sends to this"
+        + " rank and this rank's receives from it disagree (the agreement check after receive 1 from rank 0): this"
+        + " rank's receive 1 was recv I32 from rank 0, count 8; rank 0's send 1 was send F32 to rank 1, count 8"
+        + " (differing: data type)"), run.toString());
+    // the sender, and the ranks outside the pair, learn it from the family's failure
+    assertTrue(Pattern.compile("rank 0: short-send: caught RankAbortedException .*abandoned because rank 1 of world"
+        + " failed: world, rank 1: rank 0's sends to this rank").matcher(run.output()).find(), run.toString());
+  }
+
+  /**
    * Issue 23 on MPI: {@link MpiMeshMain} on 8 processes, a 2×4 and a 2×2×2 mesh, every collective and
    * point-to-point pattern over each axis (and each pair of axes of the 2×2×2) against the reference, then a
    * plan over the mesh's axes.

@@ -13,15 +13,15 @@ import org.junit.jupiter.api.Test;
 class NcclFailureModelTest {
   @Test
   void onlyRefusedCallsLeaveTheCommunicatorUsable() {
-    assertFalse(NcclCommunicator.isFatal(NcclResult.SUCCESS.code()));
-    assertFalse(NcclCommunicator.isFatal(NcclResult.INVALID_ARGUMENT.code()));
-    assertFalse(NcclCommunicator.isFatal(NcclResult.INVALID_USAGE.code()));
-    assertFalse(NcclCommunicator.isFatal(NcclResult.IN_PROGRESS.code()));
+    assertFalse(NcclRankState.isFatal(NcclResult.SUCCESS.code()));
+    assertFalse(NcclRankState.isFatal(NcclResult.INVALID_ARGUMENT.code()));
+    assertFalse(NcclRankState.isFatal(NcclResult.INVALID_USAGE.code()));
+    assertFalse(NcclRankState.isFatal(NcclResult.IN_PROGRESS.code()));
     for (NcclResult fatal : new NcclResult[] {NcclResult.UNHANDLED_CUDA_ERROR, NcclResult.SYSTEM_ERROR,
         NcclResult.INTERNAL_ERROR, NcclResult.REMOTE_ERROR, NcclResult.TIMEOUT}) {
-      assertTrue(NcclCommunicator.isFatal(fatal.code()), fatal.cName());
+      assertTrue(NcclRankState.isFatal(fatal.code()), fatal.cName());
     }
-    assertTrue(NcclCommunicator.isFatal(1234), "an unknown code is treated as fatal");
+    assertTrue(NcclRankState.isFatal(1234), "an unknown code is treated as fatal");
   }
 
   @Test

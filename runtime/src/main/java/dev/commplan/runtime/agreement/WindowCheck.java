@@ -1,0 +1,167 @@
+package dev.commplan.runtime.agreement;
+
+import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.DisagreementException;
+import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.U64Buffer;
+import dev.commplan.runtime.guard.StreamProgress;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One comparison of a window of units ({@link Agreement}): this rank's header and records go into its
+ * slices of two buffers that the check all-gathers in place; after the synchronize that covers it, the
+ * headers of every rank are read and compared with this rank's, and only where they differ are the
+ * records read, to name the first differing call on each side.
+ */
+final class WindowCheck implements StreamProgress.AfterSynchronize {
+  static final int HEADER_LONGS = 4;
+
+  private final int rank;
+  private final int ranks;
+  private final U64Buffer memory;
+  private final U64Buffer headers;
+  private final U64Buffer ownHeader;
+  private final U64Buffer records;
+  private final U64Buffer ownRecords;
+  private final long[] header = new long[HEADER_LONGS];
+  private final long[] mine = new long[Agreement.MAX_INTERVAL * CallRecord.LONGS];
+  private final long[] gathered;
+  /** The arrays above as memory segments, made once: {@code MemorySegment.ofArray} per copy would allocate. */
+  private final MemorySegment headerSegment = MemorySegment.ofArray(header);
+  private final MemorySegment gatheredSegment;
+  private int length;
+  private Agreement agreement;
+  /** The stream it was enqueued on, while it is pending ({@link CheckBuffers}). */
+  Stream stream;
+
+  WindowCheck(Agreement.Exchange exchange, int rank, int ranks) {
+    this.rank = rank;
+    this.ranks = ranks;
+    long recordLongs = (long) Agreement.MAX_INTERVAL * CallRecord.LONGS;
+    memory = exchange.allocate(longs(ranks));
+    headers = view(0, (long) ranks * HEADER_LONGS);
+    ownHeader = view((long) rank * HEADER_LONGS, HEADER_LONGS);
+    long recordsAt = (long) ranks * HEADER_LONGS;
+    records = view(recordsAt, ranks * recordLongs);
+    ownRecords = view(recordsAt + rank * recordLongs, recordLongs);
+    gathered = new long[ranks * HEADER_LONGS];
+    gatheredSegment = MemorySegment.ofArray(gathered);
+  }
+
+  /** The longs of one check's buffer: every rank's header and records. */
+  static long longs(int ranks) {
+    return ranks * (HEADER_LONGS + (long) Agreement.MAX_INTERVAL * CallRecord.LONGS);
+  }
+
+  private U64Buffer view(long fromLong, long longs) {
+    return (U64Buffer) Buffer.view(DataType.U64, memory.memory(), memory.byteOffset() + fromLong * Long.BYTES, longs);
+  }
+
+  Buffer ownHeader() {
+    return ownHeader;
+  }
+
+  Buffer headers() {
+    return headers;
+  }
+
+  Buffer ownRecords() {
+    return ownRecords;
+  }
+
+  Buffer records() {
+    return records;
+  }
+
+  /** Writes this rank's header and records (host writes: the check is not in flight, {@link CheckBuffers}). */
+  void arm(long units, long digest, long[] window, MemorySegment windowMemory, int windowLength, Agreement of) {
+    header[0] = Agreement.MAGIC ^ units;
+    header[1] = digest;
+    header[2] = windowLength;
+    header[3] = units - windowLength;
+    length = windowLength;
+    agreement = of;
+    System.arraycopy(window, 0, mine, 0, windowLength * CallRecord.LONGS);
+    write(ownHeader, headerSegment, HEADER_LONGS);
+    write(ownRecords, windowMemory, mine.length); // all of it (what follows the window is compared by no one)
+  }
+
+  @Override
+  public void verify() {
+    Agreement of = agreement;
+    try {
+      if (memory.isClosed()) {
+        return; // the communicator closed: nothing left to compare
+      }
+      headers.memory().copyToHost(headers.byteOffset(), gatheredSegment, 0, (long) gathered.length * Long.BYTES);
+      List<Integer> differing = null;
+      for (int r = 0; r < ranks; r++) {
+        if (r != rank && !java.util.Arrays.equals(gathered, r * HEADER_LONGS, (r + 1) * HEADER_LONGS, header, 0,
+            HEADER_LONGS)) {
+          differing = differing == null ? new ArrayList<>() : differing;
+          differing.add(r);
+        }
+      }
+      if (differing != null) {
+        throw disagreement(of, differing);
+      }
+    } finally {
+      of.release(this);
+    }
+  }
+
+  /**
+   * Writes {@code longs} longs of {@code from} into {@code to}: through its memory, not {@code copyFrom}, which
+   * would wrap the array in a new segment each time. The check is not in flight ({@link CheckBuffers}).
+   */
+  private static void write(U64Buffer to, MemorySegment from, int longs) {
+    to.memory().copyFromHost(from, 0, to.byteOffset(), (long) longs * Long.BYTES);
+  }
+
+  /** The failure, with the first differing call of the first differing rank read from the records. */
+  private DisagreementException disagreement(Agreement of, List<Integer> differing) {
+    int other = differing.getFirst();
+    long from = header[3];
+    long to = header[0] ^ Agreement.MAGIC;
+    int at = other * HEADER_LONGS;
+    String where = of.group() + ", rank " + rank + ": the ranks disagree about their calls (the agreement check of"
+        + " calls " + (from + 1) + " to " + to + " on " + of.group() + ")";
+    String fix = ". Every rank of " + of.group() + " must make the same collective calls and plan executes, with"
+        + " the same collective, data type, count, op and root, in the same order (docs/reliability.md, \"Agreement"
+        + " check\"; CommOptions.withAgreementCheck(false) turns the check off)";
+    String ranksText = "rank " + other + (differing.size() == 1 ? "" : " (the first of the differing ranks " + differing
+        + ")");
+    if ((gathered[at] ^ Agreement.MAGIC) != to || gathered[at + 3] != from) {
+      String theirs = "a call that is not this check (rank " + other + " made a different number of collective calls"
+          + " before its check)";
+      String mineText = length > 0 ? CallRecord.text(mine, (length - 1) * CallRecord.LONGS, of.plans()) : "no call";
+      return new DisagreementException(where + ": where this rank compared its calls (its last: " + mineText + "), "
+          + ranksText + " made " + theirs + fix, mineText, theirs, differing, List.of("number of calls"));
+    }
+    long[] all = new long[(int) records.length()];
+    records.copyTo(0, all, 0, all.length);
+    int theirLength = (int) Math.min(gathered[at + 2], Agreement.MAX_INTERVAL);
+    int base = other * Agreement.MAX_INTERVAL * CallRecord.LONGS;
+    for (int i = 0; i < Math.max(length, theirLength); i++) {
+      int mineAt = i * CallRecord.LONGS;
+      int theirsAt = base + i * CallRecord.LONGS;
+      boolean same = i < length && i < theirLength
+          && java.util.Arrays.equals(mine, mineAt, mineAt + CallRecord.LONGS, all, theirsAt, theirsAt + CallRecord.LONGS);
+      if (same) {
+        continue;
+      }
+      String mineText = i < length ? CallRecord.text(mine, mineAt, of.plans()) : "no call";
+      String theirs = i < theirLength ? CallRecord.text(all, theirsAt, of.plans()) : "no call";
+      List<String> fields = i < length && i < theirLength ? CallRecord.differences(mine, mineAt, all, theirsAt)
+          : List.of("call (another call at this place)");
+      return new DisagreementException(where + ": call " + (from + 1 + i) + " was, on this rank, " + mineText + "; on "
+          + ranksText + ", " + theirs + " (differing: " + String.join(", ", fields) + ")" + fix, mineText, theirs,
+          differing, fields);
+    }
+    return new DisagreementException(where + ": the digests of the calls differ although the records read back"
+        + " agree (memory written while the check was in flight?)" + fix, "", "", differing, List.of());
+  }
+}
