@@ -147,14 +147,23 @@ final class MpiFamily {
 
   /**
    * A notice that ends waits (a failure, a timeout, a rank that gave up) among those that arrived since the
-   * last look, or null; holding the lock. Every notice is kept ({@link #notices()}).
+   * last look, or null; holding the lock: a failure or timeout in preference to a rank that gave up. Every
+   * notice is kept ({@link #notices()}).
    */
   Notice poll() {
-    Notice notice;
-    do {
-      notice = receive();
-    } while (notice != null && notice.kind() == LEFT);
-    return notice;
+    Notice chosen = null;
+    for (Notice n = receive(); n != null; n = receive()) {
+      if (n.kind() == LEFT) {
+        continue;
+      }
+      if (chosen == null || chosen.kind() == GAVE_UP && n.kind() != GAVE_UP) {
+        chosen = n; // of those already here, the first failure or timeout rather than a rank that gave up on it
+      }
+      if (chosen.kind() != GAVE_UP) {
+        break;
+      }
+    }
+    return chosen;
   }
 
   /** The next notice that arrived, or null; holding the lock. Re-posts the receive. */
@@ -202,7 +211,9 @@ final class MpiFamily {
     for (MpiCommunicator member : members) {
       member.failedBy(failure);
     }
-    announce(GAVE_UP, where, "was " + doing); // short: a rank that timed out lists who answered and what it did
+    // what it was doing, and why it gave up: a rank that hears of this first still learns the first failure
+    announce(GAVE_UP, where, "was " + doing + (notice.kind() == GAVE_UP ? ", after " : ", when ") + notice.who() + " "
+        + notice.verb() + ": " + notice.text());
     return e;
   }
 
