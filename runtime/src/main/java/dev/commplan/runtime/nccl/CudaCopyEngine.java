@@ -16,14 +16,12 @@ final class CudaCopyEngine implements CopyEngine {
 
   @Override
   public void copyToDevice(long dst, MemorySegment src, long bytes, long stream) {
-    Checked.cuda("cudaMemcpyAsync (host to device)", Cuda.cudaMemcpyAsync(
-        MemorySegment.ofAddress(dst), src, bytes, Cuda.MEMCPY_HOST_TO_DEVICE, stream));
+    Checked.cuda("cudaMemcpyAsync (host to device)", Cuda.cudaMemcpyAsyncToDevice(dst, src, bytes, stream));
   }
 
   @Override
   public void copyToHost(MemorySegment dst, long src, long bytes, long stream) {
-    Checked.cuda("cudaMemcpyAsync (device to host)", Cuda.cudaMemcpyAsync(
-        dst, MemorySegment.ofAddress(src), bytes, Cuda.MEMCPY_DEVICE_TO_HOST, stream));
+    Checked.cuda("cudaMemcpyAsync (device to host)", Cuda.cudaMemcpyAsyncToHost(dst, src, bytes, stream));
   }
 
   @Override

@@ -162,6 +162,55 @@ public final class Cuda {
     }
   }
 
+  private static final class cudaMemcpyAsyncToDevice {
+    static final MethodHandle H = handle("cudaMemcpyAsync",
+        FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_LONG),
+        Linker.Option.critical(true));
+  }
+
+  private static final class cudaMemcpyAsyncToHost {
+    static final MethodHandle H = handle("cudaMemcpyAsync",
+        FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_LONG),
+        Linker.Option.critical(true));
+  }
+
+  /**
+   * {@link #cudaMemcpyAsync} host to device, with the device address as a {@code long}: no {@code
+   * MemorySegment.ofAddress} per call, so a copy allocates nothing even where the JIT has not compiled it
+   * (the agreement check's copies run every few dozen calls).
+   *
+   * @param dst the device address
+   * @param src the host memory, heap or native
+   * @param count bytes
+   * @param stream the {@code cudaStream_t}
+   * @return the {@code cudaError_t}
+   */
+  public static int cudaMemcpyAsyncToDevice(long dst, MemorySegment src, long count, long stream) {
+    try {
+      return (int) cudaMemcpyAsyncToDevice.H.invokeExact(dst, src, count, MEMCPY_HOST_TO_DEVICE, stream);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
+  /**
+   * {@link #cudaMemcpyAsync} device to host, with the device address as a {@code long} (see {@link
+   * #cudaMemcpyAsyncToDevice}).
+   *
+   * @param dst the host memory, heap or native
+   * @param src the device address
+   * @param count bytes
+   * @param stream the {@code cudaStream_t}
+   * @return the {@code cudaError_t}
+   */
+  public static int cudaMemcpyAsyncToHost(MemorySegment dst, long src, long count, long stream) {
+    try {
+      return (int) cudaMemcpyAsyncToHost.H.invokeExact(dst, src, count, MEMCPY_DEVICE_TO_HOST, stream);
+    } catch (Throwable t) {
+      throw Nccl.unreachable(t);
+    }
+  }
+
   private static final class cudaMemsetAsync {
     static final MethodHandle H =
         handle("cudaMemsetAsync", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_LONG));
