@@ -17,10 +17,10 @@ import java.util.function.Function;
  * make the same calls. On by default, on every backend, through the backend's own collectives.
  *
  * <p><b>Collectives and plans.</b> Each direct collective and each plan execute, step or launch is a
- * <i>unit</i>: this rank writes a {@link CallRecord} of it into a window. After units 1, 3, 7, 15, 31,
- * 63 and then every {@value #MAX_INTERVAL}, the window is compared: one group of two in-place
- * all-gathers, of a 4-long header (the units it covers and a digest of its records) and of the records,
- * enqueued after the unit on the same stream. Every rank reaches that check after the same units, so
+ * <i>unit</i>: this rank writes a {@link CallRecord} of it into a window. After units 1, 3, 7, ..., 255
+ * and then every {@value #MAX_INTERVAL}, the window is compared: one group of two all-gathers, of a
+ * 4-long header (the units it covers and a digest of its records) and of the records, enqueued after the
+ * unit on the same stream. Every rank reaches that check after the same units, so
  * the checks pair up exactly when the ranks agree, and where they do not, the check compares what they
  * did. The comparison runs on the host after the synchronize that covers the check; it reads only the
  * headers unless they differ, and then names the first differing call on each side. Every rank reads
@@ -37,7 +37,7 @@ import java.util.function.Function;
  */
 public final class Agreement {
   /** The most units (or messages to one peer) between two checks, and so the most records one check compares. */
-  public static final int MAX_INTERVAL = 64;
+  public static final int MAX_INTERVAL = 256;
 
   /** Marks a header or message as the check's: a check that met a user's call reads something else there. */
   static final long MAGIC = 0x436f6d6d506c616eL;
@@ -57,12 +57,12 @@ public final class Agreement {
     U64Buffer allocate(long longs);
 
     /**
-     * Enqueues, in one group, an in-place all-gather of {@code ownHeaders} into {@code headers} and one of
-     * {@code ownRecords} into {@code records} (each own part is this rank's slice of the whole).
+     * Enqueues, in one group, an all-gather of {@code ownHeaders} into {@code headers} and one of {@code
+     * ownRecords} into {@code records}.
      *
-     * @param ownHeaders this rank's slice of {@code headers}
+     * @param ownHeaders this rank's header
      * @param headers every rank's headers
-     * @param ownRecords this rank's slice of {@code records}
+     * @param ownRecords this rank's records
      * @param records every rank's records
      * @param stream the stream of the unit that made the check due
      */
@@ -106,7 +106,6 @@ public final class Agreement {
   private final CheckBuffers buffers;
 
   private final long[] window = new long[MAX_INTERVAL * CallRecord.LONGS];
-  private final java.lang.foreign.MemorySegment windowMemory = java.lang.foreign.MemorySegment.ofArray(window);
   private int windowLength;
   private long windowDigest;
   private long units;
@@ -224,7 +223,7 @@ public final class Agreement {
     }
   }
 
-  /** The unit (or message) after which the next check runs: 1, 3, 7, ..., 63, then every {@value #MAX_INTERVAL}. */
+  /** The unit (or message) after which the next check runs: 1, 3, 7, ..., 255, then every {@value #MAX_INTERVAL}. */
   static long next(long checkedAt) {
     return checkedAt < MAX_INTERVAL - 1 ? 2 * checkedAt + 1 : checkedAt + MAX_INTERVAL;
   }
@@ -232,8 +231,8 @@ public final class Agreement {
   private void compareWindow(Stream stream, StreamProgress progress) {
     if (!exchange.isCapturing(stream)) { // captured, it would run at every launch: skipped alike on every rank
       WindowCheck check = buffers.window(stream);
-      check.arm(units, windowDigest, window, windowMemory, windowLength, this);
-      exchange.allGather(check.ownHeader(), check.headers(), check.ownRecords(), check.records(), stream);
+      check.arm(units, windowDigest, window, windowLength, this);
+      exchange.allGather(check.stagedHeader(), check.headers(), check.stagedRecords(), check.records(), stream);
       progress.afterSynchronize(check, progress.issue());
     }
     windowLength = 0;

@@ -11,26 +11,29 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * One comparison of a window of units ({@link Agreement}): this rank's header and records go into its
- * slices of two buffers that the check all-gathers in place; after the synchronize that covers it, the
- * headers of every rank are read and compared with this rank's, and only where they differ are the
- * records read, to name the first differing call on each side.
+ * One comparison of a window of units ({@link Agreement}): this rank's header and records are staged side
+ * by side (one host write) and all-gathered into every rank's headers and every rank's records; after the
+ * synchronize that covers it, the headers are read and compared with this rank's, and only where they
+ * differ are the records read, to name the first differing call on each side.
  */
 final class WindowCheck implements StreamProgress.AfterSynchronize {
   static final int HEADER_LONGS = 4;
+  private static final int RECORD_LONGS = Agreement.MAX_INTERVAL * CallRecord.LONGS;
 
   private final int rank;
   private final int ranks;
   private final U64Buffer memory;
   private final U64Buffer headers;
-  private final U64Buffer ownHeader;
   private final U64Buffer records;
-  private final U64Buffer ownRecords;
-  private final long[] header = new long[HEADER_LONGS];
-  private final long[] mine = new long[Agreement.MAX_INTERVAL * CallRecord.LONGS];
+  /** This rank's header and records side by side, so that one host write puts both on the device. */
+  private final U64Buffer staged;
+  private final U64Buffer stagedHeader;
+  private final U64Buffer stagedRecords;
+  /** What {@link #staged} holds: the header, then the records (the window's first {@code length} count). */
+  private final long[] mine = new long[HEADER_LONGS + RECORD_LONGS];
   private final long[] gathered;
   /** The arrays above as memory segments, made once: {@code MemorySegment.ofArray} per copy would allocate. */
-  private final MemorySegment headerSegment = MemorySegment.ofArray(header);
+  private final MemorySegment mineSegment = MemorySegment.ofArray(mine);
   private final MemorySegment gatheredSegment;
   private int length;
   private Agreement agreement;
@@ -40,53 +43,57 @@ final class WindowCheck implements StreamProgress.AfterSynchronize {
   WindowCheck(Agreement.Exchange exchange, int rank, int ranks) {
     this.rank = rank;
     this.ranks = ranks;
-    long recordLongs = (long) Agreement.MAX_INTERVAL * CallRecord.LONGS;
     memory = exchange.allocate(longs(ranks));
     headers = view(0, (long) ranks * HEADER_LONGS);
-    ownHeader = view((long) rank * HEADER_LONGS, HEADER_LONGS);
     long recordsAt = (long) ranks * HEADER_LONGS;
-    records = view(recordsAt, ranks * recordLongs);
-    ownRecords = view(recordsAt + rank * recordLongs, recordLongs);
+    records = view(recordsAt, (long) ranks * RECORD_LONGS);
+    long stagedAt = recordsAt + (long) ranks * RECORD_LONGS;
+    staged = view(stagedAt, HEADER_LONGS + RECORD_LONGS);
+    stagedHeader = view(stagedAt, HEADER_LONGS);
+    stagedRecords = view(stagedAt + HEADER_LONGS, RECORD_LONGS);
     gathered = new long[ranks * HEADER_LONGS];
     gatheredSegment = MemorySegment.ofArray(gathered);
   }
 
-  /** The longs of one check's buffer: every rank's header and records. */
+  /** The longs of one check's buffer: every rank's header and records, and this rank's staged ones. */
   static long longs(int ranks) {
-    return ranks * (HEADER_LONGS + (long) Agreement.MAX_INTERVAL * CallRecord.LONGS);
+    return (ranks + 1L) * (HEADER_LONGS + RECORD_LONGS);
   }
 
   private U64Buffer view(long fromLong, long longs) {
     return (U64Buffer) Buffer.view(DataType.U64, memory.memory(), memory.byteOffset() + fromLong * Long.BYTES, longs);
   }
 
-  Buffer ownHeader() {
-    return ownHeader;
+  Buffer stagedHeader() {
+    return stagedHeader;
   }
 
   Buffer headers() {
     return headers;
   }
 
-  Buffer ownRecords() {
-    return ownRecords;
+  Buffer stagedRecords() {
+    return stagedRecords;
   }
 
   Buffer records() {
     return records;
   }
 
-  /** Writes this rank's header and records (host writes: the check is not in flight, {@link CheckBuffers}). */
-  void arm(long units, long digest, long[] window, MemorySegment windowMemory, int windowLength, Agreement of) {
-    header[0] = Agreement.MAGIC ^ units;
-    header[1] = digest;
-    header[2] = windowLength;
-    header[3] = units - windowLength;
+  /**
+   * Writes this rank's header and records, in one host write (the check is not in flight, {@link
+   * CheckBuffers}); the all-gathers then send them from where they are staged.
+   */
+  void arm(long units, long digest, long[] window, int windowLength, Agreement of) {
+    mine[0] = Agreement.MAGIC ^ units;
+    mine[1] = digest;
+    mine[2] = windowLength;
+    mine[3] = units - windowLength;
     length = windowLength;
     agreement = of;
-    System.arraycopy(window, 0, mine, 0, windowLength * CallRecord.LONGS);
-    write(ownHeader, headerSegment, HEADER_LONGS);
-    write(ownRecords, windowMemory, mine.length); // all of it (what follows the window is compared by no one)
+    System.arraycopy(window, 0, mine, HEADER_LONGS, windowLength * CallRecord.LONGS);
+    // all of it: what follows the window is compared by no one
+    staged.memory().copyFromHost(mineSegment, 0, staged.byteOffset(), (long) mine.length * Long.BYTES);
   }
 
   @Override
@@ -99,7 +106,7 @@ final class WindowCheck implements StreamProgress.AfterSynchronize {
       headers.memory().copyToHost(headers.byteOffset(), gatheredSegment, 0, (long) gathered.length * Long.BYTES);
       List<Integer> differing = null;
       for (int r = 0; r < ranks; r++) {
-        if (r != rank && !java.util.Arrays.equals(gathered, r * HEADER_LONGS, (r + 1) * HEADER_LONGS, header, 0,
+        if (r != rank && !java.util.Arrays.equals(gathered, r * HEADER_LONGS, (r + 1) * HEADER_LONGS, mine, 0,
             HEADER_LONGS)) {
           differing = differing == null ? new ArrayList<>() : differing;
           differing.add(r);
@@ -113,19 +120,11 @@ final class WindowCheck implements StreamProgress.AfterSynchronize {
     }
   }
 
-  /**
-   * Writes {@code longs} longs of {@code from} into {@code to}: through its memory, not {@code copyFrom}, which
-   * would wrap the array in a new segment each time. The check is not in flight ({@link CheckBuffers}).
-   */
-  private static void write(U64Buffer to, MemorySegment from, int longs) {
-    to.memory().copyFromHost(from, 0, to.byteOffset(), (long) longs * Long.BYTES);
-  }
-
   /** The failure, with the first differing call of the first differing rank read from the records. */
   private DisagreementException disagreement(Agreement of, List<Integer> differing) {
     int other = differing.getFirst();
-    long from = header[3];
-    long to = header[0] ^ Agreement.MAGIC;
+    long from = mine[3];
+    long to = mine[0] ^ Agreement.MAGIC;
     int at = other * HEADER_LONGS;
     String where = of.group() + ", rank " + rank + ": the ranks disagree about their calls (the agreement check of"
         + " calls " + (from + 1) + " to " + to + " on " + of.group() + ")";
@@ -137,7 +136,8 @@ final class WindowCheck implements StreamProgress.AfterSynchronize {
     if ((gathered[at] ^ Agreement.MAGIC) != to || gathered[at + 3] != from) {
       String theirs = "a call that is not this check (rank " + other + " made a different number of collective calls"
           + " before its check)";
-      String mineText = length > 0 ? CallRecord.text(mine, (length - 1) * CallRecord.LONGS, of.plans()) : "no call";
+      String mineText = length > 0 ? CallRecord.text(mine, HEADER_LONGS + (length - 1) * CallRecord.LONGS, of.plans())
+          : "no call";
       return new DisagreementException(where + ": where this rank compared its calls (its last: " + mineText + "), "
           + ranksText + " made " + theirs + fix, mineText, theirs, differing, List.of("number of calls"));
     }
@@ -146,7 +146,7 @@ final class WindowCheck implements StreamProgress.AfterSynchronize {
     int theirLength = (int) Math.min(gathered[at + 2], Agreement.MAX_INTERVAL);
     int base = other * Agreement.MAX_INTERVAL * CallRecord.LONGS;
     for (int i = 0; i < Math.max(length, theirLength); i++) {
-      int mineAt = i * CallRecord.LONGS;
+      int mineAt = HEADER_LONGS + i * CallRecord.LONGS;
       int theirsAt = base + i * CallRecord.LONGS;
       boolean same = i < length && i < theirLength
           && java.util.Arrays.equals(mine, mineAt, mineAt + CallRecord.LONGS, all, theirsAt, theirsAt + CallRecord.LONGS);

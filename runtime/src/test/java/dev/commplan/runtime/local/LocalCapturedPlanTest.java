@@ -58,7 +58,7 @@ class LocalCapturedPlanTest extends CapturedPlanSuite {
   /** Less than a byte per launch over 2,000 launches (any object per launch would be 32 KB at least). */
   @Test
   void launchAllocatesNothing() {
-    try (LocalCluster cluster = new LocalCluster(1, CommOptions.defaults().withAgreementCheck(false))) { // the launch's path alone: the agreement check's all-gathers (every 64 units) allocate what direct calls do here
+    try (LocalCluster cluster = new LocalCluster(1, CommOptions.defaults().withAgreementCheck(false))) { // the launch's path alone: the agreement check's all-gathers (every 256 units) allocate what direct calls do here
       cluster.run(comm -> {
         LocalStream stream = (LocalStream) comm.stream();
         com.sun.management.ThreadMXBean threads =

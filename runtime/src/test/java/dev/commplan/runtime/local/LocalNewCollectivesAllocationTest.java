@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 class LocalNewCollectivesAllocationTest {
   @Test
   void executeAllocatesNothing() {
-    try (LocalCluster cluster = new LocalCluster(2, CommOptions.defaults().withAgreementCheck(false))) { // the plan's path alone: the agreement check's all-gathers (every 64 units) allocate what direct calls do here
+    try (LocalCluster cluster = new LocalCluster(2, CommOptions.defaults().withAgreementCheck(false))) { // the plan's path alone: the agreement check's all-gathers (every 256 units) allocate what direct calls do here
       cluster.run(comm -> {
         int n = comm.size();
         PlanBuilder b = new PlanBuilder("alloc.New", comm, 0);

@@ -225,7 +225,7 @@ class LocalTimeoutTest {
   @Test
   void executeAllocatesNothingWithTheFlightRecorderOn() {
     try (LocalCluster cluster = new LocalCluster(1, CommOptions.timeout(Duration.ofSeconds(30))
-        .withAgreementCheck(false))) { // the plan's path alone: the agreement check's all-gathers (every 64 units) allocate what direct calls do here
+        .withAgreementCheck(false))) { // the plan's path alone: the agreement check's all-gathers (every 256 units) allocate what direct calls do here
       cluster.run(comm -> {
         LocalStream stream = (LocalStream) comm.stream();
         com.sun.management.ThreadMXBean threads =

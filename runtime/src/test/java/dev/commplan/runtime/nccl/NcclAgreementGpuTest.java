@@ -9,6 +9,7 @@ import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
+import dev.commplan.runtime.agreement.Agreement;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.runtime.spi.FlightRecorder;
@@ -20,7 +21,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The agreement check (issue 25) on NCCL, on the one GPU of the test machine: one rank has no one to
  * disagree with, so what it can show is that the check's own calls run there (its all-gathers after
- * calls 1, 3, 7, ... and every 64th, its messages beside a rank's sends to itself, its host copies of
+ * calls 1, 3, 7, ..., 255 and every 256th, its messages beside a rank's sends to itself, its host copies of
  * records and headers) and that with them the results are those of the program without them: direct
  * calls out of place, plan executes, steps and captured launches, and sends to itself in groups, written
  * from the host and read at once after synchronize. Skipped without a GPU.
@@ -42,7 +43,7 @@ class NcclAgreementGpuTest {
             F32Buffer mirror = F32Buffer.allocate(c, N)) {
           SplittableRandom random = new SplittableRandom(25);
           float[] data = new float[N];
-          for (int round = 0; round < 300; round++) { // past the checks after 1, 3, ..., 63, then every 64th
+          for (int round = 0; round < 400; round++) { // 320 units: past the checks after 1, 3, ..., 255
             for (int i = 0; i < N; i++) {
               data[i] = (float) random.nextDouble(-1, 1);
             }
@@ -68,9 +69,9 @@ class NcclAgreementGpuTest {
             };
             assertArrayEquals(data, out, "round " + round);
           }
-          // within the next 64 units a check runs: the recorder's last operations then include its own
+          // within the next 256 units a check runs: the recorder's last operations then include its own
           FlightRecorder recorder = ((NcclCommunicator) c).flightRecorder();
-          for (int i = 0; i < 64 && !hasCheck(recorder.snapshot()); i++) {
+          for (int i = 0; i < Agreement.MAX_INTERVAL && !hasCheck(recorder.snapshot()); i++) {
             c.allReduce(send, recv, ReduceOp.SUM, c.stream());
             c.stream().synchronize();
           }
@@ -86,7 +87,7 @@ class NcclAgreementGpuTest {
   }
 
   /**
-   * 5,000 calls enqueued without a synchronize: past 64 checks waiting, taking another waits for the oldest
+   * 20,000 calls enqueued without a synchronize: past 64 checks waiting, taking another waits for the oldest
    * (a synchronize inside the call), and the results are still right.
    */
   @Test
@@ -99,7 +100,7 @@ class NcclAgreementGpuTest {
             data[i] = i * 0.25f;
           }
           a.copyFrom(data);
-          for (int i = 0; i < 5000; i++) {
+          for (int i = 0; i < 20_000; i++) {
             c.allReduce(a, out, ReduceOp.MAX, c.stream());
           }
           c.stream().synchronize();
