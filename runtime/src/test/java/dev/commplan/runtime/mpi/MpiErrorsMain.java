@@ -91,21 +91,7 @@ public final class MpiErrorsMain {
           comm.stream().synchronize();
         }
       }
-      case "order-direct" -> {
-        PlanBuilder b = new PlanBuilder("errors.Ordered", comm, 0).orderCheck(true);
-        int x = b.buffer("x", DataType.F32, 256, "{\"256\"}", null);
-        b.allReduce(0, x, x, ReduceOp.SUM);
-        try (Plan plan = b.build(); F32Buffer y = F32Buffer.allocate(comm, 256)) {
-          if (rank == 1) {
-            comm.allReduce(y, y, ReduceOp.SUM, comm.stream());
-            plan.execute(comm.stream());
-          } else {
-            plan.execute(comm.stream());
-            comm.allReduce(y, y, ReduceOp.SUM, comm.stream());
-          }
-          comm.stream().synchronize();
-        }
-      }
+      case "order-direct", "order" -> planAndDirectCallInOppositeOrders(comm, kase.equals("order-direct"));
       case "alltoall-count" -> {
         long perPeer = rank == 0 ? 2 : 4;
         try (F32Buffer send = F32Buffer.allocate(comm, perPeer * comm.size());
@@ -137,22 +123,27 @@ public final class MpiErrorsMain {
           comm.stream().synchronize();
         }
       }
-      case "order" -> {
-        PlanBuilder b = new PlanBuilder("errors.Order", comm, 0);
-        int x = b.buffer("x", DataType.F32, 256, "{\"256\"}", null);
-        b.allReduce(0, x, x, ReduceOp.SUM);
-        try (Plan plan = b.build(); F32Buffer y = F32Buffer.allocate(comm, 256)) {
-          if (rank == 1) {
-            comm.allReduce(y, y, ReduceOp.SUM, comm.stream());
-            plan.execute(comm.stream());
-          } else {
-            plan.execute(comm.stream());
-            comm.allReduce(y, y, ReduceOp.SUM, comm.stream());
-          }
-          comm.stream().synchronize();
-        }
-      }
       default -> throw new IllegalArgumentException("unknown case " + kase);
+    }
+  }
+
+  /**
+   * A plan's execute and a direct all-reduce of the same shape, in opposite orders on rank 1; with the plan's
+   * execute-order check ({@code order-direct}) or with the agreement check alone ({@code order}).
+   */
+  private static void planAndDirectCallInOppositeOrders(MpiCommunicator comm, boolean orderCheck) {
+    PlanBuilder b = new PlanBuilder(orderCheck ? "errors.Ordered" : "errors.Order", comm, 0).orderCheck(orderCheck);
+    int x = b.buffer("x", DataType.F32, 256, "{\"256\"}", null);
+    b.allReduce(0, x, x, ReduceOp.SUM);
+    try (Plan plan = b.build(); F32Buffer y = F32Buffer.allocate(comm, 256)) {
+      if (comm.rank() == 1) {
+        comm.allReduce(y, y, ReduceOp.SUM, comm.stream());
+        plan.execute(comm.stream());
+      } else {
+        plan.execute(comm.stream());
+        comm.allReduce(y, y, ReduceOp.SUM, comm.stream());
+      }
+      comm.stream().synchronize();
     }
   }
 }
