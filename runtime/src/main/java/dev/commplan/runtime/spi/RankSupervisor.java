@@ -14,6 +14,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.IntFunction;
@@ -202,6 +203,7 @@ public final class RankSupervisor implements AutoCloseable {
     List<Integer> failureOrder = new ArrayList<>();
     try {
       List<Future<T>> futures = new ArrayList<>(ranks);
+      Semaphore finished = new Semaphore(0); // a permit per rank whose task ended: the waiting thread wakes on it
       for (int r = 0; r < ranks; r++) {
         int rank = r;
         futures.add(executors[r].submit(() -> {
@@ -223,11 +225,13 @@ public final class RankSupervisor implements AutoCloseable {
           } catch (Throwable t) {
             abort(rank, t); // at once, from the failing thread, so that nobody waits for the caller to notice
             throw t;
+          } finally {
+            finished.release();
           }
         }));
       }
       current = futures;
-      await(futures, done, failures, failureOrder, c);
+      await(futures, done, failures, failureOrder, c, finished);
       if (!failureOrder.isEmpty()) {
         throw firstFailure(failures, failureOrder, c);
       }
@@ -246,7 +250,7 @@ public final class RankSupervisor implements AutoCloseable {
 
   /** Waits for every rank, watching; once aborted, applies the grace periods. */
   private <T> void await(List<Future<T>> futures, boolean[] done, Throwable[] failures, List<Integer> failureOrder,
-      RankControl c) {
+      RankControl c, Semaphore finished) {
     try {
       while (!allDone(futures, done, failures, failureOrder)) {
         if (isAborted()) {
@@ -262,7 +266,7 @@ public final class RankSupervisor implements AutoCloseable {
           }
           return;
         }
-        waitOne(futures, done);
+        finished.tryAcquire(1, TimeUnit.MILLISECONDS); // a rank ended, or a millisecond passed: look and watch
         c.watch(System.nanoTime());
       }
     } catch (InterruptedException e) {
@@ -320,19 +324,6 @@ public final class RankSupervisor implements AutoCloseable {
       finish(futures.get(r), r, done, failures, failureOrder);
     }
     return allDone(futures, done, failures, failureOrder);
-  }
-
-  private static <T> void waitOne(List<Future<T>> futures, boolean[] done) throws InterruptedException {
-    for (int r = 0; r < futures.size(); r++) {
-      if (!done[r]) {
-        try {
-          futures.get(r).get(1, TimeUnit.MILLISECONDS);
-        } catch (TimeoutException | ExecutionException | CancellationException e) {
-          // looked at by allDone
-        }
-        return;
-      }
-    }
   }
 
   private static <T> void finish(Future<T> future, int rank, boolean[] done, Throwable[] failures,
