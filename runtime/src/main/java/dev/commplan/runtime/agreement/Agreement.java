@@ -296,7 +296,7 @@ public final class Agreement {
     return plans;
   }
 
-  void release(Object check) {
+  void release(CheckBuffers.Pooled check) {
     buffers.release(check);
   }
 }

@@ -3,9 +3,7 @@ package dev.commplan.runtime.agreement;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DisagreementException;
-import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.U64Buffer;
-import dev.commplan.runtime.guard.StreamProgress;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 
@@ -15,7 +13,7 @@ import java.util.List;
  * after its receive of the same number and, after the synchronize that covers it, compares it with its
  * own count, digest and last receive.
  */
-final class PairCheck implements StreamProgress.AfterSynchronize {
+final class PairCheck extends CheckBuffers.Pooled {
   /** Longs of a message: magic, count, digest, the last message's record. */
   static final int MESSAGE_LONGS = 3 + CallRecord.LONGS;
 
@@ -29,8 +27,6 @@ final class PairCheck implements StreamProgress.AfterSynchronize {
   private int peer;
   private int rank;
   private Agreement agreement;
-  /** The stream it was enqueued on, while it is pending ({@link CheckBuffers}). */
-  Stream stream;
 
   PairCheck(Agreement.Exchange exchange) {
     message = exchange.allocate(MESSAGE_LONGS);

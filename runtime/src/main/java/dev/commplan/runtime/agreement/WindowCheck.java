@@ -3,9 +3,7 @@ package dev.commplan.runtime.agreement;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DisagreementException;
-import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.U64Buffer;
-import dev.commplan.runtime.guard.StreamProgress;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,7 +14,7 @@ import java.util.List;
  * synchronize that covers it, the headers are read and compared with this rank's, and only where they
  * differ are the records read, to name the first differing call on each side.
  */
-final class WindowCheck implements StreamProgress.AfterSynchronize {
+final class WindowCheck extends CheckBuffers.Pooled {
   static final int HEADER_LONGS = 4;
   private static final int RECORD_LONGS = Agreement.MAX_INTERVAL * CallRecord.LONGS;
 
@@ -37,8 +35,6 @@ final class WindowCheck implements StreamProgress.AfterSynchronize {
   private final MemorySegment gatheredSegment;
   private int length;
   private Agreement agreement;
-  /** The stream it was enqueued on, while it is pending ({@link CheckBuffers}). */
-  Stream stream;
 
   WindowCheck(Agreement.Exchange exchange, int rank, int ranks) {
     this.rank = rank;
