@@ -300,7 +300,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   /** The wait of a stream of this communicator (see {@link NcclRankState#awaitStream}). */
   void synchronize(NcclStream s, Duration timeout) {
-    state.awaitStream(s.handle(), timeout, s.toString(), s == stream);
+    state.awaitStream(s.handle(), timeout, s, s == stream);
   }
 
   /** For the cluster's watchdog: every communicator of this rank's family (see {@link NcclRankState#watch}). */

@@ -196,10 +196,11 @@ final class NcclRankState implements NcclFamily.Member {
    * RankAbortedException}, {@link NcclException}, or {@link CommTimeoutException} naming the operation
    * still pending). Allocates nothing while it waits.
    *
+   * @param where the stream, named in a timeout's message (its text is made only then, not at every wait)
    * @param ownStream whether it is the communicator's own stream, after which every recorded operation
    *     has finished
    */
-  void awaitStream(long cudaStream, Duration limit, String where, boolean ownStream) {
+  void awaitStream(long cudaStream, Duration limit, Object where, boolean ownStream) {
     ensureUsable();
     Checked.cudaSetDevice(device);
     long start = System.nanoTime();

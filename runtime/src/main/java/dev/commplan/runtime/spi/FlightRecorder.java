@@ -54,6 +54,8 @@ public final class FlightRecorder {
   private final long[] started;
   private final long[] ended;
   private long next;
+  /** Every operation numbered below this has ended (or left the ring): where {@link #finishedBefore} starts. */
+  private long endedBelow;
 
   /**
    * A recorder for {@code rank} keeping the last {@code capacity} operations.
@@ -151,12 +153,16 @@ public final class FlightRecorder {
    * @param nanos {@code System.nanoTime()} to record as their end
    */
   public synchronized void finishedBefore(long seq, long nanos) {
-    for (int i = 0; i < capacity; i++) {
-      if (sequence[i] >= 0 && sequence[i] < seq && state[i] < State.FINISHED.ordinal()) {
+    // Operations below endedBelow have all ended: start there, or at the oldest one kept.
+    long to = Math.min(seq, next);
+    for (long s = Math.max(endedBelow, next - capacity); s < to; s++) {
+      int i = slot(s);
+      if (sequence[i] == s && state[i] < State.FINISHED.ordinal()) {
         state[i] = (byte) State.FINISHED.ordinal();
         ended[i] = nanos;
       }
     }
+    endedBelow = Math.max(endedBelow, to);
   }
 
   /**
@@ -171,6 +177,7 @@ public final class FlightRecorder {
         ended[i] = nanos;
       }
     }
+    endedBelow = next;
   }
 
   private void end(long seq, State s, long nanos) {

@@ -1,6 +1,7 @@
 package dev.commplan.runtime.nccl;
 
 import dev.commplan.annotations.ReduceOp;
+import dev.commplan.model.Collective;
 import dev.commplan.runtime.CapturedPlan;
 import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.Communicator;
@@ -130,6 +131,9 @@ public final class NcclGraphProbe {
             () -> check(CudaGraphs.cudaGraphLaunch(rawFlatGraph, stream)), cudaWait, reps, warm);
         row("(a) Plan 200 x 256 float (coalesced: " + calls(coalesced) + " call), execute",
             () -> coalesced.execute(s), cudaWait, reps, warm);
+        long[] at = firstCall(coalesced);
+        row("raw FFM: the plan's call alone (its addresses, as it issues it)", () -> check(NcclCalls.enqueue(
+            Collective.ALL_REDUCE, at[0], at[1], at[2], f32, sum, 0, comm, stream, false)), cudaWait, reps, warm);
         Row a = row("(a) the same plan captured, launch()", coalescedGraph::launch, cudaWait, reps, warm);
         Row rawMixed = row("raw FFM: one float call over the mixed plan's " + mixedBytes() + " bytes", rawMixedFlat,
             cudaWait, reps, warm);
@@ -166,6 +170,28 @@ public final class NcclGraphProbe {
         }
       }
       System.out.println("# raw results checked: every received element is 1.0");
+    }
+  }
+
+  /**
+   * The send and receive addresses and the count of {@code plan}'s first compiled call, read by reflection
+   * (a probe's only view of them): to time exactly the NCCL call that its execute issues, without the plan.
+   */
+  private static long[] firstCall(Plan plan) {
+    try {
+      java.lang.reflect.Field compiled = Plan.class.getDeclaredField("compiled");
+      compiled.setAccessible(true);
+      NcclCompiledSchedule schedule = (NcclCompiledSchedule) compiled.get(plan);
+      long[] at = new long[3];
+      String[] names = {"send", "recv", "count"};
+      for (int i = 0; i < names.length; i++) {
+        java.lang.reflect.Field f = NcclCompiledSchedule.class.getDeclaredField(names[i]);
+        f.setAccessible(true);
+        at[i] = ((long[]) f.get(schedule))[0];
+      }
+      return at;
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException(e);
     }
   }
 

@@ -40,6 +40,42 @@ class FlightRecorderTest {
     assertEquals(2, r.slot(6));
   }
 
+  /** finishedBefore starts where the last one ended: against a model that scans every slot, random calls. */
+  @Test
+  void finishedBeforeMarksExactlyWhatAFullScanWould() {
+    java.util.Random random = new java.util.Random(7);
+    for (int trial = 0; trial < 200; trial++) {
+      int capacity = 1 + random.nextInt(9);
+      FlightRecorder r = new FlightRecorder(0, capacity);
+      java.util.Map<Long, FlightRecorder.State> model = new java.util.HashMap<>();
+      for (int step = 0; step < 60; step++) {
+        int what = random.nextInt(5);
+        long next = r.nextSequence();
+        if (what <= 1) {
+          model.put(r.enqueued(A, step), FlightRecorder.State.ENQUEUED);
+        } else if (what == 2) {
+          long seq = next == 0 ? 0 : random.nextLong(next + 2); // sometimes past the last one
+          r.finishedBefore(seq, step);
+          model.replaceAll((s, st) -> s < seq && st.ordinal() < FlightRecorder.State.FINISHED.ordinal()
+              ? FlightRecorder.State.FINISHED : st);
+        } else if (what == 3 && next > 0) {
+          long seq = random.nextLong(next);
+          r.failed(seq, step);
+          if (seq >= next - capacity) {
+            model.put(seq, FlightRecorder.State.FAILED);
+          }
+        } else if (random.nextInt(10) == 0) {
+          r.failPending(step);
+          model.replaceAll((s, st) -> st.ordinal() < FlightRecorder.State.FINISHED.ordinal()
+              ? FlightRecorder.State.FAILED : st);
+        }
+        for (FlightRecorder.Entry e : r.snapshot()) {
+          assertEquals(model.get(e.sequence()), e.state(), "trial " + trial + ", step " + step + ", #" + e.sequence());
+        }
+      }
+    }
+  }
+
   @Test
   void theTextNamesEachOperationMostRecentLast() {
     FlightRecorder r = new FlightRecorder(1, 8);
