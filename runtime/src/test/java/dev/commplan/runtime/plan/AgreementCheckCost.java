@@ -32,16 +32,15 @@ public final class AgreementCheckCost {
   private AgreementCheckCost() {}
 
   public static void main(String[] args) {
-    String backend = args[0];
-    int next = backend.equals("mpi") ? 1 : 2;
-    int units = args.length > next ? Integer.parseInt(args[next]) : 200;
-    long count = args.length > next + 1 ? Long.parseLong(args[next + 1]) : 1024;
+    CostArgs a = CostArgs.parse(args, 200, 1024);
+    int units = a.units();
+    long count = a.count();
     double[][] results = new double[3][];
     boolean[] settings = {false, true, false};
     for (int i = 0; i < settings.length; i++) {
       CommOptions options = CommOptions.defaults().withAgreementCheck(settings[i]);
       int variant = i;
-      if (backend.equals("mpi")) {
+      if (a.mpi()) {
         try (Communicator comm = MpiBackend.world(options)) {
           double[] r = measure(comm, settings[variant], units, count);
           if (comm.rank() == 0) {
@@ -49,7 +48,7 @@ public final class AgreementCheckCost {
           }
         }
       } else {
-        try (Cluster cluster = Backends.cluster(backend, Integer.parseInt(args[1]), options)) {
+        try (Cluster cluster = Backends.cluster(a.backend(), a.ranks(), options)) {
           cluster.run(comm -> {
             double[] r = measure(comm, settings[variant], units, count);
             if (comm.rank() == 0) {
@@ -68,7 +67,7 @@ public final class AgreementCheckCost {
             what[k], count, off, results[0][k], results[2][k], on, on - off, 100 * (on - off) / off);
       }
     }
-    if (backend.equals("mpi")) {
+    if (a.mpi()) {
       MpiBackend.finalizeMpi();
     }
   }

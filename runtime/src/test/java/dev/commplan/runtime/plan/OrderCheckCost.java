@@ -24,18 +24,15 @@ public final class OrderCheckCost {
   private OrderCheckCost() {}
 
   public static void main(String[] args) {
-    String backend = args[0];
-    int next = backend.equals("mpi") ? 1 : 2;
-    int iters = args.length > next ? Integer.parseInt(args[next]) : 2000;
-    long count = args.length > next + 1 ? Long.parseLong(args[next + 1]) : 256;
-    if (backend.equals("mpi")) {
+    CostArgs a = CostArgs.parse(args, 2000, 256);
+    if (a.mpi()) {
       try (Communicator comm = Backends.processCommunicator("mpi")) {
-        run(comm, iters, count);
+        run(comm, a.units(), a.count());
       }
       dev.commplan.runtime.mpi.MpiBackend.finalizeMpi();
     } else {
-      try (Cluster cluster = Backends.cluster(backend, Integer.parseInt(args[1]))) {
-        cluster.run(comm -> run(comm, iters, count));
+      try (Cluster cluster = Backends.cluster(a.backend(), a.ranks())) {
+        cluster.run(comm -> run(comm, a.units(), a.count()));
       }
     }
   }
