@@ -4,10 +4,13 @@ import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.DisagreementException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.U64Buffer;
 import dev.commplan.runtime.guard.Guards;
 import dev.commplan.runtime.guard.StreamProgress;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
@@ -142,8 +145,8 @@ public final class Agreement {
     lastReceived = new long[ranks * CallRecord.LONGS];
     nextSendCheck = new long[ranks];
     nextReceiveCheck = new long[ranks];
-    java.util.Arrays.fill(nextSendCheck, 1);
-    java.util.Arrays.fill(nextReceiveCheck, 1);
+    Arrays.fill(nextSendCheck, 1);
+    Arrays.fill(nextReceiveCheck, 1);
   }
 
   /**
@@ -278,6 +281,96 @@ public final class Agreement {
       }
       progress.afterSynchronize(check, progress.issue());
     }
+  }
+
+  /**
+   * Compares, on the host, what no check has compared yet, across the ranks of one group that all live in
+   * this process (an in-process cluster, once every rank's task has returned): the calls since each rank's
+   * last comparison, and the messages since each pair's last. A program whose last calls disagree would
+   * otherwise end without a word. Enqueues nothing; call it only while no rank uses its communicator.
+   *
+   * @param communicators rank r's communicator of the group at index r
+   * @return the first difference against rank 0 (calls) or between a sender and its receiver, or null when
+   *     they agree or the check is off
+   */
+  public static DisagreementException compareUnchecked(List<?> communicators) {
+    int n = communicators.size();
+    Agreement[] ranks = new Agreement[n];
+    for (int r = 0; r < n; r++) {
+      ranks[r] = of(communicators.get(r));
+      if (ranks[r] == null) {
+        return null; // the check is off (every rank of a group has the same options)
+      }
+    }
+    return compareUnchecked(ranks);
+  }
+
+  /** {@link #compareUnchecked(List)} of the checks themselves: rank r's at index r. */
+  static DisagreementException compareUnchecked(Agreement[] ranks) {
+    for (int r = 1; r < ranks.length; r++) {
+      DisagreementException e = ranks[0].uncheckedCallsAgainst(ranks[r]);
+      if (e != null) {
+        return e;
+      }
+    }
+    for (Agreement sender : ranks) {
+      for (Agreement receiver : ranks) {
+        DisagreementException e = sender.uncheckedMessagesTo(receiver);
+        if (e != null) {
+          return e;
+        }
+      }
+    }
+    return null;
+  }
+
+  /** Rank 0's window ({@code this}) against {@code other}'s; null where they agree. */
+  private DisagreementException uncheckedCallsAgainst(Agreement other) {
+    long from = units - windowLength;
+    long theirFrom = other.units - other.windowLength;
+    int words = windowLength * CallRecord.LONGS;
+    if (units == other.units && from == theirFrom
+        && Arrays.equals(window, 0, words, other.window, 0, other.windowLength * CallRecord.LONGS)) {
+      return null;
+    }
+    String where = group + ": the ranks disagree about their last calls, which no agreement check compared before"
+        + " every rank's task returned (rank 0 made " + units + " collective calls and plan executes on " + group
+        + ", rank " + other.rank + " " + other.units + ")";
+    List<Integer> differing = List.of(other.rank);
+    if (from != theirFrom) { // cannot happen when both returned normally: a check would have been left unpaired
+      return new DisagreementException(where + callsFix(group), "", "", differing, List.of("number of calls"));
+    }
+    DisagreementException e = WindowCheck.firstDifference(where, callsFix(group), from, "rank 0", window, 0,
+        windowLength, "rank " + other.rank, other.window, 0, other.windowLength, plans, differing);
+    return e != null ? e : new DisagreementException(where + callsFix(group), "", "", differing,
+        List.of("number of calls"));
+  }
+
+  /** This rank's sends to {@code receiver} against its receives from this rank, in all; null where they agree. */
+  private DisagreementException uncheckedMessagesTo(Agreement receiver) {
+    int to = receiver.rank;
+    long n = sent[to];
+    long m = receiver.received[rank];
+    if (n == m && sentDigest[to] == receiver.receivedDigest[rank]) {
+      return null;
+    }
+    String mine = n == 0 ? "none" : CallRecord.text(lastSent, to * CallRecord.LONGS, plans);
+    String theirs = m == 0 ? "none" : CallRecord.text(receiver.lastReceived, rank * CallRecord.LONGS, plans);
+    String field = n != m ? "number of messages" : "data type or count";
+    return new DisagreementException(group + ": rank " + rank + "'s sends to rank " + to + " and rank " + to
+        + "'s receives from it disagree, and no agreement check compared them before every rank's task returned:"
+        + " rank " + rank + " sent " + n + " messages (its last: " + mine + "), rank " + to + " received " + m
+        + " (its last: " + theirs + ") (differing: " + field + "). Every send must meet a receive of the same data"
+        + " type and count, in the same order (docs/reliability.md, \"Agreement check\";"
+        + " CommOptions.withAgreementCheck(false) turns the check off)", mine, theirs, List.of(to),
+        List.of(field));
+  }
+
+  /** The end of every message about calls that differ: what must agree, and where to read more. */
+  static String callsFix(String group) {
+    return ". Every rank of " + group + " must make the same collective calls and plan executes, with the same"
+        + " collective, data type, count, op and root, in the same order (docs/reliability.md, \"Agreement check\";"
+        + " CommOptions.withAgreementCheck(false) turns the check off)";
   }
 
   int rank() {

@@ -6,7 +6,9 @@ import dev.commplan.runtime.DisagreementException;
 import dev.commplan.runtime.U64Buffer;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 
 /**
  * One comparison of a window of units ({@link Agreement}): this rank's header and records are staged side
@@ -102,7 +104,7 @@ final class WindowCheck extends CheckBuffers.Pooled {
       headers.memory().copyToHost(headers.byteOffset(), gatheredSegment, 0, (long) gathered.length * Long.BYTES);
       List<Integer> differing = null;
       for (int r = 0; r < ranks; r++) {
-        if (r != rank && !java.util.Arrays.equals(gathered, r * HEADER_LONGS, (r + 1) * HEADER_LONGS, mine, 0,
+        if (r != rank && !Arrays.equals(gathered, r * HEADER_LONGS, (r + 1) * HEADER_LONGS, mine, 0,
             HEADER_LONGS)) {
           differing = differing == null ? new ArrayList<>() : differing;
           differing.add(r);
@@ -116,6 +118,37 @@ final class WindowCheck extends CheckBuffers.Pooled {
     }
   }
 
+  /**
+   * The first call at which two windows of records differ, as the exception that names it on both sides,
+   * or null where they agree.
+   *
+   * @param where the message's start; {@code fix} its end
+   * @param from the number of calls before the windows' first
+   * @param mineName {@code this rank}, or the reference rank: {@code rank 0}
+   * @param theirsName the other side: {@code rank 2}
+   */
+  static DisagreementException firstDifference(String where, String fix, long from, String mineName, long[] mine,
+      int mineAt, int mineLength, String theirsName, long[] theirs, int theirsAt, int theirLength,
+      Map<Long, String> plans, List<Integer> differing) {
+    for (int i = 0; i < Math.max(mineLength, theirLength); i++) {
+      int m = mineAt + i * CallRecord.LONGS;
+      int t = theirsAt + i * CallRecord.LONGS;
+      boolean same = i < mineLength && i < theirLength
+          && Arrays.equals(mine, m, m + CallRecord.LONGS, theirs, t, t + CallRecord.LONGS);
+      if (same) {
+        continue;
+      }
+      String mineText = i < mineLength ? CallRecord.text(mine, m, plans) : "no call";
+      String theirsText = i < theirLength ? CallRecord.text(theirs, t, plans) : "no call";
+      List<String> fields = i < mineLength && i < theirLength ? CallRecord.differences(mine, m, theirs, t)
+          : List.of("call (another call at this place)");
+      return new DisagreementException(where + ": call " + (from + 1 + i) + " was, on " + mineName + ", " + mineText
+          + "; on " + theirsName + ", " + theirsText + " (differing: " + String.join(", ", fields) + ")" + fix,
+          mineText, theirsText, differing, fields);
+    }
+    return null;
+  }
+
   /** The failure, with the first differing call of the first differing rank read from the records. */
   private DisagreementException disagreement(Agreement of, List<Integer> differing) {
     int other = differing.getFirst();
@@ -124,9 +157,7 @@ final class WindowCheck extends CheckBuffers.Pooled {
     int at = other * HEADER_LONGS;
     String where = of.group() + ", rank " + rank + ": the ranks disagree about their calls (the agreement check of"
         + " calls " + (from + 1) + " to " + to + " on " + of.group() + ")";
-    String fix = ". Every rank of " + of.group() + " must make the same collective calls and plan executes, with"
-        + " the same collective, data type, count, op and root, in the same order (docs/reliability.md, \"Agreement"
-        + " check\"; CommOptions.withAgreementCheck(false) turns the check off)";
+    String fix = Agreement.callsFix(of.group());
     String ranksText = "rank " + other + (differing.size() == 1 ? "" : " (the first of the differing ranks " + differing
         + ")");
     if ((gathered[at] ^ Agreement.MAGIC) != to || gathered[at + 3] != from) {
@@ -140,22 +171,10 @@ final class WindowCheck extends CheckBuffers.Pooled {
     long[] all = new long[(int) records.length()];
     records.copyTo(0, all, 0, all.length);
     int theirLength = (int) Math.min(gathered[at + 2], Agreement.MAX_INTERVAL);
-    int base = other * Agreement.MAX_INTERVAL * CallRecord.LONGS;
-    for (int i = 0; i < Math.max(length, theirLength); i++) {
-      int mineAt = HEADER_LONGS + i * CallRecord.LONGS;
-      int theirsAt = base + i * CallRecord.LONGS;
-      boolean same = i < length && i < theirLength
-          && java.util.Arrays.equals(mine, mineAt, mineAt + CallRecord.LONGS, all, theirsAt, theirsAt + CallRecord.LONGS);
-      if (same) {
-        continue;
-      }
-      String mineText = i < length ? CallRecord.text(mine, mineAt, of.plans()) : "no call";
-      String theirs = i < theirLength ? CallRecord.text(all, theirsAt, of.plans()) : "no call";
-      List<String> fields = i < length && i < theirLength ? CallRecord.differences(mine, mineAt, all, theirsAt)
-          : List.of("call (another call at this place)");
-      return new DisagreementException(where + ": call " + (from + 1 + i) + " was, on this rank, " + mineText + "; on "
-          + ranksText + ", " + theirs + " (differing: " + String.join(", ", fields) + ")" + fix, mineText, theirs,
-          differing, fields);
+    DisagreementException found = firstDifference(where, fix, from, "this rank", mine, HEADER_LONGS, length,
+        ranksText, all, other * Agreement.MAX_INTERVAL * CallRecord.LONGS, theirLength, of.plans(), differing);
+    if (found != null) {
+      return found;
     }
     return new DisagreementException(where + ": the digests of the calls differ although the records read back"
         + " agree (memory written while the check was in flight?)" + fix, "", "", differing, List.of());

@@ -7,9 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.DisagreementException;
+import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.RankAbortedException;
+import dev.commplan.runtime.local.LocalCluster;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -32,6 +36,8 @@ class RankSupervisorTest {
     final CountDownLatch aborted = new CountDownLatch(1);
     final AtomicInteger watched = new AtomicInteger();
     volatile boolean usable;
+    /** The ranks' communicators, or null: none. */
+    volatile Communicator[] communicators;
     private final int ranks;
 
     Recording(int ranks) {
@@ -40,7 +46,8 @@ class RankSupervisorTest {
 
     @Override
     public Communicator communicator(int rank) {
-      return null;
+      Communicator[] c = communicators;
+      return c == null ? null : c[rank];
     }
 
     @Override
@@ -69,6 +76,41 @@ class RankSupervisorTest {
     public boolean usableAfterFailure() {
       return usable;
     }
+  }
+
+  /**
+   * Every rank returned, but their last calls, which no agreement check compared, disagree: the run fails,
+   * naming the difference. The ranks are two one-rank local clusters, so nothing but the supervisor sees
+   * both (as on NCCL, where no rendezvous compares the ranks' calls); call 1 is a check point, call 2 is not.
+   */
+  @Test
+  void lastCallsThatDisagreeFailTheRunOnceEveryRankReturned() {
+    try (LocalCluster a = new LocalCluster(1); LocalCluster b = new LocalCluster(1)) {
+      Recording control = new Recording(2);
+      control.communicators = new Communicator[] {a.communicator(0), b.communicator(0)};
+      try (RankSupervisor s = supervisor(Duration.ofSeconds(5), control)) {
+        assertEquals(List.of(0, 0), s.call(comm -> run(comm, ReduceOp.SUM)), "ranks that agree");
+        CommPlanException e = assertThrows(CommPlanException.class,
+            () -> s.call(comm -> run(comm, comm == control.communicators[0] ? ReduceOp.SUM : ReduceOp.MAX)));
+        DisagreementException d = assertInstanceOf(DisagreementException.class, e.getCause(), e.toString());
+        assertEquals(List.of("op"), d.differingFields());
+        assertTrue(e.getMessage().startsWith("every rank of the test cluster returned, but world: the ranks disagree"
+            + " about their last calls"), e.getMessage());
+        // (each is rank 0 of its own cluster, so the message names rank 0 twice)
+        assertTrue(e.getMessage().contains("call 4 was, on rank 0, direct call: all-reduce F32 SUM, count 8; on rank"
+            + " 0, direct call: all-reduce F32 MAX, count 8 (differing: op)"), e.getMessage());
+      }
+    }
+  }
+
+  /** Two all-reduces, the second with {@code op}; the first run's are calls 1 and 2, the second's 3 and 4. */
+  private static int run(Communicator comm, ReduceOp op) {
+    try (F32Buffer x = F32Buffer.allocate(comm, 8)) {
+      comm.allReduce(x, x, ReduceOp.SUM, comm.stream());
+      comm.allReduce(x, x, op, comm.stream());
+      comm.stream().synchronize();
+    }
+    return comm.rank();
   }
 
   private static RankSupervisor supervisor(Duration grace, Recording control) {

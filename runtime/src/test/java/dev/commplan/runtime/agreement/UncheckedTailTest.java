@@ -1,0 +1,168 @@
+package dev.commplan.runtime.agreement;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.model.Collective;
+import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.DisagreementException;
+import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.U64Buffer;
+import dev.commplan.runtime.local.LocalCluster;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link Agreement#compareUnchecked}: the calls and messages that no check compared, compared on the host.
+ * The checks here record only: their exchange says every stream is being captured, so a comparison due
+ * (after calls 1, 3, 7, ...) is skipped, and the calls after the last such point are the unchecked tail.
+ * (The end-to-end case, a local cluster's run whose last calls disagree, is in LocalAgreementCheckTest.)
+ */
+class UncheckedTailTest {
+  private LocalCluster cluster;
+  private Stream stream;
+
+  /** Records only: a check due is skipped as if captured. */
+  private static final Agreement.Exchange RECORD_ONLY = new Agreement.Exchange() {
+    @Override
+    public U64Buffer allocate(long longs) {
+      throw new AssertionError("nothing to allocate");
+    }
+
+    @Override
+    public void allGather(Buffer ownHeaders, Buffer headers, Buffer ownRecords, Buffer records, Stream s) {
+      throw new AssertionError("nothing to enqueue");
+    }
+
+    @Override
+    public void send(Buffer message, int peer, Stream s) {
+      throw new AssertionError("nothing to enqueue");
+    }
+
+    @Override
+    public void recv(Buffer message, int peer, Stream s) {
+      throw new AssertionError("nothing to enqueue");
+    }
+
+    @Override
+    public boolean inGroup() {
+      return false;
+    }
+
+    @Override
+    public boolean isCapturing(Stream s) {
+      return true;
+    }
+  };
+
+  @BeforeEach
+  void stream() {
+    cluster = new LocalCluster(1);
+    stream = cluster.communicator(0).stream(); // a stream with a synchronize hook, which the check asks for
+  }
+
+  @AfterEach
+  void close() {
+    cluster.close();
+  }
+
+  private Agreement[] ranks(int n) {
+    Agreement[] a = new Agreement[n];
+    for (int r = 0; r < n; r++) {
+      a[r] = new Agreement(RECORD_ONLY, r, n, "world");
+    }
+    return a;
+  }
+
+  @Test
+  void ranksThatMadeTheSameCallsAgree() {
+    Agreement[] a = ranks(3);
+    long plan = 0;
+    for (Agreement r : a) {
+      plan = r.registerPlan("p.Grads");
+      r.collective(Collective.ALL_REDUCE, DataType.F32, ReduceOp.SUM, -1, 8, stream);
+      r.plan(plan, -1, false, stream);
+      r.collective(Collective.BROADCAST, DataType.I32, null, 2, 4, stream);
+    }
+    a[0].pointToPoint(true, 1, DataType.F32, 4, stream);
+    a[1].pointToPoint(false, 0, DataType.F32, 4, stream);
+    a[2].pointToPoint(true, 2, DataType.BF16, 6, stream); // to itself
+    a[2].pointToPoint(false, 2, DataType.BF16, 6, stream);
+    assertNull(Agreement.compareUnchecked(a));
+  }
+
+  @Test
+  void aCountThatDiffersIsNamedWithTheCallOnBothSides() {
+    Agreement[] a = ranks(3);
+    for (Agreement r : a) {
+      r.collective(Collective.ALL_REDUCE, DataType.F32, ReduceOp.SUM, -1, 8, stream);
+    }
+    for (Agreement r : a) {
+      r.collective(Collective.ALL_GATHER, DataType.F32, null, -1, r == a[2] ? 16 : 8, stream);
+    }
+    DisagreementException e = Agreement.compareUnchecked(a);
+    assertNotNull(e);
+    assertEquals(List.of(2), e.differingRanks());
+    assertEquals(List.of("count"), e.differingFields());
+    assertTrue(e.getMessage().contains("call 2 was, on rank 0, direct call: all-gather F32, count 8; on rank 2,"
+        + " direct call: all-gather F32, count 16"), e.getMessage());
+  }
+
+  @Test
+  void aPlanAndADirectCallInOppositeOrdersAreNamed() {
+    Agreement[] a = ranks(2);
+    long plan = a[0].registerPlan("p.Step");
+    a[1].registerPlan("p.Step");
+    a[0].plan(plan, -1, false, stream);
+    a[0].collective(Collective.ALL_REDUCE, DataType.F32, ReduceOp.SUM, -1, 8, stream);
+    a[1].collective(Collective.ALL_REDUCE, DataType.F32, ReduceOp.SUM, -1, 8, stream);
+    a[1].plan(plan, -1, false, stream);
+    DisagreementException e = Agreement.compareUnchecked(a); // call 1 was a check point: call 2 is the tail
+    assertNotNull(e);
+    assertEquals("direct call: all-reduce F32 SUM, count 8", e.thisRank());
+    assertEquals("plan p.Step, execute", e.otherRank());
+    assertTrue(e.getMessage().contains("call 2 was, on rank 0, direct call"), e.getMessage());
+  }
+
+  @Test
+  void aRankWithAnExtraCallIsNamed() {
+    Agreement[] a = ranks(2);
+    for (Agreement r : a) {
+      r.collective(Collective.ALL_REDUCE, DataType.F32, ReduceOp.SUM, -1, 8, stream);
+    }
+    a[1].collective(Collective.REDUCE, DataType.F32, ReduceOp.MAX, 0, 8, stream);
+    DisagreementException e = Agreement.compareUnchecked(a);
+    assertNotNull(e);
+    assertEquals("no call", e.thisRank());
+    assertEquals("direct call: reduce F32 MAX root 0, count 8", e.otherRank());
+    assertTrue(e.getMessage().contains("rank 0 made 1 collective calls and plan executes on world, rank 1 2"),
+        e.getMessage());
+  }
+
+  @Test
+  void sendsAndReceivesThatDoNotPairAreNamed() {
+    Agreement[] a = ranks(2);
+    a[0].pointToPoint(true, 1, DataType.F32, 4, stream);
+    a[1].pointToPoint(false, 0, DataType.I32, 4, stream);
+    DisagreementException e = Agreement.compareUnchecked(a);
+    assertNotNull(e);
+    assertEquals(List.of("data type or count"), e.differingFields());
+    assertEquals("send F32 to rank 1, count 4", e.thisRank());
+    assertEquals("recv I32 from rank 0, count 4", e.otherRank());
+
+    Agreement[] b = ranks(2);
+    b[0].pointToPoint(true, 1, DataType.F32, 4, stream);
+    b[0].pointToPoint(true, 1, DataType.F32, 4, stream);
+    b[1].pointToPoint(false, 0, DataType.F32, 4, stream);
+    DisagreementException f = Agreement.compareUnchecked(b);
+    assertNotNull(f);
+    assertEquals(List.of("number of messages"), f.differingFields());
+    assertTrue(f.getMessage().contains("rank 0 sent 2 messages"), f.getMessage());
+  }
+}
