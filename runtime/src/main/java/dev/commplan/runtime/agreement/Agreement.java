@@ -3,6 +3,7 @@ package dev.commplan.runtime.agreement;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DisagreementException;
 import dev.commplan.runtime.Stream;
@@ -14,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import java.util.function.IntFunction;
 
 /**
  * The agreement check of one communicator (docs/reliability.md, "Agreement check"): whether its ranks
@@ -289,23 +291,24 @@ public final class Agreement {
    * last comparison, and the messages since each pair's last. A program whose last calls disagree would
    * otherwise end without a word. Enqueues nothing; call it only while no rank uses its communicator.
    *
-   * @param communicators rank r's communicator of the group at index r
+   * @param size the number of ranks of the group
+   * @param communicator rank r's communicator of the group
    * @return the first difference against rank 0 (calls) or between a sender and its receiver, or null when
-   *     they agree or the check is off
+   *     they agree, the check is off, or a communicator is missing or closed (nothing to compare)
    */
-  public static DisagreementException compareUnchecked(List<?> communicators) {
-    int n = communicators.size();
-    Agreement[] ranks = new Agreement[n];
-    for (int r = 0; r < n; r++) {
-      ranks[r] = of(communicators.get(r));
+  public static DisagreementException compareUnchecked(int size, IntFunction<? extends Communicator> communicator) {
+    Agreement[] ranks = new Agreement[size];
+    for (int r = 0; r < size; r++) {
+      Communicator comm = communicator.apply(r);
+      ranks[r] = comm == null || comm.isClosed() ? null : of(comm);
       if (ranks[r] == null) {
-        return null; // the check is off (every rank of a group has the same options)
+        return null; // the check is off (every rank of a group has the same options), or a task closed its own
       }
     }
     return compareUnchecked(ranks);
   }
 
-  /** {@link #compareUnchecked(List)} of the checks themselves: rank r's at index r. */
+  /** {@link #compareUnchecked(int, IntFunction)} of the checks themselves: rank r's at index r. */
   static DisagreementException compareUnchecked(Agreement[] ranks) {
     for (int r = 1; r < ranks.length; r++) {
       DisagreementException e = ranks[0].uncheckedCallsAgainst(ranks[r]);

@@ -241,32 +241,17 @@ public final class RankSupervisor implements AutoCloseable {
       for (Future<T> f : futures) {
         results.add(resultOf(f));
       }
-      compareUnchecked(c);
+      // Every rank returned: what no agreement check compared yet (each rank's last calls) is compared here.
+      DisagreementException e = Agreement.compareUnchecked(ranks, c::communicator);
+      if (e != null) {
+        throw new CommPlanException("every rank of the " + name + " cluster returned, but " + e.getMessage(), e);
+      }
       return results;
     } finally {
       current = null;
       synchronized (state) {
         running = false;
       }
-    }
-  }
-
-  /**
-   * Every rank's task returned: what the agreement check has not compared yet (the last calls of each rank)
-   * is compared here, on the host, since every rank is in this process. The communicators stay usable.
-   */
-  private void compareUnchecked(RankControl c) {
-    List<Communicator> world = new ArrayList<>(ranks);
-    for (int r = 0; r < ranks; r++) {
-      Communicator comm = c.communicator(r);
-      if (comm == null || comm.isClosed()) {
-        return; // a control without communicators (tests), or a task that closed its own
-      }
-      world.add(comm);
-    }
-    DisagreementException e = Agreement.compareUnchecked(world);
-    if (e != null) {
-      throw new CommPlanException("every rank of the " + name + " cluster returned, but " + e.getMessage(), e);
     }
   }
 
