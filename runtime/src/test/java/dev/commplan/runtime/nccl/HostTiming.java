@@ -17,6 +17,9 @@ import java.util.Locale;
  * calls need, once: docs/reliability.md, "Its memory").
  */
 final class HostTiming {
+  /** Runs per heap pass, without a wait between them. */
+  private static final int HEAP_RUNS = 200;
+
   private HostTiming() {}
 
   /** What one row runs: the calls, or the wait after them. */
@@ -43,8 +46,9 @@ final class HostTiming {
       System.out.println(String.format(Locale.ROOT, "%-" + nameWidth + "s %9.1f %9.1f %9.1f %10.1f %11.1f %11d %10.1f %6s",
           name, medianUs, minUs, p90Us, enqueueUs, heapBytes, warmup.units(), warmup.millis(), warmup.ending().label()));
       if (firstPassHeapBytes >= heapBytes + 1) {
-        System.out.println(String.format(Locale.ROOT, "#   heap_B/run above: the second 200 runs without a wait; the"
-            + " first allocated %.1f B/run (pools growing to what that many unwaited calls need)", firstPassHeapBytes));
+        System.out.println(String.format(Locale.ROOT, "#   heap_B/run above: the second %d runs without a wait; the"
+            + " first allocated %.1f B/run (pools growing to what that many unwaited calls need)", HEAP_RUNS,
+            firstPassHeapBytes));
       }
     }
   }
@@ -89,14 +93,13 @@ final class HostTiming {
     long id = Thread.currentThread().threadId();
     double[] perRun = new double[2];
     for (int pass = 0; pass < perRun.length; pass++) {
-      int n = 200;
       long before = threads.getThreadAllocatedBytes(id);
-      for (int i = 0; i < n; i++) {
+      for (int i = 0; i < HEAP_RUNS; i++) {
         body.run();
       }
       long after = threads.getThreadAllocatedBytes(id);
       wait.run();
-      perRun[pass] = (after - before) / (double) n;
+      perRun[pass] = (after - before) / (double) HEAP_RUNS;
     }
     Arrays.sort(total);
     Arrays.sort(enqueue);
