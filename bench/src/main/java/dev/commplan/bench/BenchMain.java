@@ -70,6 +70,7 @@ public final class BenchMain {
           --iters N              timed steps per way (default 50), at most --measure-max S (10) seconds
           --warmup auto|N        as sweep's, in steps (--warmup-min, -max, -window, -tolerance)
           --time-limit S         start no new way after S seconds (default: no limit)
+          --modes LIST           all (default) or some of separate, group, plan, flat, graph
           --backend, --ranks, --type, --op, --csv, --quiet as above
           --mesh dp=2,tp=2       over a mesh: each buffer all-reduced over one axis (PlanBuilder's over),
                                  alternately over the axes of --over (default: all the mesh's), or in blocks
@@ -300,6 +301,7 @@ public final class BenchMain {
       default -> throw new UsageException("--plan is auto, generated or builder");
     };
     boolean axisBlocks = a.flag("axis-blocks");
+    List<String> modes = modes(a.string("modes", "all"));
     String csvPath = a.string("csv", null);
     boolean quiet = a.flag("quiet");
     a.finish();
@@ -312,8 +314,23 @@ public final class BenchMain {
     }
     try (Csv csv = openCsv(csvPath)) {
       ManyBuffers.run(new ManyBuffers.Config(backend, ranks, theCase, type, op, inPlace, iters, warmup, measureMax,
-          timeLimit, source, quiet, mesh, over, axisBlocks), out, err, csv);
+          timeLimit, source, quiet, mesh, over, axisBlocks, modes), out, err, csv);
     }
+  }
+
+  /** --modes: all, or some of {@link ManyBuffers#MODES}, run in that order. */
+  static List<String> modes(String spec) {
+    if (spec.equals("all")) {
+      return ManyBuffers.MODES;
+    }
+    List<String> asked = Arrays.stream(spec.split(",")).map(String::trim).toList();
+    for (String m : asked) {
+      if (!ManyBuffers.MODES.contains(m)) {
+        throw new UsageException("--modes is all or a comma-separated list of " + String.join(", ", ManyBuffers.MODES)
+            + ", not '" + m + "'");
+      }
+    }
+    return ManyBuffers.MODES.stream().filter(asked::contains).toList();
   }
 
   private static void localTarget(Args a, PrintStream out, PrintStream err) {
