@@ -165,7 +165,7 @@ class LocalRunTest {
       {"sweep", "--warmup-min", "3", "--warmup-max", "1"}, {"sweep", "--warmup-window", "0"},
       {"sweep", "--batches", "0"}, {"sweep", "--check-max", "x"}, {"many", "--time-limit", "-1"},
       {"many", "--measure-max", "soon"}, {"local-target", "--warmup-tolerance", "-0.1"},
-      {"many", "--modes", "plan,nope"},
+      {"many", "--modes", "plan,nope"}, {"report", "--multirank", "--host", "host-cost.txt"},
     };
     for (String[] args : cases) {
       ByteArrayOutputStream out = new ByteArrayOutputStream();
