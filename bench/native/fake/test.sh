@@ -3,7 +3,7 @@
 # NCCL's nccl.h, linked to fake_cuda_nccl.c (the collectives computed on the host), and checks what the GPU
 # machine cannot afford to find out late: every collective's counts, in place and out of place, groups and
 # capture give 0 wrong at several rank counts; a wrong result fails the program; the deadline and the
-# command-line errors work. Used by bin/gpu-multirank-perf's DRY_RUN=1 test too (as a compile check).
+# command-line errors work; and bin/gpu-multirank-perf's dry run lists its steps within its deadline.
 #
 #   bench/native/fake/test.sh [NCCL_INCLUDE]    NCCL_INCLUDE: a folder with nccl.h (2.28 or later); by default
 #                                               one is made from .device/nccl-src.tgz or NCCL_SRC
@@ -88,6 +88,17 @@ run -n 2 -b 1K -e 1K -t all-reduce,alltoall -i 1 -B 1 -w 0 -W 0 -p sweep
 if grep -E '^ +1024 +256 +float +sum +-1 ' "$work/out" >/dev/null \
    && awk '/^ +[0-9]+ +[0-9]+ +float +none/ {if ($10 != "N/A") exit 1}' "$work/out"; then
   ok "layout: all-reduce 1 KiB is 256 floats, alltoall has no in-place time"; else bad "layout"; fi
+
+# bin/gpu-multirank-perf's dry run: every step, with limits that fit its deadline, and nothing run
+dry=$(cd "$root" && DRY_RUN=1 NCCL_LIB=/nowhere/lib/libnccl.so.2 OUT="$work/gpu-out" bin/gpu-multirank-perf)
+limits=$(echo "$dry" | sed -n 's/^\[limit *\([0-9]*\) s.*/\1/p')
+if [ "$(echo "$limits" | wc -l)" = 10 ] && ! echo "$limits" | grep -qE '^(0|1[0-4]|[0-9])$' \
+   && echo "$dry" | grep -q 'multirank_perf -n 4 -c 4 ' && echo "$dry" | grep -q 'agreementCheck=false.*--ranks 4 --modes plan' \
+   && echo "$dry" | grep -q 'report --multirank' && [ ! -e "$work/gpu-out" ]; then
+  ok "gpu-multirank-perf's dry run: 10 steps, none under 15 s, nothing written"
+else
+  bad "gpu-multirank-perf's dry run"; echo "$dry"
+fi
 
 echo "$pass passed, $failed failed"
 [ "$failed" = 0 ]
