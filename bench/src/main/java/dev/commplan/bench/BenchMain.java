@@ -70,6 +70,7 @@ public final class BenchMain {
           --iters N              timed steps per way (default 50), at most --measure-max S (10) seconds
           --warmup auto|N        as sweep's, in steps (--warmup-min, -max, -window, -tolerance)
           --time-limit S         start no new way after S seconds (default: no limit)
+          --modes LIST           all (default) or some of separate, group, plan, flat, graph
           --backend, --ranks, --type, --op, --csv, --quiet as above
           --mesh dp=2,tp=2       over a mesh: each buffer all-reduced over one axis (PlanBuilder's over),
                                  alternately over the axes of --over (default: all the mesh's), or in blocks
@@ -105,6 +106,10 @@ public final class BenchMain {
                        collective and size, and the host-cost targets (execute, launch, bytes per call)
           --dir DIR              the logs' folder: DIR/nccl-tests.txt, DIR/sweep.txt, DIR/host-cost.txt
           --nccl-tests F --sweep F --host F   or each log by name (override --dir's)
+          --multirank            instead, issue 31's tables from the logs of bin/gpu-multirank-perf (several
+                                 ranks on one GPU): our sweep and many against the C baseline, per rank
+                                 count, and the agreement check's share: DIR/c-baseline.txt, DIR/sweep.txt,
+                                 DIR/many.txt (or --c-baseline F --sweep F --many F)
           --out FILE             write the markdown there (default: standard output)
         jmh [JMH options]        the JMH benchmarks of execute()'s host cost (e.g. -prof gc); the NCCL one
                                  is skipped, with the reason, where NCCL cannot run
@@ -145,7 +150,7 @@ public final class BenchMain {
         case "many" -> many(Args.parse(rest, Set.of("in-place", "quiet", "axis-blocks")), out, err);
         case "local-target" -> localTarget(Args.parse(rest, Set.of("quiet")), out, err);
         case "plot" -> plot(Args.parse(rest, Set.of()), out);
-        case "report" -> report(Args.parse(rest, Set.of()), out);
+        case "report" -> ReportCommand.run(Args.parse(rest, Set.of("multirank")), out);
         case "mesh-cost" -> MeshCost.command(Args.parse(rest, Set.of("quiet")), out, err);
         case "jmh" -> {
           return Jmh.run(rest.toArray(String[]::new), out, err);
@@ -300,6 +305,7 @@ public final class BenchMain {
       default -> throw new UsageException("--plan is auto, generated or builder");
     };
     boolean axisBlocks = a.flag("axis-blocks");
+    List<String> modes = modes(a.string("modes", "all"));
     String csvPath = a.string("csv", null);
     boolean quiet = a.flag("quiet");
     a.finish();
@@ -312,8 +318,23 @@ public final class BenchMain {
     }
     try (Csv csv = openCsv(csvPath)) {
       ManyBuffers.run(new ManyBuffers.Config(backend, ranks, theCase, type, op, inPlace, iters, warmup, measureMax,
-          timeLimit, source, quiet, mesh, over, axisBlocks), out, err, csv);
+          timeLimit, source, quiet, mesh, over, axisBlocks, modes), out, err, csv);
     }
+  }
+
+  /** --modes: all, or some of {@link ManyBuffers#MODES}, run in that order. */
+  static List<String> modes(String spec) {
+    if (spec.equals("all")) {
+      return ManyBuffers.MODES;
+    }
+    List<String> asked = Arrays.stream(spec.split(",")).map(String::trim).toList();
+    for (String m : asked) {
+      if (!ManyBuffers.MODES.contains(m)) {
+        throw new UsageException("--modes is all or a comma-separated list of " + String.join(", ", ManyBuffers.MODES)
+            + ", not '" + m + "'");
+      }
+    }
+    return ManyBuffers.MODES.stream().filter(asked::contains).toList();
   }
 
   private static void localTarget(Args a, PrintStream out, PrintStream err) {
@@ -389,72 +410,8 @@ public final class BenchMain {
     }
   }
 
-  private static void report(Args a, PrintStream out) {
-    String dir = a.string("dir", null);
-    if (dir != null && !java.nio.file.Files.isDirectory(Path.of(dir))) {
-      throw new UsageException("--dir " + dir + " is not a folder");
-    }
-    Path nccl = logPath(a, "nccl-tests", dir, "nccl-tests.txt");
-    Path sweep = logPath(a, "sweep", dir, "sweep.txt");
-    Path host = logPath(a, "host", dir, "host-cost.txt");
-    String outPath = a.string("out", null);
-    a.finish();
-    if (nccl == null && sweep == null && host == null) {
-      throw new UsageException("report needs --dir DIR or at least one of --nccl-tests, --sweep, --host");
-    }
-    if (outPath != null) {
-      String why = Output.whyNotWritable(Path.of(outPath));
-      if (why != null) {
-        throw new UsageException("cannot write --out " + outPath + ": " + why);
-      }
-    }
-    List<String> sources = new java.util.ArrayList<>();
-    for (Path p : new Path[] {nccl, sweep, host}) {
-      if (p != null) {
-        sources.add("`" + p.getFileName() + "`");
-      }
-    }
-    String md = PerfReport.markdown(PerfLogs.ncclTests(lines(nccl)), PerfLogs.sweep(lines(sweep)),
-        PerfLogs.host(lines(host)), String.join(", ", sources));
-    if (outPath == null) {
-      out.print(md);
-      out.flush();
-      return;
-    }
-    try {
-      java.nio.file.Files.writeString(Path.of(outPath), md);
-    } catch (java.io.IOException e) {
-      throw new UncheckedIOException("cannot write " + outPath, e);
-    }
-    out.println("wrote " + outPath);
-  }
-
-  /** --NAME FILE, else DIR/FILE where DIR was given and the file is there; null for neither. */
-  private static Path logPath(Args a, String name, String dir, String file) {
-    String given = a.string(name, null);
-    if (given != null) {
-      return paths("--" + name, given).get(0);
-    }
-    if (dir == null) {
-      return null;
-    }
-    Path p = Path.of(dir, file);
-    return java.nio.file.Files.isReadable(p) ? p : null;
-  }
-
-  private static List<String> lines(Path p) {
-    if (p == null) {
-      return List.of();
-    }
-    try {
-      return java.nio.file.Files.readAllLines(p, java.nio.charset.StandardCharsets.UTF_8);
-    } catch (java.io.IOException e) {
-      throw new UncheckedIOException("cannot read " + p, e);
-    }
-  }
-
   /** Comma-separated files, each of which must exist and be readable. */
-  private static List<Path> paths(String option, String list) {
+  static List<Path> paths(String option, String list) {
     List<Path> paths = new java.util.ArrayList<>();
     for (String part : list.split(",")) {
       if (part.isBlank()) {

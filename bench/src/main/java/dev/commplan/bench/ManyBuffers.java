@@ -93,11 +93,19 @@ final class ManyBuffers {
    * {@code warmup}; no way starts after {@code timeLimitS} (0: no limit). With {@code mesh}, the world is laid
    * out as that mesh and each buffer is all-reduced over one axis of {@code over}: alternately ({@code i mod
    * A}), or in {@code axisBlocks}, the first K/A buffers over the first axis and so on ({@link MeshWays});
-   * null for the whole world.
+   * null for the whole world. {@code modes} are the ways to run, in {@link ManyBuffers#MODES}' order (all of them by default).
    */
   record Config(String backend, int ranks, Case theCase, DataType type, ReduceOp op, boolean inPlace,
       int iters, SteadyState.Rule warmup, double measureMaxS, double timeLimitS, PlanSource planSource,
-      boolean quiet, MeshSpec mesh, List<String> over, boolean axisBlocks) {
+      boolean quiet, MeshSpec mesh, List<String> over, boolean axisBlocks, List<String> modes) {
+    /** Every way. */
+    Config(String backend, int ranks, Case theCase, DataType type, ReduceOp op, boolean inPlace, int iters,
+        SteadyState.Rule warmup, double measureMaxS, double timeLimitS, PlanSource planSource, boolean quiet,
+        MeshSpec mesh, List<String> over, boolean axisBlocks) {
+      this(backend, ranks, theCase, type, op, inPlace, iters, warmup, measureMaxS, timeLimitS, planSource, quiet, mesh,
+          over, axisBlocks, MODES);
+    }
+
     Config(String backend, int ranks, Case theCase, DataType type, ReduceOp op, boolean inPlace, int iters,
         SteadyState.Rule warmup, PlanSource planSource) {
       this(backend, ranks, theCase, type, op, inPlace, iters, warmup, 60, 0, planSource, true);
@@ -183,18 +191,19 @@ final class ManyBuffers {
       output.header(out);
     }
     try (HostStage stage = new HostStage(maxPiece)) {
-      for (String mode : MODES) {
+      List<String> modes = config.modes();
+      for (String mode : modes) {
         if (config.timeLimitS() > 0 && !results.isEmpty()
             && sync.average(comm.rank(), (System.nanoTime() - started) / 1e9) > config.timeLimitS()) {
           if (out != null) {
             out.printf(Locale.ROOT, "# stopped: --time-limit %s s reached before %s; %d of %d ways were run%n",
-                Names.seconds(config.timeLimitS()), mode, results.size(), MODES.size());
+                Names.seconds(config.timeLimitS()), mode, results.size(), modes.size());
             out.flush();
           }
           break;
         }
         if (comm.rank() == 0) {
-          progress(false, mode + " (" + (results.size() + 1) + "/" + MODES.size() + "): allocating and filling");
+          progress(false, mode + " (" + (results.size() + 1) + "/" + modes.size() + "): allocating and filling");
         }
         try (ManyWay way = meshWays != null ? meshWays.prepare(mode) : prepare(mode, comm)) {
           if (meshWays != null && comm.rank() == 0) {
@@ -211,7 +220,7 @@ final class ManyBuffers {
           }
           if (comm.rank() == 0) {
             progress(true, String.format(Locale.ROOT, "%s done (%d/%d): %d call%s, median %.1f us per step",
-                mode, results.size(), MODES.size(), result.calls(), result.calls() == 1 ? "" : "s", result.medianUs()));
+                mode, results.size(), modes.size(), result.calls(), result.calls() == 1 ? "" : "s", result.medianUs()));
           }
         }
       }

@@ -140,6 +140,18 @@ class LocalRunTest {
   }
 
   @Test
+  void manyRunsTheWaysAskedInTheirUsualOrder() {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    int status = BenchMain.run(new String[] {"many", "--buffers", "3", "--count", "8", "--iters", "2", "--warmup", "1",
+        "--modes", "graph,plan", "--quiet"}, sink(out), sink(new ByteArrayOutputStream()));
+    String text = out.toString(StandardCharsets.UTF_8);
+    assertEquals(0, status, text);
+    List<String[]> rows = text.lines().filter(l -> !l.startsWith("#")).map(l -> l.trim().split("\\s+")).toList();
+    assertEquals(List.of("plan", "graph"), rows.stream().map(r -> r[0]).toList(), text);
+    assertTrue(rows.stream().allMatch(r -> r[4].equals("0")), "#wrong: " + text);
+  }
+
+  @Test
   void everyCommandLineMistakeIsOneLineWithStatusTwoBeforeAnyWork() {
     String[][] cases = {
       {}, {"nope"}, {"sweep", "--itres", "3"}, {"sweep", "--iters", "x"}, {"sweep", "--iters", "0"},
@@ -153,6 +165,7 @@ class LocalRunTest {
       {"sweep", "--warmup-min", "3", "--warmup-max", "1"}, {"sweep", "--warmup-window", "0"},
       {"sweep", "--batches", "0"}, {"sweep", "--check-max", "x"}, {"many", "--time-limit", "-1"},
       {"many", "--measure-max", "soon"}, {"local-target", "--warmup-tolerance", "-0.1"},
+      {"many", "--modes", "plan,nope"}, {"report", "--multirank", "--host", "host-cost.txt"},
     };
     for (String[] args : cases) {
       ByteArrayOutputStream out = new ByteArrayOutputStream();
