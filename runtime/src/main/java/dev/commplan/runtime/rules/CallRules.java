@@ -61,7 +61,9 @@ import java.util.Objects;
  * closed communicator, {@link IllegalArgumentException} for another communicator's stream. A check that
  * passes allocates nothing; {@code Plan.execute} checks nothing of this (it was checked at build).
  *
- * <p>Not exported: the rules are the runtime's, applied for every backend before it sees a call.
+ * <p>The plan-only rules of the table (MissingInto, NotDivisible, StepRace, UnmatchedPeer) are the plan
+ * package's ({@code PlanRules}, {@code PeerRules}), written with the primitives here. Not exported: the
+ * rules are the runtime's, applied for every backend before it sees a call.
  */
 public final class CallRules {
   private CallRules() {}
