@@ -30,8 +30,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * its steps write (receive sides, in-place buffers) and read (send sides) as in flight on the stream, with
  * plain field writes (nothing allocated); until a {@code synchronize()} of that stream, begun after the
  * execute, returns normally, a host read of a written buffer or a host write to any marked buffer throws
- * {@link dev.commplan.runtime.BufferInFlightException}. Streams that do not keep a {@link StreamProgress}
- * are not guarded.
+ * {@link dev.commplan.runtime.BufferInFlightException}. Streams not built on {@link
+ * dev.commplan.runtime.spi.StreamBase} (which keeps the guard's tickets) are not guarded.
  *
  * <p><b>Capture</b> ({@link #capture}): the backend records the whole schedule once ({@link
  * CompiledSchedule#capture}; a CUDA graph on the NCCL backend), and each {@link CapturedPlan#launch()}
