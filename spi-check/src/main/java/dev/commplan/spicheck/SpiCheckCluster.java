@@ -5,7 +5,6 @@ import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.RankFunction;
-import dev.commplan.runtime.RankTask;
 import dev.commplan.runtime.spi.RankSupervisor;
 import java.util.List;
 import java.util.Objects;
@@ -57,15 +56,6 @@ final class SpiCheckCluster implements Cluster {
   @Override
   public String backendName() {
     return SpiCheckBackend.NAME;
-  }
-
-  @Override
-  public void run(RankTask task) {
-    Objects.requireNonNull(task, "task");
-    call(comm -> {
-      task.run(comm);
-      return null;
-    });
   }
 
   @Override

@@ -95,13 +95,7 @@ public final class CallRules {
     Objects.requireNonNull(comm, "comm");
     Objects.requireNonNull(send, "send");
     Objects.requireNonNull(recv, "recv");
-    Objects.requireNonNull(stream, "stream");
-    checkOpen(comm);
-    if (stream.communicator() != comm) {
-      throw new IllegalArgumentException(
-          Direct.CALL.where(collective, comm) + ": the stream belongs to rank " + stream.communicator().rank()
-              + "'s communicator; use this communicator's stream()");
-    }
+    openWithOwnStream(collective, comm, stream);
     usable(Direct.CALL, collective, comm, Side.SEND, send);
     usable(Direct.CALL, collective, comm, Side.RECV, recv);
     sameType(Direct.CALL, collective, comm, send.dataType(), send.length(), recv.dataType(), recv.length());
@@ -134,13 +128,7 @@ public final class CallRules {
     }
     Objects.requireNonNull(comm, "comm");
     Objects.requireNonNull(buffer, "buffer");
-    Objects.requireNonNull(stream, "stream");
-    checkOpen(comm);
-    if (stream.communicator() != comm) {
-      throw new IllegalArgumentException(
-          Direct.CALL.where(collective, comm) + ": the stream belongs to rank " + stream.communicator().rank()
-              + "'s communicator; use this communicator's stream()");
-    }
+    openWithOwnStream(collective, comm, stream);
     usable(Direct.CALL, collective, comm, collective == Collective.SEND ? Side.SEND : Side.RECV, buffer);
     if (peer < 0 || peer >= comm.size()) {
       throw new IllegalArgumentException(RuleId.BAD_PEER.tag() + " " + Direct.CALL.where(collective, comm) + ": peer "
@@ -185,6 +173,17 @@ public final class CallRules {
       case RECV_IS_RANK_SLICE_OF_SEND -> "recv the rank-th slice of send (byte "
           + (send.byteOffset() + rank * recv.byteSize()) + " of the block on rank " + rank + ")";
     };
+  }
+
+  /** A direct call's communicator is open, and {@code stream} is that communicator's. */
+  private static void openWithOwnStream(Collective collective, Communicator comm, Stream stream) {
+    Objects.requireNonNull(stream, "stream");
+    checkOpen(comm);
+    if (stream.communicator() != comm) {
+      throw new IllegalArgumentException(
+          Direct.CALL.where(collective, comm) + ": the stream belongs to rank " + stream.communicator().rank()
+              + "'s communicator; use this communicator's stream()");
+    }
   }
 
   /** Whether {@code comm}'s collectives may use memory {@code owner} allocated ({@link DeviceMemory.Allocator#sharesMemoryWith}). */
