@@ -18,7 +18,9 @@ import dev.commplan.runtime.rules.CallRules;
 /**
  * What every backend's communicator is built on, so that none can skip what a direct call owes its
  * users (as {@link StreamBase} does for streams; Netty's {@code AbstractChannel} is the model): the
- * direct collectives, groups, splits and {@link #compile} are final here, and each one
+ * direct collectives, groups, splits and {@link #compile} are final here. Each direct call, group and
+ * split does all of the following; {@code compile} (which a plan's build calls) does the second to the
+ * fourth:
  *
  * <ol>
  *   <li>holds the communicator's "one thread at a time" gate (another thread's overlapping call, execute
