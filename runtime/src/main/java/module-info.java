@@ -3,12 +3,20 @@
  * (docs/architecture.md draws the layers).
  *
  * <p>Exported: the API ({@code dev.commplan.runtime}, with {@code launch}: where this process sits in a
- * job), {@code plan} (what generated plans call), {@code spi} (for backend authors), and each backend's
- * own public entry points and exceptions ({@code local}, {@code nccl}, {@code mpi}, and {@code
- * bootstrap}, the rendezvous the NCCL backend's one-rank-per-process start uses). Not exported: the
- * host-access guard's bookkeeping and the raw native bindings ({@code nccl.internal}, {@code
- * mpi.internal}). Backends are found through {@link dev.commplan.runtime.Backend} services, here and in
- * other modules' jars.
+ * job); {@code plan}: what generated plans call ({@code PlanBuilder}, {@code Plan}) and what a backend
+ * compiles ({@code Schedule}, {@code Step}, {@code CollectiveCall}, {@code CompiledSchedule}); {@code spi}:
+ * what a backend is built from ({@code AbstractCommunicator}, {@code StreamBase}, {@code RankSupervisor}
+ * and their helpers), enough for a backend in a module of its own; and each backend's own public entry
+ * points and exceptions ({@code local}, {@code nccl}, {@code mpi}, and {@code bootstrap}, the rendezvous
+ * the NCCL backend's one-rank-per-process start uses). Not exported: the host-access guard's bookkeeping
+ * ({@code guard}), the rules every call and schedule is checked by ({@code rules}), the cross-rank
+ * agreement check ({@code agreement}), a plan's build stages (package-private in {@code plan}) and the
+ * raw native bindings ({@code nccl.internal}, {@code mpi.internal}). No exported signature names a type
+ * of a package that is not exported: the module compiles with {@code -Xlint:all -Werror}.
+ *
+ * <p>Backends are found through {@link dev.commplan.runtime.Backend} services: the three below, and
+ * other modules' ({@code provides dev.commplan.runtime.Backend with ...}) or jars' on the class path
+ * ({@code META-INF/services}).
  *
  * <p>On the module path, FFM needs {@code --enable-native-access=dev.commplan.runtime}.
  */

@@ -45,7 +45,8 @@ public final class Backends {
       }
     }
     throw new IllegalArgumentException("unknown backend '" + name + "': the backends here are " + names()
-        + " (a backend is found through META-INF/services/" + Backend.class.getName() + " on the class path)");
+        + " (a backend is found through META-INF/services/" + Backend.class.getName() + " on the class path, or"
+        + " through its module-info's provides " + Backend.class.getName() + " on the module path)");
   }
 
   /**

@@ -1,6 +1,7 @@
 package dev.commplan.runtime;
 
 import java.util.List;
+import java.util.Objects;
 
 /**
  * A group of ranks driven from this process, one thread per rank: N threads of one JVM on the local
@@ -18,12 +19,19 @@ public interface Cluster extends AutoCloseable {
   String backendName();
 
   /**
-   * Runs {@code task} on every rank, each on its own thread with its own communicator, and waits.
+   * Runs {@code task} on every rank, each on its own thread with its own communicator, and waits. The
+   * default: {@link #call} with a function that runs {@code task} and returns null.
    *
    * @param task the work each rank runs, called once per rank, concurrently
    * @throws CommPlanException wrapping the first rank's failure (others suppressed)
    */
-  void run(RankTask task);
+  default void run(RankTask task) {
+    Objects.requireNonNull(task, "task");
+    call(comm -> {
+      task.run(comm);
+      return null;
+    });
+  }
 
   /**
    * Like {@link #run}, returning each rank's result, indexed by rank.

@@ -27,7 +27,7 @@ class ArchitectureTest {
         .importPackages("dev.commplan.runtime");
   }
 
-  /** Each layer depends only on those below it (bottom first: guard and launch, API, agreement, plan, SPI and bootstrap, backends). */
+  /** Each layer depends only on those below it (bottom first: guard and launch, API, agreement, rules, plan, SPI and bootstrap, backends). */
   @Test
   void layersDependOnlyOnTheLayersBelow() {
     layeredArchitecture().consideringOnlyDependenciesInLayers()
@@ -35,6 +35,7 @@ class ArchitectureTest {
         .layer("launch").definedBy("dev.commplan.runtime.launch")
         .layer("api").definedBy("dev.commplan.runtime")
         .layer("agreement").definedBy("dev.commplan.runtime.agreement")
+        .layer("rules").definedBy("dev.commplan.runtime.rules")
         .layer("plan").definedBy("dev.commplan.runtime.plan")
         .layer("spi").definedBy("dev.commplan.runtime.spi")
         .layer("bootstrap").definedBy("dev.commplan.runtime.bootstrap")
@@ -44,8 +45,9 @@ class ArchitectureTest {
         .whereLayer("spi").mayOnlyBeAccessedByLayers("backends")
         .whereLayer("bootstrap").mayOnlyBeAccessedByLayers("backends")
         .whereLayer("plan").mayOnlyBeAccessedByLayers("spi", "backends")
+        .whereLayer("rules").mayOnlyBeAccessedByLayers("plan", "spi")
         .whereLayer("agreement").mayOnlyBeAccessedByLayers("plan", "spi")
-        .whereLayer("api").mayOnlyBeAccessedByLayers("agreement", "plan", "spi", "bootstrap", "backends")
+        .whereLayer("api").mayOnlyBeAccessedByLayers("agreement", "rules", "plan", "spi", "bootstrap", "backends")
         .whereLayer("launch").mayOnlyBeAccessedByLayers("api", "bootstrap", "backends")
         .whereLayer("guard").mayOnlyBeAccessedByLayers("api", "agreement", "plan", "spi", "backends")
         .check(runtime);

@@ -30,8 +30,8 @@ class ModuleDescriptorTest {
     assertEquals(new TreeSet<>(List.of("dev.commplan.runtime", "dev.commplan.runtime.launch", "dev.commplan.runtime.plan",
         "dev.commplan.runtime.spi", "dev.commplan.runtime.bootstrap", "dev.commplan.runtime.local",
         "dev.commplan.runtime.nccl", "dev.commplan.runtime.mpi")), exported);
-    for (String internal : List.of("dev.commplan.runtime.guard", "dev.commplan.runtime.nccl.internal",
-        "dev.commplan.runtime.mpi.internal")) {
+    for (String internal : List.of("dev.commplan.runtime.guard", "dev.commplan.runtime.rules",
+        "dev.commplan.runtime.agreement", "dev.commplan.runtime.nccl.internal", "dev.commplan.runtime.mpi.internal")) {
       assertTrue(d.packages().contains(internal) && !exported.contains(internal), internal);
     }
     assertEquals(Set.of("dev.commplan.runtime.Backend"), d.uses());

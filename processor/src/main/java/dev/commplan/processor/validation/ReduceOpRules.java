@@ -7,7 +7,7 @@ import dev.commplan.processor.parse.ParsedField;
 /**
  * CommPlan's own rule on a reduction's {@code op} (Fp8Average): no AVG on the fp8 types. NCCL (2.24.3 to
  * 2.30.7) computes ncclAvg on ncclFloat8e4m3 and ncclFloat8e5m2 as a sum multiplied by 1/ranks rounded to
- * fp8, and fails on one rank; so no backend offers it, and the runtime refuses it too ({@code PlanRules}).
+ * fp8, and fails on one rank; so no backend offers it, and the runtime refuses it too ({@code CallRules}).
  */
 final class ReduceOpRules {
   private final PlanContext cx;

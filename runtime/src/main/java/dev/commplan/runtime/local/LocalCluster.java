@@ -6,7 +6,6 @@ import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.RankFunction;
-import dev.commplan.runtime.RankTask;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -227,15 +226,6 @@ public final class LocalCluster implements Cluster {
   /** {@return whether a failure has aborted this cluster (it then refuses to run anything more)} */
   public boolean isAborted() {
     return supervisor.abortCauseOrNull() != null;
-  }
-
-  @Override
-  public void run(RankTask task) {
-    Objects.requireNonNull(task, "task");
-    call(comm -> {
-      task.run(comm);
-      return null;
-    });
   }
 
   /** Runs {@code function} on every rank; the failure rules are {@link RankSupervisor}'s. */

@@ -1,6 +1,5 @@
 package dev.commplan.runtime.local;
 
-import dev.commplan.runtime.guard.CallGate;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.spi.AbstractCommunicator;
 import dev.commplan.runtime.Buffer;
@@ -10,7 +9,6 @@ import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
 import dev.commplan.runtime.plan.CompiledSchedule;
-import dev.commplan.runtime.plan.PlanRules;
 import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
@@ -21,7 +19,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * One rank of a {@link LocalCluster}. Collectives are checked ({@link PlanRules}) and enqueued on
+ * One rank of a {@link LocalCluster}. Collectives are checked ({@code rules.CallRules}) and enqueued on
  * the rank's {@link LocalStream}; the stream's worker runs them, meeting the other ranks' workers.
  *
  * <p>Groups: {@link #groupStart()} and {@link #groupEnd()} may nest, as in NCCL; the collectives inside a
@@ -69,11 +67,6 @@ public final class LocalCommunicator extends AbstractCommunicator {
     children.add(comm);
     cluster.joined(comm);
     return comm;
-  }
-
-  /** The gate its streams carry ({@link AbstractCommunicator#gate()}). */
-  CallGate streamGate() {
-    return gate();
   }
 
   @Override
@@ -130,12 +123,11 @@ public final class LocalCommunicator extends AbstractCommunicator {
   }
 
   /**
-   * Checks {@code schedule} ({@link PlanRules#checkSchedule}) and resolves every call to its
-   * work item once; {@link CompiledSchedule#enqueue} then only puts those same items on the stream.
+   * Resolves every call of the checked {@code schedule} to its work item once; {@link
+   * CompiledSchedule#enqueue} then only puts those same items on the stream.
    */
   @Override
-  public CompiledSchedule compile(Schedule schedule) {
-    PlanRules.checkSchedule(this, schedule);
+  protected CompiledSchedule compileChecked(Schedule schedule) {
     List<LocalStream.Work> work = new ArrayList<>();
     int[] stepStart = new int[schedule.steps().size() + 1]; // step i's calls are [stepStart[i], stepStart[i + 1])
     int index = 0;

@@ -55,7 +55,7 @@ final class LocalMailboxes {
   private Throwable abortCause;
   private int abortingRank = -1;
 
-  @SuppressWarnings("unchecked")
+  @SuppressWarnings({"unchecked", "rawtypes"}) // an array of generic deques
   LocalMailboxes(LocalCluster cluster, LocalGroup group, Duration timeout) {
     this.cluster = cluster;
     this.group = group;

@@ -2,7 +2,6 @@ package dev.commplan.runtime.local;
 
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.CommTimeoutException;
-import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
@@ -71,7 +70,7 @@ public final class LocalStream extends StreamBase {
   final FlightRecorder recorder;
 
   LocalStream(LocalCommunicator comm, Duration timeout) {
-    super(timeout, comm.streamGate());
+    super(comm, timeout);
     this.comm = comm;
     this.recorder = new FlightRecorder(comm.worldRank(), FlightRecorder.DEFAULT_CAPACITY);
     this.worker = Thread.ofPlatform()
@@ -80,11 +79,6 @@ public final class LocalStream extends StreamBase {
         .unstarted(this::workLoop);
     runsInOrderOn(worker); // the worker's own host access is in stream order
     worker.start();
-  }
-
-  @Override
-  public Communicator communicator() {
-    return comm;
   }
 
   /**

@@ -1,6 +1,5 @@
 package dev.commplan.runtime.mpi;
 
-import dev.commplan.runtime.guard.CallGate;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -14,7 +13,6 @@ import dev.commplan.runtime.mpi.internal.Mpi;
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.CompiledSchedule;
-import dev.commplan.runtime.plan.PlanRules;
 import dev.commplan.runtime.DeviceMemory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -142,11 +140,6 @@ public final class MpiCommunicator extends AbstractCommunicator {
     return handle;
   }
 
-  /** The gate its streams carry ({@link AbstractCommunicator#gate()}). */
-  CallGate streamGate() {
-    return gate();
-  }
-
   @Override
   public int rank() {
     return rank;
@@ -229,9 +222,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
   }
 
   @Override
-  public CompiledSchedule compile(Schedule schedule) {
-    ensureUsable();
-    PlanRules.checkSchedule(this, schedule);
+  protected CompiledSchedule compileChecked(Schedule schedule) {
     return new MpiCompiledSchedule(this, new MpiCallTable(this, schedule));
   }
 

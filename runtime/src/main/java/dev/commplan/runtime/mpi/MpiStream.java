@@ -1,6 +1,5 @@
 package dev.commplan.runtime.mpi;
 
-import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.spi.StreamBase;
 import java.time.Duration;
 
@@ -13,7 +12,7 @@ final class MpiStream extends StreamBase {
   private final MpiCommunicator owner;
 
   MpiStream(MpiCommunicator owner, Duration timeout) {
-    super(timeout, owner.streamGate());
+    super(owner, timeout);
     this.owner = owner;
   }
 
@@ -43,11 +42,6 @@ final class MpiStream extends StreamBase {
     } finally {
       MpiRuntime.LOCK.unlock();
     }
-  }
-
-  @Override
-  public Communicator communicator() {
-    return owner;
   }
 
   @Override

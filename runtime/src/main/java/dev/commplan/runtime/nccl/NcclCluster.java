@@ -5,7 +5,6 @@ import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.RankFunction;
-import dev.commplan.runtime.RankTask;
 import dev.commplan.runtime.spi.RankSupervisor;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -175,14 +174,6 @@ final class NcclCluster implements Cluster {
   /** Rank {@code r}'s communicator (for this package's tests and probes). */
   NcclCommunicator communicator(int rank) {
     return comms[rank];
-  }
-
-  @Override
-  public void run(RankTask task) {
-    call(c -> {
-      task.run(c);
-      return null;
-    });
   }
 
   @Override

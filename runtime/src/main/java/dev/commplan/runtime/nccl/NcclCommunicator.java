@@ -1,6 +1,5 @@
 package dev.commplan.runtime.nccl;
 
-import dev.commplan.runtime.guard.CallGate;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.spi.AbstractCommunicator;
@@ -13,7 +12,6 @@ import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.plan.CompiledSchedule;
-import dev.commplan.runtime.plan.PlanRules;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.spi.FlightRecorder;
 import java.time.Duration;
@@ -30,7 +28,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * NcclBackend#initRank} (one rank of a group spread over processes).
  *
  * <p>Like the {@code ncclComm_t} under it, a communicator is used by one thread at a time. Collectives
- * check their arguments with the shared {@link PlanRules} (the local backend rejects the same
+ * check their arguments with the shared rules ({@code rules.CallRules}; the local backend rejects the same
  * calls with the same messages), then enqueue through {@link NcclCalls} without allocating on the Java
  * heap. Every CUDA call is made after {@code cudaSetDevice} to this rank's device, on whatever thread
  * calls.
@@ -142,11 +140,6 @@ public final class NcclCommunicator extends AbstractCommunicator {
     return events.recorder();
   }
 
-  /** The gate its streams carry ({@link AbstractCommunicator#gate()}). */
-  CallGate streamGate() {
-    return gate();
-  }
-
   @Override
   public int rank() {
     return rank;
@@ -255,9 +248,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
   }
 
   @Override
-  public CompiledSchedule compile(Schedule schedule) {
-    state.ensureUsable();
-    PlanRules.checkSchedule(this, schedule);
+  protected CompiledSchedule compileChecked(Schedule schedule) {
     return new NcclCompiledSchedule(this, schedule);
   }
 

@@ -73,7 +73,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     this.comm = comm;
     this.state = comm.state();
     this.events = comm.events();
-    this.planName = schedule.planName(); // checked by PlanRules.checkSchedule in compile
+    this.planName = schedule.planName(); // checked by AbstractCommunicator.compile
     this.calls = NcclDowncalls.of(comm, schedule);
     stepStart = calls.stepStart;
     kind = calls.kind;

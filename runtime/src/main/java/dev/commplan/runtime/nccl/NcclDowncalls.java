@@ -108,7 +108,7 @@ final class NcclDowncalls {
     }
   }
 
-  /** Resolves {@code schedule} (checked by {@code PlanRules.checkSchedule}) for {@code owner}, which compiles it. */
+  /** Resolves {@code schedule} (checked by {@code AbstractCommunicator.compile}) for {@code owner}, which compiles it. */
   static NcclDowncalls of(NcclCommunicator owner, Schedule schedule) {
     String planName = schedule.planName();
     List<Step> steps = schedule.steps();
@@ -171,7 +171,7 @@ final class NcclDowncalls {
 
   /**
    * The communicator a call runs over, as this backend's: the compiling one, or one of its family
-   * (checked by {@code PlanRules.checkSchedule}, which asked {@code sharesMemoryWith}; checked again here).
+   * (checked by {@code AbstractCommunicator.compile}, which asked {@code sharesMemoryWith}; checked again here).
    */
   private static NcclCommunicator group(NcclCommunicator owner, Communicator over, String where) {
     if (over instanceof NcclCommunicator nc && (nc == owner || nc.sharesMemoryWith(owner))) {

@@ -1,6 +1,5 @@
 package dev.commplan.runtime.nccl;
 
-import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.spi.StreamBase;
 import java.time.Duration;
 
@@ -16,7 +15,7 @@ final class NcclStream extends StreamBase {
   private volatile boolean destroyed;
 
   NcclStream(NcclCommunicator owner, long handle, boolean owned, Duration timeout) {
-    super(timeout, owner.streamGate());
+    super(owner, timeout);
     this.owner = owner;
     this.handle = handle;
     this.owned = owned;
@@ -53,11 +52,6 @@ final class NcclStream extends StreamBase {
           + " (cudaStreamEndCapture), launch the graph, then synchronize");
     }
     owner.synchronize(this, timeout);
-  }
-
-  @Override
-  public Communicator communicator() {
-    return owner;
   }
 
   /** Destroys an owned stream; idempotent. */

@@ -17,8 +17,7 @@ import java.util.Objects;
  * <p>Why {@code inPlace} is a component: two different regions of one memory block (user-bound buffers
  * that are views of one allocation) are not in place, and from the offsets alone AllGather's and
  * ReduceScatter's in-place arrangement cannot be told apart from two separate regions without knowing the
- * rank, so the plan, which knows, records it. The older ten-argument constructor is kept and derives it
- * as before.
+ * rank, so the plan, which knows, records it.
  *
  * <p>A send or receive has one buffer, which is both sides ({@code inPlace} true), its element count as
  * {@code count}, and its peer resolved for this rank: {@code peer} is the rank it sends to or receives
@@ -92,33 +91,9 @@ public record CollectiveCall(
   }
 
   /**
-   * A call over the plan's own communicator (group 0).
+   * A call that is not a send or receive (no peer), over the schedule's own communicator (group 0).
    *
-   * @param collective the collective (or SEND, RECV)
-   * @param dataType the element type of both sides
-   * @param op the reduction for ALL_REDUCE, REDUCE_SCATTER and REDUCE; null otherwise
-   * @param root the root for BROADCAST, REDUCE, GATHER and SCATTER; -1 otherwise
-   * @param sendMemory the block the send side lies in
-   * @param sendByteOffset where the send side starts in {@code sendMemory}, in bytes
-   * @param recvMemory the block the receive side lies in
-   * @param recvByteOffset where the receive side starts in {@code recvMemory}, in bytes
-   * @param count NCCL's count
-   * @param fields the plan fields this call covers (their send side), in memory order
-   * @param inPlace whether send and receive are one buffer at NCCL's in-place offsets
-   * @param peer the rank this rank sends to or receives from, or -1 for no transfer on this rank
-   * @param peerExpression the peer as declared in the plan; null for a direct call
-   */
-  public CollectiveCall(Collective collective, DataType dataType, ReduceOp op, int root, DeviceMemory sendMemory,
-      long sendByteOffset, DeviceMemory recvMemory, long recvByteOffset, long count, List<String> fields,
-      boolean inPlace, int peer, Peer peerExpression) {
-    this(collective, dataType, op, root, sendMemory, sendByteOffset, recvMemory, recvByteOffset, count, fields,
-        inPlace, peer, peerExpression, 0);
-  }
-
-  /**
-   * A call that is not a send or receive (no peer).
-   *
-   * @param collective the collective (or SEND, RECV)
+   * @param collective the collective; not SEND or RECV ({@link #pointToPoint})
    * @param dataType the element type of both sides
    * @param op the reduction for ALL_REDUCE, REDUCE_SCATTER and REDUCE; null otherwise
    * @param root the root for BROADCAST, REDUCE, GATHER and SCATTER; -1 otherwise
@@ -144,32 +119,13 @@ public record CollectiveCall(
       List<String> fields,
       boolean inPlace) {
     this(collective, dataType, op, root, sendMemory, sendByteOffset, recvMemory, recvByteOffset, count, fields,
-        inPlace, -1, null);
+        inPlace, -1, null, 0);
   }
 
   /**
    * A send or receive of {@code count} elements of {@code memory} at {@code byteOffset}, to or from {@code
-   * peer} (-1: none on this rank), declared with {@code peerExpression} (null for a direct call).
-   *
-   * @param collective {@link Collective#SEND} or {@link Collective#RECV}
-   * @param dataType the element type of both sides
-   * @param memory the block the one buffer lies in, both sides
-   * @param byteOffset where the buffer starts in {@code memory}, in bytes
-   * @param count the element count of the buffer
-   * @param peer the rank this rank sends to or receives from, or -1 for no transfer on this rank
-   * @param peerExpression the peer as declared in the plan; null for a direct call
-   * @param fields the plan fields this call covers (their send side), in memory order
-   * @return the call, in place (its one buffer is both sides)
-   * @throws IllegalArgumentException if {@code collective} is not point-to-point
-   */
-  public static CollectiveCall pointToPoint(Collective collective, DataType dataType, DeviceMemory memory,
-      long byteOffset, long count, int peer, Peer peerExpression, List<String> fields) {
-    return pointToPoint(collective, dataType, memory, byteOffset, count, peer, peerExpression, fields, 0);
-  }
-
-  /**
-   * {@link #pointToPoint(Collective, DataType, DeviceMemory, long, long, int, Peer, List)} over a group of
-   * the schedule: {@code peer} is a rank of that group.
+   * peer} (-1: none on this rank), declared with {@code peerExpression} (null for a direct call), over a
+   * group of the schedule: {@code peer} is a rank of that group.
    *
    * @param collective {@link Collective#SEND} or {@link Collective#RECV}
    * @param dataType the element type of both sides
@@ -199,37 +155,6 @@ public record CollectiveCall(
    */
   public boolean transfers() {
     return !collective.pointToPoint() || peer >= 0;
-  }
-
-  /**
-   * A call whose in-place-ness is taken to be "send and receive are the same memory block" (the original
-   * meaning of {@link #inPlace()}); prefer the canonical constructor, which states it.
-   *
-   * @param collective the collective (or SEND, RECV)
-   * @param dataType the element type of both sides
-   * @param op the reduction for ALL_REDUCE, REDUCE_SCATTER and REDUCE; null otherwise
-   * @param root the root for BROADCAST, REDUCE, GATHER and SCATTER; -1 otherwise
-   * @param sendMemory the block the send side lies in
-   * @param sendByteOffset where the send side starts in {@code sendMemory}, in bytes
-   * @param recvMemory the block the receive side lies in
-   * @param recvByteOffset where the receive side starts in {@code recvMemory}, in bytes
-   * @param count NCCL's count: the send count for AllGather, the receive count for ReduceScatter, the element
-   *     count otherwise
-   * @param fields the plan fields this call covers (their send side), in memory order
-   */
-  public CollectiveCall(
-      Collective collective,
-      DataType dataType,
-      ReduceOp op,
-      int root,
-      DeviceMemory sendMemory,
-      long sendByteOffset,
-      DeviceMemory recvMemory,
-      long recvByteOffset,
-      long count,
-      List<String> fields) {
-    this(collective, dataType, op, root, sendMemory, sendByteOffset, recvMemory, recvByteOffset, count,
-        fields, sendMemory == recvMemory);
   }
 
   /**

@@ -13,9 +13,11 @@ public interface CompiledSchedule {
   interface Compiler {
     /**
      * Prepares {@code schedule} once, so that each {@link CompiledSchedule#enqueue} does no allocation and
-     * no planning.
+     * no planning. A backend built on {@code spi.AbstractCommunicator} gets this method from it, final: it
+     * checks the schedule against the communicator (memory, regions, roots, peers), then hands it to the
+     * backend's {@code compileChecked}.
      *
-     * @param schedule the schedule, already checked ({@link PlanRules#checkSchedule})
+     * @param schedule the schedule, built for this communicator
      * @return the compiled schedule, which holds the schedule's memory by address and does not own it
      */
     CompiledSchedule compile(Schedule schedule);

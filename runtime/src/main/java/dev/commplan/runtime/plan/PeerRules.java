@@ -9,8 +9,8 @@ import java.util.List;
 /**
  * The rules of a plan's sends and receives, with the processor's ids: a peer as written parses (rule 17)
  * and every transfer of a step has its partner over the same group (rules 18 and 22). The direct calls'
- * peer rule is {@link PlanRules#checkPointToPoint(Collective, dev.commplan.runtime.Communicator,
- * dev.commplan.runtime.Buffer, int, dev.commplan.runtime.Stream)}.
+ * peer rule is {@link dev.commplan.runtime.rules.CallRules#checkPointToPoint(Collective,
+ * dev.commplan.runtime.Communicator, dev.commplan.runtime.Buffer, int, dev.commplan.runtime.Stream)}.
  */
 final class PeerRules {
   private PeerRules() {}

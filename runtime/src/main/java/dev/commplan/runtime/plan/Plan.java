@@ -30,8 +30,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * its steps write (receive sides, in-place buffers) and read (send sides) as in flight on the stream, with
  * plain field writes (nothing allocated); until a {@code synchronize()} of that stream, begun after the
  * execute, returns normally, a host read of a written buffer or a host write to any marked buffer throws
- * {@link dev.commplan.runtime.BufferInFlightException}. Streams that do not keep a {@link StreamProgress}
- * are not guarded.
+ * {@link dev.commplan.runtime.BufferInFlightException}. Streams not built on {@link
+ * dev.commplan.runtime.spi.StreamBase} (which keeps the guard's tickets) are not guarded.
  *
  * <p><b>Capture</b> ({@link #capture}): the backend records the whole schedule once ({@link
  * CompiledSchedule#capture}; a CUDA graph on the NCCL backend), and each {@link CapturedPlan#launch()}
@@ -149,23 +149,7 @@ public final class Plan implements AutoCloseable {
    */
   public void execute(Stream stream) {
     checkExecutable(stream);
-    StreamProgress progress = Guards.progressOf(stream);
-    if (progress == null) { // a stream not built on StreamBase keeps no guard and no gate
-      compiled.enqueueSteps(stream, 0, Integer.MAX_VALUE, compiled.isCapturing(stream));
-      return;
-    }
-    CallGate gate = progress.gate();
-    gate.enter(executeLabel); // one thread at a time: another thread in this communicator is refused
-    try {
-      boolean capturing = compiled.isCapturing(stream);
-      if (!capturing) { // inside a capture nothing runs now: nothing to guard or to check after a synchronize
-        track(stream, progress, 0, stepWork.length);
-      }
-      compiled.enqueueSteps(stream, 0, Integer.MAX_VALUE, capturing);
-      enqueued(stream, capturing, -1, false);
-    } finally {
-      gate.exit();
-    }
+    enqueue(stream, 0, stepWork.length, -1, null);
   }
 
   /**
@@ -198,23 +182,7 @@ public final class Plan implements AutoCloseable {
   /** One launch of a captured plan: {@link #execute}'s checks and marks, then the backend's launch. */
   void launch(Stream stream, CompiledSchedule.Capture recording) {
     checkExecutable(stream);
-    StreamProgress progress = Guards.progressOf(stream);
-    if (progress == null) {
-      recording.launch(compiled.isCapturing(stream));
-      return;
-    }
-    CallGate gate = progress.gate();
-    gate.enter(launchLabel);
-    try {
-      boolean capturing = compiled.isCapturing(stream);
-      if (!capturing) {
-        track(stream, progress, 0, stepWork.length);
-      }
-      recording.launch(capturing);
-      enqueued(stream, capturing, -1, true);
-    } finally {
-      gate.exit();
-    }
+    enqueue(stream, 0, stepWork.length, -1, Objects.requireNonNull(recording, "recording"));
   }
 
   /** A captured plan was closed. */
@@ -242,28 +210,52 @@ public final class Plan implements AutoCloseable {
     List<Step> steps = schedule.steps();
     for (int i = 0; i < steps.size(); i++) {
       if (steps.get(i).number() == step) {
-        StreamProgress progress = Guards.progressOf(stream);
-        if (progress == null) {
-          compiled.enqueueSteps(stream, i, i + 1, compiled.isCapturing(stream));
-          return;
-        }
-        CallGate gate = progress.gate();
-        gate.enter(executeLabel);
-        try {
-          boolean capturing = compiled.isCapturing(stream);
-          if (!capturing) {
-            track(stream, progress, i, i + 1);
-          }
-          compiled.enqueueSteps(stream, i, i + 1, capturing);
-          enqueued(stream, capturing, step, false);
-        } finally {
-          gate.exit();
-        }
+        enqueue(stream, i, i + 1, step, null);
         return;
       }
     }
     throw new IllegalArgumentException("plan " + name + " has no step " + step + "; its steps are "
         + steps.stream().map(s -> Integer.toString(s.number())).toList());
+  }
+
+  /**
+   * The one path of {@link #execute}, {@link #executeStep} and a captured plan's launch, after {@link
+   * #checkExecutable}: holding the communicator's gate (one thread at a time: another thread in this
+   * communicator is refused), it asks the backend once whether the stream is being captured, does the
+   * host-side bookkeeping ({@link #track}) unless it is, has the backend enqueue the steps at positions
+   * {@code [from, to)} (or launch {@code recording}, which holds them all), and tells the agreement check.
+   * Allocates nothing.
+   *
+   * @param step the step number for the agreement check, or -1 for the whole plan
+   * @param recording the captured plan to launch, or null to enqueue the steps
+   */
+  private void enqueue(Stream stream, int from, int to, int step, CompiledSchedule.Capture recording) {
+    StreamProgress progress = Guards.progressOf(stream);
+    if (progress == null) { // a stream not built on StreamBase keeps no guard and no gate
+      issue(stream, from, to, recording, compiled.isCapturing(stream));
+      return;
+    }
+    CallGate gate = progress.gate();
+    gate.enter(recording == null ? executeLabel : launchLabel);
+    try {
+      boolean capturing = compiled.isCapturing(stream);
+      if (!capturing) { // inside a capture nothing runs now: nothing to guard or to check after a synchronize
+        track(stream, progress, from, to);
+      }
+      issue(stream, from, to, recording, capturing);
+      enqueued(stream, capturing, step, recording != null);
+    } finally {
+      gate.exit();
+    }
+  }
+
+  /** The backend's part of {@link #enqueue}: launch {@code recording}, or enqueue steps {@code [from, to)}. */
+  private void issue(Stream stream, int from, int to, CompiledSchedule.Capture recording, boolean capturing) {
+    if (recording != null) {
+      recording.launch(capturing);
+    } else {
+      compiled.enqueueSteps(stream, from, to, capturing);
+    }
   }
 
   /** Tells the agreement check that the plan (or a step, or its graph) was enqueued; not while capturing. */

@@ -11,23 +11,34 @@ import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.U64Buffer;
 import dev.commplan.runtime.agreement.Agreement;
 import dev.commplan.runtime.guard.CallGate;
-import dev.commplan.runtime.plan.PlanRules;
+import dev.commplan.runtime.plan.CompiledSchedule;
+import dev.commplan.runtime.plan.Schedule;
+import dev.commplan.runtime.rules.CallRules;
 
 /**
  * What every backend's communicator is built on, so that none can skip what a direct call owes its
- * users (as {@link StreamBase} does for streams): the direct collectives and groups are final here, and
- * each one
+ * users (as {@link StreamBase} does for streams; Netty's {@code AbstractChannel} is the model): the
+ * direct collectives, groups, splits and {@link #compile} are final here. Each direct call, group and
+ * split does all of the following; {@code compile} (which a plan's build calls) does the second to the
+ * fourth:
  *
  * <ol>
- *   <li>holds the communicator's {@link CallGate} (one thread at a time: another thread's overlapping
- *       call, execute or open group is refused with {@link ConcurrentUseException} naming both threads;
- *       an open group holds it until its {@code groupEnd()});
+ *   <li>holds the communicator's "one thread at a time" gate (another thread's overlapping call, execute
+ *       or open group is refused with {@link ConcurrentUseException} naming both threads; an open group
+ *       holds it until its {@code groupEnd()}; the communicator's streams carry the same gate, so plans
+ *       executing on them hold it too);
  *   <li>asks the backend whether the communicator can be used ({@link #ensureUsable});
- *   <li>checks its arguments with {@link PlanRules} (the rules plans are checked by, with the same ids);
- *   <li>hands the checked call to the backend's one dispatch, {@link #enqueueDirect};
- *   <li>tells the communicator's agreement check about it ({@link Agreement}), which every few calls
- *       enqueues its own comparison through the same dispatch.
+ *   <li>checks its arguments with the runtime's rules (the rules plans are checked by, with the same
+ *       ids; a schedule: memory, regions, roots and peers), so that the backend sees only checked calls;
+ *   <li>hands the checked call to the backend: {@link #enqueueDirect} (its one dispatch), {@link
+ *       #splitGroup}, {@link #openGroup}/{@link #closeGroup}, {@link #compileChecked};
+ *   <li>tells the communicator's agreement check about a collective, which every few calls enqueues its
+ *       own comparison through the same dispatch.
  * </ol>
+ *
+ * <p>A backend's communicator extends this class and implements those methods and the rest of {@link
+ * BackendCommunicator} (rank, size, stream, allocate, close); its streams extend {@link StreamBase}, made
+ * with this communicator as their owner.
  */
 public abstract class AbstractCommunicator implements BackendCommunicator {
   private static final String[] DIRECT = new String[Collective.values().length];
@@ -66,16 +77,13 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
    * @param agreementCheck whether it checks that its ranks make the same calls ({@link
    *     dev.commplan.runtime.CommOptions#agreementCheck()}); every rank must pass the same
    */
+  @SuppressWarnings("this-escape") // the gate's refusal names this communicator; it runs only when a call is refused
   protected AbstractCommunicator(boolean agreementCheck) {
     this.agreementCheck = agreementCheck;
   }
 
-  /**
-   * The gate: the backend's streams carry it ({@link StreamBase}), so that plans hold it when they execute.
-   *
-   * @return the communicator's gate, one per communicator
-   */
-  protected final CallGate gate() {
+  /** The gate, one per communicator: its streams carry it ({@link StreamBase}), so that plans hold it when they execute. */
+  final CallGate gate() {
     return gate;
   }
 
@@ -134,7 +142,7 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     gate.enter(DIRECT[collective.ordinal()]);
     try {
       ensureUsable();
-      long count = PlanRules.checkPointToPoint(collective, this, buffer, peer, stream);
+      long count = CallRules.checkPointToPoint(collective, this, buffer, peer, stream);
       if (peer == rank() && groupDepth == 0) {
         throw new IllegalArgumentException(RuleId.BAD_PEER.tag() + " " + groupLabel() + ", rank " + rank() + ": "
             + collective.methodName() + "() to or from this rank itself outside a group; it needs its "
@@ -155,7 +163,7 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     gate.enter(DIRECT[collective.ordinal()]);
     try {
       ensureUsable();
-      long count = PlanRules.checkCollective(collective, this, send, recv, op, root, stream);
+      long count = CallRules.checkCollective(collective, this, send, recv, op, root, stream);
       enqueueDirect(collective, send, recv, count, op, root, stream);
       Agreement check = agreement();
       if (check != null) {
@@ -164,6 +172,20 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     } finally {
       gate.exit();
     }
+  }
+
+  /**
+   * {@inheritDoc} Here: throws if the communicator cannot be used ({@link #ensureUsable}) or {@code
+   * schedule} does not fit it (built for another size, memory this communicator cannot use or that was
+   * freed, a region outside its block, an op, root or peer missing or out of range: an {@link
+   * IllegalArgumentException} naming the step and fields), then has the backend compile it ({@link
+   * #compileChecked}).
+   */
+  @Override
+  public final CompiledSchedule compile(Schedule schedule) {
+    ensureUsable();
+    ScheduleCheck.check(this, schedule);
+    return compileChecked(schedule);
   }
 
   @Override
@@ -367,6 +389,16 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
    * @return this rank's communicator of its group
    */
   protected abstract BackendCommunicator splitGroup(int color, int key, String label);
+
+  /**
+   * The backend's {@link #compile}, handed a schedule that was checked against this communicator: every
+   * call's memory is usable here and its regions lie inside their blocks, every root and peer is a rank of
+   * the call's group ({@link Schedule#communicatorOf}), ops are set where the collective has one.
+   *
+   * @param schedule the checked schedule
+   * @return the compiled schedule, which holds the schedule's memory by address and does not own it
+   */
+  protected abstract CompiledSchedule compileChecked(Schedule schedule);
 
   /** Opens a group (groups nest); called holding the gate. */
   protected abstract void openGroup();

@@ -2,7 +2,6 @@ package dev.commplan.runtime.spi;
 
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.guard.CallGate;
 import dev.commplan.runtime.guard.Guards;
 import dev.commplan.runtime.guard.StreamProgress;
 import java.time.Duration;
@@ -18,28 +17,36 @@ import java.util.Objects;
  *       nothing ({@code BufferInFlightException} keeps refusing stale reads);
  *   <li>the timeout: the stream is made with its communicator's timeout ({@code CommOptions}) and hands
  *       it to every {@link #awaitIdle} (which throws {@code CommTimeoutException} when it passes);
- *   <li>one thread at a time: the stream carries its communicator's {@link CallGate}, which plans hold
- *       while they execute on it.
+ *   <li>one thread at a time: the stream belongs to one {@link AbstractCommunicator} and carries that
+ *       communicator's gate, which plans hold while they execute on it (the gate is the communicator's,
+ *       so a communicator's streams all share it).
  * </ul>
+ *
+ * <p>A backend author writes the constructor ({@code super(owner, timeout)}), {@link #awaitIdle} and,
+ * where it has more to say, {@link #checksFailed} and {@link #runsInOrderOn}; {@link #communicator()} is
+ * the owner given here.
  */
 public abstract class StreamBase implements Stream {
   static {
     Guards.registerStreams(stream -> stream instanceof StreamBase base ? base.progress : null);
   }
 
+  private final AbstractCommunicator owner;
   private final StreamProgress progress;
   private final Duration timeout;
 
   /**
-   * Makes the stream's shared part.
+   * Makes the stream's shared part, for a stream of {@code owner}.
    *
-   * @param timeout how long {@link #awaitIdle} may wait before the stream's work counts as hung
-   * @param gate the communicator's "one thread at a time" gate (one per communicator, shared by its
-   *     streams): plans hold it while they execute on this stream
+   * @param owner the communicator the stream belongs to; plans executed on the stream hold its "one
+   *     thread at a time" gate, which every stream of {@code owner} shares
+   * @param timeout how long {@link #awaitIdle} may wait before the stream's work counts as hung (usually
+   *     {@code CommOptions.timeout()})
    */
-  protected StreamBase(Duration timeout, CallGate gate) {
+  protected StreamBase(AbstractCommunicator owner, Duration timeout) {
+    this.owner = Objects.requireNonNull(owner, "owner");
     this.timeout = Objects.requireNonNull(timeout, "timeout");
-    this.progress = new StreamProgress(gate);
+    this.progress = new StreamProgress(owner.gate());
   }
 
   /**
@@ -92,6 +99,9 @@ public abstract class StreamBase implements Stream {
     progress.runsInOrderOn(worker);
   }
 
+  /** {@return the communicator given to the constructor, whose gate this stream carries} */
   @Override
-  public abstract Communicator communicator();
+  public final Communicator communicator() {
+    return owner;
+  }
 }

@@ -1,12 +1,29 @@
 /**
- * The contract between the runtime and its backends (local, NCCL, MPI, or a third party's). A backend's
- * communicator implements {@link dev.commplan.runtime.spi.BackendCommunicator} ({@link
- * dev.commplan.runtime.Communicator}, {@link dev.commplan.runtime.DeviceMemory.Allocator} and {@link
- * dev.commplan.runtime.plan.CompiledSchedule.Compiler}), usually by extending {@link
- * dev.commplan.runtime.spi.AbstractCommunicator}, with streams built on {@link
- * dev.commplan.runtime.spi.StreamBase}; user code rarely needs this package.
+ * The contract between the runtime and its backends (local, NCCL, MPI, or a third party's, in a module of
+ * its own: {@code spi-check/} in the repository is one). Everything here names only exported types.
+ *
+ * <p>A backend is
+ *
+ * <ul>
+ *   <li>a {@link dev.commplan.runtime.Backend} provider, named in its module's {@code provides} (and in
+ *       {@code META-INF/services} for the class path);
+ *   <li>a communicator that extends {@link dev.commplan.runtime.spi.AbstractCommunicator}, which owns what
+ *       every communicator owes its users (one thread at a time, the rules and their ids, the agreement
+ *       check, a schedule checked before it is compiled) and leaves the backend {@code enqueueDirect},
+ *       {@code compileChecked}, {@code splitGroup}, {@code openGroup}/{@code closeGroup}, {@code
+ *       ensureUsable}, and the rest of {@link dev.commplan.runtime.spi.BackendCommunicator} (rank, size,
+ *       stream, allocate, close); its compiled schedules implement {@link
+ *       dev.commplan.runtime.plan.CompiledSchedule};
+ *   <li>streams that extend {@link dev.commplan.runtime.spi.StreamBase}, made with their communicator as
+ *       owner (whose gate they share) and implementing {@code awaitIdle};
+ *   <li>for ranks that are threads of one process, a cluster that runs them through {@link
+ *       dev.commplan.runtime.spi.RankSupervisor}, saying only what aborting a rank means;
+ *   <li>where it fits, {@link dev.commplan.runtime.spi.HostMemoryBlock} (device memory that is host
+ *       memory), {@link dev.commplan.runtime.spi.FlightRecorder} with {@link
+ *       dev.commplan.runtime.spi.OperationLabel} (the last operations, for timeout messages) and {@link
+ *       dev.commplan.runtime.spi.NativeLibraryLookup}.
+ * </ul>
+ *
+ * <p>User code rarely needs this package.
  */
 package dev.commplan.runtime.spi;
-
-import dev.commplan.runtime.plan.CompiledSchedule;
-import dev.commplan.runtime.DeviceMemory;

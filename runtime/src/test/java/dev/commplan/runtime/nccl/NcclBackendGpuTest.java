@@ -145,7 +145,7 @@ class NcclBackendGpuTest {
   void argumentErrorsAreCaughtBeforeNccl() {
     onRank(c -> {
       try (F32Buffer a = F32Buffer.allocate(c, 8); F32Buffer b = F32Buffer.allocate(c, 9)) {
-        // The shared PlanRules: the local backend rejects the same calls with the same messages.
+        // The shared rules (CallRules): the local backend rejects the same calls with the same messages.
         assertThrows(BufferBindingException.class, () -> c.allReduce(a, b, ReduceOp.SUM, c.stream()));
         assertThrows(IllegalArgumentException.class, () -> c.broadcast(a, a, 1, c.stream()));
         assertThrows(BufferBindingException.class, () -> c.allGather(a, b, c.stream()));

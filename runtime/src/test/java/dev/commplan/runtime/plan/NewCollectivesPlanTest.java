@@ -16,6 +16,7 @@ import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.local.LocalCluster;
+import dev.commplan.runtime.rules.CallRules;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -381,13 +382,13 @@ class NewCollectivesPlanTest {
       assertMentions(messageOf(BufferBindingException.class, () -> comm.allToAll(sixteen, sixteen, comm.stream())),
           "[CommPlan/Overlap]", "none: all-to-all has no in-place form");
       Buffer slice = Buffer.view(DataType.F32, sixteen.memory(), 2 * 4 * 4, 4);
-      assertEquals(4, PlanRules.checkCollective(Collective.GATHER, comm, slice, sixteen, null, 0, comm.stream()));
+      assertEquals(4, CallRules.checkCollective(Collective.GATHER, comm, slice, sixteen, null, 0, comm.stream()));
       try (F32Buffer other = F32Buffer.allocate(comm, 12)) {
-        assertEquals(3, PlanRules.checkCollective(Collective.ALL_TO_ALL, comm, twelve, other, null, -1, comm.stream()));
+        assertEquals(3, CallRules.checkCollective(Collective.ALL_TO_ALL, comm, twelve, other, null, -1, comm.stream()));
       }
-      assertEquals(4, PlanRules.checkPointToPoint(Collective.RECV, comm, four, 0, comm.stream()));
+      assertEquals(4, CallRules.checkPointToPoint(Collective.RECV, comm, four, 0, comm.stream()));
       assertThrows(IllegalArgumentException.class,
-          () -> PlanRules.checkCollective(Collective.SEND, comm, four, four, null, 1, comm.stream()));
+          () -> CallRules.checkCollective(Collective.SEND, comm, four, four, null, 1, comm.stream()));
       assertEquals("[CommPlan/BadPeer]", RuleId.BAD_PEER.tag());
     }
   }

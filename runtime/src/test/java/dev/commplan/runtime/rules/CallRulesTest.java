@@ -1,4 +1,4 @@
-package dev.commplan.runtime.plan;
+package dev.commplan.runtime.rules;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -15,6 +15,11 @@ import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.I32Buffer;
 import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.local.LocalCluster;
+import dev.commplan.runtime.plan.CollectiveCall;
+import dev.commplan.runtime.plan.CompiledSchedule;
+import dev.commplan.runtime.plan.PlanBuilder;
+import dev.commplan.runtime.plan.Schedule;
+import dev.commplan.runtime.plan.Step;
 import dev.commplan.model.Collective;
 import dev.commplan.model.RuleId;
 import java.lang.management.ManagementFactory;
@@ -26,12 +31,13 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.function.Executable;
 
 /**
- * PlanRules: the rules as the direct collective API checks them (every backend calls {@link
- * PlanRules#checkCollective}) and their messages; that a plan and a direct call report one rule under one
- * id; that a passing direct check allocates nothing.
+ * CallRules: the rules as the direct collective API checks them ({@code spi.AbstractCommunicator} calls
+ * {@link CallRules#checkCollective} for every backend) and their messages; that a plan and a direct call
+ * report one rule under one id; that a schedule is checked before a backend compiles it; that a passing
+ * direct check allocates nothing.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class PlanRulesTest {
+class CallRulesTest {
   private LocalCluster cluster;
   private Communicator comm; // rank 1 of 2
   private Communicator other;
@@ -60,16 +66,16 @@ class PlanRulesTest {
   void countsAreCheckedWithTheCountsInTheMessage() {
     try (F32Buffer four = F32Buffer.allocate(comm, 4); F32Buffer seven = F32Buffer.allocate(comm, 7)) {
       assertMessage(BufferBindingException.class,
-          () -> PlanRules.checkCollective(Collective.ALL_REDUCE, comm, four, seven, ReduceOp.SUM, -1, comm.stream()),
+          () -> CallRules.checkCollective(Collective.ALL_REDUCE, comm, four, seven, ReduceOp.SUM, -1, comm.stream()),
           "all-reduce on rank 1", "4", "7");
       assertMessage(BufferBindingException.class,
-          () -> PlanRules.checkCollective(Collective.BROADCAST, comm, four, seven, null, 0, comm.stream()),
+          () -> CallRules.checkCollective(Collective.BROADCAST, comm, four, seven, null, 0, comm.stream()),
           "broadcast", "4", "7");
       assertMessage(BufferBindingException.class,
-          () -> PlanRules.checkCollective(Collective.ALL_GATHER, comm, four, seven, null, -1, comm.stream()),
+          () -> CallRules.checkCollective(Collective.ALL_GATHER, comm, four, seven, null, -1, comm.stream()),
           "all-gather", "recv has 7", "2 × 4 = 8");
       assertMessage(BufferBindingException.class,
-          () -> PlanRules.checkCollective(Collective.REDUCE_SCATTER, comm, seven, four, ReduceOp.SUM, -1,
+          () -> CallRules.checkCollective(Collective.REDUCE_SCATTER, comm, seven, four, ReduceOp.SUM, -1,
               comm.stream()),
           "reduce-scatter", "send has 7", "2 × 4 = 8");
     }
@@ -78,12 +84,12 @@ class PlanRulesTest {
   @Test
   void validCallsReturnNcclsCount() {
     try (F32Buffer three = F32Buffer.allocate(comm, 3); F32Buffer six = F32Buffer.allocate(comm, 6)) {
-      assertEquals(3, PlanRules.checkCollective(Collective.ALL_REDUCE, comm, three, three, ReduceOp.MAX, -1,
+      assertEquals(3, CallRules.checkCollective(Collective.ALL_REDUCE, comm, three, three, ReduceOp.MAX, -1,
           comm.stream()));
-      assertEquals(3, PlanRules.checkCollective(Collective.ALL_GATHER, comm, three, six, null, -1, comm.stream()));
-      assertEquals(3, PlanRules.checkCollective(Collective.REDUCE_SCATTER, comm, six, three, ReduceOp.AVG, -1,
+      assertEquals(3, CallRules.checkCollective(Collective.ALL_GATHER, comm, three, six, null, -1, comm.stream()));
+      assertEquals(3, CallRules.checkCollective(Collective.REDUCE_SCATTER, comm, six, three, ReduceOp.AVG, -1,
           comm.stream()));
-      assertEquals(6, PlanRules.checkCollective(Collective.BROADCAST, comm, six, six, null, 1, comm.stream()));
+      assertEquals(6, CallRules.checkCollective(Collective.BROADCAST, comm, six, six, null, 1, comm.stream()));
     }
   }
 
@@ -93,24 +99,24 @@ class PlanRulesTest {
         I32Buffer i = I32Buffer.allocate(comm, 4);
         F32Buffer elsewhere = F32Buffer.allocate(other, 4)) {
       assertMessage(BufferBindingException.class,
-          () -> PlanRules.checkCollective(Collective.ALL_REDUCE, comm, f, i, ReduceOp.SUM, -1, comm.stream()),
+          () -> CallRules.checkCollective(Collective.ALL_REDUCE, comm, f, i, ReduceOp.SUM, -1, comm.stream()),
           "F32", "I32");
       assertMessage(BufferBindingException.class,
-          () -> PlanRules.checkCollective(Collective.ALL_REDUCE, comm, elsewhere, f, ReduceOp.SUM, -1, comm.stream()),
+          () -> CallRules.checkCollective(Collective.ALL_REDUCE, comm, elsewhere, f, ReduceOp.SUM, -1, comm.stream()),
           "send", "rank 0");
       assertMessage(IllegalArgumentException.class,
-          () -> PlanRules.checkCollective(Collective.ALL_REDUCE, comm, f, f, ReduceOp.SUM, -1, other.stream()),
+          () -> CallRules.checkCollective(Collective.ALL_REDUCE, comm, f, f, ReduceOp.SUM, -1, other.stream()),
           "stream", "rank 0");
       assertMessage(IllegalArgumentException.class,
-          () -> PlanRules.checkCollective(Collective.BROADCAST, comm, f, f, null, 2, comm.stream()), "root 2",
+          () -> CallRules.checkCollective(Collective.BROADCAST, comm, f, f, null, 2, comm.stream()), "root 2",
               "[0, 2)");
       assertThrows(NullPointerException.class,
-          () -> PlanRules.checkCollective(Collective.ALL_REDUCE, comm, f, f, null, -1, comm.stream()));
+          () -> CallRules.checkCollective(Collective.ALL_REDUCE, comm, f, f, null, -1, comm.stream()));
     }
     F32Buffer closed = F32Buffer.allocate(comm, 4);
     closed.close();
     assertMessage(BufferBindingException.class,
-        () -> PlanRules.checkCollective(Collective.ALL_REDUCE, comm, closed, closed, ReduceOp.SUM, -1,
+        () -> CallRules.checkCollective(Collective.ALL_REDUCE, comm, closed, closed, ReduceOp.SUM, -1,
             comm.stream()), "closed");
   }
 
@@ -121,19 +127,19 @@ class PlanRulesTest {
       Buffer secondHalf = Buffer.view(DataType.F32, block.memory(), 16, 4);
       Buffer shifted = Buffer.view(DataType.F32, block.memory(), 4, 4);
       assertMessage(BufferBindingException.class,
-          () -> PlanRules.checkCollective(Collective.ALL_REDUCE, comm, firstHalf, shifted, ReduceOp.SUM, -1,
+          () -> CallRules.checkCollective(Collective.ALL_REDUCE, comm, firstHalf, shifted, ReduceOp.SUM, -1,
               comm.stream()), "overlap");
       // AllGather in place on rank 1 of 2: send is recv's second half, not its first.
-      assertEquals(4, PlanRules.checkCollective(Collective.ALL_GATHER, comm, secondHalf, block, null, -1,
+      assertEquals(4, CallRules.checkCollective(Collective.ALL_GATHER, comm, secondHalf, block, null, -1,
           comm.stream()));
       assertMessage(BufferBindingException.class,
-          () -> PlanRules.checkCollective(Collective.ALL_GATHER, comm, firstHalf, block, null, -1, comm.stream()),
+          () -> CallRules.checkCollective(Collective.ALL_GATHER, comm, firstHalf, block, null, -1, comm.stream()),
           "in-place", "byte 16");
-      assertTrue(PlanRules.isInPlace(Collective.ALL_GATHER, secondHalf, block, 1));
-      assertFalse(PlanRules.isInPlace(Collective.ALL_GATHER, firstHalf, block, 1));
-      assertTrue(PlanRules.isInPlace(Collective.REDUCE_SCATTER, block, secondHalf, 1));
+      assertTrue(CallRules.isInPlace(Collective.ALL_GATHER, secondHalf, block, 1));
+      assertFalse(CallRules.isInPlace(Collective.ALL_GATHER, firstHalf, block, 1));
+      assertTrue(CallRules.isInPlace(Collective.REDUCE_SCATTER, block, secondHalf, 1));
       // Disjoint regions of one block are simply out of place.
-      assertEquals(4, PlanRules.checkCollective(Collective.ALL_REDUCE, comm, firstHalf, secondHalf, ReduceOp.SUM,
+      assertEquals(4, CallRules.checkCollective(Collective.ALL_REDUCE, comm, firstHalf, secondHalf, ReduceOp.SUM,
           -1, comm.stream()));
     }
   }
@@ -163,7 +169,7 @@ class PlanRulesTest {
         }
         ReduceOp op = c.hasOp() ? ReduceOp.SUM : null;
         String direct = tagOf(BufferBindingException.class,
-            () -> PlanRules.checkCollective(c, comm, four, seven, op, 0, comm.stream()));
+            () -> CallRules.checkCollective(c, comm, four, seven, op, 0, comm.stream()));
         PlanBuilder b = plan();
         b.collective(0, c, b.buffer("s", DataType.F32, 4, f, null), b.buffer("r", DataType.F32, 7, f, null), op,
             c.hasRoot() ? 0 : -1);
@@ -171,14 +177,14 @@ class PlanRulesTest {
         assertEquals(direct, tagOf(PlanBuildException.class, b::build), c.toString());
       }
       assertEquals(RuleId.TYPE_MISMATCH.tag(), tagOf(BufferBindingException.class,
-          () -> PlanRules.checkCollective(Collective.ALL_REDUCE, comm, four, ints, ReduceOp.SUM, -1, comm.stream())));
+          () -> CallRules.checkCollective(Collective.ALL_REDUCE, comm, four, ints, ReduceOp.SUM, -1, comm.stream())));
       PlanBuilder types = plan();
       types.allReduce(0, types.buffer("x", DataType.F32, 4, f, null), types.buffer("y", DataType.I32, 4, f, null),
           ReduceOp.SUM);
       assertEquals(RuleId.TYPE_MISMATCH.tag(), tagOf(PlanBuildException.class, types::build));
 
       assertEquals(RuleId.BAD_ROOT.tag(), tagOf(IllegalArgumentException.class,
-          () -> PlanRules.checkCollective(Collective.BROADCAST, comm, four, four, null, -1, comm.stream())));
+          () -> CallRules.checkCollective(Collective.BROADCAST, comm, four, four, null, -1, comm.stream())));
       PlanBuilder root = plan();
       int p = root.buffer("p", DataType.F32, 4, f, null);
       root.broadcast(0, p, p, 2);
@@ -187,7 +193,7 @@ class PlanRulesTest {
       Buffer head = Buffer.view(DataType.F32, seven.memory(), 0, 4);
       Buffer tail = Buffer.view(DataType.F32, seven.memory(), 8, 4);
       assertEquals(RuleId.OVERLAP.tag(), tagOf(BufferBindingException.class,
-          () -> PlanRules.checkCollective(Collective.ALL_REDUCE, comm, head, tail, ReduceOp.SUM, -1, comm.stream())));
+          () -> CallRules.checkCollective(Collective.ALL_REDUCE, comm, head, tail, ReduceOp.SUM, -1, comm.stream())));
       PlanBuilder overlap = plan();
       overlap.allReduce(0, overlap.buffer("x", DataType.F32, 4, f, head), overlap.buffer("y", DataType.F32, 4, f, tail),
           ReduceOp.SUM);
@@ -196,7 +202,7 @@ class PlanRulesTest {
       F32Buffer closed = F32Buffer.allocate(comm, 4);
       closed.close();
       assertEquals(RuleId.BAD_BUFFER.tag(), tagOf(BufferBindingException.class,
-          () -> PlanRules.checkCollective(Collective.ALL_REDUCE, comm, closed, four, ReduceOp.SUM, -1, comm.stream())));
+          () -> CallRules.checkCollective(Collective.ALL_REDUCE, comm, closed, four, ReduceOp.SUM, -1, comm.stream())));
       assertEquals(RuleId.BAD_BUFFER.tag(),
           tagOf(BufferBindingException.class, () -> plan().buffer("x", DataType.F32, 4, f, closed)));
       assertEquals(RuleId.BAD_BUFFER.tag(),
@@ -223,17 +229,17 @@ class PlanRulesTest {
     try (DeviceMemory memory = DeviceMemory.allocate(comm, 64)) {
       Schedule badRoot = new Schedule("p.S", 2, List.of(new Step(0, List.of(new CollectiveCall(Collective.BROADCAST,
           DataType.F32, null, 2, memory, 0, memory, 0, 4, List.of("x"), true)))));
-      assertMessage(IllegalArgumentException.class, () -> PlanRules.checkSchedule(comm, badRoot),
+      assertMessage(IllegalArgumentException.class, () -> CompiledSchedule.compile(comm, badRoot),
           RuleId.BAD_ROOT.tag(), "root 2", "[0, 2)");
       Schedule tooLong = new Schedule("p.S", 2, List.of(new Step(0, List.of(new CollectiveCall(Collective.ALL_REDUCE,
           DataType.F32, ReduceOp.SUM, -1, memory, 0, memory, 0, 32, List.of("x"), true)))));
-      assertMessage(IllegalArgumentException.class, () -> PlanRules.checkSchedule(comm, tooLong),
+      assertMessage(IllegalArgumentException.class, () -> CompiledSchedule.compile(comm, tooLong),
           RuleId.BAD_BUFFER.tag(), "plan p.S, step 0, all-reduce of [x]", "do not fit in a block of 64");
       Schedule noOp = new Schedule("p.S", 2, List.of(new Step(0, List.of(new CollectiveCall(Collective.REDUCE_SCATTER,
           DataType.F32, null, -1, memory, 0, memory, 0, 4, List.of("x"), true)))));
-      assertMessage(IllegalArgumentException.class, () -> PlanRules.checkSchedule(comm, noOp), "op must be set");
+      assertMessage(IllegalArgumentException.class, () -> CompiledSchedule.compile(comm, noOp), "op must be set");
       Schedule elsewhere = new Schedule("p.S", 4, List.of());
-      assertMessage(IllegalArgumentException.class, () -> PlanRules.checkSchedule(comm, elsewhere),
+      assertMessage(IllegalArgumentException.class, () -> CompiledSchedule.compile(comm, elsewhere),
           "built for 4 ranks");
     }
   }
@@ -251,10 +257,10 @@ class PlanRulesTest {
       for (int round = 0; round < 2; round++) { // the first round warms up; the second is measured
         long before = threads.getThreadAllocatedBytes(id);
         for (int i = 0; i < 20_000; i++) {
-          counts += PlanRules.checkCollective(Collective.ALL_REDUCE, comm, three, three, ReduceOp.SUM, -1, stream);
-          counts += PlanRules.checkCollective(Collective.BROADCAST, comm, six, six, null, 1, stream);
-          counts += PlanRules.checkCollective(Collective.ALL_GATHER, comm, secondHalf, six, null, -1, stream);
-          counts += PlanRules.checkCollective(Collective.REDUCE_SCATTER, comm, six, three, ReduceOp.MAX, -1, stream);
+          counts += CallRules.checkCollective(Collective.ALL_REDUCE, comm, three, three, ReduceOp.SUM, -1, stream);
+          counts += CallRules.checkCollective(Collective.BROADCAST, comm, six, six, null, 1, stream);
+          counts += CallRules.checkCollective(Collective.ALL_GATHER, comm, secondHalf, six, null, -1, stream);
+          counts += CallRules.checkCollective(Collective.REDUCE_SCATTER, comm, six, three, ReduceOp.MAX, -1, stream);
         }
         long allocated = threads.getThreadAllocatedBytes(id) - before;
         if (round == 1) {
