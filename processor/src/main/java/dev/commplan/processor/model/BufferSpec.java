@@ -2,6 +2,7 @@ package dev.commplan.processor.model;
 
 import dev.commplan.model.ElementType;
 import dev.commplan.processor.shape.Monomial;
+import dev.commplan.processor.shape.ShapeText;
 import java.util.List;
 
 /**
