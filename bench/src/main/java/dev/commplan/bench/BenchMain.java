@@ -4,6 +4,7 @@ import dev.commplan.annotations.ReduceOp;
 import dev.commplan.bench.Args.UsageException;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.DataType;
+import dev.commplan.samples.OutputCheck;
 import dev.commplan.timing.SteadyState;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -172,7 +173,7 @@ public final class BenchMain {
       }
       return 1;
     } catch (UncheckedIOException e) {
-      err.println("error: " + e.getMessage() + ": " + Output.reason(e.getCause()));
+      err.println("error: " + e.getMessage() + ": " + OutputCheck.reason(e.getCause()));
       return 1;
     }
   }
@@ -223,7 +224,7 @@ public final class BenchMain {
     if (path == null) {
       return null;
     }
-    String why = Output.whyNotWritable(Path.of(path));
+    String why = OutputCheck.whyNotWritable(Path.of(path));
     if (why != null) {
       throw new UsageException("cannot write --csv " + path + ": " + why);
     }
@@ -384,13 +385,13 @@ public final class BenchMain {
     Path sweepFile = dir.resolve(name != null ? name : metric + ".svg");
     Path manyFile = dir.resolve("many-buffers.svg");
     for (Path file : sweep != null ? List.of(sweepFile) : List.<Path>of()) {
-      String why = Output.whyNotWritable(file);
+      String why = OutputCheck.whyNotWritable(file);
       if (why != null) {
         throw new UsageException("cannot write " + file + ": " + why);
       }
     }
     if (many != null) {
-      String why = Output.whyNotWritable(manyFile);
+      String why = OutputCheck.whyNotWritable(manyFile);
       if (why != null) {
         throw new UsageException("cannot write " + manyFile + ": " + why);
       }

@@ -10,16 +10,19 @@ import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 
 /**
- * Writes the benchmark's large {@code @CommPlan} classes (package {@code dev.commplan.bench.plans}),
- * which are committed as ordinary sources: a plan's buffer count is fixed at compile time, and nobody
- * should type 200 fields by hand. Run once after changing this file, from the project root:
+ * Writes the benchmark's large {@code @CommPlan} classes (package {@code dev.commplan.bench.plans}): a
+ * plan's buffer count is fixed at compile time, and nobody should type 200 fields by hand. The build runs
+ * it at generate-sources (exec-maven-plugin in bench/pom.xml) into {@code
+ * target/generated-sources/plans}, which the compiler reads with the other sources, so the processor
+ * generates their plans as for any source; nothing generated is committed. By hand, from the project
+ * root (the source launcher compiles {@link Gpt2} from the same folder):
  *
  * <pre>
- *   java bench/src/main/java/dev/commplan/bench/PlanSources.java bench/src/main/java
+ *   java bench/src/main/java/dev/commplan/bench/PlanSources.java bench/target/generated-sources/plans
  * </pre>
  *
- * (the source launcher compiles {@link Gpt2} from the same folder). {@code PlanSourcesTest} fails when the
- * committed files differ from what this writes.
+ * A file whose text is already what it would write is left alone, so that an unchanged generator leaves
+ * the compiler nothing to recompile.
  */
 public final class PlanSources {
   static final String PACKAGE = "dev.commplan.bench.plans";
@@ -36,9 +39,10 @@ public final class PlanSources {
     Path root = Path.of(args[0]);
     for (Map.Entry<String, String> e : sources().entrySet()) {
       Path file = root.resolve(PACKAGE.replace('.', '/')).resolve(e.getKey() + ".java");
-      Files.createDirectories(file.getParent());
-      Files.writeString(file, e.getValue(), StandardCharsets.UTF_8);
-      System.out.println("wrote " + file);
+      if (!Files.isRegularFile(file) || !Files.readString(file, StandardCharsets.UTF_8).equals(e.getValue())) {
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, e.getValue(), StandardCharsets.UTF_8);
+      }
     }
   }
 
@@ -52,8 +56,8 @@ public final class PlanSources {
   }
 
   private static String header(String doc, String imports) {
-    return "// Written by dev.commplan.bench.PlanSources (bench/src/main/java/dev/commplan/bench/PlanSources.java):\n"
-        + "// do not edit; change the generator and run it again.\n"
+    return "// Written by dev.commplan.bench.PlanSources (bench/src/main/java/dev/commplan/bench/PlanSources.java)\n"
+        + "// when the bench is built: do not edit; change the generator.\n"
         + "package " + PACKAGE + ";\n\n"
         + imports
         + "import dev.commplan.annotations.CommPlan;\n"

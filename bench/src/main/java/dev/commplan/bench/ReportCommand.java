@@ -1,6 +1,7 @@
 package dev.commplan.bench;
 
 import dev.commplan.bench.Args.UsageException;
+import dev.commplan.samples.OutputCheck;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -53,7 +54,7 @@ final class ReportCommand {
       throw new UsageException(none);
     }
     if (outPath != null) {
-      String why = Output.whyNotWritable(Path.of(outPath));
+      String why = OutputCheck.whyNotWritable(Path.of(outPath));
       if (why != null) {
         throw new UsageException("cannot write --out " + outPath + ": " + why);
       }

@@ -9,7 +9,6 @@ import dev.commplan.processor.diag.SourceOrder;
 import dev.commplan.processor.diag.ValidationReport;
 import dev.commplan.processor.generator.PlanGenerator;
 import dev.commplan.processor.model.PlanModel;
-import dev.commplan.processor.model.PlanModelFactory;
 import dev.commplan.processor.parse.Annotations;
 import dev.commplan.processor.parse.ParsedPlan;
 import dev.commplan.processor.parse.PlanParser;

@@ -73,6 +73,44 @@ class MeshDiagnosticsTest {
               + " @CommPlan(axes = {\"pp\"}), and build the plan on a Mesh, or remove over.");
     }
 
+    /**
+     * A reserved name in over is no axis, and cannot become one: the fix is over = "" (issue 34, 5a: the
+     * message said to add it to axes, which then failed as a reserved name).
+     */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+      "ranks | ranks always means the whole communicator's size",
+      "rank  | rank is this rank's coordinate in a peer expression",
+    })
+    void overAReservedName(String over, String why) {
+      JavaFileObject f = source("p.Mlp",
+          "@CommPlan(axes = {\"dp\", \"tp\"})",
+          "class Mlp {",
+          "  @AllReduce(step = 1,",
+          "      over = \"" + over + "\")",
+          "  @Shape(\"8\") F32Buffer g;",
+          "}");
+      assertError(f, "over = \"" + over + "\"",
+          "[CommPlan/UnknownAxis] @AllReduce on 'g' has over = \"" + over + "\", but \"" + over + "\" is no axis: "
+              + why + ", and no axis may be named so. Fix: leave over empty (over = \"\") for the whole"
+              + " communicator, or use a declared axis (\"dp\", \"tp\").");
+    }
+
+    @Test
+    void overTheReservedRanksWithoutAxes() {
+      JavaFileObject f = source("p.Grads",
+          "@CommPlan",
+          "class Grads {",
+          "  @AllReduce(step = 1,",
+          "      over = \"ranks\")",
+          "  @Shape(\"8\") F32Buffer g;",
+          "}");
+      assertError(f, "over = \"ranks\"",
+          "[CommPlan/UnknownAxis] @AllReduce on 'g' has over = \"ranks\", but \"ranks\" is no axis: ranks always"
+              + " means the whole communicator's size, and no axis may be named so. Fix: leave over empty"
+              + " (over = \"\") for the whole communicator.");
+    }
+
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
       "ranks | ranks always means the whole communicator's size | ranksAxis",
@@ -110,6 +148,26 @@ class MeshDiagnosticsTest {
     void alsoADim() {
       JavaFileObject f = source("p.Mlp",
           "@CommPlan(dims = {\"h\", \"tp\"}, axes = {\"tp\"})",
+          "class Mlp {}");
+      assertError(f, "axes = ",
+          "[CommPlan/BadAxis] axes entry \"tp\" is also a dim: in @Shape, a name is one size, either a dim bound on"
+              + " the builder or an axis's size from the mesh. Fix: rename the axis or the dim, such as \"tpAxis\""
+              + " for the axis.");
+    }
+
+    /**
+     * On the axes line, under both compilers, where dims holds the same string on another line (issue 34,
+     * 6: ecj, which places an attribute and not its entries, put it on the first attribute holding an
+     * equal entry, dims). Either order of the two attributes.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void alsoADimOnTheAxesLine(boolean dimsFirst) {
+      String dims = "dims = {\"h\", \"tp\"}";
+      String axes = "axes = {\"dp\", \"tp\"}";
+      JavaFileObject f = source("p.Mlp",
+          "@CommPlan(" + (dimsFirst ? dims : axes) + ",",
+          "    " + (dimsFirst ? axes : dims) + ")",
           "class Mlp {}");
       assertError(f, "axes = ",
           "[CommPlan/BadAxis] axes entry \"tp\" is also a dim: in @Shape, a name is one size, either a dim bound on"

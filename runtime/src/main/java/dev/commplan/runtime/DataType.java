@@ -1,55 +1,56 @@
 package dev.commplan.runtime;
 
-/** The element types a buffer can hold; each is the NCCL data type of the same name. */
+import dev.commplan.model.ElementType;
+
+/**
+ * The element types a buffer can hold; each is the NCCL data type of the same name. Their facts (size,
+ * kind) are the model's {@link ElementType} of the same name, which the processor reads too.
+ */
 public enum DataType {
   /** IEEE 754 binary16 ({@code ncclFloat16}). */
-  F16(2),
+  F16,
   /** bfloat16 ({@code ncclBfloat16}). */
-  BF16(2),
+  BF16,
   /** IEEE 754 binary32 ({@code ncclFloat32}). */
-  F32(4),
+  F32,
   /** IEEE 754 binary64 ({@code ncclFloat64}). */
-  F64(8),
+  F64,
   /** signed 8-bit integer ({@code ncclInt8}). */
-  I8(1),
+  I8,
   /** unsigned 8-bit integer ({@code ncclUint8}). */
-  U8(1),
+  U8,
   /** signed 32-bit integer ({@code ncclInt32}). */
-  I32(4),
+  I32,
   /** unsigned 32-bit integer ({@code ncclUint32}). */
-  U32(4),
+  U32,
   /** signed 64-bit integer ({@code ncclInt64}). */
-  I64(8),
+  I64,
   /** unsigned 64-bit integer ({@code ncclUint64}). */
-  U64(8),
+  U64,
   /** 8-bit float, 4 exponent and 3 mantissa bits, no infinities ({@code ncclFloat8e4m3}, NCCL 2.24 and later). */
-  F8E4M3(1),
+  F8E4M3,
   /** 8-bit float, 5 exponent and 2 mantissa bits, IEEE-like ({@code ncclFloat8e5m2}, NCCL 2.24 and later). */
-  F8E5M2(1);
+  F8E5M2;
 
-  private final int byteSize;
-
-  DataType(int byteSize) {
-    this.byteSize = byteSize;
-  }
+  private final ElementType element = ElementType.valueOf(name());
 
   /** {@return bytes per element} */
   public int byteSize() {
-    return byteSize;
+    return element.byteSize();
   }
 
   /** {@return whether this is a floating-point type (F16, BF16, F32, F64, F8E4M3, F8E5M2)} */
   public boolean isFloatingPoint() {
-    return this == F16 || this == BF16 || this == F32 || this == F64 || isFloat8();
+    return element.isFloatingPoint();
   }
 
   /** {@return whether this is one of the 8-bit floating-point types (F8E4M3, F8E5M2)} */
   public boolean isFloat8() {
-    return this == F8E4M3 || this == F8E5M2;
+    return element.isFloat8();
   }
 
   /** {@return whether this is an unsigned integer type (U8, U32, U64)} */
   public boolean isUnsigned() {
-    return this == U8 || this == U32 || this == U64;
+    return element.isUnsigned();
   }
 }

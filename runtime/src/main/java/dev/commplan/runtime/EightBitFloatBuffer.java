@@ -5,23 +5,31 @@ import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 
 /**
- * The host API shared by the two 8-bit floating-point buffers, {@link F8E4M3Buffer} and {@link
- * F8E5M2Buffer}, as {@link HalfPrecisionBuffer} is for the 16-bit ones: single elements and {@code fill} as
- * {@code float} (writing rounds to nearest, ties to even; reading widens exactly) and the raw 8-bit
- * patterns; {@code float} arrays come from {@link NarrowFloatBuffer}. The subclasses supply only the
- * conversion ({@link #encode(float)}, {@link #decode(byte)}). Package-private: users see the public
- * subclasses, which inherit these methods.
+ * The two 8-bit floating-point buffers, {@link F8E4M3Buffer} and {@link F8E5M2Buffer}, which differ only
+ * in their format: everything but their static conversions ({@code toBits}, {@code toBitsSaturated},
+ * {@code fromBits}) and {@code allocate} is here, as {@link HalfPrecisionBuffer} is for the 16-bit ones:
+ * single elements and {@code fill} as {@code float} (writing rounds to nearest, ties to even; reading
+ * widens exactly) and the raw 8-bit patterns; {@code float} arrays come from {@link NarrowFloatBuffer}.
+ * Package-private: users see the public subclasses, which inherit these methods.
  */
 abstract sealed class EightBitFloatBuffer extends NarrowFloatBuffer permits F8E4M3Buffer, F8E5M2Buffer {
+  /** The format, as {@link Float8} takes it: E5M2, or else E4M3 (the subclass's {@link #dataType()}). */
+  private final boolean e5m2;
+
   EightBitFloatBuffer(DeviceMemory memory, long byteOffset, long length, boolean ownsMemory) {
     super(memory, byteOffset, length, ownsMemory);
+    this.e5m2 = dataType() == DataType.F8E5M2; // a constant of the subclass, as Buffer's constructor reads it too
   }
 
   /** The 8-bit pattern nearest to {@code value}: the subclass's {@code toBits}. */
-  abstract byte encode(float value);
+  final byte encode(float value) {
+    return Float8.encode(value, e5m2, false);
+  }
 
   /** The value of a 8-bit pattern, widened exactly: the subclass's {@code fromBits}. */
-  abstract float decode(byte bits);
+  final float decode(byte bits) {
+    return Float8.decode(bits, e5m2);
+  }
 
   /**
    * The element at {@code index}, widened to {@code float}.

@@ -67,14 +67,4 @@ public final class F8E5M2Buffer extends EightBitFloatBuffer {
   public static float fromBits(byte bits) {
     return Float8.decode(bits, true);
   }
-
-  @Override
-  byte encode(float value) {
-    return toBits(value);
-  }
-
-  @Override
-  float decode(byte bits) {
-    return fromBits(bits);
-  }
 }

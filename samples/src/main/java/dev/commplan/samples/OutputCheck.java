@@ -7,15 +7,19 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 
-/** Whether a file can be written, asked before a long run that writes it at the end. */
-final class OutputCheck {
+/**
+ * Whether a file can be written, asked before a long run that writes it at the end. Public because the
+ * bench compiles this one file in too (bench/pom.xml), as it does the samples' launcher: the bench and
+ * the samples depend on neither each other nor anything else that could hold it.
+ */
+public final class OutputCheck {
   private OutputCheck() {}
 
   /**
    * Null where {@code file} can be written (its folder is created, as the writer would; a file that did not
    * exist is created and deleted again), else why not, in a few words.
    */
-  static String whyNotWritable(Path file) {
+  public static String whyNotWritable(Path file) {
     try {
       Path absolute = file.toAbsolutePath();
       if (Files.isDirectory(absolute)) {
@@ -36,7 +40,7 @@ final class OutputCheck {
   }
 
   /** An I/O failure in a few words: "permission denied", "no such file or folder: /x", or the system's reason. */
-  static String reason(Throwable e) {
+  public static String reason(Throwable e) {
     if (e instanceof AccessDeniedException a) {
       return "permission denied" + (a.getFile() != null ? " (" + a.getFile() + ")" : "");
     }

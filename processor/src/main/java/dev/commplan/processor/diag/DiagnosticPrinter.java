@@ -32,7 +32,8 @@ public final class DiagnosticPrinter {
 
   /** Adds one message on {@code element}, at {@code value} of {@code mirror} where given, to be printed by {@link #flush}. */
   public void print(Message message, Element element, AnnotationMirror mirror, AnnotationValue value, Object... args) {
-    pending.add(new ValidationReport.Item(message, element, mirror, mirror == null ? null : value, List.of(args)));
+    pending.add(
+        new ValidationReport.Item(message, element, mirror, mirror == null ? null : value, null, List.of(args)));
   }
 
   /**
@@ -55,7 +56,7 @@ public final class DiagnosticPrinter {
 
   private void emit(ValidationReport.Item item) {
     String text = item.text();
-    Placement.Target at = placement.place(item.element(), item.mirror(), item.value());
+    Placement.Target at = placement.place(item.element(), item.mirror(), item.value(), item.attribute());
     if (at.mirror() != null && at.value() != null) {
       messager.printMessage(item.message().kind(), text, at.element(), at.mirror(), at.value());
     } else if (at.mirror() != null) {

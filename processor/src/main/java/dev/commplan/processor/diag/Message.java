@@ -161,6 +161,9 @@ public enum Message {
       "%s has over = \"%s\", but @CommPlan declares no axes, so every collective runs over the whole"
           + " communicator. Fix: declare the mesh's axes, such as @CommPlan(axes = {\"%s\"}), and build the plan"
           + " on a Mesh, or remove over."),
+  OVER_RESERVED(RuleId.UNKNOWN_AXIS,
+      "%s has over = \"%s\", but \"%s\" is no axis: %s, and no axis may be named so. Fix: leave over empty"
+          + " (over = \"\") for the whole communicator%s."),
   RESERVED_AXIS(RuleId.BAD_AXIS,
       "axes entry \"%s\" is reserved: %s. Fix: rename the axis, such as \"%s\"."),
   DUPLICATE_AXIS(RuleId.BAD_AXIS, "axes lists \"%s\" twice. Fix: remove the second \"%s\"."),

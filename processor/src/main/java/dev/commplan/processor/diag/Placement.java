@@ -24,15 +24,20 @@ import javax.lang.model.element.ExecutableElement;
  *   <li>not an entry of an array-valued attribute ({@code @Shape({"n", "m+1"})}): only an attribute's
  *       whole value, as {@code AnnotationMirror.getElementValues()} gives it, is found in the source; for
  *       an entry it falls back to the annotation's first line. The entry is replaced by its attribute, which
- *       starts on the entry's line whenever the entries start on the line of the opening brace.
+ *       starts on the entry's line whenever the entries start on the line of the opening brace: the one
+ *       the diagnostic names where it does, else the one that holds an equal entry.
  * </ul>
  */
 public interface Placement {
   /** Where a diagnostic goes. */
   record Target(Element element, AnnotationMirror mirror, AnnotationValue value) {}
 
-  /** The target for a diagnostic found at {@code element}, {@code mirror} and {@code value} (null where absent). */
-  Target place(Element element, AnnotationMirror mirror, AnnotationValue value);
+  /**
+   * The target for a diagnostic found at {@code element}, {@code mirror} and {@code value} (null where
+   * absent); {@code attribute}, where not null, is the array-valued attribute of which {@code value} is an
+   * entry.
+   */
+  Target place(Element element, AnnotationMirror mirror, AnnotationValue value, AnnotationValue attribute);
 
   /**
    * The placement for the compiler that runs the processor: ecj's where its environment or its Messager
@@ -48,10 +53,10 @@ public interface Placement {
   }
 
   /** Everything where it was found (javac, and any compiler that places all of it). */
-  Placement AS_FOUND = Target::new;
+  Placement AS_FOUND = (element, mirror, value, attribute) -> new Target(element, mirror, value);
 
   /** ecj's limits, as above. */
-  Placement ECLIPSE = (element, mirror, value) -> {
+  Placement ECLIPSE = (element, mirror, value, attribute) -> {
     if (!Eclipse.placeable(element)) {
       for (Element e = element.getEnclosingElement(); e != null; e = e.getEnclosingElement()) {
         if (Eclipse.placeable(e)) {
@@ -60,7 +65,10 @@ public interface Placement {
       }
       return new Target(element, mirror, value);
     }
-    return new Target(element, mirror, mirror == null || value == null ? value : Eclipse.attributeOf(mirror, value));
+    if (mirror == null || value == null) {
+      return new Target(element, mirror, value);
+    }
+    return new Target(element, mirror, attribute != null ? attribute : Eclipse.attributeOf(mirror, value));
   };
 
   /** What ecj can place. */
@@ -78,9 +86,11 @@ public interface Placement {
     }
 
     /**
-     * {@code value} itself if it is one of the mirror's attributes, else the array-valued attribute that
-     * holds it. ecj makes new value objects on every call, equal by value, so they are compared with
-     * {@code equals}.
+     * {@code value} itself if it is one of the mirror's attributes, else the first array-valued attribute
+     * that holds it. ecj makes new value objects on every call, equal by value, so they are compared with
+     * {@code equals}: an entry equal to another attribute's is found there, so a diagnostic on an entry
+     * of a mirror that can have such entries names its attribute ({@link
+     * ValidationReport.Builder#addOnEntry}).
      */
     static AnnotationValue attributeOf(AnnotationMirror mirror, AnnotationValue value) {
       Map<? extends ExecutableElement, ? extends AnnotationValue> attributes = mirror.getElementValues();

@@ -22,10 +22,14 @@ public record ValidationReport(List<Item> items) {
    * @param message which
    * @param element where
    * @param mirror the annotation on {@code element}, or null
-   * @param value the attribute of {@code mirror}, or null
+   * @param value the attribute of {@code mirror}, or one entry of an array-valued attribute; or null
+   * @param attribute where {@code value} is an entry, the attribute that holds it, as written; else null
+   *     (a compiler that places no entries places that attribute, {@link Placement})
    * @param args the message's arguments
    */
-  public record Item(Message message, Element element, AnnotationMirror mirror, AnnotationValue value, List<Object> args) {
+  public record Item(
+      Message message, Element element, AnnotationMirror mirror, AnnotationValue value, AnnotationValue attribute,
+      List<Object> args) {
     public Item {
       args = List.copyOf(args);
     }
@@ -53,7 +57,18 @@ public record ValidationReport(List<Item> items) {
 
     /** Adds an item on {@code element}, located at {@code value} of {@code mirror} where those are given. */
     public Builder add(Message message, Element element, AnnotationMirror mirror, AnnotationValue value, Object... args) {
-      items.add(new Item(message, element, mirror, mirror == null ? null : value, List.of(args)));
+      items.add(new Item(message, element, mirror, mirror == null ? null : value, null, List.of(args)));
+      return this;
+    }
+
+    /**
+     * Adds an item located at {@code entry}, one entry of {@code mirror}'s array-valued {@code attribute}
+     * as written: the attribute, not the entry's text, says which attribute it is in (two attributes may
+     * hold equal entries: {@code dims = {"tp"}, axes = {"tp"}}).
+     */
+    public Builder addOnEntry(Message message, Element element, AnnotationMirror mirror, AnnotationValue entry,
+        AnnotationValue attribute, Object... args) {
+      items.add(new Item(message, element, mirror, entry, attribute, List.of(args)));
       return this;
     }
 

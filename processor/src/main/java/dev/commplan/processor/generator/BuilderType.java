@@ -67,7 +67,7 @@ final class BuilderType {
       t.addMethod(MethodSpec.methodBuilder(b.bindMethod())
           .addJavadoc("Uses {@code $N}, a buffer you own, as {@code $L} instead of one the plan allocates: {@link #build}\n"
               + "checks that it is $L, {@code @Shape($L)} = $L elements, open and on the plan's communicator.\n",
-              param, b.field(), b.type().dataType(), b.shapeAsWritten(), g.format(b.count()))
+              param, b.field(), b.type().name(), b.shapeAsWritten(), g.format(b.count()))
           .addModifiers(Modifier.PUBLIC)
           .addParameter(ParameterSpec.builder(bufferClass(b.type()), param).build())
           .returns(g.builder)

@@ -38,7 +38,7 @@ final class DeclarationCode {
   CodeBlock bufferDeclaration(BufferDeclaration d, Refs in) {
     BufferSpec b = g.buffers.get(d.buffer());
     return CodeBlock.of("$N.buffer($S,$W$T.$L,$W$L,$W$S,$W$L.$N[$L])", in.planBuilder(), b.field(), DATA_TYPE,
-        b.type().dataType(), count(b, in.symbol()), b.shapeAsWritten(), in.source(), g.fields.bound(), d.buffer());
+        b.type().name(), count(b, in.symbol()), b.shapeAsWritten(), in.source(), g.fields.bound(), d.buffer());
   }
 
   /**

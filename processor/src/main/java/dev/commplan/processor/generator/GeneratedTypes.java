@@ -1,7 +1,7 @@
 package dev.commplan.processor.generator;
 
 import com.palantir.javapoet.ClassName;
-import dev.commplan.processor.model.BufferType;
+import dev.commplan.model.ElementType;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -60,8 +60,8 @@ final class GeneratedTypes {
   private static Set<String> reserved() {
     Set<String> names = new HashSet<>();
     List<ClassName> all = new ArrayList<>(TYPES);
-    for (BufferType t : BufferType.values()) {
-      all.add(ClassName.get(RUNTIME, t.simpleName()));
+    for (ElementType t : ElementType.values()) {
+      all.add(bufferClass(t));
     }
     for (ClassName type : all) {
       names.add(type.simpleName());
@@ -72,8 +72,8 @@ final class GeneratedTypes {
   }
 
   /** A buffer type's class: {@code F32Buffer} (a type of {@link #RESERVED}). */
-  static ClassName bufferClass(BufferType type) {
-    return ClassName.get(RUNTIME, type.simpleName());
+  static ClassName bufferClass(ElementType type) {
+    return ClassName.get(ElementType.BUFFER_PACKAGE, type.bufferSimpleName());
   }
 
   /**

@@ -113,7 +113,7 @@ public final class PlanGenerator {
       type.addMethod(MethodSpec.methodBuilder(b.accessor())
           .addJavadoc("Returns the buffer of field {@code $L}: $L, {@code @Shape($L)},\n"
               + "$L elements. The plan allocated it unless it was bound with {@link $T#$L}.\n",
-              b.field(), b.type().dataType(), b.shapeAsWritten(), g.format(b.count()), g.builder, b.bindMethod())
+              b.field(), b.type().name(), b.shapeAsWritten(), g.format(b.count()), g.builder, b.bindMethod())
           .addModifiers(Modifier.PUBLIC)
           .returns(bufferClass(b.type()))
           .addStatement("return ($T) $N[$L]", bufferClass(b.type()), buffersField, g.index.get(b.field()))

@@ -1,6 +1,8 @@
 package dev.commplan.processor.model;
 
+import dev.commplan.model.ElementType;
 import dev.commplan.processor.shape.Monomial;
+import dev.commplan.processor.shape.ShapeText;
 import java.util.List;
 
 /**
@@ -14,7 +16,7 @@ import java.util.List;
  * @param bindMethod the Builder's method that binds a user-owned buffer
  */
 public record BufferSpec(
-    String field, BufferType type, Monomial count, List<String> shape, String accessor, String bindMethod) {
+    String field, ElementType type, Monomial count, List<String> shape, String accessor, String bindMethod) {
 
   public BufferSpec {
     shape = List.copyOf(shape);

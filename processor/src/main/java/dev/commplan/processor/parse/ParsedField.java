@@ -1,6 +1,6 @@
 package dev.commplan.processor.parse;
 
-import dev.commplan.processor.model.BufferType;
+import dev.commplan.model.ElementType;
 import java.util.List;
 import javax.lang.model.element.AnnotationMirror;
 import javax.lang.model.element.VariableElement;
@@ -21,7 +21,7 @@ public record ParsedField(
     String name,
     boolean isPrivate,
     String typeText,
-    BufferType bufferType,
+    ElementType bufferType,
     ParsedShape shape,
     List<ParsedCollective> collectives) {
 

@@ -1,6 +1,6 @@
 package dev.commplan.processor.parse;
 
-import dev.commplan.processor.model.ShapeText;
+import dev.commplan.processor.shape.ShapeText;
 import dev.commplan.processor.shape.Monomial;
 import dev.commplan.processor.shape.ShapeEntry;
 import java.util.List;

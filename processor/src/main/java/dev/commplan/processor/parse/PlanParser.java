@@ -1,7 +1,7 @@
 package dev.commplan.processor.parse;
 
 import dev.commplan.processor.lang.Identifiers;
-import dev.commplan.processor.model.BufferType;
+import dev.commplan.model.ElementType;
 import dev.commplan.model.Collective;
 import dev.commplan.model.InPlace;
 import dev.commplan.processor.shape.ShapeEntry;
@@ -165,11 +165,11 @@ public final class PlanParser {
     return Optional.empty();
   }
 
-  private static BufferType bufferType(TypeMirror type) {
+  private static ElementType bufferType(TypeMirror type) {
     if (type.getKind() == TypeKind.DECLARED
         && ((DeclaredType) type).asElement() instanceof TypeElement t
         && t.getKind() == ElementKind.CLASS) {
-      return BufferType.forQualifiedName(t.getQualifiedName().toString());
+      return ElementType.forBufferClassName(t.getQualifiedName().toString());
     }
     return null;
   }

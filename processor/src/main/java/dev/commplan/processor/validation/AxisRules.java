@@ -1,11 +1,11 @@
 package dev.commplan.processor.validation;
 
 import dev.commplan.processor.diag.Message;
+import dev.commplan.processor.diag.ValidationReport;
 import dev.commplan.processor.lang.Identifiers;
 import dev.commplan.processor.parse.Attr;
 import dev.commplan.processor.parse.ParsedCollective;
 import dev.commplan.processor.parse.ParsedField;
-import dev.commplan.processor.parse.ParsedPlan;
 import dev.commplan.processor.shape.Monomial;
 import java.util.HashMap;
 import java.util.Map;
@@ -28,32 +28,26 @@ final class AxisRules {
 
   /** Axes are compared as the compiler reads them, as dims are ({@link DimRules#checkDims}). */
   void checkAxes() {
-    ParsedPlan plan = cx.plan;
     Map<String, String> written = new HashMap<>();
-    for (Attr<String> axis : plan.axes()) {
+    for (Attr<String> axis : cx.plan.axes()) {
       String a = axis.value();
       String name = Identifiers.canonical(a);
-      AnnotationValue at = source(axis);
-      if (name.equals(Monomial.RANKS) || name.equals(RANK)) {
-        cx.report.add(Message.RESERVED_AXIS, plan.element(), plan.mirror(), at, Identifiers.visible(a),
-            name.equals(RANK) ? "rank is this rank's coordinate in a peer expression"
-                : "ranks always means the whole communicator's size", name + "Axis");
+      if (reservedBecause(name) != null) {
+        report(Message.RESERVED_AXIS, axis, Identifiers.visible(a), reservedBecause(name), name + "Axis");
         cx.rejectedAxes.add(name);
       } else if (!JavaNames.isIdentifier(a)) {
-        cx.report.add(Message.INVALID_AXIS, plan.element(), plan.mirror(), at, Identifiers.visible(a),
-            JavaNames.sanitize(a, "axis"));
+        report(Message.INVALID_AXIS, axis, Identifiers.visible(a), JavaNames.sanitize(a, "axis"));
         cx.rejectedAxes.add(name);
       } else if (cx.dims.contains(name)) {
-        cx.report.add(Message.AXIS_IS_DIM, plan.element(), plan.mirror(), at, Identifiers.visible(a), name + "Axis");
+        report(Message.AXIS_IS_DIM, axis, Identifiers.visible(a), name + "Axis");
         cx.rejectedAxes.add(name);
       } else if (!cx.axes.add(name)) {
         String first = written.get(name);
         if (first.equals(a)) {
-          cx.report.add(Message.DUPLICATE_AXIS, plan.element(), plan.mirror(), at, Identifiers.visible(a),
-              Identifiers.visible(a));
+          report(Message.DUPLICATE_AXIS, axis, Identifiers.visible(a), Identifiers.visible(a));
         } else {
-          cx.report.add(Message.DUPLICATE_AXIS_IGNORABLE, plan.element(), plan.mirror(), at, Identifiers.visible(a),
-              Identifiers.visible(first), Identifiers.ignorables(a + first), Identifiers.visible(a));
+          report(Message.DUPLICATE_AXIS_IGNORABLE, axis, Identifiers.visible(a), Identifiers.visible(first),
+              Identifiers.ignorables(a + first), Identifiers.visible(a));
         }
       } else {
         written.put(name, a);
@@ -61,8 +55,22 @@ final class AxisRules {
     }
   }
 
-  private AnnotationValue source(Attr<String> axis) {
-    return axis.source() != null ? axis.source() : cx.plan.axesSource();
+  /**
+   * Reports on the entry {@code axis}, in {@code axes}: named so, since {@code dims} may hold an equal
+   * entry ({@link ValidationReport.Builder#addOnEntry}).
+   */
+  private void report(Message message, Attr<String> axis, Object... args) {
+    AnnotationValue entry = axis.source() != null ? axis.source() : cx.plan.axesSource();
+    cx.report.addOnEntry(message, cx.plan.element(), cx.plan.mirror(), entry, cx.plan.axesSource(), args);
+  }
+
+  /** Why no axis may have this name (as the compiler reads it), or null where one may. */
+  private static String reservedBecause(String name) {
+    return switch (name) {
+      case Monomial.RANKS -> "ranks always means the whole communicator's size";
+      case RANK -> "rank is this rank's coordinate in a peer expression";
+      default -> null;
+    };
   }
 
   /**
@@ -78,6 +86,12 @@ final class AxisRules {
       return;
     }
     String shown = Identifiers.visible(c.over().value());
+    if (reservedBecause(over) != null) { // adding it to axes would fail too: the fix is the whole communicator
+      String declared = cx.axes.isEmpty() ? "" : ", or use a declared axis (" + PlanContext.quoted(cx.axes) + ")";
+      cx.report.add(Message.OVER_RESERVED, f.element(), c.mirror(), c.over().source(), c.describe(), shown, shown,
+          reservedBecause(over), declared);
+      return;
+    }
     if (cx.plan.axes().isEmpty()) {
       cx.report.add(Message.OVER_WITHOUT_AXES, f.element(), c.mirror(), c.over().source(), c.describe(), shown,
           JavaNames.isIdentifier(c.over().value()) ? over : JavaNames.sanitize(c.over().value(), "axis"));

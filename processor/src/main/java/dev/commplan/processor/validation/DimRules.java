@@ -1,6 +1,7 @@
 package dev.commplan.processor.validation;
 
 import dev.commplan.processor.diag.Message;
+import dev.commplan.processor.diag.ValidationReport;
 import dev.commplan.processor.lang.Identifiers;
 import dev.commplan.processor.parse.Attr;
 import dev.commplan.processor.parse.ParsedPlan;
@@ -28,25 +29,21 @@ final class DimRules {
 
   /** Dims are compared as the compiler reads them: "n" and "n\u005Cu200B" are one name to javac. */
   void checkDims() {
-    ParsedPlan plan = cx.plan;
     Map<String, String> written = new HashMap<>();
-    for (Attr<String> dim : plan.dims()) {
+    for (Attr<String> dim : cx.plan.dims()) {
       String d = dim.value();
       String name = Identifiers.canonical(d);
       if (name.equals(Monomial.RANKS)) {
-        cx.report.add(Message.RESERVED_DIM, plan.element(), plan.mirror(), source(dim));
+        report(Message.RESERVED_DIM, dim);
       } else if (!JavaNames.isIdentifier(d)) {
-        cx.report.add(Message.INVALID_DIM, plan.element(), plan.mirror(), source(dim), Identifiers.visible(d),
-            JavaNames.sanitize(d));
+        report(Message.INVALID_DIM, dim, Identifiers.visible(d), JavaNames.sanitize(d));
       } else if (!cx.dims.add(name)) {
         String first = written.get(name);
         if (first.equals(d)) {
-          cx.report.add(Message.DUPLICATE_DIM, plan.element(), plan.mirror(), source(dim), Identifiers.visible(d),
-              Identifiers.visible(d));
+          report(Message.DUPLICATE_DIM, dim, Identifiers.visible(d), Identifiers.visible(d));
         } else {
-          cx.report.add(Message.DUPLICATE_DIM_IGNORABLE, plan.element(), plan.mirror(), source(dim),
-              Identifiers.visible(d), Identifiers.visible(first), Identifiers.ignorables(d + first),
-              Identifiers.visible(d));
+          report(Message.DUPLICATE_DIM_IGNORABLE, dim, Identifiers.visible(d), Identifiers.visible(first),
+              Identifiers.ignorables(d + first), Identifiers.visible(d));
         }
       } else {
         written.put(name, d);
@@ -54,7 +51,12 @@ final class DimRules {
     }
   }
 
-  private AnnotationValue source(Attr<String> dim) {
-    return dim.source() != null ? dim.source() : cx.plan.dimsSource();
+  /**
+   * Reports on the entry {@code dim}, in {@code dims}: named so, since {@code axes} may hold an equal
+   * entry ({@link ValidationReport.Builder#addOnEntry}).
+   */
+  private void report(Message message, Attr<String> dim, Object... args) {
+    AnnotationValue entry = dim.source() != null ? dim.source() : cx.plan.dimsSource();
+    cx.report.addOnEntry(message, cx.plan.element(), cx.plan.mirror(), entry, cx.plan.dimsSource(), args);
   }
 }

@@ -26,7 +26,7 @@ final class IntoRules {
 
   /** Reports an in-place collective that has no in-place form (AllToAll without {@code into}). */
   void missingInto(ParsedField f, ParsedCollective c) {
-    String type = f.isBuffer() ? f.bufferType().simpleName() : "buffer";
+    String type = f.isBuffer() ? f.bufferType().bufferSimpleName() : "buffer";
     String shape = f.shape() == null ? "{\"ranks\", \"1024\"}" : f.shape().asWritten();
     cx.report.add(Message.MISSING_INTO, f.element(), c.mirror(), c.into().source(), c.describe(), c.into().value(),
         c.kind().annotation(), f.name(), type, shape);
@@ -60,7 +60,7 @@ final class IntoRules {
     if (!target.isBuffer()) {
       cx.report.add(Message.INTO_NOT_BUFFER, f.element(), m, c.into().source(), c.describe(),
           Identifiers.visible(c.into().value()), into,
-          target.typeText(), into, f.isBuffer() ? f.bufferType().simpleName() : "a buffer type");
+          target.typeText(), into, f.isBuffer() ? f.bufferType().bufferSimpleName() : "a buffer type");
       return null;
     }
     if (target.shape() == null && missingShapeReported.add(into)) {
@@ -69,8 +69,8 @@ final class IntoRules {
     }
     if (f.isBuffer() && target.bufferType() != f.bufferType()) {
       cx.report.add(Message.TYPE_MISMATCH, f.element(), m, c.into().source(), c.describe(),
-          f.bufferType().simpleName(), c.kind().intoVerb(), into, target.bufferType().simpleName(), into,
-          f.bufferType().simpleName(), f.name(), target.bufferType().simpleName());
+          f.bufferType().bufferSimpleName(), c.kind().intoVerb(), into, target.bufferType().bufferSimpleName(), into,
+          f.bufferType().bufferSimpleName(), f.name(), target.bufferType().bufferSimpleName());
     }
     return target;
   }

@@ -91,7 +91,7 @@ final class PeerRules {
       }
       ParsedCollective c = alone.c();
       Collective needed = c.kind().counterpart();
-      String type = alone.f().bufferType().simpleName();
+      String type = alone.f().bufferType().bufferSimpleName();
       String count = cx.format(alone.count());
       String wanted = "@" + needed.annotation() + "(" + needed.peerAttribute() + " = \"" + alone.peer().inverse()
           + "\"" + (alone.step() != 0 ? ", step = " + alone.step() : "")
@@ -129,7 +129,7 @@ final class PeerRules {
     for (Transfer t : candidates) {
       if (t.step() == alone.step() && t.peer().equals(wanted) && !t.sameData(alone)) {
         return " (" + t.c().describe() + " has " + t.c().kind().peerAttribute() + " = \"" + t.c().peer().value()
-            + "\" but is " + t.f().bufferType().simpleName() + " with count " + cx.format(t.count()) + ")";
+            + "\" but is " + t.f().bufferType().bufferSimpleName() + " with count " + cx.format(t.count()) + ")";
       }
     }
     for (Transfer t : candidates) {

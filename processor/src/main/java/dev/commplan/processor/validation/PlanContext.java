@@ -1,7 +1,7 @@
 package dev.commplan.processor.validation;
 
 import dev.commplan.processor.diag.ValidationReport;
-import dev.commplan.processor.model.ShapeText;
+import dev.commplan.processor.shape.ShapeText;
 import dev.commplan.processor.parse.Annotations;
 import dev.commplan.processor.parse.FieldIndex;
 import dev.commplan.processor.parse.ParsedCollective;

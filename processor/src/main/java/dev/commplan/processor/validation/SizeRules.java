@@ -2,7 +2,7 @@ package dev.commplan.processor.validation;
 
 import dev.commplan.model.InPlace;
 import dev.commplan.processor.diag.Message;
-import dev.commplan.processor.model.ShapeText;
+import dev.commplan.processor.shape.ShapeText;
 import dev.commplan.processor.parse.ParsedCollective;
 import dev.commplan.processor.parse.ParsedField;
 import dev.commplan.processor.shape.Monomial;

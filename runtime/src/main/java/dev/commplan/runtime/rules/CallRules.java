@@ -3,6 +3,8 @@ package dev.commplan.runtime.rules;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
 import dev.commplan.model.CountRule;
+import dev.commplan.model.ElementType;
+import dev.commplan.model.Fp8AverageRule;
 import dev.commplan.model.RuleId;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
@@ -239,15 +241,13 @@ public final class CallRules {
   }
 
   /**
-   * {@link RuleId#FP8_AVERAGE}: no AVG on the fp8 types, on any backend. NCCL (every version with fp8,
-   * 2.24.3 to 2.30.7) computes ncclAvg on ncclFloat8e4m3 and ncclFloat8e5m2 as a sum pre-multiplied by
-   * 1/ranks rounded to fp8 (for 3 ranks 0.34375 or 0.3125, not 1/3), and fails on a one-rank communicator
-   * with ncclInvalidArgument. The local and MPI backends must not compute what the NCCL backend refuses,
-   * so every backend refuses it here, with the processor's id: a plan's declaration with a {@link
+   * {@link RuleId#FP8_AVERAGE}: no AVG on the fp8 types, on any backend ({@link Fp8AverageRule}, which the
+   * processor checks too, says why). The local and MPI backends must not compute what the NCCL backend
+   * refuses, so every backend refuses it here, with the processor's id: a plan's declaration with a {@link
    * dev.commplan.runtime.PlanBuildException}, a direct call with an {@link IllegalArgumentException}.
    */
   public static void fp8Average(CallSubject s, Collective c, Communicator comm, DataType type, ReduceOp op) {
-    if (c.hasOp() && op == ReduceOp.AVG && type.isFloat8()) {
+    if (Fp8AverageRule.refuses(c, op == null ? null : op.name(), ElementType.valueOf(type.name()))) {
       throw violation(s, RuleId.FP8_AVERAGE, s.where(c, comm) + ": AVG on " + type + " is not offered: NCCL"
           + " multiplies the sum by 1/ranks rounded to fp8 (for 3 ranks 0.34375 or 0.3125, not 1/3), and fails on"
           + " one rank. Fix: reduce with SUM and scale the result, or use a wider type (F16, BF16 or F32)");

@@ -1,6 +1,10 @@
-package dev.commplan.processor.model;
+package dev.commplan.processor;
 
 import dev.commplan.model.Peer;
+import dev.commplan.processor.model.BufferSpec;
+import dev.commplan.processor.model.CollectiveSpec;
+import dev.commplan.processor.model.MethodNames;
+import dev.commplan.processor.model.PlanModel;
 import dev.commplan.processor.parse.FieldIndex;
 import dev.commplan.processor.parse.ParsedCollective;
 import dev.commplan.processor.parse.ParsedField;
@@ -10,11 +14,11 @@ import java.util.Comparator;
 import java.util.List;
 
 /** A validated {@link ParsedPlan} to its {@link PlanModel}: counts, names, and the collectives in order. */
-public final class PlanModelFactory {
+final class PlanModelFactory {
   private PlanModelFactory() {}
 
   /** Builds the model of {@code plan}, whose validation report is clean. */
-  public static PlanModel create(ParsedPlan plan) {
+  static PlanModel create(ParsedPlan plan) {
     List<ParsedField> bufferFields = plan.fields().stream().filter(f -> f.shape() != null).toList();
     List<String> names = bufferFields.stream().map(ParsedField::name).toList();
     List<String> accessors = MethodNames.accessors(names, plan.generatedName());

@@ -1,4 +1,4 @@
-package dev.commplan.processor.model;
+package dev.commplan.processor.shape;
 
 import java.util.List;
 
