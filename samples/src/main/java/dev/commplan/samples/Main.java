@@ -42,7 +42,7 @@ public final class Main {
                                overlap --measure its timeline (default overlap-timeline.svg)
           --measure            overlap: also time the step each way and draw one step's timeline
           --width N, --batch N overlap --measure: the measured model's width and samples per rank (default 256 and
-                               16; on nccl 1024 and 1024)
+                               4; on nccl 1024 and 1024)
       """;
 
   /**

@@ -12,9 +12,14 @@ import java.util.List;
  * @param size the measured model
  */
 record OverlapOptions(boolean measure, boolean timeline, OverlapModel.Size size) {
-  /** The measured model where no option says otherwise: on a GPU, GEMMs large enough to keep it busy. */
+  /**
+   * The measured model where no option says otherwise. On a GPU, GEMMs large enough to keep it busy and 64
+   * MiB of gradients, so that buckets of 256 KiB to 64 MiB differ. On the host, 4 MiB of gradients and a
+   * small batch: the local backend's all-reduce is a memory copy, fast next to host GEMMs, and a small batch
+   * keeps the compute from dwarfing it.
+   */
   static OverlapModel.Size defaultSize(String backend) {
-    return backend.equals("nccl") ? new OverlapModel.Size(1024, 1024) : new OverlapModel.Size(256, 16);
+    return backend.equals("nccl") ? new OverlapModel.Size(1024, 1024) : new OverlapModel.Size(256, 4);
   }
 
   /** Whether {@code arg} is one of the sample's options. */

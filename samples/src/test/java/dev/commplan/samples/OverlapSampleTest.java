@@ -130,7 +130,7 @@ class OverlapSampleTest {
   @Test
   void theMeasuredModelDependsOnTheBackend() {
     assertEquals(new OverlapModel.Size(1024, 1024), OverlapOptions.parse(List.of("--measure"), "nccl").size());
-    assertEquals(new OverlapModel.Size(256, 16), OverlapOptions.parse(List.of("--measure"), "local").size());
+    assertEquals(new OverlapModel.Size(256, 4), OverlapOptions.parse(List.of("--measure"), "local").size());
     OverlapOptions given = OverlapOptions.parse(List.of("--measure", "--batch", "3", "--width", "40"), "mpi");
     assertEquals(new OverlapModel.Size(40, 3), given.size());
     assertTrue(given.measure() && !given.timeline(), "no timeline on mpi");
