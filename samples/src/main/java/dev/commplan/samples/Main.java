@@ -5,14 +5,15 @@ import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
 /**
  * The samples' command line: {@code java -jar commplan-samples.jar <sample> [--ranks N] [--mesh
  * dp=2,tp=4] [--backend local|nccl|mpi]}. With {@code --backend mpi} the process is one rank of {@code
- * MPI_COMM_WORLD}, started by {@code mpirun -np N} (seed, pipeline, moe, tp and 3d); rank 0 prints what
- * every rank saw.
+ * MPI_COMM_WORLD}, started by {@code mpirun -np N} (seed, pipeline, moe, tp, 3d and overlap); rank 0 prints
+ * what every rank saw.
  */
 public final class Main {
   private static final String USAGE =
@@ -27,14 +28,21 @@ public final class Main {
           moe       mixture-of-experts token dispatch and combine (all-to-all), checked against one host
           tp        Megatron-style tensor-parallel MLP over tp, data-parallel over dp, on a 2-D mesh; checked against one host
           3d        pipeline x data x tensor parallel training on a 3-D mesh (pp, dp, tp), checked against one host
+          overlap   data-parallel training of 16 linear layers (host compute, or cuBLAS on GPUs), checked against one
+                    host; with --measure, the step timed compute alone, communication alone and serial, and drawn (SVG)
         options:
           --ranks N            number of ranks (default 4; with mpi, mpirun's -np decides)
           --mesh AXES          tp and 3d: the mesh, outermost axis first (tp: default dp=2,tp=4; 3d: default
                                pp=2,dp=2,tp=2); its ranks are the product of the sizes (with mpi: mpirun's -np)
           --backend local|nccl|mpi
                                local: ranks as threads of this JVM (default); nccl: one GPU per rank;
-                               mpi: this process is one rank, started by mpirun -np N (seed, pipeline, moe, tp, 3d)
-          --out FILE           where ddp writes its loss curve (default ddp-loss.svg in the working directory)
+                               mpi: this process is one rank, started by mpirun -np N (seed, pipeline, moe, tp, 3d,
+                               overlap)
+          --out FILE           where ddp writes its loss curve (default ddp-loss.svg in the working directory), and
+                               overlap --measure its timeline (default overlap-timeline.svg)
+          --measure            overlap: also time the step each way and draw one step's timeline
+          --width N, --batch N overlap --measure: the measured model's width and samples per rank (default 256 and
+                               4; on nccl 1024 and 1024)
       """;
 
   /**
@@ -66,9 +74,11 @@ public final class Main {
       out.print(USAGE);
       return 0;
     }
-    if (options.out() != null && !options.sample().equals("ddp")) {
+    boolean drawsTimeline = options.overlap() != null && options.overlap().timeline();
+    if (options.out() != null && !options.sample().equals("ddp") && !drawsTimeline) {
       // Not an error: bin/gpu-run passes --out to every sample.
-      err.println("note: --out is ddp's (where it draws the loss curve); " + options.sample() + " writes no file");
+      err.println("note: --out is ddp's and overlap --measure's (where they draw); " + options.sample()
+          + " writes no file");
     }
     try {
       switch (options.sample()) {
@@ -114,6 +124,9 @@ public final class Main {
               : ThreeDSample.run(options.backend(), options.mesh(), out);
           return ok ? 0 : 1;
         }
+        case "overlap" -> {
+          return OverlapSample.command(options, out, err);
+        }
         default -> throw new IllegalStateException(options.sample());
       }
       return 0;
@@ -140,11 +153,14 @@ public final class Main {
    * The parsed command line.
    *
    * @param mesh the mesh of tp and 3d ({@code --mesh} or their default); null for the other samples
+   * @param overlap the overlap sample's own options; null for the other samples
    */
-  record Options(String sample, int ranks, boolean ranksGiven, String backend, Path out, MeshShape mesh) {
-    private static final List<String> SAMPLES = List.of("seed", "ddp", "zero", "syncbn", "pipeline", "moe", "tp", "3d");
+  record Options(String sample, int ranks, boolean ranksGiven, String backend, Path out, MeshShape mesh,
+      OverlapOptions overlap) {
+    private static final List<String> SAMPLES =
+        List.of("seed", "ddp", "zero", "syncbn", "pipeline", "moe", "tp", "3d", "overlap");
     /** The samples that run as one rank per process under mpirun; the others drive a Cluster. */
-    private static final List<String> MPI_SAMPLES = List.of("seed", "pipeline", "moe", "tp", "3d");
+    private static final List<String> MPI_SAMPLES = List.of("seed", "pipeline", "moe", "tp", "3d", "overlap");
 
     static Options parse(String[] args) {
       String sample = null;
@@ -153,6 +169,7 @@ public final class Main {
       String backend = null;
       Path out = null;
       String meshText = null;
+      List<String> overlapArgs = new ArrayList<>();
       for (int i = 0; i < args.length; i++) {
         String arg = args[i];
         switch (arg) {
@@ -198,9 +215,16 @@ public final class Main {
             }
           }
           case "-h", "--help", "help" -> {
-            return new Options("help", ranks, false, "local", null, null);
+            return new Options("help", ranks, false, "local", null, null, null);
           }
           default -> {
+            if (OverlapOptions.isOption(arg)) { // checked once the sample is known
+              overlapArgs.add(arg);
+              if (OverlapOptions.takesValue(arg)) {
+                overlapArgs.add(valueOf(args, ++i, arg));
+              }
+              continue;
+            }
             if (arg.startsWith("-")) {
               throw new IllegalArgumentException("unknown option " + arg);
             }
@@ -232,13 +256,19 @@ public final class Main {
       } else if (meshText != null) {
         throw new IllegalArgumentException("--mesh is for tp and 3d; " + sample + " runs on --ranks N ranks");
       }
+      OverlapOptions overlap = null;
+      if (sample.equals("overlap")) {
+        overlap = OverlapOptions.parse(overlapArgs, backend);
+      } else if (!overlapArgs.isEmpty()) {
+        throw new IllegalArgumentException(overlapArgs.get(0) + " is an option of overlap, not of " + sample);
+      }
       if (backend.equals("local") && ranks > MAX_LOCAL_RANKS) {
         throw new IllegalArgumentException((mesh != null ? "--mesh " + mesh + " has " + ranks + " ranks, " : "--ranks "
             + ranks + " is ") + "more than the local backend runs: at most "
             + MAX_LOCAL_RANKS + ", since each local rank is a thread of this JVM and the collectives' work grows with"
             + " the square of the ranks (seed: 2 s on 256 ranks, 40 s on 1024); for more, use --backend nccl or mpi");
       }
-      return new Options(sample, ranks, ranksGiven, backend, out, mesh);
+      return new Options(sample, ranks, ranksGiven, backend, out, mesh, overlap);
     }
 
     /** tp's or 3d's mesh: {@code --mesh} or the sample's default, checked against --ranks and the model. */

@@ -117,7 +117,7 @@ class SeedSampleTest {
     }
     assertTrue(main("seed", "--ranks", "zero").err().contains("--ranks takes a whole number, not 'zero'"));
     assertTrue(main("seed", "--ranks", "100000").err().contains("at most " + Main.MAX_LOCAL_RANKS), "names the limit");
-    assertTrue(main("ddp", "--backend", "mpi").err().contains("--backend mpi runs seed, pipeline, moe, tp, 3d only, not 'ddp'"));
+    assertTrue(main("ddp", "--backend", "mpi").err().contains("--backend mpi runs seed, pipeline, moe, tp, 3d, overlap only, not 'ddp'"));
     assertTrue(main("ddp", "--out", "/proc/x.svg").err().contains("cannot write its loss curve to /proc/x.svg"));
   }
 
@@ -126,7 +126,7 @@ class SeedSampleTest {
   void outOnAnotherSampleIsANoteNotAnError() {
     Run run = main("seed", "--ranks", "2", "--out", "seed.svg");
     assertEquals(0, run.status(), run.err());
-    assertEquals("note: --out is ddp's (where it draws the loss curve); seed writes no file\n",
+    assertEquals("note: --out is ddp's and overlap --measure's (where they draw); seed writes no file\n",
         run.err().replace(System.lineSeparator(), "\n"));
   }
 

@@ -1,0 +1,56 @@
+package dev.commplan.samples;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The bucket sizes the {@code overlap} sample's sweep tries, and its table: the overlapped step's time
+ * against {@code bucketBytes}, next to the compute alone and the serial step. Small buckets start the
+ * communication early but pay a collective's fixed cost many times; large ones pay it once but start
+ * late, and the last bucket, which nothing hides, is larger.
+ */
+final class BucketSweep {
+  /** The smallest bucket tried, whatever the model. */
+  static final long MIN_BUCKET_BYTES = 4096;
+
+  private BucketSweep() {}
+
+  /**
+   * Powers of two from a sixteenth of one weight gradient (at least {@link #MIN_BUCKET_BYTES}), where every
+   * field is a bucket alone, to the first that holds every gradient, where the whole plan is one bucket:
+   * 256 KiB to 128 MiB for 16 layers of 1024.
+   */
+  static List<Long> sizes(OverlapModel.Size size) {
+    long smallest = Math.max(MIN_BUCKET_BYTES, Long.highestOneBit(size.weightBytes() / 16));
+    List<Long> sizes = new ArrayList<>();
+    for (long n = smallest; ; n *= 2) {
+      sizes.add(n);
+      if (n >= size.gradientBytes()) {
+        return sizes;
+      }
+    }
+  }
+
+  /**
+   * One size's result.
+   *
+   * @param buckets the plan's buckets at this size
+   * @param overlappedMillis the overlapped step's median time
+   */
+  record Row(long bucketBytes, int buckets, double overlappedMillis) {}
+
+  /** The table: a header, then a line per size with the share of the serial step's communication hidden. */
+  static List<String> lines(List<Row> rows, double computeMillis, double serialMillis) {
+    List<String> lines = new ArrayList<>();
+    lines.add(String.format(Locale.ROOT, "bucket size against the overlapped step (compute alone %.3f ms, serial"
+        + " %.3f ms):", computeMillis, serialMillis));
+    lines.add(String.format(Locale.ROOT, "  %12s  %7s  %12s  %6s", "bucketBytes", "buckets", "step (ms)", "hidden"));
+    for (Row row : rows) {
+      double hidden = OverlapTiming.hidden(computeMillis, serialMillis, row.overlappedMillis());
+      lines.add(String.format(Locale.ROOT, "  %12s  %7d  %12.3f  %5.0f%%", OverlapModel.bytes(row.bucketBytes()),
+          row.buckets(), row.overlappedMillis(), 100 * hidden));
+    }
+    return lines;
+  }
+}
