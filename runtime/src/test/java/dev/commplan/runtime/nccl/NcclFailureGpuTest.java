@@ -17,7 +17,7 @@ import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
-import dev.commplan.runtime.nccl.internal.Nccl;
+import dev.commplan.runtime.nccl.internal.NcclCollectives;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.runtime.spi.FlightRecorder;
@@ -43,7 +43,7 @@ class NcclFailureGpuTest {
     try (F32Buffer b = F32Buffer.allocate(nc, 16)) {
       long p = NcclInterop.devicePointer(b);
       // An invalid ncclDataType_t reaches NCCL only through the raw layer: the API cannot express it.
-      int rc = Nccl.ncclAllReduce(p, p, 16, 99, 0, nc.handle(), NcclInterop.cudaStream(nc.stream()));
+      int rc = NcclCollectives.ncclAllReduce(p, p, 16, 99, 0, nc.handle(), NcclInterop.cudaStream(nc.stream()));
       assertEquals(NcclResult.INVALID_ARGUMENT.code(), rc);
       NcclException e = assertInstanceOf(NcclException.class, nc.failed("ncclAllReduce", rc));
       assertEquals(NcclResult.INVALID_ARGUMENT, e.result());
