@@ -183,42 +183,71 @@ final class NcclMultiRank {
   }
 
   /**
-   * Decides for a communicator whose GPUs carry up to {@code ranksPerGpu} ranks each: one rank per GPU
-   * touches nothing; more either throws {@link #refusal}'s reason, or turns the variable on where our
-   * property asks and it is unset, and returns the sharing with its CTA limit.
+   * Decides for a communicator whose GPUs carry up to {@code ranksPerGpu} ranks each ({@link #decide}) and
+   * does what that says: sets {@value #VARIABLE} where our property asks and it is unset.
    *
-   * @param ranksPerGpu the most ranks on any one GPU; 0 where unknown ({@link NcclBackend#initRank}: the
-   *     opt-in is applied if asked for, nothing is refused, and only the property sets a CTA limit)
    * @throws BackendUnavailableException with {@link #refusal}'s reason
    */
   static synchronized NcclGpuSharing prepare(int ranksPerGpu, String where, String fewer, NcclVersion loaded) {
     if (ranksPerGpu == 1) {
-      return NcclGpuSharing.ONE_RANK_PER_GPU;
+      return NcclGpuSharing.ONE_RANK_PER_GPU; // nothing to read or set
     }
-    OptIn optIn = optIn();
+    Decision d = decide(ranksPerGpu, where, fewer, loaded, optIn(),
+        System.getProperty(NcclBackend.MAX_CTAS_PROPERTY), ProcessEnvironment.get(MAX_CTAS_VARIABLE));
+    if (d.setVariable()) {
+      ProcessEnvironment.set(VARIABLE, "1");
+    }
+    return d.sharing();
+  }
+
+  /**
+   * What {@link #prepare} does.
+   *
+   * @param sharing the communicator's sharing and CTA limit
+   * @param setVariable whether {@value #VARIABLE}{@code =1} must be set for the process first
+   */
+  record Decision(NcclGpuSharing sharing, boolean setVariable) {}
+
+  /**
+   * The decision for up to {@code ranksPerGpu} ranks a GPU: one rank per GPU is {@link
+   * NcclGpuSharing#ONE_RANK_PER_GPU}; more is refused ({@link #refusal}) or allowed, with the opt-in's
+   * source and the CTA limit ({@link #ctaLimit}). {@code ranksPerGpu} 0 is unknown ({@link
+   * NcclBackend#initRank}): the opt-in is applied if asked for, nothing is refused (NCCL refuses a shared
+   * GPU itself), and only the property sets a CTA limit.
+   *
+   * @param ctaProperty {@value NcclBackend#MAX_CTAS_PROPERTY}, or null
+   * @param maxCtasVariable {@value #MAX_CTAS_VARIABLE} in the environment, or null
+   * @throws BackendUnavailableException with {@link #refusal}'s reason
+   */
+  static Decision decide(int ranksPerGpu, String where, String fewer, NcclVersion loaded, OptIn optIn,
+      String ctaProperty, String maxCtasVariable) {
+    if (ranksPerGpu == 1) {
+      return new Decision(NcclGpuSharing.ONE_RANK_PER_GPU, false);
+    }
     String refused = refusal(ranksPerGpu, where, fewer, loaded, optIn);
     if (refused != null) {
       throw new BackendUnavailableException(refused);
     }
     String optInText;
+    boolean set = false;
     if (OptIn.enabled(optIn.variable())) {
       optInText = VARIABLE + "=" + optIn.variable() + " from the environment";
     } else if (optIn.ncclReadIt() && OptIn.enabled(optIn.variableWhenRead())) {
       optInText = VARIABLE + "=" + optIn.variableWhenRead() + " when NCCL read it (this process's first communicator)";
     } else if (optIn.variable() == null && !optIn.ncclReadIt() && optIn.propertyOn()) {
-      ProcessEnvironment.set(VARIABLE, "1");
+      set = true;
       optInText = VARIABLE + "=1 set by -D" + NcclBackend.MULTI_RANK_GPU_PROPERTY + "=true";
     } else if (ranksPerGpu == 0) {
-      return NcclGpuSharing.ONE_RANK_PER_GPU; // initRank without the opt-in: NCCL refuses a shared GPU itself
+      return new Decision(NcclGpuSharing.ONE_RANK_PER_GPU, false); // initRank without the opt-in
     } else {
       throw new AssertionError("refusal() let " + optIn + " through");
     }
-    String property = System.getProperty(NcclBackend.MAX_CTAS_PROPERTY);
-    int maxCtas = ctaLimit(ranksPerGpu, property);
-    String source = property != null && !property.isBlank() ? "-D" + NcclBackend.MAX_CTAS_PROPERTY + "=" + property.strip()
+    int maxCtas = ctaLimit(ranksPerGpu, ctaProperty);
+    String source = ctaProperty != null && !ctaProperty.isBlank()
+        ? "-D" + NcclBackend.MAX_CTAS_PROPERTY + "=" + ctaProperty.strip()
         : ranksPerGpu == 0 ? "ranks per GPU unknown, so no rule applies" : "the rule for " + ruleRange(ranksPerGpu);
-    return new NcclGpuSharing(ranksPerGpu, maxCtas, ctaText(maxCtas, source, ProcessEnvironment.get(MAX_CTAS_VARIABLE)),
-        optInText);
+    return new Decision(new NcclGpuSharing(ranksPerGpu, maxCtas, ctaText(maxCtas, source, maxCtasVariable),
+        optInText), set);
   }
 
   /** "at most 2 CTAs a rank (ncclConfig_t.maxCTAs, the rule for 5-8 ranks a GPU)", or NCCL_MAX_CTAS's over it. */

@@ -9,10 +9,10 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 
 /**
- * This process's environment as native libraries see it: libc's {@code getenv} and {@code setenv}.
- * {@link System#getenv} is a copy taken when the JVM started and never shows a {@code setenv}; NCCL reads
- * its variables with {@code getenv} when it first needs each one, so a variable it must see is set here,
- * before then.
+ * This process's environment as native libraries see it: libc's {@code getenv} and {@code setenv}. Java
+ * cannot change the environment, and {@link System#getenv} is a copy the JDK takes once, when first asked;
+ * NCCL reads its variables with {@code getenv} when it first needs each one, so a variable it must see is
+ * set here, before then, and read here to know what NCCL will see.
  *
  * <p>{@code setenv} is not safe while another thread calls {@code getenv} (glibc); callers set a variable
  * once, before the library that reads it starts work.
