@@ -110,15 +110,16 @@ public final class NcclBackend {
    * @return this rank's communicator, owned by the caller
    */
   public static NcclCommunicator initRank(int rank, int size, byte[] uniqueId, int device, CommOptions options) {
-    return initRank(rank, size, uniqueId, device, options, 0);
+    return initRank(rank, size, uniqueId, device, options, null);
   }
 
   /**
-   * {@link #initRank(int, int, byte[], int, CommOptions)} knowing that up to {@code ranksPerGpu} ranks of the
-   * job share a GPU (0: unknown), which decides the opt-in's check and the CTA limit ({@link NcclMultiRank}).
+   * {@link #initRank(int, int, byte[], int, CommOptions)} with the GPU sharing {@link NcclMultiRank#prepare}
+   * decided for the job ({@link #processCommunicator} knows how many ranks share each GPU), or null where
+   * that is unknown.
    */
-  static NcclCommunicator initRank(int rank, int size, byte[] uniqueId, int device, CommOptions options,
-      int ranksPerGpu) {
+  private static NcclCommunicator initRank(int rank, int size, byte[] uniqueId, int device, CommOptions options,
+      NcclGpuSharing known) {
     Objects.requireNonNull(uniqueId, "uniqueId");
     Objects.requireNonNull(options, "options");
     if (size < 1 || rank < 0 || rank >= size) {
@@ -134,8 +135,7 @@ public final class NcclBackend {
           + " CUDA devices here (0.." + (devices - 1) + ")");
     }
     NcclVersion version = NcclEnvironment.requireNccl();
-    NcclGpuSharing sharing = NcclMultiRank.prepare(ranksPerGpu, "this job of " + size + " processes",
-        "start at most one process per GPU", version);
+    NcclGpuSharing sharing = known != null ? known : NcclMultiRank.prepare(0, jobText(size), ONE_PER_GPU, version);
     Checked.cudaSetDevice(device);
     NcclMultiRank.beforeInit();
     long comm;
@@ -203,25 +203,29 @@ public final class NcclBackend {
       }
       id = rendezvous.broadcast(id);
       int device;
-      int ranksPerGpu;
+      NcclGpuSharing sharing;
       try {
         device = info.device(deviceCount());
-        // How many ranks share each GPU, the same answer on every rank: decides the opt-in and the CTA limit.
+        // How many ranks share each GPU, the same answer on every rank: decides the opt-in and the CTA limit,
+        // refused alike on every rank before any of them waits in NCCL's init.
         List<String> gpus = new ArrayList<>();
         for (byte[] gpu : rendezvous.allGather(NcclMultiRank.gpuIdentity(device).getBytes(StandardCharsets.UTF_8))) {
           gpus.add(new String(gpu, StandardCharsets.UTF_8));
         }
-        ranksPerGpu = NcclMultiRank.ranksPerGpu(gpus);
-        if (ranksPerGpu > 1) { // refused the same way on every rank; said here so that no rank waits in NCCL's init
-          NcclMultiRank.prepare(ranksPerGpu, "this job of " + info.size() + " processes",
-              "start at most one process per GPU", NcclEnvironment.requireNccl());
-        }
+        sharing = NcclMultiRank.prepare(NcclMultiRank.ranksPerGpu(gpus), jobText(info.size()), ONE_PER_GPU,
+            NcclEnvironment.requireNccl());
       } catch (RuntimeException e) {
         rendezvous.abort("rank " + info.rank() + " cannot start NCCL: " + e.getMessage());
         throw e;
       }
-      return initRank(info.rank(), info.size(), id, device, options, ranksPerGpu);
+      return initRank(info.rank(), info.size(), id, device, options, sharing);
     }
+  }
+
+  private static final String ONE_PER_GPU = "start at most one process per GPU";
+
+  private static String jobText(int processes) {
+    return "this job of " + processes + " processes";
   }
 
   /**
@@ -267,8 +271,9 @@ public final class NcclBackend {
   }
 
   /**
-   * A line about this machine for logs: NCCL and CUDA versions and where the libraries came from;
-   * names what is missing instead where something is.
+   * A line about this machine for logs: NCCL and CUDA versions and where the libraries came from, and
+   * whether several ranks may share a GPU ({@link #MULTI_RANK_GPU_PROPERTY}); names what is missing instead
+   * where something is.
    *
    * @return the line, never null
    */
@@ -289,7 +294,8 @@ public final class NcclBackend {
     sb.append("; ");
     try {
       NcclVersion v = NcclEnvironment.requireNccl();
-      sb.append("NCCL ").append(v).append(" (").append(NativeLibrary.nccl().loadedAs()).append(')');
+      sb.append("NCCL ").append(v).append(" (").append(NativeLibrary.nccl().loadedAs()).append("); ")
+          .append(NcclMultiRank.status(v));
     } catch (BackendUnavailableException e) {
       sb.append(e.getMessage());
     }

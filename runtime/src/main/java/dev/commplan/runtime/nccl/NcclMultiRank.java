@@ -47,6 +47,8 @@ final class NcclMultiRank {
   /** Whether a communicator was made in this process yet, and the variable's value then (what NCCL keeps). */
   private static boolean initSeen;
   private static String variableAtFirstInit;
+  /** Whether {@link #prepare} set the variable (for what descriptions say of it). */
+  private static boolean setHere;
 
   /**
    * What decides whether ranks may share a GPU here.
@@ -55,8 +57,14 @@ final class NcclMultiRank {
    * @param property {@value NcclBackend#MULTI_RANK_GPU_PROPERTY}, or null
    * @param ncclReadIt whether this process made an NCCL communicator already (NCCL has read the variable)
    * @param variableWhenRead the variable's value then, or null
+   * @param setHere whether CommPlan set the variable (for our property) earlier in this process
    */
-  record OptIn(String variable, String property, boolean ncclReadIt, String variableWhenRead) {
+  record OptIn(String variable, String property, boolean ncclReadIt, String variableWhenRead, boolean setHere) {
+    /** An opt-in CommPlan has not set the variable for. */
+    OptIn(String variable, String property, boolean ncclReadIt, String variableWhenRead) {
+      this(variable, property, ncclReadIt, variableWhenRead, false);
+    }
+
     /** Whether {@code variable} (as NCCL reads it: a number, non-zero) is on. */
     static boolean enabled(String variable) {
       if (variable == null) {
@@ -85,7 +93,7 @@ final class NcclMultiRank {
   /** The opt-in as it stands now in this process. */
   static synchronized OptIn optIn() {
     return new OptIn(ProcessEnvironment.get(VARIABLE), System.getProperty(NcclBackend.MULTI_RANK_GPU_PROPERTY),
-        initSeen, variableAtFirstInit);
+        initSeen, variableAtFirstInit, setHere);
   }
 
   /** Called just before every communicator is made: records what NCCL reads of the variable the first time. */
@@ -93,6 +101,30 @@ final class NcclMultiRank {
     if (!initSeen) {
       variableAtFirstInit = ProcessEnvironment.get(VARIABLE);
       initSeen = true;
+    }
+  }
+
+  /**
+   * What {@link NcclBackend#describeEnvironment()} says of several ranks a GPU on NCCL {@code loaded}:
+   * {@code "several ranks a GPU: needs NCCL 2.30.3"}, {@code "... allowed (NCCL_MULTI_RANK_GPU_ENABLE=1 from
+   * the environment)"}, {@code "... not opted in"}.
+   */
+  static String status(NcclVersion loaded) {
+    if (!loaded.atLeast(NcclVersion.MULTI_RANK_GPU)) {
+      return "several ranks a GPU: needs NCCL " + NcclVersion.MULTI_RANK_GPU;
+    }
+    try {
+      OptIn o = optIn();
+      if (refusal(2, "", "", loaded, o) == null) {
+        return "several ranks a GPU: allowed (" + (o.variable() != null ? VARIABLE + "=" + o.variable()
+            : "-D" + NcclBackend.MULTI_RANK_GPU_PROPERTY + "=true") + ")";
+      }
+      return "several ranks a GPU: not allowed (" + (o.variable() != null && !OptIn.enabled(o.variable())
+          ? VARIABLE + "=" + o.variable() : o.variable() == null && !o.propertyOn() ? "no opt-in: -D"
+          + NcclBackend.MULTI_RANK_GPU_PROPERTY + "=true or " + VARIABLE + "=1"
+          : "NCCL read " + VARIABLE + " unset at this process's first communicator") + ")";
+    } catch (IllegalArgumentException e) {
+      return "several ranks a GPU: " + e.getMessage();
     }
   }
 
@@ -196,6 +228,7 @@ final class NcclMultiRank {
         System.getProperty(NcclBackend.MAX_CTAS_PROPERTY), ProcessEnvironment.get(MAX_CTAS_VARIABLE));
     if (d.setVariable()) {
       ProcessEnvironment.set(VARIABLE, "1");
+      setHere = true;
     }
     return d.sharing();
   }
@@ -230,13 +263,14 @@ final class NcclMultiRank {
     }
     String optInText;
     boolean set = false;
+    String setByProperty = VARIABLE + "=1 set by -D" + NcclBackend.MULTI_RANK_GPU_PROPERTY + "=true";
     if (OptIn.enabled(optIn.variable())) {
-      optInText = VARIABLE + "=" + optIn.variable() + " from the environment";
+      optInText = optIn.setHere() ? setByProperty : VARIABLE + "=" + optIn.variable() + " from the environment";
     } else if (optIn.ncclReadIt() && OptIn.enabled(optIn.variableWhenRead())) {
       optInText = VARIABLE + "=" + optIn.variableWhenRead() + " when NCCL read it (this process's first communicator)";
     } else if (optIn.variable() == null && !optIn.ncclReadIt() && optIn.propertyOn()) {
       set = true;
-      optInText = VARIABLE + "=1 set by -D" + NcclBackend.MULTI_RANK_GPU_PROPERTY + "=true";
+      optInText = setByProperty;
     } else if (ranksPerGpu == 0) {
       return new Decision(NcclGpuSharing.ONE_RANK_PER_GPU, false); // initRank without the opt-in
     } else {

@@ -32,7 +32,7 @@ import java.util.Locale;
  *       pause, each in turn: {@code ncclCommFinalize}, the wait for it ({@code ncclCommGetAsyncError}
  *       until it is not {@code ncclInProgress}), {@code ncclCommDestroy}; {@code poll_left} is {@code 500 -
  *       (age mod 500)}, what the 500 ms poll would leave; then once every finalize first, every destroy after;
- *   <li><b>world</b>: the close of the world's communicator ({@code ncclCommInitAll}'s) at the cluster's close.
+ *   <li><b>world</b>: the close of the world's communicator (made with the cluster's other ranks in one group) at the cluster's close.
  * </ol>
  * Each round is printed as it is; the first is cold. Where there is no GPU, NCCL or {@code ncclCommSplit}
  * it prints why and exits 0.

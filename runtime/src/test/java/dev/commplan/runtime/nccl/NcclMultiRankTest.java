@@ -123,6 +123,13 @@ class NcclMultiRankTest {
   }
 
   @Test
+  void aVariableThisProcessSetIsSaidToBeOurs() {
+    Decision again = NcclMultiRank.decide(4, WHERE, FEWER, NEW, new OptIn("1", "true", true, "1", true), null, null);
+    assertFalse(again.setVariable());
+    assertMentions(again.sharing().describe(), "NCCL_MULTI_RANK_GPU_ENABLE=1 set by -Dcommplan.nccl.multiRankGpu=true");
+  }
+
+  @Test
   void aVariableAlreadySetIsUsedAsItIsAndTheUsersNcclMaxCtasWins() {
     Decision d = NcclMultiRank.decide(4, WHERE, FEWER, NEW, new OptIn("1", null, false, null), null, "3");
     assertFalse(d.setVariable());
