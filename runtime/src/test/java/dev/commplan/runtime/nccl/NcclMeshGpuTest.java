@@ -385,7 +385,7 @@ class NcclMeshGpuTest {
   /** Two ranks (two GPUs, or one shared): rank 1 never splits; rank 0 times out in ncclCommSplit, naming it and the group. */
   @Test
   void aRankThatNeverSplitsTimesOutTheOthersWithTwoRanks() {
-    assumeTrue(NcclBackend.unavailableReason(2) == null, "needs 2 GPUs: " + NcclBackend.unavailableReason(2));
+    assumeTrue(NcclBackend.unavailableReason(2) == null, "needs 2 ranks: " + NcclBackend.unavailableReason(2));
     AtomicReference<Throwable> rank0 = new AtomicReference<>();
     try (Cluster cluster = NcclBackend.cluster(2, CommOptions.timeout(Duration.ofSeconds(2)))) {
       assertTimeoutPreemptively(GENEROUS, () -> assertThrows(CommPlanException.class, () -> cluster.run(c -> {
