@@ -204,7 +204,10 @@ class MpiMultiProcessTest {
     assertFalse(run.output().contains("for collectives that did not complete"), run.toString());
   }
 
-  /** Issue 20, case 1, across processes: rank 1 executes plans A and B in the other order; every rank names both. */
+  /**
+   * Issue 20, case 1, across processes: rank 1 executes plans A and B (the order check on) in the other order;
+   * every rank names both, from the agreement check compared right after the first execute.
+   */
   @Test
   void theOrderCheckCatchesPlansExecutedInAnotherOrderOnOneRank() throws Exception {
     MpiLauncher.Result run = MpiLauncher.run(3, LIMIT, MpiLauncher.classPath(),
@@ -212,10 +215,60 @@ class MpiMultiProcessTest {
     assertFalse(run.killed(), run.toString());
     assertEquals(0, run.exitCode(), run.toString());
     for (int r = 0; r < 3; r++) {
-      assertTrue(run.output().contains("rank " + r + ": order check caught: the ranks execute their plans in different"
-          + " orders"), run.toString());
+      assertTrue(run.output().contains("rank " + r + ": order check caught: world, rank " + r + ": the ranks disagree"
+          + " about their calls (the agreement check of calls 1 to 1 on world): call 1 was, on this rank, plan t."
+          + (r == 1 ? "B" : "A") + ", execute"), run.toString());
     }
-    assertTrue(run.output().contains("rank 0 ran plan t.A, step 0, rank 1 ran plan t.B, step 0"), run.toString());
+    assertTrue(run.output().contains("rank 0: order check caught: world, rank 0: the ranks disagree about their calls"
+        + " (the agreement check of calls 1 to 1 on world): call 1 was, on this rank, plan t.A, execute; on rank 1,"
+        + " plan t.B, execute (differing: call (another call at this place))"), run.toString());
+  }
+
+  /**
+   * Issue 34, item 3, across processes: two instances of one plan class executed in opposite orders on rank 1
+   * fail on every rank naming both instances, with the order check and without it ({@link MpiErrorsMain}).
+   * A rank that another rank's failure notice reaches first quotes that rank's finding.
+   */
+  @ParameterizedTest(name = "{0} processes")
+  @ValueSource(ints = {2, 3})
+  void twoInstancesOfOnePlanInOppositeOrdersAreCaughtOnEveryRank(int ranks) throws Exception {
+    MpiLauncher.Result run = everyRankCatches(ranks, List.of("instances", "instances-ordered"));
+    for (String kase : List.of("instances", "instances-ordered")) {
+      for (int r = 0; r < ranks; r++) {
+        assertTrue(Pattern.compile("rank " + r + ": " + kase + ": caught (DisagreementException|RankAbortedException)"
+            + ": .*the ranks disagree about their calls \\(the agreement check of calls 1 to 1 on world\\): call 1"
+            + " was, on this rank, plan errors.Sum #[12], execute; on rank \\d+( \\(the first of the differing ranks"
+            + " \\[[0-9, ]+\\]\\))?, plan errors.Sum #[12], execute \\(differing: plan instance")
+            .matcher(run.output()).find(), "rank " + r + ", " + kase + ": " + run);
+      }
+      assertTrue(run.output().contains(kase + ": caught DisagreementException: world, rank 0: the ranks disagree"
+          + " about their calls (the agreement check of calls 1 to 1 on world): call 1 was, on this rank, plan"
+          + " errors.Sum #1, execute; on rank 1, plan errors.Sum #2, execute"), run.toString());
+      assertFalse(run.output().contains(kase + ": synchronize returned"), run.toString());
+    }
+  }
+
+  /**
+   * Issue 34, item 4: the last broadcast over a mesh's axis tp, each rank its own root, is the last call there;
+   * MPI completes it (each rank keeps its own data), and the last check, where the mesh closes tp, fails every
+   * rank naming the call ({@link MpiErrorsMain}'s {@code tp-root-at-close}).
+   */
+  @ParameterizedTest(name = "{0} processes")
+  @ValueSource(ints = {2, 3, 4})
+  void theLastCallsOnAMeshAxisAreComparedWhereTheMeshCloses(int ranks) throws Exception {
+    MpiLauncher.Result run = everyRankCatches(ranks, List.of("tp-root-at-close"));
+    for (int r = 0; r < ranks; r++) {
+      assertTrue(run.output().contains("rank " + r + ": tp-root-at-close: the broadcast completed; closing the mesh"),
+          run.toString());
+      assertTrue(Pattern.compile("rank " + r + ": tp-root-at-close: caught (DisagreementException: axis tp of mesh"
+          + " \\[tp=" + ranks + "\\], rank " + r + "|RankAbortedException: .*axis tp of mesh \\[tp=" + ranks
+          + "\\], rank \\d+): the ranks disagree about their last calls \\(the agreement check at close of calls 2"
+          + " to 2 on axis tp of mesh \\[tp=" + ranks + "\\]\\): call 2 was, on this rank, direct call: broadcast F32"
+          + " root \\d, count 8; on rank \\d.*\\(differing: root\\)").matcher(run.output()).find(),
+          "rank " + r + ": " + run);
+    }
+    assertTrue(Pattern.compile("tp-root-at-close: caught DisagreementException: axis tp of mesh").matcher(run.output())
+        .find(), run.toString());
   }
 
   /**
