@@ -24,11 +24,11 @@ import java.util.function.IntFunction;
  * every finding is a {@link DisagreementException}.
  *
  * <p><b>Collectives and plans.</b> Each direct collective and each plan execute, step or launch is a
- * <i>unit</i>: this rank writes a {@link CallRecord} of it into a window. After units 1, 3, 7, ..., 255
- * and then every {@value #MAX_INTERVAL}, the window is compared: one group of two all-gathers, of a
- * 4-long header (the units it covers and a digest of its records) and of the records, enqueued after the
- * unit on the same stream. Every rank reaches that check after the same units, so
- * the checks pair up exactly when the ranks agree, and where they do not, the check compares what they
+ * <i>unit</i>: this rank writes a {@link CallRecord} of it into a window (four stores: the digest is made
+ * per check). After units 1, 3, 7, ..., 1023 and then every {@value #MAX_INTERVAL}, the window is compared:
+ * one group of two all-gathers, of a 4-long header (the units it covers and a digest of its records) and of
+ * the records, enqueued after the unit on the same stream. Every rank reaches that check after the same
+ * units, so the checks pair up exactly when the ranks agree, and where they do not, the check compares what they
  * did. The comparison runs on the host after the synchronize that covers the check; it reads only the
  * headers unless they differ, and then names the first differing call on each side. Every rank reads
  * the same gathered headers, so every rank fails, with the same finding. A plan built with the order check
@@ -51,7 +51,7 @@ import java.util.function.IntFunction;
  */
 public final class Agreement {
   /** The most units (or messages to one peer) between two checks, and so the most records one check compares. */
-  public static final int MAX_INTERVAL = 256;
+  public static final int MAX_INTERVAL = 1024;
 
   /** Marks a header or message as the check's: a check that met a user's call reads something else there. */
   static final long MAGIC = 0x436f6d6d506c616eL;
@@ -274,7 +274,7 @@ public final class Agreement {
     }
   }
 
-  /** The unit (or message) after which the next check runs: 1, 3, 7, ..., 255, then every {@value #MAX_INTERVAL}. */
+  /** The unit (or message) after which the next check runs: 1, 3, 7, ..., 1023, then every {@value #MAX_INTERVAL}. */
   static long next(long checkedAt) {
     return checkedAt < MAX_INTERVAL - 1 ? 2 * checkedAt + 1 : checkedAt + MAX_INTERVAL;
   }

@@ -7,11 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
-import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DisagreementException;
 import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.U64Buffer;
 import dev.commplan.runtime.local.LocalCluster;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -29,42 +27,7 @@ class UncheckedTailTest {
   private Stream stream;
 
   /** Records only: a check due is skipped as if captured. */
-  private static final Agreement.Exchange RECORD_ONLY = new Agreement.Exchange() {
-    @Override
-    public U64Buffer allocate(long longs) {
-      throw new AssertionError("nothing to allocate");
-    }
-
-    @Override
-    public void allGather(Buffer ownHeaders, Buffer headers, Buffer ownRecords, Buffer records, Stream s) {
-      throw new AssertionError("nothing to enqueue");
-    }
-
-    @Override
-    public Stream allGather(Buffer own, Buffer all) {
-      throw new AssertionError("nothing to enqueue");
-    }
-
-    @Override
-    public void send(Buffer message, int peer, Stream s) {
-      throw new AssertionError("nothing to enqueue");
-    }
-
-    @Override
-    public void recv(Buffer message, int peer, Stream s) {
-      throw new AssertionError("nothing to enqueue");
-    }
-
-    @Override
-    public boolean inGroup() {
-      return false;
-    }
-
-    @Override
-    public boolean isCapturing(Stream s) {
-      return true;
-    }
-  };
+  private static final Agreement.Exchange RECORD_ONLY = new RecordOnly();
 
   @BeforeEach
   void stream() {
