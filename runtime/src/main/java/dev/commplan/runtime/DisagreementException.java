@@ -62,7 +62,7 @@ public class DisagreementException extends CommPlanException {
 
   /**
    * {@return the ranks that differ, ascending: from this rank, or, where every rank reports one finding alike
-   * (a plan's fingerprint, a mesh, the local backend's rendezvous), from the reference the message names}
+   * (a plan's fingerprint, the local backend's rendezvous), from the reference the message names}
    */
   public List<Integer> differingRanks() {
     return differingRanks;

@@ -95,8 +95,9 @@ final class WindowCheck extends CheckBuffers.Pooled {
     length = windowLength;
     agreement = of;
     this.atClose = atClose;
-    // all of it: what follows the window is compared by no one
-    staged.memory().copyFromHost(mineSegment, 0, staged.byteOffset(), (long) mine.length * Long.BYTES);
+    // the header and the window's records only: what follows them is sent (the all-gather's count is fixed, so
+    // that ranks whose windows differ in length still pair) but compared by no one
+    staged.memory().copyFromHost(mineSegment, 0, staged.byteOffset(), (long) (HEADER_LONGS + words) * Long.BYTES);
   }
 
   @Override

@@ -445,14 +445,12 @@ public final class PlanBuilder {
   }
 
   /**
-   * Whether the plan checks, on every backend, that every rank executes it where the others do (the
-   * default: the system property {@value #ORDER_CHECK_PROPERTY}, else off). With it on, the agreement check
-   * compares the ranks' calls right after each execute, step or launch of this plan, instead of only every
-   * few calls: when another rank ran another plan there (or another instance of this plan class, or a direct
-   * call), the synchronize that covers it throws {@link dev.commplan.runtime.DisagreementException} on every
-   * rank, naming both. It works where the communicator's agreement check is off too (then only such plans
-   * are compared). It costs one comparison (two small all-gathers, a host write and a read at synchronize)
-   * per execute; docs/reliability.md has the figures. The setting is part of the plan's fingerprint.
+   * Whether the agreement check compares the ranks' calls right after each execute, step or launch of this
+   * plan (the default: the system property {@value #ORDER_CHECK_PROPERTY}, else off), also where the
+   * communicator's check is off: where another rank ran another plan there (or another instance of this plan
+   * class, or a direct call), the synchronize that covers it throws {@link
+   * dev.commplan.runtime.DisagreementException} on every rank, naming both. It costs one comparison per
+   * execute (docs/reliability.md, "Execute order"); the setting is part of the plan's fingerprint.
    *
    * @param check true to compare the ranks' calls after every execute of this plan
    * @return this builder
