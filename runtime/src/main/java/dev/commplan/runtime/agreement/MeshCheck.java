@@ -27,18 +27,8 @@ final class MeshCheck {
    */
   static void compare(Object world, String description) {
     Communicator comm = (Communicator) world;
-    Agreement agreement = Agreement.of(comm);
-    if (agreement == null) {
-      return; // a communicator not built on the SPI: nothing to compare through
-    }
-    List<String> meshes;
-    try {
-      meshes = TextExchange.differing(agreement, description);
-    } catch (CommTimeoutException e) {
-      throw new CommTimeoutException("mesh " + description + ": building it timed out; every rank of the world must"
-          + " build the same mesh, and ranks " + e.missingRanks() + " did not (" + e.summary() + ")", null, -1,
-          e.collective(), List.of(), e.rank(), e.timeout(), e.missingRanks(), e.flightRecord(), e);
-    }
+    List<String> meshes = TextExchange.differing(comm, description, null, "mesh " + description + ": building it"
+        + " timed out; every rank of the world must build the same mesh", "did not");
     if (meshes != null) {
       throw disagreement(comm.rank(), meshes);
     }

@@ -85,19 +85,9 @@ public final class PlanFingerprint {
    * @throws CommTimeoutException naming the plan, where a rank did not come to this build in time
    */
   public void check(Communicator comm) {
-    Agreement agreement = Agreement.of(comm);
-    if (agreement == null) {
-      return; // a communicator not built on the SPI: nothing to compare through
-    }
-    List<String> byRank;
-    try {
-      byRank = TextExchange.differing(agreement, text);
-    } catch (CommTimeoutException e) { // the usual cause: a rank that never reached this plan's build()
-      throw new CommTimeoutException("plan " + planName + ": the fingerprint check of build() timed out; every rank"
-          + " must build the same plans in the same order, and ranks " + e.missingRanks() + " did not get to this"
-          + " one (" + e.summary() + ")", planName, -1, e.collective(), List.of(), e.rank(), e.timeout(),
-          e.missingRanks(), e.flightRecord(), e);
-    }
+    List<String> byRank = TextExchange.differing(comm, text, planName, "plan " + planName + ": the fingerprint"
+        + " check of build() timed out; every rank must build the same plans in the same order", "did not get to this"
+        + " one");
     if (byRank == null) {
       return;
     }
