@@ -399,7 +399,10 @@ public final class MpiCommunicator extends AbstractCommunicator {
   }
 
   /**
-   * Completes what is in flight (within the timeout), frees the communicator ({@code MPI_Comm_free}) and
+   * Compares the calls no agreement check compared yet with one last check, where this rank closes normally
+   * (not once the family failed, nobody else would come, nor where {@link MpiBackend#finalizeMpi()} or the
+   * JVM's exit closes what the program left open), then completes what is in flight (within the timeout),
+   * frees the communicator ({@code MPI_Comm_free}) and
    * every block allocated through it. Closing {@link MpiBackend#world()}'s communicator also waits, at most
    * the timeout, until every rank closes it ({@link MpiFamily#closeWorld}), and throws if another rank of the
    * family failed: a rank whose own calls all succeeded learns there, at the latest, that a peer's did not.
@@ -420,6 +423,9 @@ public final class MpiCommunicator extends AbstractCommunicator {
     }
     if (failure == null && family.failure() == null && MpiRuntime.isInitialized()) {
       try {
+        if (!MpiRuntime.closingAll()) { // not what finalizeMpi (or the JVM's exit) closes for the program
+          compareLastCalls(); // the calls no agreement check compared yet, on every rank closing normally
+        }
         completeInFlight();
       } catch (RuntimeException e) {
         error = e;

@@ -36,6 +36,8 @@ final class MpiRuntime {
   /** The longest timeout of a family that failed in this process, in ns; 0 when none failed. */
   private static volatile long failedFamilyTimeout;
   private static volatile boolean finalizing;
+  /** Set once {@link #finalizeMpi} closes what is still open: those closes compare no last calls. */
+  private static volatile boolean closingAll;
 
   private MpiRuntime() {}
 
@@ -159,6 +161,11 @@ final class MpiRuntime {
     failedFamilyTimeout = Math.max(failedFamilyTimeout, timeoutNanos);
   }
 
+  /** Whether {@link #finalizeMpi} is closing what the program left open (closes that compare nothing). */
+  static boolean closingAll() {
+    return closingAll;
+  }
+
   static void register(MpiCommunicator comm) {
     OPEN.add(comm);
   }
@@ -173,6 +180,7 @@ final class MpiRuntime {
    */
   static void finalizeMpi() {
     RuntimeException failure = null;
+    closingAll = true; // in no order the ranks share, maybe at JVM exit after a failure: nothing to wait for
     for (MpiCommunicator comm : new ArrayList<>(OPEN)) {
       try {
         comm.close();

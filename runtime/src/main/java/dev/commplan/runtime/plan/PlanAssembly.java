@@ -50,10 +50,8 @@ final class PlanAssembly {
   }
 
 
-  /**
-   * Builds the plan; {@code orderTags} are {@link OrderCheck}'s declarations, or null without the order check.
-   */
-  Plan assemble(int[][] orderTags, boolean fingerprintCheck, boolean hostAccessGuard) {
+  /** Builds the plan; {@code orderCheck}: its units are compared across the ranks right after each execute. */
+  Plan assemble(boolean orderCheck, boolean fingerprintCheck, boolean hostAccessGuard) {
     int ranks = comm.size();
     List<Declarations.Call> ordered = declarations.ordered();
     DeviceMemory owned = null;
@@ -79,7 +77,7 @@ final class PlanAssembly {
       }
       if (fingerprintCheck && ranks > 1) { // one rank has no one to disagree with: nothing rendered or sent
         try {
-          FingerprintLines.render(planName, ranks, declarations, ordered, schedule, failure).check(comm);
+          FingerprintLines.render(planName, ranks, orderCheck, declarations, ordered, schedule, failure).check(comm);
         } catch (RuntimeException e) {
           if (failure != null) {
             e.addSuppressed(failure);
@@ -96,12 +94,8 @@ final class PlanAssembly {
       String description =
           PlanDescription.describe(schedule, comm, names, bound, views, declarations.intoByField(), layout.bytes(), compiled);
       GuardTables access = GuardTables.of(ordered);
-      Plan plan = new Plan(planName, comm, schedule, compiled, views, names, bound, owned, description,
-          hostAccessGuard, access.written(), access.read());
-      if (orderTags != null) {
-        plan.orderChecks(OrderCheck.attach(planName, schedule, views, orderTags, comm.rank(), ranks));
-      }
-      return plan;
+      return new Plan(planName, comm, schedule, compiled, views, names, bound, owned, description,
+          hostAccessGuard, orderCheck, access.written(), access.read());
     } catch (RuntimeException | Error e) {
       if (owned != null) {
         owned.close();

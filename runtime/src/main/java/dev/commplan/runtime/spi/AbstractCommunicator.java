@@ -39,6 +39,9 @@ import dev.commplan.runtime.rules.CallRules;
  * <p>A backend's communicator extends this class and implements those methods and the rest of {@link
  * BackendCommunicator} (rank, size, stream, allocate, close); its streams extend {@link StreamBase}, made
  * with this communicator as their owner.
+ *
+ * <p>The agreement check reaches the backend only through this class ({@link Agreement.Exchange}), also
+ * where the check is off: a plan's fingerprint and a mesh are compared through the same exchange.
  */
 public abstract class AbstractCommunicator implements BackendCommunicator {
   private static final String[] DIRECT = new String[Collective.values().length];
@@ -52,7 +55,7 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
 
   /** Whether this communicator checks that its ranks agree ({@link dev.commplan.runtime.CommOptions#agreementCheck()}). */
   private final boolean agreementCheck;
-  /** Made on first use, when the rank and size are known. */
+  /** Made on first use, when the rank and size are known; made where the check is off too (see the class comment). */
   private volatile Agreement agreement;
   /** Whether the calls being enqueued now are the agreement check's own; touched holding the gate. */
   private boolean issuingCheck;
@@ -150,9 +153,8 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
             + " call groupStart(), the send and the receive, then groupEnd(); or copy the buffer instead");
       }
       enqueueDirect(collective, buffer, buffer, count, null, peer, stream);
-      Agreement check = agreement();
-      if (check != null) {
-        check.pointToPoint(collective == Collective.SEND, peer, buffer.dataType(), count, stream);
+      if (agreementCheck) {
+        agreement().pointToPoint(collective == Collective.SEND, peer, buffer.dataType(), count, stream);
       }
     } finally {
       gate.exit();
@@ -165,9 +167,8 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
       ensureUsable();
       long count = CallRules.checkCollective(collective, this, send, recv, op, root, stream);
       enqueueDirect(collective, send, recv, count, op, root, stream);
-      Agreement check = agreement();
-      if (check != null) {
-        check.collective(collective, send.dataType(), op, root, count, stream);
+      if (agreementCheck) {
+        agreement().collective(collective, send.dataType(), op, root, count, stream);
       }
     } finally {
       gate.exit();
@@ -264,21 +265,50 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
   }
 
   /**
-   * The agreement check of this communicator, or null when it is off.
-   * Made on first use: by then the backend knows the rank and size.
+   * The agreement check of this communicator; where the check is off it records nothing but order-checked
+   * plans, and serves the comparisons made once. Made on first use: by then the backend knows the rank and size.
    */
   private Agreement agreement() {
     Agreement a = agreement;
-    if (a == null && agreementCheck) {
+    if (a == null) {
       synchronized (this) {
         a = agreement;
         if (a == null) {
-          a = new Agreement(new CheckCalls(), rank(), size(), groupLabel());
+          a = new Agreement(new CheckCalls(), rank(), size(), groupLabel(), agreementCheck);
           agreement = a;
         }
       }
     }
     return a;
+  }
+
+  /**
+   * Compares the calls that no agreement check has compared yet, with one last check on every rank, and
+   * waits for it ({@link Agreement#compareAtClose}): for a backend whose ranks live in separate processes,
+   * where nobody compares them on the host (in-process clusters do, once every rank's task returns). Call
+   * it first thing in a close that is not on the failure path, and on no other: it is a collective, which
+   * every rank of the communicator reaches after its last call there. Does nothing where the check is off,
+   * the communicator cannot be used (closed, aborted, its family failed), or a group is open. A difference
+   * throws {@link dev.commplan.runtime.DisagreementException}, naming the first differing call.
+   */
+  protected final void compareLastCalls() {
+    if (!agreementCheck) {
+      return;
+    }
+    gate.enter("close()");
+    try {
+      if (groupDepth > 0) {
+        return; // the group's calls were never issued: nothing to compare them with
+      }
+      try {
+        ensureUsable();
+      } catch (RuntimeException failed) {
+        return; // the failure path: the others are not coming
+      }
+      agreement().compareAtClose(stream());
+    } finally {
+      gate.exit();
+    }
   }
 
   /**
@@ -322,6 +352,24 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
         }
       } finally {
         issuingCheck = false;
+      }
+    }
+
+    @Override
+    public Stream allGather(Buffer own, Buffer all) {
+      gate.enter("an agreement check's comparison (a plan's fingerprint, a mesh)");
+      try {
+        ensureUsable();
+        Stream stream = stream();
+        issuingCheck = true;
+        try {
+          enqueueDirect(Collective.ALL_GATHER, own, all, own.length(), null, -1, stream);
+        } finally {
+          issuingCheck = false;
+        }
+        return stream;
+      } finally {
+        gate.exit();
       }
     }
 
