@@ -302,7 +302,7 @@ public final class PlanRules {
       } else if (c.inPlace() == InPlace.NOT_ALLOWED) {
         throw violation(subject, RuleId.MISSING_INTO, subject.where(c, null) + ": " + c.label() + " has no in-place"
             + " form: it needs a receive field of its own (count(into) = count(" + send.field() + ") = " + send.count()
-            + ", divisible by ranks = " + ranks + "). Fix: add into = \"<field>\" naming a " + send.type()
+            + ", divisible by " + subject.ranks(ranks) + "). Fix: add into = \"<field>\" naming a " + send.type()
             + " field with @Shape(" + send.shape() + ")");
       }
       return;
@@ -409,25 +409,25 @@ public final class PlanRules {
       case RECV_IS_RANKS_TIMES_SEND -> {
         side = recvName;
         needed = times(ranks, send);
-        relation = "must be ranks × count(" + sendName + ") = " + ranks + " × " + send + " = " + needed;
+        relation = "must be " + s.ranksName() + " × count(" + sendName + ") = " + ranks + " × " + send + " = " + needed;
       }
       case SEND_IS_RANKS_TIMES_RECV -> {
         side = sendName;
         needed = times(ranks, recv);
-        relation = "must be ranks × count(" + recvName + ") = " + ranks + " × " + recv + " = " + needed;
+        relation = "must be " + s.ranksName() + " × count(" + recvName + ") = " + ranks + " × " + recv + " = " + needed;
       }
       case SAME_DIVISIBLE -> {
         boolean divisible = send % ranks == 0;
         side = divisible ? recvName : sendName;
-        needed = divisible ? Long.toString(send) : "a multiple of ranks = " + ranks + " (e.g. a shape with \"ranks\""
-            + " in it), and count(" + recvName + ") the same";
+        needed = divisible ? Long.toString(send) : "a multiple of " + s.ranks(ranks) + " (e.g. a shape with \""
+            + s.ranksName() + "\" in it), and count(" + recvName + ") the same";
         relation = divisible ? "must equal count(" + sendName + ")"
-            : "must hold one slice per rank, so be divisible by ranks = " + ranks;
+            : "must hold one slice per rank, so be divisible by " + s.ranks(ranks);
       }
       default -> throw new AssertionError(rule);
     }
     throw violation(s, rule.violation(), s.where(c, comm) + ": count(" + side + ") " + relation + "; "
-        + s.size(Side.SEND, send) + ", " + s.size(Side.RECV, recv) + ", ranks = " + ranks + ". Fix: make count("
+        + s.size(Side.SEND, send) + ", " + s.size(Side.RECV, recv) + ", " + s.ranks(ranks) + ". Fix: make count("
         + side + ") = " + needed);
   }
 
@@ -445,8 +445,8 @@ public final class PlanRules {
       };
       throw violation(s, RuleId.NOT_DIVISIBLE, s.where(c, null) + ": in place, the field holds " + holds
           + ", one slice per rank, but its count " + field.count() + " (shape " + field.shape()
-          + ") is not divisible by ranks = " + ranks + ". Fix: make the count a multiple of the ranks (e.g. a"
-          + " shape with \"ranks\" in it) or use a separate field with into");
+          + ") is not divisible by " + s.ranks(ranks) + ". Fix: make the count a multiple of " + s.ranksName()
+          + " (e.g. a shape with \"" + s.ranksName() + "\" in it) or use a separate field with into");
     }
   }
 

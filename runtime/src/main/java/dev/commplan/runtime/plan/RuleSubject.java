@@ -54,6 +54,17 @@ sealed interface RuleSubject {
 
     /** How to fix overlapping sides. */
     String overlapFix(Collective collective, Communicator comm, Buffer send, Buffer recv);
+
+    /** What "ranks" is in a count rule here: {@code ranks}, or the axis a declared call runs over ({@code tp}). */
+    default String ranksName() {
+      return "ranks";
+    }
+
+    /** The group's size as a message states it: {@code ranks = 4}, {@code tp = 2 (the size of axis "tp" ...)}. */
+    default String ranks(int size) {
+      return ranksName().equals("ranks") ? "ranks = " + size
+          : ranksName() + " = " + size + " (the size of axis \"" + ranksName() + "\" the call runs over)";
+    }
   }
 
   /** A collective called on a communicator ({@code Communicator.allGather} and the others). */
@@ -113,12 +124,20 @@ sealed interface RuleSubject {
     }
   }
 
-  /** A collective a plan declares: the messages name the plan, the annotation and the fields with their shapes. */
-  record Declared(String planName, String annotation, Declarations.Field send, Declarations.Field recv)
+  /**
+   * A collective a plan declares: the messages name the plan, the annotation, the fields with their shapes, and
+   * the axis it runs over ("" for the plan's own communicator), whose size stands for ranks.
+   */
+  record Declared(String planName, String annotation, Declarations.Field send, Declarations.Field recv, String axis)
       implements CallSubject {
     static Declared of(String planName, Declarations declarations, Declarations.Call call) {
       return new Declared(planName, declarations.annotation(call), declarations.field(call.send()),
-          declarations.field(call.recv()));
+          declarations.field(call.recv()), declarations.axis(call.group()));
+    }
+
+    @Override
+    public String ranksName() {
+      return axis.isEmpty() ? "ranks" : axis;
     }
 
     @Override
