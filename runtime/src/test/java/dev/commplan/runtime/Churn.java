@@ -5,6 +5,7 @@ import dev.commplan.model.Collective;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -63,12 +64,15 @@ public final class Churn {
     }
   }
 
-  /** What this process holds after {@code cycles} cycles. */
-  public record Sample(long cycles, long heapBytes, int threads, long fds) {
+  /**
+   * What this process holds after {@code cycles} cycles; {@code rssBytes} (resident memory, -1 without /proc) is
+   * printed, not compared: the JIT's code and malloc's arenas move it by megabytes.
+   */
+  public record Sample(long cycles, long heapBytes, int threads, long fds, long rssBytes) {
     @Override
     public String toString() {
-      return String.format(Locale.ROOT, "after %d cycles: heap %.2f MB, %d threads, %d fds", cycles, heapBytes / 1e6,
-          threads, fds);
+      return String.format(Locale.ROOT, "after %d cycles: heap %.2f MB, %d threads, %d fds, RSS %.1f MB", cycles,
+          heapBytes / 1e6, threads, fds, rssBytes / 1e6);
     }
   }
 
@@ -85,7 +89,14 @@ public final class Churn {
     } catch (IOException | UnsupportedOperationException e) {
       fds = -1;
     }
-    return new Sample(cycles, heap, threads, fds);
+    long rss = -1;
+    try (Stream<String> status = Files.lines(Path.of("/proc/self/status"))) {
+      rss = status.filter(l -> l.startsWith("VmRSS:")).mapToLong(l -> Long.parseLong(l.replaceAll("[^0-9]", "")) * 1024)
+          .findFirst().orElse(-1);
+    } catch (IOException | UncheckedIOException | NumberFormatException e) {
+      rss = -1;
+    }
+    return new Sample(cycles, heap, threads, fds, rss);
   }
 
   /**

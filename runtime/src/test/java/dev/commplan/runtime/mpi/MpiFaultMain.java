@@ -22,7 +22,7 @@ import java.time.Duration;
  * that class loading and the first compilation on an oversubscribed machine do not count against the short
  * timeout of the case.
  *
- * <p>Every process prints exactly one outcome line, {@code outcome rank R: ...}: {@code caught CLASS} (a CommPlan
+ * <p>Every process prints exactly one outcome line, {@code outcome rank R: ...} (then the message in full): {@code caught CLASS} (a CommPlan
  * exception from a call, or {@code at close}), {@code threw}, {@code exited 3}, or, from a shutdown hook,
  * {@code ended from outside} (the JVM shut down without main's own exit: mpirun ended the job); then the
  * messages. It exits 4 after a CommPlan exception, 0 if nothing failed.
@@ -68,9 +68,17 @@ public final class MpiFaultMain {
     System.exit(status);
   }
 
+  /**
+   * The outcome line, short and in one write (mpirun interleaves the processes' output at each write, and may
+   * cut a long one), then the whole message.
+   */
   private static void report(int rank, String outcome) {
     reported = true;
-    System.out.println("outcome rank " + rank + ": " + outcome.replace("\n", "\n    "));
+    String first = outcome.lines().findFirst().orElse("");
+    System.out.println("outcome rank " + rank + ": " + (first.length() > 240 ? first.substring(0, 240) + " ..." : first));
+    if (!first.equals(outcome)) {
+      System.out.println("rank " + rank + " in full: " + outcome.replace("\n", "\n    "));
+    }
     System.out.flush();
   }
 
