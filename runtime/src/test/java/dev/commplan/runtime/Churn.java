@@ -9,8 +9,10 @@ import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 
 /**
@@ -56,6 +58,26 @@ public final class Churn {
         check(x.get(15), (float) cycle * half.size(), "the split's direct all-reduce", cycle);
       }
     }
+  }
+
+  /**
+   * {@code cycles} cycles on every rank of {@code cluster}, {@code perSample} per run, with a sample of this
+   * process before the first run and after each (every rank idle then), each handed to {@code printed} too.
+   */
+  public static List<Sample> onCluster(Cluster cluster, int cycles, int perSample, Consumer<Sample> printed) {
+    List<Sample> samples = new ArrayList<>();
+    samples.add(sample(0));
+    for (int done = 0; done < cycles; done += perSample) {
+      int from = done;
+      cluster.run(world -> {
+        for (int i = from; i < from + perSample; i++) {
+          cycle(world, i);
+        }
+      });
+      samples.add(sample(done + perSample));
+      printed.accept(samples.getLast());
+    }
+    return samples;
   }
 
   private static void check(float got, float want, String what, int cycle) {

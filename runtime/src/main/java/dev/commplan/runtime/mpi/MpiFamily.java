@@ -481,13 +481,13 @@ final class MpiFamily {
   }
 
   /**
-   * Frees the control communicator after a completed close barrier (holding the lock), after cancelling the
-   * posted receive (a notice may still come, a rank's "closing" sent before the barrier completed): once it is
-   * completed, MPI no longer writes into the inbox, whose memory is freed with the family.
+   * Frees the control communicator after a completed close barrier (holding the lock), once the posted receive
+   * is cancelled and completed, so that a late notice is not written into an inbox the GC freed.
    */
   private void freeControl() {
-    if (Mpi.MPI_Cancel(request.address()) == Mpi.SUCCESS) {
-      Mpi.MPI_Waitall(1, request.address(), Mpi.STATUSES_IGNORE); // a cancelled receive completes at once
+    if (Mpi.MPI_Cancel(request.address()) != Mpi.SUCCESS
+        || Mpi.MPI_Waitall(1, request.address(), Mpi.STATUSES_IGNORE) != Mpi.SUCCESS) { // completes at once
+      MpiRuntime.keepUntilFinalized(this); // MPI may still write the inbox
     }
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment handle = arena.allocate(JAVA_LONG);

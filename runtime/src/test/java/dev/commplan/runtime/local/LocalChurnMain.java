@@ -3,7 +3,6 @@ package dev.commplan.runtime.local;
 import dev.commplan.runtime.Churn;
 import dev.commplan.runtime.CommOptions;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -19,20 +18,10 @@ public final class LocalChurnMain {
     int cycles = Integer.parseInt(args[0]);
     int perRun = Integer.parseInt(args[1]);
     boolean check = args[2].equals("on");
-    List<Churn.Sample> samples = new ArrayList<>();
+    List<Churn.Sample> samples;
     long start = System.nanoTime();
     try (LocalCluster cluster = new LocalCluster(4, CommOptions.timeout(Duration.ofSeconds(60)).withAgreementCheck(check))) {
-      samples.add(Churn.sample(0));
-      for (int done = 0; done < cycles; done += perRun) {
-        int from = done;
-        cluster.run(world -> {
-          for (int i = from; i < from + perRun; i++) {
-            Churn.cycle(world, i);
-          }
-        });
-        samples.add(Churn.sample(done + perRun));
-        System.out.println("churn " + samples.getLast());
-      }
+      samples = Churn.onCluster(cluster, cycles, perRun, sample -> System.out.println("churn " + sample));
     }
     String grew = Churn.growth(samples, 2, Math.max(1, samples.size() / 4));
     System.out.printf(java.util.Locale.ROOT, "churn: %s (%d cycles in %.1f s)%n", grew.isEmpty() ? "flat" : "GREW " + grew,

@@ -6,7 +6,6 @@ import dev.commplan.runtime.Churn;
 import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.CommOptions;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import org.junit.jupiter.api.Test;
@@ -29,23 +28,15 @@ class NcclChurnGpuTest {
     int cycles = Integer.getInteger("commplan.churn.ncclCycles", DEFAULT_CYCLES);
     int perSample = Math.max(1, cycles / 40);
     int ranks = NcclBackend.unavailableReason(2) == null ? 2 : 1;
-    List<Churn.Sample> samples = new ArrayList<>();
+    List<Churn.Sample> samples;
     long start = System.nanoTime();
     try (Cluster cluster = NcclBackend.cluster(ranks, CommOptions.timeout(Duration.ofSeconds(120)))) {
       cluster.run(world -> Churn.cycle(world, -1)); // NCCL's and the JIT's first-time work, before the first sample
-      samples.add(Churn.sample(0));
-      for (int done = 0; done < cycles; done += perSample) {
-        int from = done;
-        cluster.run(world -> {
-          for (int i = from; i < from + perSample; i++) {
-            Churn.cycle(world, i);
-          }
-        });
-        samples.add(Churn.sample(done + perSample));
+      samples = Churn.onCluster(cluster, cycles, perSample, sample -> {
         long[] gpu = Checked.cudaMemGetInfo();
-        System.out.printf(Locale.ROOT, "[commplan] nccl churn %s, GPU memory used %s%n", samples.getLast(),
+        System.out.printf(Locale.ROOT, "[commplan] nccl churn %s, GPU memory used %s%n", sample,
             gpu == null ? "unknown" : String.format(Locale.ROOT, "%.1f MB", (gpu[1] - gpu[0]) / 1e6));
-      }
+      });
     }
     String grew = Churn.growth(samples, 2, samples.size() / 4);
     System.out.printf(Locale.ROOT, "[commplan] nccl churn on %d rank(s): %s (%d cycles in %.1f s)%n", ranks,
