@@ -445,8 +445,9 @@ public final class PlanRules {
       };
       throw violation(s, RuleId.NOT_DIVISIBLE, s.where(c, null) + ": in place, the field holds " + holds
           + ", one slice per rank, but its count " + field.count() + " (shape " + field.shape()
-          + ") is not divisible by " + s.ranks(ranks) + ". Fix: make the count a multiple of " + s.ranksName()
-          + " (e.g. a shape with \"" + s.ranksName() + "\" in it) or use a separate field with into");
+          + ") is not divisible by " + s.ranks(ranks) + ". Fix: make the count a multiple of "
+          + (s.ranksName().equals("ranks") ? "the ranks" : s.ranksName()) + " (e.g. a shape with \"" + s.ranksName()
+          + "\" in it) or use a separate field with into");
     }
   }
 
