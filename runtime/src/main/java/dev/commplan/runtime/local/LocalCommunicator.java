@@ -36,7 +36,9 @@ public final class LocalCommunicator extends AbstractCommunicator {
   /** This rank's rank in the world (the cluster's thread it belongs to). */
   private final int worldRank;
   private final LocalStream stream;
-  /** The communicators split from this one; closed with it at the latest. */
+  /** The communicator this one was split from; null for the world's. */
+  private final LocalCommunicator parent;
+  /** The communicators split from this one and still open; closed with it at the latest. */
   private final List<LocalCommunicator> children = new java.util.concurrent.CopyOnWriteArrayList<>();
   /** The number of this rank's next split of its group; only its user thread splits. */
   private long nextSplit;
@@ -52,10 +54,11 @@ public final class LocalCommunicator extends AbstractCommunicator {
    */
   private final java.util.concurrent.atomic.AtomicLong nextSequenceNumber = new java.util.concurrent.atomic.AtomicLong();
 
-  LocalCommunicator(LocalCluster cluster, LocalGroup group, int rank, int worldRank) {
+  LocalCommunicator(LocalCluster cluster, LocalGroup group, int rank, int worldRank, LocalCommunicator parent) {
     super(cluster.options().agreementCheck());
     this.cluster = cluster;
     this.group = group;
+    this.parent = parent;
     this.rank = rank;
     this.worldRank = worldRank;
     this.stream = new LocalStream(this, cluster.timeout());
@@ -63,7 +66,7 @@ public final class LocalCommunicator extends AbstractCommunicator {
 
   /** This rank's communicator of {@code child}, a group just split from this one's, with rank {@code rank} there. */
   LocalCommunicator child(LocalGroup child, int rank) {
-    LocalCommunicator comm = new LocalCommunicator(cluster, child, rank, worldRank);
+    LocalCommunicator comm = new LocalCommunicator(cluster, child, rank, worldRank, this);
     children.add(comm);
     cluster.joined(comm);
     return comm;
@@ -255,7 +258,9 @@ public final class LocalCommunicator extends AbstractCommunicator {
   /**
    * Closes this rank: its stream's worker stops (pending work is dropped) and every block it allocated
    * is freed. Idempotent. The cluster closes every rank; closing one rank alone leaves the others
-   * waiting at their next collective until the rendezvous timeout.
+   * waiting at their next collective until the rendezvous timeout. A split communicator is then forgotten by
+   * its parent and the cluster (and its group, once every member closed), so that a long-lived cluster holds
+   * only what is open.
    */
   @Override
   public void close() {
@@ -271,6 +276,10 @@ public final class LocalCommunicator extends AbstractCommunicator {
       block.closeForOwner();
     }
     openBlocks.clear();
+    if (parent != null) {
+      parent.children.remove(this);
+      cluster.left(this);
+    }
   }
 
   /**

@@ -197,7 +197,8 @@ final class LocalRendezvous {
       boolean done = arriving ? meeting.calls[r] != null : meeting.hasFinished[r];
       (done ? there : missing).add(r);
     }
-    String whoIsThere = "ranks " + there + (arriving ? " arrived" : " finished") + ", ranks " + missing + " did not";
+    String whoIsThere = group.ranksText(there) + (arriving ? " arrived" : " finished") + ", " + group.ranksText(missing)
+        + " did not";
     meeting.timedOut = new CommTimeoutException[ranks];
     for (int r : there) {
       LocalCollective waiting = meeting.calls[r];

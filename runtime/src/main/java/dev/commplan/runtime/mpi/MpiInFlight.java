@@ -91,7 +91,9 @@ final class MpiInFlight {
             family.fail(comm, MpiFamily.FAILED, e);
             throw e;
           }
-          if (done == 0) {
+          if (done != 0) {
+            table.ended(step); // MPI freed the requests: their communicators may be freed
+          } else {
             notice = family.poll();
           }
         } finally {

@@ -165,13 +165,14 @@ class MpiMultiProcessTest {
 
   /**
    * Issue 23: one family fails together. World rank 3 (rank 1 of its tp group) throws, stalls past the timeout,
-   * or exits in the middle of a run ({@link MpiFamilyMain}, mesh [dp=2, tp=2], timeout 3 s): every other process
-   * ends with a CommPlan exception within its timeout (and the grace for answers), the group and that rank are
-   * named, and nothing hangs. (A rank that throws closes its mesh on the way out, and a close compares the
-   * group's last calls: the others time out as before and name it as waiting there.)
+   * exits, or refuses a split of tp (color -1, issue 34) in the middle of a run ({@link MpiFamilyMain}, mesh
+   * [dp=2, tp=2], timeout 3 s): every other process ends with a CommPlan exception within its timeout (and the grace
+   * for answers), the group and that rank are named, and nothing hangs. (A rank that throws closes its mesh on the
+   * way out, and a close compares the group's last calls: the others time out as before and name it as waiting
+   * there.)
    */
   @ParameterizedTest(name = "rank 3 {0}s")
-  @ValueSource(strings = {"throw", "stall", "exit"})
+  @ValueSource(strings = {"throw", "stall", "exit", "negative-color"})
   void aFailureInOneGroupEndsTheWholeFamily(String fault) throws Exception {
     MpiLauncher.Result run = MpiLauncher.run(4, LIMIT, MpiLauncher.classPath(),
         List.of("-D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + "=3"), MpiFamilyMain.class.getName(), fault);
@@ -184,13 +185,26 @@ class MpiMultiProcessTest {
     }
     assertFalse(run.output().contains("rank 0: round 1 done"), run.toString());
     assertTrue(run.output().contains("axis tp of mesh [dp=2, tp=2]"), run.toString());
-    // world rank 3 is named: not in the call, or (fault "throw": its try-with-resources closed the mesh) in the
-    // comparison of its last calls that closing a group makes, waiting for ranks that never close it
-    assertTrue(run.output().contains("Not in this call: rank 1 (world rank 3), ")
-        || run.output().contains("Not in this call: rank 3, ")
-        || Pattern.compile("\\(world rank 3\\) timed out too: waited [^\\n]* for: +agreement check: all-gather")
-            .matcher(run.output()).find(), run.toString());
     assertFalse(run.output().contains("MPI_ERRORS_ARE_FATAL"), run.toString());
+    if (!fault.equals("negative-color")) {
+      // world rank 3 is named: not in the call, or (fault "throw": its try-with-resources closed the mesh) in the
+      // comparison of its last calls that closing a group makes, waiting for ranks that never close it
+      assertTrue(run.output().contains("Not in this call: rank 1 (world rank 3), ")
+          || run.output().contains("Not in this call: rank 3, ")
+          || Pattern.compile("\\(world rank 3\\) timed out too: waited [^\\n]* for: +agreement check: all-gather")
+              .matcher(run.output()).find(), run.toString());
+    } else {
+      // issue 34: the partner's wait names the split, and the rank that refused it as the one that went on to close
+      // the world: its own timeout says "not in this call", or the refusing rank's close timed out first
+      assertTrue(Pattern.compile("rank 2: caught (CommTimeoutException|RankAbortedException): rank 0 of axis tp of mesh"
+          + " \\[dp=2, tp=2\\]( \\(world rank 2\\) waited [0-9.]+ s \\(the timeout is PT3S\\) for calls that did not"
+          + " complete:\n  |: waiting for )split\\(color 0, key 0\\) of axis tp of mesh \\[dp=2, tp=2\\] into half of tp"
+          + " \\(every rank of axis tp of mesh \\[dp=2, tp=2\\] must call it; a color < 0 is refused on that rank"
+          + " alone\\): all-gather I32, count 3").matcher(run.output()).find(), run.toString());
+      assertTrue(run.output().contains("Not in this call: rank 1 (world rank 3), closing world")
+          || run.output().contains("abandoned because rank 3 of world timed out: rank 3: close() of world waited"),
+          run.toString());
+    }
   }
 
   /**
