@@ -381,6 +381,30 @@ public final class MpiCommunicator extends AbstractCommunicator {
   }
 
   /**
+   * {@inheritDoc} Here the family fails with it, so that the ranks waiting in the split end at once with a
+   * {@code RankAbortedException} naming this rank and the refusal, instead of at their timeout.
+   */
+  @Override
+  protected void splitRefused(IllegalArgumentException refusal) {
+    failFamily(refusal);
+  }
+
+  /**
+   * Fails this communicator's family on every rank with {@code failure}, found on this rank alone (a refused
+   * split, ranks that disagree): the others learn it through the family's messages, as of an MPI error.
+   */
+  void failFamily(RuntimeException failure) {
+    MpiRuntime.LOCK.lock();
+    try {
+      if (MpiRuntime.isInitialized() && !isClosed()) {
+        family.fail(this, MpiFamily.FAILED, failure);
+      }
+    } finally {
+      MpiRuntime.LOCK.unlock();
+    }
+  }
+
+  /**
    * Compares the calls no agreement check compared yet with one last check, where this rank closes normally
    * (not once the family failed, nobody else would come, nor where {@link MpiBackend#finalizeMpi()} or the
    * JVM's exit closes what the program left open), then completes what is in flight (within the timeout),

@@ -197,8 +197,10 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
   @Override
   public final Communicator split(int color, int key, String label) {
     if (color < 0) {
-      throw new IllegalArgumentException(groupLabel() + ", rank " + rank() + ": split(color " + color + ", key " + key
-          + "): the color must be >= 0 (ranks that pass the same color form one group)");
+      IllegalArgumentException refused = new IllegalArgumentException(groupLabel() + ", rank " + rank() + ": split(color "
+          + color + ", key " + key + "): the color must be >= 0 (ranks that pass the same color form one group)");
+      splitRefused(refused);
+      throw refused;
     }
     String name = label != null ? label : "split(color " + color + ") of " + groupLabel();
     gate.enter("split()");
@@ -209,6 +211,16 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
       gate.exit();
     }
   }
+
+  /**
+   * This rank refused a {@link #split} ({@code refusal}, which the split throws next) before anything was sent,
+   * while the other ranks may already wait in the split for it. The default does nothing (an in-process
+   * cluster aborts its other ranks when this rank's task fails); a backend whose ranks would otherwise wait out
+   * their timeout tells them here (MPI fails the family, naming this rank and the refusal).
+   *
+   * @param refusal what the split throws
+   */
+  protected void splitRefused(IllegalArgumentException refusal) {}
 
   /**
    * {@inheritDoc} Here, once the communicator is closed (or aborted): the message of what {@link
