@@ -78,12 +78,10 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   /**
    * Wraps an initialized {@code ncclComm_t} of a world whose GPUs are shared as {@code sharing} says: reads
-   * its rank, size and device, creates its streams and the flight recorder's events ({@code
-   * othersInOtherProcesses}: see {@link NcclFamily#othersInOtherProcesses()}).
+   * its rank, size and device, creates its streams and the flight recorder's events.
    */
-  NcclCommunicator(long comm, NcclVersion version, CommOptions options, NcclGpuSharing sharing,
-      boolean othersInOtherProcesses) {
-    this(comm, version, options, "world", new NcclFamily(sharing, othersInOtherProcesses));
+  NcclCommunicator(long comm, NcclVersion version, CommOptions options, NcclGpuSharing sharing) {
+    this(comm, version, options, "world", new NcclFamily(sharing));
   }
 
   /**
@@ -434,13 +432,6 @@ public final class NcclCommunicator extends AbstractCommunicator {
         child.close();
       } catch (RuntimeException e) {
         failure = add(failure, e);
-      }
-    }
-    if (failure == null && family.othersInOtherProcesses() && family.failure() == null) {
-      try {
-        compareLastCalls(); // one rank per process: no host compares what no check compared yet
-      } catch (RuntimeException e) {
-        failure = e;
       }
     }
     try {
