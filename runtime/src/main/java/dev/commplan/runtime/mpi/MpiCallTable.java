@@ -111,6 +111,7 @@ final class MpiCallTable {
   private final MemorySegment requests;
   private final MemorySegment statuses; // MPI_Testall's, read when it reports MPI_ERR_IN_STATUS
   private final boolean[] stepInFlight;
+  int failedCode; // the MPI error of the call that start() could not start
 
   /**
    * A plan's table: every call of {@code schedule} resolved now, each over its group's communicator (the
@@ -202,13 +203,14 @@ final class MpiCallTable {
   /**
    * Fills this direct-call table's one call (a checked direct call: {@code root} is the root, a send's or
    * receive's peer, or -1); allocates nothing unless an in-place ReduceScatter needs a larger scratch block.
-   * {@code label}: what messages call it ({@link MpiDirectCalls}).
+   * {@code label}: what messages call it; {@code check}: the agreement check's, over its own MPI_Comm ({@link MpiCommPair}).
    */
   void setDirect(Collective collective, Buffer sendBuffer, Buffer recvBuffer, long n, ReduceOp reduce, int rootOrPeer,
-      String label) {
+      String label, boolean check) {
     directLabel = label;
     set(0, 0, comm, "", collective, sendBuffer.dataType(), reduce, rootOrPeer, sendBuffer.memory(),
         sendBuffer.byteOffset(), recvBuffer.memory(), recvBuffer.byteOffset(), n, List.of());
+    over[0] = comm.commHandle(check);
   }
 
   /**
@@ -221,7 +223,7 @@ final class MpiCallTable {
     int rank = group.rank();
     int ranks = group.size();
     callStep[i] = s;
-    over[i] = group.commHandle();
+    over[i] = group.commHandle(false);
     groupSize[i] = ranks;
     axis[i] = groupAxis;
     kind[i] = collective;
@@ -387,8 +389,6 @@ final class MpiCallTable {
     }
     return -1;
   }
-
-  int failedCode;
 
   /** {@code MPI_Testall} over step {@code step}'s requests (the caller holds the MPI lock); returns the code. */
   int test(int step, long flagAddress) {

@@ -1,7 +1,6 @@
 package dev.commplan.runtime.mpi;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.spi.AbstractCommunicator;
@@ -54,7 +53,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Like the other backends' communicators, it is used by one thread at a time.
  */
 public final class MpiCommunicator extends AbstractCommunicator {
-  private final MpiCommHandle handle;
+  private final MpiCommPair comms; // its calls' MPI_Comm and the agreement check's (MpiCommPair says why)
   private final int rank;
   private final int size;
   private final long timeoutNanos;
@@ -74,12 +73,12 @@ public final class MpiCommunicator extends AbstractCommunicator {
   private int groupDepth;
   private final MpiDirectCalls direct = new MpiDirectCalls(this);
 
-  private MpiCommunicator(long handle, int rank, int size, CommOptions options, MpiFamily family, String label,
+  private MpiCommunicator(MpiCommPair comms, int rank, int size, CommOptions options, MpiFamily family, String label,
       MpiCommunicator parent, int[] worldRanks) {
     super(options.agreementCheck());
     this.options = options;
     Duration timeout = options.timeout();
-    this.handle = new MpiCommHandle(handle, family);
+    this.comms = comms;
     this.rank = rank;
     this.size = size;
     this.timeout = timeout;
@@ -98,19 +97,15 @@ public final class MpiCommunicator extends AbstractCommunicator {
     MpiRuntime.ensureInitialized();
     MpiRuntime.LOCK.lock();
     try (Arena arena = Arena.ofConfined()) {
-      MemorySegment out = arena.allocate(JAVA_LONG);
       MemorySegment value = arena.allocate(JAVA_INT);
-      MpiRuntime.check("MPI_Comm_dup", Mpi.MPI_Comm_dup(Mpi.Handles.COMM_WORLD, out.address()),
-          "duplicating MPI_COMM_WORLD");
-      long comm = out.get(JAVA_LONG, 0);
-      MpiRuntime.check("MPI_Comm_set_errhandler", Mpi.MPI_Comm_set_errhandler(comm, Mpi.Handles.ERRORS_RETURN),
-          "setting MPI_ERRORS_RETURN");
+      long comm = MpiRuntime.dup(Mpi.Handles.COMM_WORLD, "the world's communicator (a duplicate of MPI_COMM_WORLD)");
       MpiRuntime.check("MPI_Comm_rank", Mpi.MPI_Comm_rank(comm, value.address()), "reading the rank");
       int rank = value.get(JAVA_INT, 0);
       MpiRuntime.check("MPI_Comm_size", Mpi.MPI_Comm_size(comm, value.address()), "reading the size");
       int size = value.get(JAVA_INT, 0);
-      MpiCommunicator c = new MpiCommunicator(comm, rank, size, options, MpiFamily.open(comm, rank, size), "world",
-          null, null);
+      MpiFamily family = MpiFamily.open(comm, rank, size);
+      MpiCommunicator c = new MpiCommunicator(MpiCommPair.of(comm, family, "world"), rank, size, options, family,
+          "world", null, null);
       MpiRuntime.register(c);
       return c;
     } finally {
@@ -118,10 +113,13 @@ public final class MpiCommunicator extends AbstractCommunicator {
     }
   }
 
-  /** This rank's communicator of a group split from this one ({@link MpiSplits}); holding the MPI lock. */
+  /**
+   * This rank's communicator of a group split from this one ({@link MpiSplits}; collective over the group: it
+   * duplicates {@code childHandle} for the agreement check, {@link MpiCommPair}); holding the MPI lock.
+   */
   MpiCommunicator child(long childHandle, int childRank, int childSize, String childLabel, int[] childWorldRanks) {
-    MpiCommunicator child = new MpiCommunicator(childHandle, childRank, childSize, options, family, childLabel, this,
-        childWorldRanks);
+    MpiCommunicator child = new MpiCommunicator(MpiCommPair.of(childHandle, family, childLabel), childRank, childSize,
+        options, family, childLabel, this, childWorldRanks);
     children.add(child);
     MpiRuntime.register(child);
     return child;
@@ -134,12 +132,12 @@ public final class MpiCommunicator extends AbstractCommunicator {
 
   /** The {@code MPI_Comm} handle, for MPI calls. */
   long handle() {
-    return handle.value();
+    return comms.calls().value();
   }
 
-  /** The {@code MPI_Comm} with its live calls, for call tables. */
-  MpiCommHandle commHandle() {
-    return handle;
+  /** The {@code MPI_Comm} of calls with its live calls, for call tables; the agreement check's own if {@code check}. */
+  MpiCommHandle commHandle(boolean check) {
+    return check ? comms.check() : comms.calls();
   }
 
   @Override
@@ -236,7 +234,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
     direct.start(collective, send, recv, op, root, count, issuingAgreementCheck());
   }
 
-  /** Its calls outside plans; {@link MpiSplits} labels its own. */
+  /** Its calls outside plans; {@link MpiSplits} labels its own, {@link #close} its comparison of the last calls. */
   MpiDirectCalls directCalls() {
     return direct;
   }
@@ -405,14 +403,14 @@ public final class MpiCommunicator extends AbstractCommunicator {
   }
 
   /**
-   * Compares the calls no agreement check compared yet with one last check, where this rank closes normally
+   * Completes what is in flight (within the timeout), then compares the calls no agreement check compared yet
+   * with one last check over the check's own communicator ({@link MpiCommPair}), where this rank closes normally
    * (not once the family failed, nobody else would come, nor where {@link MpiBackend#finalizeMpi()} or the
-   * JVM's exit closes what the program left open), then completes what is in flight (within the timeout),
-   * frees the communicator ({@code MPI_Comm_free}; when a call over it is still in flight elsewhere, such as
-   * a plan's call over a mesh axis on the world's stream, once that call completes, see {@link
-   * MpiCommHandle}) and every block allocated through it (unless calls of the family that failed may still
-   * use them). Closing {@link MpiBackend#world()}'s communicator also waits, at most
-   * the timeout, until every rank closes it ({@link MpiFamily#closeWorld}), and throws if another rank of the
+   * JVM's exit closes what the program left open), frees both communicators ({@code MPI_Comm_free}; when a
+   * call over one is still in flight elsewhere, such as a plan's call over a mesh axis on the world's stream,
+   * once that call completes, see {@link MpiCommHandle}) and every block allocated through it (unless calls of
+   * the family that failed may still use them). Closing {@link MpiBackend#world()}'s communicator also waits, at
+   * most the timeout, until every rank closes it ({@link MpiFamily#closeWorld}), and throws if another rank of the
    * family failed: a rank whose own calls all succeeded learns there, at the latest, that a peer's did not.
    * Idempotent. MPI itself stays initialized until {@link MpiBackend#finalizeMpi()} or the JVM exits.
    */
@@ -431,10 +429,10 @@ public final class MpiCommunicator extends AbstractCommunicator {
     }
     if (failure == null && family.failure() == null && MpiRuntime.isInitialized()) {
       try {
+        completeInFlight(); // first: a rank waiting in the comparison below then waits for the check alone
         if (!MpiRuntime.closingAll()) { // not what finalizeMpi (or the JVM's exit) closes for the program
-          compareLastCalls(); // the calls no agreement check compared yet, on every rank closing normally
+          direct.checkAtClose(this::compareLastCalls); // the calls no check compared yet, on every rank closing normally
         }
-        completeInFlight();
       } catch (RuntimeException e) {
         error = e;
       }
@@ -454,11 +452,11 @@ public final class MpiCommunicator extends AbstractCommunicator {
     }
     MpiRuntime.LOCK.lock();
     try {
-      int rc = handle.release(); // now, or when the last call over it completes
+      int rc = comms.release(); // each now, or when the last call over it completes
       if (rc != Mpi.SUCCESS && error == null) {
         error = MpiRuntime.error("MPI_Comm_free", rc, "freeing " + rankText() + "'s communicator");
       }
-      if (handle.busy() || !inFlight.isEmpty()) {
+      if (comms.busy() || !inFlight.isEmpty()) {
         MpiRuntime.keepUntilFinalized(this); // its calls' tables (scratch blocks MPI may write) stay reachable
       }
     } finally {

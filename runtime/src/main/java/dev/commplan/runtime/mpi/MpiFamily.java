@@ -22,8 +22,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * family that fails together. MPI cannot cancel a collective, and a rank that fails leaves its peers
  * waiting inside calls it will never make; so the family has a channel of its own for saying so: a
  * duplicate of the world communicator (the <em>control</em> communicator) that carries only notices, small
- * messages of one kind (failed, timed out, gave up), the sender's world and group rank, its group's label
- * and a sentence. Every rank keeps one receive from any source posted on it.
+ * messages of one kind (failed, timed out, gave up), the sender's world and group rank, its group's label,
+ * whether it is closing that group, and a sentence. Every rank keeps one receive from any source posted on it.
  *
  * <ul>
  *   <li>A rank whose call fails (an MPI error, a timeout) sends a notice to every other rank of the world,
@@ -37,7 +37,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *       too short). A rank that has waited there a second says so ({@link #LEFT}): not a failure, but a
  *       rank that times out names it as the one that left its call.
  *   <li>A rank that times out ({@link #timedOut}) tells every rank, collects their answers for a moment,
- *       and names the ranks of its group that did not answer or are closing the world.
+ *       and names the ranks of its group that did not answer or are closing a communicator: at the world's
+ *       close barrier, or in the comparison of the last calls that a close makes (over the agreement
+ *       check's own communicator, {@link MpiCommPair}, where it meets no call of the others).
  * </ul>
  *
  * <p>Every method is called holding {@link MpiRuntime#LOCK}; the failure is read without it.
@@ -46,9 +48,11 @@ final class MpiFamily {
   /** Tags are the family's alone on the control communicator: one for notices. */
   private static final int NOTICE_TAG = 1;
   private static final int NOTICE_BYTES = 4096;
-  private static final int HEADER_BYTES = 20; // kind, world rank, group rank, label bytes, text bytes
-  /** What the close of the world is called in notices, so that a rank that timed out tells it apart. */
+  private static final int HEADER_BYTES = 24; // kind, world rank, group rank, closing, label bytes, text bytes
+  /** What the close of the world is called in notices. */
   private static final String CLOSING = "close() of world";
+  /** What messages call the comparison of the last calls that a close makes, before the communicator's label. */
+  static final String CHECK_AT_CLOSE = "agreement check at close() of ";
 
   /** A notice's kind: the sender's call failed (an MPI error, or CommPlan's own check). */
   static final int FAILED = 1;
@@ -63,8 +67,11 @@ final class MpiFamily {
    */
   static final int LEFT = 4;
 
-  /** What another rank said. */
-  record Notice(int kind, int worldRank, int groupRank, String group, String text) {
+  /**
+   * What another rank said; {@code closing}: it was closing {@code group} (waiting at the world's close barrier,
+   * or in the comparison of the last calls that a close makes), so it has left its calls there.
+   */
+  record Notice(int kind, int worldRank, int groupRank, String group, boolean closing, String text) {
     /** {@code rank 2 of axis tp of mesh [dp=2, tp=4] (world rank 6)}, or {@code rank 2 of world}. */
     String who() {
       return group.equals("world") ? "rank " + worldRank + " of world"
@@ -96,6 +103,7 @@ final class MpiFamily {
   private volatile long lastLook = System.nanoTime();
   private boolean announced;
   private boolean announcedLeft;
+  private boolean atCloseBarrier; // this rank waits at the world's close barrier, or did
   private boolean controlFreed;
   private volatile int liveCalls; // written holding the lock; read without it
 
@@ -111,16 +119,9 @@ final class MpiFamily {
 
   /** A new family for the world communicator {@code world} (collective: duplicates it); holding the lock. */
   static MpiFamily open(long world, int worldRank, int worldSize) {
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment out = arena.allocate(JAVA_LONG);
-      MpiRuntime.check("MPI_Comm_dup", Mpi.MPI_Comm_dup(world, out.address()), "making the family's control communicator");
-      long control = out.get(JAVA_LONG, 0);
-      MpiRuntime.check("MPI_Comm_set_errhandler", Mpi.MPI_Comm_set_errhandler(control, Mpi.Handles.ERRORS_RETURN),
-          "setting MPI_ERRORS_RETURN on the family's control communicator");
-      MpiFamily family = new MpiFamily(control, worldRank, worldSize);
-      family.postReceive();
-      return family;
-    }
+    MpiFamily family = new MpiFamily(MpiRuntime.dup(world, "the family's control communicator"), worldRank, worldSize);
+    family.postReceive();
+    return family;
   }
 
   private void postReceive() {
@@ -250,8 +251,8 @@ final class MpiFamily {
    * {@code where} waited {@code waitedNanos} (past {@code timeout}) for {@code pending} ({@code first}'s step
    * {@code step} first): tells every rank of the world, gives them a moment (a tenth of the timeout, 0.2 to 2
    * s) to answer (each rank that learns of it says once what it was doing), and returns the exception naming
-   * the ranks of {@code where}'s group that did not answer: stalled, gone, or not in this call. Takes and lets
-   * go of the lock itself.
+   * the ranks of {@code where}'s group that did not answer or are closing: stalled, gone, or not in this call
+   * ({@link MpiTimeoutReport}). Takes and lets go of the lock itself.
    */
   CommTimeoutException timedOut(MpiCommunicator where, long waitedNanos, java.time.Duration timeout, String pending,
       MpiCallTable first, int step) {
@@ -275,40 +276,10 @@ final class MpiFamily {
       }
       java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
     }
-    Set<Integer> answered = new java.util.HashSet<>(); // world ranks that were in calls (waiting, failed)
-    Set<Integer> left = new java.util.HashSet<>(); // world ranks closing the world
-    StringBuilder answers = new StringBuilder();
-    for (Notice n : notices) {
-      boolean closing = n.kind() == LEFT || n.text().contains(CLOSING);
-      if (!(closing ? left : answered).add(n.worldRank())) {
-        continue;
-      }
-      answers.append("\n  ").append(n.who()).append(' ').append(closing ? "is closing world"
-          : n.kind() == TIMED_OUT ? "timed out too" : "answered").append(": ").append(n.text().replace("\n", " "));
-    }
-    List<Integer> missing = new ArrayList<>();
-    StringBuilder missingText = new StringBuilder();
-    for (int r = 0; r < where.size(); r++) {
-      int w = where.worldRank(r);
-      if (r != where.rank() && (!answered.contains(w) || left.contains(w))) {
-        missing.add(r);
-        missingText.append(missingText.isEmpty() ? "" : ", ").append("rank ").append(r)
-            .append(where.groupLabel().equals("world") ? "" : " (world rank " + w + ")")
-            .append(left.contains(w) ? ", closing world" : ", no answer within " + grace / 1_000_000 + " ms");
-      }
-    }
-    String summary = where.rankText() + " (world rank " + worldRank + ") waited " + waited + " (the timeout is "
-        + timeout + ") for calls that did not complete:" + pending
-        + (answers.isEmpty() ? "" : "\nOther ranks, told so:" + answers)
-        + (missing.isEmpty() ? "\nEvery rank of " + where.groupLabel() + " answered: none stalled, but they did not"
-            + " issue the same calls in the same order"
-            : "\nNot in this call: " + missingText + " (of " + where.groupLabel() + "): stalled, gone, or past it (a"
-                + " rank that returns or throws early, skips a call, or issues its calls in another order, leaves the"
-                + " others waiting)")
-        + ". Every communicator of this family now fails on every rank. To wait longer, pass a timeout to"
-        + " MpiBackend.world(Duration) or set -D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + ".";
-    CommTimeoutException e = new CommTimeoutException(summary, first.planName, first.planName == null ? -1
-        : first.stepNumber(step), first.describeStep(step), List.of(), where.rank(), timeout, missing, null, null);
+    MpiTimeoutReport report = new MpiTimeoutReport(where, worldRank, waited, timeout, pending, notices, grace);
+    CommTimeoutException e = new CommTimeoutException(report.text(), first.planName, first.planName == null ? -1
+        : first.stepNumber(step), first.describeStep(step), List.of(), where.rank(), timeout, report.missing(), null,
+        null);
     MpiRuntime.LOCK.lock();
     try {
       if (failure == null) {
@@ -341,8 +312,9 @@ final class MpiFamily {
     notice.set(JAVA_INT, 0, kind);
     notice.set(JAVA_INT, 4, worldRank);
     notice.set(JAVA_INT, 8, where.rank());
-    notice.set(JAVA_INT, 12, labelBytes);
-    notice.set(JAVA_INT, 16, textBytes);
+    notice.set(JAVA_INT, 12, kind == LEFT || atCloseBarrier || where.directCalls().checkingAtClose() ? 1 : 0);
+    notice.set(JAVA_INT, 16, labelBytes);
+    notice.set(JAVA_INT, 20, textBytes);
     MemorySegment.copy(label, 0, notice, JAVA_BYTE, HEADER_BYTES, labelBytes);
     MemorySegment.copy(words, 0, notice, JAVA_BYTE, HEADER_BYTES + labelBytes, textBytes);
     int bytes = HEADER_BYTES + labelBytes + textBytes;
@@ -385,13 +357,14 @@ final class MpiFamily {
     int kind = inbox.get(JAVA_INT, 0);
     int from = inbox.get(JAVA_INT, 4);
     int groupRank = inbox.get(JAVA_INT, 8);
-    int labelBytes = Math.max(0, Math.min(inbox.get(JAVA_INT, 12), NOTICE_BYTES - HEADER_BYTES));
-    int textBytes = Math.max(0, Math.min(inbox.get(JAVA_INT, 16), NOTICE_BYTES - HEADER_BYTES - labelBytes));
+    boolean closing = inbox.get(JAVA_INT, 12) != 0;
+    int labelBytes = Math.max(0, Math.min(inbox.get(JAVA_INT, 16), NOTICE_BYTES - HEADER_BYTES));
+    int textBytes = Math.max(0, Math.min(inbox.get(JAVA_INT, 20), NOTICE_BYTES - HEADER_BYTES - labelBytes));
     byte[] label = new byte[labelBytes];
     byte[] text = new byte[textBytes];
     MemorySegment.copy(inbox, JAVA_BYTE, HEADER_BYTES, label, 0, labelBytes);
     MemorySegment.copy(inbox, JAVA_BYTE, HEADER_BYTES + labelBytes, text, 0, textBytes);
-    return new Notice(kind, from, groupRank, new String(label, StandardCharsets.UTF_8),
+    return new Notice(kind, from, groupRank, new String(label, StandardCharsets.UTF_8), closing,
         new String(text, StandardCharsets.UTF_8));
   }
 
@@ -424,6 +397,7 @@ final class MpiFamily {
         flush(); // the peers learn from the notice; nobody waits for this rank at the barrier
         return;
       }
+      atCloseBarrier = true;
       MpiRuntime.check("MPI_Ibarrier", Mpi.MPI_Ibarrier(control, barrier.address()),
           "starting the barrier of " + world.rankText() + "'s close");
     } finally {

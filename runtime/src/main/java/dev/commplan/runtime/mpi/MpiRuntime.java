@@ -2,6 +2,7 @@ package dev.commplan.runtime.mpi;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.mpi.internal.Mpi;
@@ -296,6 +297,21 @@ final class MpiRuntime {
   static void check(String function, int rc, String what) {
     if (rc != Mpi.SUCCESS) {
       throw error(function, rc, what);
+    }
+  }
+
+  /**
+   * {@code MPI_Comm_dup} of {@code comm}, with {@code MPI_ERRORS_RETURN} set on the copy (collective: every rank
+   * of {@code comm} calls it, in the same order); {@code what} the copy is, for errors. Holding the lock.
+   */
+  static long dup(long comm, String what) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(JAVA_LONG);
+      check("MPI_Comm_dup", Mpi.MPI_Comm_dup(comm, out.address()), "making " + what);
+      long copy = out.get(JAVA_LONG, 0);
+      check("MPI_Comm_set_errhandler", Mpi.MPI_Comm_set_errhandler(copy, Mpi.Handles.ERRORS_RETURN),
+          "setting MPI_ERRORS_RETURN on " + what);
+      return copy;
     }
   }
 
