@@ -51,6 +51,16 @@ final class MpiTimeoutReport {
                 : ", no answer within " + graceNanos / 1_000_000 + " ms");
       }
     }
+    // ranks outside this group that closed a communicator: where every rank of the group is in another call, the
+    // one that started the wait is most likely among them
+    StringBuilder leftOutside = new StringBuilder();
+    Set<Integer> inGroup = new HashSet<>();
+    for (int r = 0; r < where.size(); r++) {
+      inGroup.add(where.worldRank(r));
+    }
+    left.entrySet().stream().filter(e -> !inGroup.contains(e.getKey())).sorted(Map.Entry.comparingByKey())
+        .forEach(e -> leftOutside.append(leftOutside.isEmpty() ? "" : ", ").append("world rank ").append(e.getKey())
+            .append(", closing ").append(e.getValue()));
     String group = where.groupLabel();
     text = where.rankText() + " (world rank " + worldRank + ") waited " + waited + " (the timeout is " + timeout
         + ") for calls that did not complete:" + pending
@@ -58,7 +68,8 @@ final class MpiTimeoutReport {
         + (missing.isEmpty() ? "\nEvery rank of " + group + " answered: none stalled, but they did not issue the same"
             + " calls in the same order" + (where.directCalls().checkingAtClose() ? " (this rank is closing " + group
                 + " and compares its last calls there; a rank still in another call has not closed it yet, and may"
-                + " itself wait for a rank that left its calls)"
+                + " itself wait for a rank that left its calls" + (leftOutside.isEmpty() ? "" : ": " + leftOutside)
+                + ")"
             : answers.indexOf(IN_CHECK) >= 0 ? " (a rank waiting in the agreement check made other calls before it"
                 + " than the ranks waiting elsewhere)" : "")
             : "\nNot in this call: " + missingText + " (of " + group + "): stalled, gone, or past it (a rank that"
