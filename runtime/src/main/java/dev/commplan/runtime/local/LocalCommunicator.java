@@ -165,7 +165,8 @@ public final class LocalCommunicator extends AbstractCommunicator {
                 call.sendMemory(), call.sendByteOffset(), null);
             LocalCollective labelled = over.transfer(call.collective(), call.dataType(), call.peer(), call.count(),
                 call.sendMemory(), call.sendByteOffset(),
-                new OperationLabel(schedule.planName(), step.number(), unlabelled.describe(), call.fields()));
+                new OperationLabel(schedule.planName(), step.number(), step.bucket(), unlabelled.describe(),
+                    call.fields()));
             (call.collective() == Collective.SEND ? sends : recvs)
                 .add(new LocalMailboxes.Transfer(labelled, call.peer()));
             transferFields.addAll(call.fields());
@@ -177,13 +178,13 @@ public final class LocalCommunicator extends AbstractCommunicator {
             call.recvByteOffset());
         // The label is made here, once: timeouts and the flight record name the call without building text.
         OperationLabel label =
-            new OperationLabel(schedule.planName(), step.number(), unlabelled.describe(), call.fields());
+            new OperationLabel(schedule.planName(), step.number(), step.bucket(), unlabelled.describe(), call.fields());
         work.add(new LocalCollective(over, call.collective(), call.dataType(), call.op(), call.root(), call.count(),
             unlabelled.send, unlabelled.sendOffset, unlabelled.recv, unlabelled.recvOffset, label));
       }
       if (!sends.isEmpty() || !recvs.isEmpty()) { // the step's transfers, one group, after its collectives
         work.add(new LocalTransfers(sends, recvs, new OperationLabel(schedule.planName(),
-            step.number(), LocalTransfers.describe(sends, recvs), transferFields)));
+            step.number(), step.bucket(), LocalTransfers.describe(sends, recvs), transferFields)));
       }
     }
     stepStart[index] = work.size();
