@@ -27,8 +27,8 @@ import javax.tools.StandardJavaFileManager;
 import javax.tools.ToolProvider;
 
 /**
- * Compile time and memory of a plan against its number of buffer fields (docs/performance.md, "Compile
- * time and memory against field count"). For each count, four fresh JVMs each run javac in process on
+ * Compile time and memory of a plan against its number of buffer fields (docs/compile-time.md). For each
+ * count, four fresh JVMs each run javac in process on
  * {@link LargePlans#plan}:
  *
  * <ol>
@@ -52,7 +52,7 @@ import javax.tools.ToolProvider;
  *     dev.commplan.processor.ScaleMeasure 1000 5000 10000
  * </pre>
  *
- * (docs/performance.md has the commands that build the class path file). The counts are measured one
+ * (docs/compile-time.md has the commands that build the class path file). The counts are measured one
  * after the other, each in its own temporary directory, deleted after.
  */
 public final class ScaleMeasure {

@@ -1,12 +1,8 @@
 package dev.commplan.runtime;
 
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
+import dev.commplan.runtime.guard.AgreementAccess;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,16 +21,13 @@ import java.util.Objects;
  * }</pre>
  *
  * <p>{@link Builder#build()} is collective over the world: every rank builds the same mesh (axes, sizes and
- * order are compared first, and ranks that disagree fail, every one, naming the differing ranks and both
- * meshes, before anything is split), then one {@link Communicator#split} per axis is made. A mesh is used
- * by its rank's thread, as its communicators are; {@link #close()} closes the communicators it made, not
- * the world.
+ * order are compared first, by the agreement check's comparison of meshes, and ranks that disagree fail,
+ * every one, with a {@link DisagreementException} naming the differing ranks and each mesh, before anything
+ * is split), then one {@link Communicator#split} per axis is made. A mesh is used by its rank's thread, as
+ * its communicators are; {@link #close()} closes the communicators it made, not the world, in the same
+ * order on every rank (where a backend compares a group's last calls at its close, every rank meets there).
  */
 public final class Mesh implements AutoCloseable {
-  /** Bytes each rank contributes to the agreement check: description length, its SHA-256, its first bytes. */
-  private static final int RECORD_BYTES = 256;
-  private static final int TEXT_BYTES = RECORD_BYTES - 4 - 32;
-
   private final Communicator world;
   private final List<String> names;
   private final int[] sizes;
@@ -42,8 +35,8 @@ public final class Mesh implements AutoCloseable {
   private final int[] strides;
   private final String description;
   private final Communicator[] axisGroups;
-  /** Groups along two or more axes, made on first use ({@link #axes}), by the axes as asked. */
-  private final Map<List<String>, Communicator> multiAxisGroups = new HashMap<>();
+  /** Groups along two or more axes, made on first use ({@link #axes}), by the axes as asked, in that order. */
+  private final Map<List<String>, Communicator> multiAxisGroups = new LinkedHashMap<>();
   private boolean closed;
 
   private Mesh(Communicator world, List<String> names, int[] sizes) {
@@ -118,7 +111,7 @@ public final class Mesh implements AutoCloseable {
      *
      * @return the mesh, owning the communicators it made
      * @throws IllegalArgumentException if there are no axes or their sizes do not multiply to the world size
-     * @throws CommPlanException on every rank, if the ranks built different meshes
+     * @throws DisagreementException on every rank, if the ranks built different meshes
      */
     public Mesh build() {
       int[] sizeArray = sizes.stream().mapToInt(Integer::intValue).toArray();
@@ -132,7 +125,7 @@ public final class Mesh implements AutoCloseable {
             + " ranks; give axes whose sizes multiply to " + world.size());
       }
       Mesh mesh = new Mesh(world, names, sizeArray);
-      mesh.checkEveryRankAgrees();
+      AgreementAccess.compareMeshes(world, mesh.description); // before any split: ranks that differ fail here
       boolean built = false;
       try {
         for (int axis = 0; axis < sizeArray.length; axis++) {
@@ -307,68 +300,6 @@ public final class Mesh implements AutoCloseable {
     }
   }
 
-  /**
-   * Compares this rank's mesh with every other rank's: one all-gather of a {@value #RECORD_BYTES}-byte
-   * record per rank over the world, so that ranks that would split differently (and hang, or form wrong
-   * groups) fail at once, every one, with the same message.
-   */
-  private void checkEveryRankAgrees() {
-    int ranks = world.size();
-    if (ranks == 1) {
-      return;
-    }
-    byte[] text = description.getBytes(StandardCharsets.UTF_8);
-    ByteBuffer record = ByteBuffer.allocate(RECORD_BYTES).putInt(text.length).put(sha256(text))
-        .put(text, 0, Math.min(text.length, TEXT_BYTES));
-    byte[] all = allGather(record.array());
-    Map<String, List<Integer>> meshes = new LinkedHashMap<>();
-    Map<String, byte[]> digests = new HashMap<>();
-    for (int r = 0; r < ranks; r++) {
-      ByteBuffer theirs = ByteBuffer.wrap(all, r * RECORD_BYTES, RECORD_BYTES);
-      int length = theirs.getInt();
-      byte[] digest = new byte[32];
-      theirs.get(digest);
-      int shown = Math.clamp(length, 0, TEXT_BYTES);
-      String mesh = new String(all, r * RECORD_BYTES + 36, shown, StandardCharsets.UTF_8)
-          + (length > TEXT_BYTES ? "... (" + length + " bytes, sha256 " + java.util.HexFormat.of().formatHex(digest) + ")"
-              : "");
-      meshes.computeIfAbsent(mesh, m -> new ArrayList<>()).add(r);
-      digests.putIfAbsent(mesh, digest);
-    }
-    if (meshes.size() == 1) {
-      return;
-    }
-    StringBuilder m = new StringBuilder("mesh: the ranks of the world (" + ranks + " ranks) built different meshes"
-        + " (axes, sizes or order), so they would split into groups that do not match (a hang or wrong data);"
-        + " every rank fails here instead, before splitting:");
-    for (Map.Entry<String, List<Integer>> e : meshes.entrySet()) {
-      m.append("\n  ").append(e.getValue().size() == 1 ? "rank " : "ranks ").append(ranksText(e.getValue()))
-          .append(" built ").append(e.getKey());
-    }
-    m.append("\n  fix: build the same mesh on every rank (the same axes, sizes and order)");
-    throw new CommPlanException(m.toString());
-  }
-
-  /** One all-gather over the world; a timeout is rethrown saying which ranks did not build the mesh. */
-  private byte[] allGather(byte[] mine) {
-    try (U8Buffer send = U8Buffer.allocate(world, mine.length);
-        U8Buffer recv = U8Buffer.allocate(world, (long) mine.length * world.size())) {
-      send.copyFrom(mine);
-      Stream stream = world.stream();
-      world.allGather(send, recv, stream);
-      stream.synchronize();
-      return recv.toArray();
-    } catch (CommTimeoutException e) {
-      throw new CommTimeoutException("mesh " + description + ": building it timed out; every rank of the world must"
-          + " build the same mesh, and ranks " + e.missingRanks() + " did not (" + e.summary() + ")", null, -1,
-          e.collective(), List.of(), e.rank(), e.timeout(), e.missingRanks(), e.flightRecord(), e);
-    }
-  }
-
-  private static String ranksText(List<Integer> ranks) {
-    return ranks.size() == 1 ? String.valueOf(ranks.getFirst()) : ranks.toString();
-  }
-
   /** {@code [dp=2, tp=4]}. */
   private static String describe(List<String> names, int[] sizes) {
     StringBuilder s = new StringBuilder("[");
@@ -388,13 +319,5 @@ public final class Mesh implements AutoCloseable {
       }
     }
     return true;
-  }
-
-  private static byte[] sha256(byte[] bytes) {
-    try {
-      return MessageDigest.getInstance("SHA-256").digest(bytes);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is required of every Java platform", e);
-    }
   }
 }

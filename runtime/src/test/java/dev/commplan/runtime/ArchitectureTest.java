@@ -4,12 +4,19 @@ import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
+import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaMethodCall;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.library.dependencies.SliceAssignment;
 import com.tngtech.archunit.library.dependencies.SliceIdentifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import dev.commplan.model.Collective;
+import dev.commplan.runtime.agreement.Agreement;
+import java.util.Arrays;
+import java.util.Set;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -78,6 +85,28 @@ class ArchitectureTest {
         .check(runtime);
     noClasses().that().resideInAPackage("dev.commplan.runtime.mpi..")
         .should().dependOnClassesThat().resideInAnyPackage("dev.commplan.runtime.local..", "dev.commplan.runtime.nccl..")
+        .check(runtime);
+  }
+
+  /**
+   * Ranks' data is compared in one package, {@code agreement} (docs/architecture.md, "The agreement check"):
+   * no other layer above the backends exchanges data between the ranks itself (a communicator's collective
+   * called from the API, a plan, the SPI or the rendezvous: what the mesh and fingerprint checks once did),
+   * and only the agreement package and the SPI class that serves it touch its exchange.
+   */
+  @Test
+  void onlyTheAgreementPackageComparesRanks() {
+    Set<String> collectives = Arrays.stream(Collective.values()).map(Collective::methodName).collect(Collectors.toSet());
+    DescribedPredicate<JavaMethodCall> exchangeOfRanksData = DescribedPredicate.describe(
+        "a communicator's collective (an exchange of the ranks' data)",
+        call -> call.getTargetOwner().isAssignableTo(Communicator.class) && collectives.contains(call.getName()));
+    noClasses().that().resideInAnyPackage("dev.commplan.runtime", "dev.commplan.runtime.plan",
+            "dev.commplan.runtime.spi", "dev.commplan.runtime.guard", "dev.commplan.runtime.launch",
+            "dev.commplan.runtime.bootstrap")
+        .should().callMethodWhere(exchangeOfRanksData)
+        .check(runtime);
+    noClasses().that().resideOutsideOfPackages("dev.commplan.runtime.agreement", "dev.commplan.runtime.spi")
+        .should().dependOnClassesThat().belongToAnyOf(Agreement.Exchange.class)
         .check(runtime);
   }
 

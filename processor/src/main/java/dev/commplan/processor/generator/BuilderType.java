@@ -100,10 +100,10 @@ final class BuilderType {
         .build());
 
     t.addMethod(MethodSpec.methodBuilder("orderCheck")
-        .addJavadoc("Turns on (or off) the check that every rank executes this plan's steps where the others do\n"
-            + "(default: off, unless {@code -D$L=true}): each step then carries one more small\n"
-            + "all-gather, and a synchronize after ranks executed plans in different orders throws\n"
-            + "{@code PlanOrderException} on every rank. The local backend checks this anyway, for free.\n",
+        .addJavadoc("Turns on (or off) the check that every rank executes this plan where the others do\n"
+            + "(default: off, unless {@code -D$L=true}): the ranks' calls are then compared right\n"
+            + "after each execute, and a synchronize after ranks executed other plans (or another\n"
+            + "instance of this one) there throws {@code DisagreementException} on every rank.\n",
             "commplan.orderCheck")
         .addModifiers(Modifier.PUBLIC)
         .addParameter(boolean.class, "check")

@@ -8,28 +8,37 @@ import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DisagreementException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.U64Buffer;
+import dev.commplan.runtime.guard.AgreementAccess;
 import dev.commplan.runtime.guard.Guards;
 import dev.commplan.runtime.guard.StreamProgress;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.IntFunction;
 
 /**
  * The agreement check of one communicator (docs/reliability.md, "Agreement check"): whether its ranks
- * make the same calls. On by default, on every backend, through the backend's own collectives.
+ * make the same calls. On by default, on every backend, through the backend's own collectives. This
+ * package is the one place where ranks' data is compared: besides the calls, a plan's fingerprint at build
+ * ({@link PlanFingerprint}) and a mesh at build ({@link MeshCheck}), through the same {@link Exchange}, and
+ * every finding is a {@link DisagreementException}.
  *
  * <p><b>Collectives and plans.</b> Each direct collective and each plan execute, step or launch is a
- * <i>unit</i>: this rank writes a {@link CallRecord} of it into a window. After units 1, 3, 7, ..., 255
- * and then every {@value #MAX_INTERVAL}, the window is compared: one group of two all-gathers, of a
- * 4-long header (the units it covers and a digest of its records) and of the records, enqueued after the
- * unit on the same stream. Every rank reaches that check after the same units, so
- * the checks pair up exactly when the ranks agree, and where they do not, the check compares what they
+ * <i>unit</i>: this rank writes a {@link CallRecord} of it into a window (four stores: the digest is made
+ * per check). After units 1, 3, 7, ..., 1023 and then every {@value #MAX_INTERVAL}, the window is compared:
+ * one group of two all-gathers, of a 4-long header (the units it covers and a digest of its records) and of
+ * the records, enqueued after the unit on the same stream. Every rank reaches that check after the same
+ * units, so the checks pair up exactly when the ranks agree, and where they do not, the check compares what they
  * did. The comparison runs on the host after the synchronize that covers the check; it reads only the
  * headers unless they differ, and then names the first differing call on each side. Every rank reads
- * the same gathered headers, so every rank fails, with the same finding.
+ * the same gathered headers, so every rank fails, with the same finding. A plan built with the order check
+ * ({@code PlanBuilder.orderCheck}) has the window compared right after each of its units as well (a window
+ * of 1 where its executes are concerned); every rank does so after the same units, since the setting is
+ * part of the plan's fingerprint. A plan is named by its name and instance ({@link PlanNames}).
+ *
+ * <p><b>The last calls.</b> What no check compared is compared on the host when every rank of an
+ * in-process cluster returns ({@link #compareUnchecked}), and with one last window check where a rank of
+ * a backend with one rank per process closes its communicator normally ({@link #compareAtClose}).
  *
  * <p><b>Sends and receives</b> are not units (a rank takes part only in its own). Per peer, the sender
  * folds each message's data type and count into a digest; after its messages 1, 3, 7, ... to that peer
@@ -42,12 +51,16 @@ import java.util.function.IntFunction;
  */
 public final class Agreement {
   /** The most units (or messages to one peer) between two checks, and so the most records one check compares. */
-  public static final int MAX_INTERVAL = 256;
+  public static final int MAX_INTERVAL = 1024;
 
   /** Marks a header or message as the check's: a check that met a user's call reads something else there. */
   static final long MAGIC = 0x436f6d6d506c616eL;
 
   private static volatile Function<Object, Agreement> accessor;
+
+  static {
+    AgreementAccess.registerMeshes(MeshCheck::compare); // Mesh, in the API below, reaches its check here
+  }
 
   /**
    * What the check needs of its communicator: memory, its collectives and point-to-point calls without
@@ -72,6 +85,17 @@ public final class Agreement {
      * @param stream the stream of the unit that made the check due
      */
     void allGather(Buffer ownHeaders, Buffer headers, Buffer ownRecords, Buffer records, Stream stream);
+
+    /**
+     * Enqueues an all-gather of {@code own} into {@code all} on the communicator's own stream, holding the
+     * communicator's gate as a direct call does: for the comparisons made once ({@link TextExchange}), from
+     * a thread that holds nothing.
+     *
+     * @param own this rank's part
+     * @param all every rank's parts
+     * @return the stream it was enqueued on, which the caller synchronizes
+     */
+    Stream allGather(Buffer own, Buffer all);
 
     /**
      * Enqueues a send of {@code message} to {@code peer}.
@@ -107,12 +131,19 @@ public final class Agreement {
   private final int rank;
   private final int ranks;
   private final String group;
-  private final Map<Long, String> plans = new ConcurrentHashMap<>();
+  /** Whether the communicator's calls are recorded (its check is on); off, only order-checked plans are. */
+  private final boolean recordsCalls;
+  private final PlanNames plans = new PlanNames();
   private final CheckBuffers buffers;
+
+  /**
+   * Set once a comparison found a difference here: the ranks were told, and their records no longer line up,
+   * so nothing later compares them again (the host's comparison at the end, the last check at close).
+   */
+  private volatile boolean found;
 
   private final long[] window = new long[MAX_INTERVAL * CallRecord.LONGS];
   private int windowLength;
-  private long windowDigest;
   private long units;
   private long nextCheck = 1;
 
@@ -132,12 +163,16 @@ public final class Agreement {
    * @param rank this rank in the communicator
    * @param ranks the communicator's size
    * @param group what messages call the communicator: {@code world}, {@code tp}
+   * @param recordsCalls whether the communicator's check is on ({@code CommOptions.agreementCheck()}); off,
+   *     only the units of plans built with the order check are recorded and compared, and the comparisons
+   *     made once (fingerprints, meshes) still use this check's exchange
    */
-  public Agreement(Exchange exchange, int rank, int ranks, String group) {
+  public Agreement(Exchange exchange, int rank, int ranks, String group, boolean recordsCalls) {
     this.exchange = exchange;
     this.rank = rank;
     this.ranks = ranks;
     this.group = group;
+    this.recordsCalls = recordsCalls;
     this.buffers = new CheckBuffers(exchange, rank, ranks);
     sent = new long[ranks];
     sentDigest = new long[ranks];
@@ -154,14 +189,15 @@ public final class Agreement {
   /**
    * Called once, by the SPI's communicator base class, so that plans can reach their communicator's check.
    *
-   * @param of returns a communicator's check, or null where it has none
+   * @param of returns a communicator's check (made on first use, also where the check is off: see {@link
+   *     #recordsCalls()}), or null for a communicator not built on the SPI
    */
   public static void register(Function<Object, Agreement> of) {
     accessor = of;
   }
 
   /**
-   * {@return the check of {@code communicator}, or null (another kind of communicator, or the check is off)}
+   * {@return the check of {@code communicator}, or null (a communicator not built on the SPI)}
    *
    * @param communicator a communicator
    */
@@ -170,17 +206,29 @@ public final class Agreement {
     return a == null ? null : a.apply(communicator);
   }
 
+  /** {@return whether this communicator's calls are recorded and compared (its agreement check is on)} */
+  public boolean recordsCalls() {
+    return recordsCalls;
+  }
+
   /**
-   * Records that a plan of this name was built here, so that messages can name it.
+   * Records that a plan of this name was built here (collectively, in the same order on every rank), so that
+   * records tell its instances apart and messages can name it.
    *
    * @param planName the plan's name
-   * @return the hash that names the plan in records
+   * @return what names the plan in records: the hash of its name and its instance on this communicator
    */
-  public long registerPlan(String planName) {
-    long id = CallRecord.planId(planName);
-    plans.put(id, planName);
-    return id;
+  public PlanKey registerPlan(String planName) {
+    return plans.register(planName);
   }
+
+  /**
+   * What names one built plan in the records ({@link #registerPlan}).
+   *
+   * @param name the hash of the plan's name
+   * @param instance the how-manyth plan of that name built on the communicator, from 1
+   */
+  public record PlanKey(long name, long instance) {}
 
   /**
    * A direct collective was enqueued on {@code stream}.
@@ -193,68 +241,89 @@ public final class Agreement {
    * @param stream the stream it was enqueued on
    */
   public void collective(Collective collective, DataType type, ReduceOp op, int root, long count, Stream stream) {
-    unit(CallRecord.direct(CallRecord.DIRECT, collective, type, op, root), count, 0, 0, stream);
+    unit(CallRecord.direct(CallRecord.DIRECT, collective, type, op, root), count, 0, 0, stream, false);
   }
 
   /**
    * A plan's steps were enqueued on {@code stream}: all of them ({@code step} -1), one step, or a launch.
    *
-   * @param planId the plan's {@link #registerPlan} hash
+   * @param plan the plan's {@link #registerPlan} key
    * @param step the step's number, or -1 for the whole plan
    * @param launch whether it was a launch of the plan's captured graph
    * @param stream the stream
+   * @param compareNow whether the plan has the order check: the window is compared right after this unit
    */
-  public void plan(long planId, int step, boolean launch, Stream stream) {
+  public void plan(PlanKey plan, int step, boolean launch, Stream stream, boolean compareNow) {
     int kind = launch ? CallRecord.LAUNCH : step < 0 ? CallRecord.EXECUTE : CallRecord.STEP;
-    unit(kind, 0, planId, step, stream);
+    unit(kind, plan.instance(), plan.name(), step, stream, compareNow);
   }
 
   /**
    * A bucket of a bucketed plan's round was enqueued on {@code stream}: a unit of its own, so that ranks that
    * cut or order their buckets differently are found.
    *
-   * @param planId the plan's {@link #registerPlan} hash
+   * @param plan the plan's {@link #registerPlan} key
    * @param bucket the bucket's index in the plan's bucket order
    * @param step the step its calls belong to
    * @param stream the stream (the plan's communication stream)
+   * @param compareNow whether the plan has the order check: the window is compared right after this unit
    */
-  public void bucket(long planId, int bucket, int step, Stream stream) {
-    unit(CallRecord.BUCKET, bucket, planId, step, stream);
+  public void bucket(PlanKey plan, int bucket, int step, Stream stream, boolean compareNow) {
+    unit(CallRecord.BUCKET | (long) bucket << 32, plan.instance(), plan.name(), step, stream, compareNow);
   }
 
-  private void unit(long word0, long count, long plan, long step, Stream stream) {
-    StreamProgress progress = Guards.progressOf(stream);
-    if (progress == null) {
-      return; // a stream with no synchronize hook: nothing could compare the check
-    }
+  /** Four stores and two counters: the digest is made when the window is compared ({@link WindowCheck#arm}). */
+  private void unit(long word0, long word1, long plan, long step, Stream stream, boolean compareNow) {
     int at = windowLength * CallRecord.LONGS;
     window[at] = word0;
-    window[at + 1] = count;
+    window[at + 1] = word1;
     window[at + 2] = plan;
     window[at + 3] = step;
-    windowDigest = CallRecord.mix(CallRecord.mix(CallRecord.mix(CallRecord.mix(windowDigest, word0), count), plan), step);
     windowLength++;
-    units++;
-    if (units == nextCheck) {
+    if (++units == nextCheck) {
       nextCheck = next(units);
-      compareWindow(stream, progress);
+      compareWindow(stream, false);
+    } else if (compareNow) {
+      compareWindow(stream, false);
     }
   }
 
-  /** The unit (or message) after which the next check runs: 1, 3, 7, ..., 255, then every {@value #MAX_INTERVAL}. */
+  /** The unit (or message) after which the next check runs: 1, 3, 7, ..., 1023, then every {@value #MAX_INTERVAL}. */
   static long next(long checkedAt) {
     return checkedAt < MAX_INTERVAL - 1 ? 2 * checkedAt + 1 : checkedAt + MAX_INTERVAL;
   }
 
-  private void compareWindow(Stream stream, StreamProgress progress) {
-    if (!exchange.isCapturing(stream)) { // captured, it would run at every launch: skipped alike on every rank
+  /**
+   * Enqueues the comparison of the window on {@code stream}, to be read after the synchronize that covers
+   * it; skipped alike on every rank for a stream being captured (it would run at every launch) or one with
+   * no synchronize hook (nothing could read it).
+   */
+  private void compareWindow(Stream stream, boolean atClose) {
+    StreamProgress progress = Guards.progressOf(stream);
+    if (progress != null && !exchange.isCapturing(stream)) {
       WindowCheck check = buffers.window(stream);
-      check.arm(units, windowDigest, window, windowLength, this);
+      check.arm(units, window, windowLength, this, atClose);
       exchange.allGather(check.stagedHeader(), check.headers(), check.stagedRecords(), check.records(), stream);
       progress.afterSynchronize(check, progress.issue());
     }
     windowLength = 0;
-    windowDigest = 0;
+  }
+
+  /**
+   * Compares, with one last window check on every rank, the calls no check has compared yet, and waits for
+   * it: for a backend whose ranks live in separate processes (nobody compares them on the host), where a
+   * rank closes its communicator normally. A collective: every rank of the communicator calls it, after its
+   * last call there. Does nothing where the calls are not recorded. Its finding, a {@link
+   * DisagreementException} naming the first differing call, is thrown by the synchronize.
+   *
+   * @param stream the communicator's stream, synchronized here
+   */
+  public void compareAtClose(Stream stream) {
+    if (!recordsCalls || found) {
+      return; // order-checked plans alone are recorded (each unit compared at once), or a check already failed
+    }
+    compareWindow(stream, true);
+    stream.synchronize();
   }
 
   /**
@@ -314,8 +383,9 @@ public final class Agreement {
     for (int r = 0; r < size; r++) {
       Communicator comm = communicator.apply(r);
       ranks[r] = comm == null || comm.isClosed() ? null : of(comm);
-      if (ranks[r] == null) {
-        return null; // the check is off (every rank of a group has the same options), or a task closed its own
+      if (ranks[r] == null || !ranks[r].recordsCalls || ranks[r].found) {
+        return null; // the check is off (every rank of a group has the same options), a task closed its own, or
+                     // a check already found the ranks disagreeing
       }
     }
     return compareUnchecked(ranks);
@@ -385,7 +455,8 @@ public final class Agreement {
   /** The end of every message about calls that differ: what must agree, and where to read more. */
   static String callsFix(String group) {
     return ". Every rank of " + group + " must make the same collective calls and plan executes, with the same"
-        + " collective, data type, count, op and root, in the same order (docs/reliability.md, \"Agreement check\";"
+        + " collective, data type, count, op and root, and the same plan (#2: the second plan of that name built on "
+        + group + "), in the same order (docs/reliability.md, \"Agreement check\";"
         + " CommOptions.withAgreementCheck(false) turns the check off)";
   }
 
@@ -401,8 +472,17 @@ public final class Agreement {
     return group;
   }
 
-  Map<Long, String> plans() {
+  PlanNames plans() {
     return plans;
+  }
+
+  Exchange exchange() {
+    return exchange;
+  }
+
+  /** A comparison found the ranks disagreeing: what it throws tells them; nothing compares them again. */
+  void found() {
+    found = true;
   }
 
   void release(CheckBuffers.Pooled check) {

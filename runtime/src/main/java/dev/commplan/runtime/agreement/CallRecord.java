@@ -5,14 +5,14 @@ import dev.commplan.model.Collective;
 import dev.commplan.runtime.DataType;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /**
  * One call as the agreement check compares it: {@value #LONGS} longs, so that a window of calls is an
  * array the ranks can all-gather and compare element by element. Word 0 packs what kind of call it is,
- * the collective, the data type, the op and the root or peer; word 1 is the count; words 2 and 3 name a
- * plan (a hash of its name, and the step, or -1 for a whole execute). Unused fields are 0, so two ranks
- * that made the same call write the same four words.
+ * the collective, the data type, the op and the root or peer; word 1 is the count of a call, or the
+ * instance of a plan ({@link PlanNames}); words 2 and 3 name a plan (a hash of its name, and the step, or
+ * -1 for a whole execute). Unused fields are 0, so two ranks that made the same call write the same four
+ * words.
  */
 final class CallRecord {
   /** Longs of one record. */
@@ -24,7 +24,7 @@ final class CallRecord {
   static final int LAUNCH = 4;
   static final int SEND = 5;
   static final int RECV = 6;
-  /** A bucket of a bucketed plan's round: word 1 is its index, word 3 its step. */
+  /** A bucket of a bucketed plan's round: as a plan's step, with the bucket's index in word 0's upper half. */
   static final int BUCKET = 7;
 
   private CallRecord() {}
@@ -35,17 +35,28 @@ final class CallRecord {
         | (long) (op == null ? 0 : op.ordinal() + 1) << 24 | (long) (root + 1) << 32;
   }
 
-  /** The hash that names a plan in records: FNV-1a of its name (its schedule is compared when it is built). */
-  static long planId(String planName) {
-    long hash = 0xcbf29ce484222325L;
-    for (int i = 0; i < planName.length(); i++) {
-      hash = (hash ^ planName.charAt(i)) * 0x100000001b3L;
-    }
-    return hash == 0 ? 1 : hash; // 0 means "no plan"
-  }
-
   static int kind(long word0) {
     return (int) (word0 & 0xff);
+  }
+
+  /**
+   * The digest of {@code words[from, to)} (whole records): what a window check's header carries, made once
+   * per check rather than once per call, so that recording a call is four stores. One lane per word of a
+   * record, so that the four multiply chains run side by side; each step also rotates, so that a difference
+   * in a high bit does not stay there to cancel with a later one.
+   */
+  static long digest(long[] words, int from, int to) {
+    long a = 0x243f6a8885a308d3L;
+    long b = 0x13198a2e03707344L;
+    long c = 0xa4093822299f31d0L;
+    long d = 0x082efa98ec4e6c89L;
+    for (int i = from; i + 3 < to; i += LONGS) {
+      a = Long.rotateLeft((a ^ words[i]) * 0x9e3779b97f4a7c15L, 31);
+      b = Long.rotateLeft((b ^ words[i + 1]) * 0xc2b2ae3d27d4eb4fL, 29);
+      c = Long.rotateLeft((c ^ words[i + 2]) * 0x165667b19e3779f9L, 27);
+      d = Long.rotateLeft((d ^ words[i + 3]) * 0xd6e8feb86659fd93L, 33);
+    }
+    return mix(mix(mix(mix(to - from, a), b), c), d);
   }
 
   /** One step of a running 64-bit digest (a multiply and xor-shift mix, as in SplitMix64's finalizer). */
@@ -58,21 +69,17 @@ final class CallRecord {
 
   /**
    * What a record says, for messages: {@code direct call: broadcast F32 root 0, count 8}, {@code plan
-   * p.Grads, execute}, {@code send F32 to rank 1, count 4}.
+   * p.Grads, execute}, {@code plan t.Sum #2, step 1}, {@code send F32 to rank 1, count 4}.
    *
-   * @param plans plan names by {@link #planId}, for plans this rank built
+   * @param plans the plans this rank built, which name the plans in records
    */
-  static String text(long[] words, int at, Map<Long, String> plans) {
+  static String text(long[] words, int at, PlanNames plans) {
     long w0 = words[at];
     int kind = kind(w0);
-    if (kind == EXECUTE || kind == STEP || kind == LAUNCH) {
-      String name = plans.getOrDefault(words[at + 2], "#" + Long.toHexString(words[at + 2]) + " (not built here)");
-      return "plan " + name + (kind == EXECUTE ? ", execute" : kind == LAUNCH ? ", launch of its captured graph"
-          : ", step " + words[at + 3]);
-    }
-    if (kind == BUCKET) {
-      String name = plans.getOrDefault(words[at + 2], "#" + Long.toHexString(words[at + 2]) + " (not built here)");
-      return "plan " + name + ", bucket " + words[at + 1] + " (step " + words[at + 3] + ")";
+    if (isPlan(kind)) {
+      return "plan " + plans.text(words[at + 2], words[at + 1]) + (kind == EXECUTE ? ", execute"
+          : kind == LAUNCH ? ", launch of its captured graph" : kind == BUCKET
+          ? ", bucket " + (w0 >>> 32) + " (step " + words[at + 3] + ")" : ", step " + words[at + 3]);
     }
     if (kind != DIRECT && kind != SEND && kind != RECV) {
       return "no call (a record of kind " + kind + ": not a call this check knows)";
@@ -105,6 +112,13 @@ final class CallRecord {
       out.add("call (another call at this place)");
       return out;
     }
+    if (isPlan(kind(x)) && a[at + 1] != b[bt + 1]) {
+      out.add("plan instance (another plan of the same name)");
+      return out;
+    }
+    if (kind(x) == BUCKET && x != y) {
+      out.add("bucket");
+    }
     if (a[at + 3] != b[bt + 3]) {
       out.add("step");
     }
@@ -117,13 +131,17 @@ final class CallRecord {
     if ((x >>> 24 & 0xff) != (y >>> 24 & 0xff)) {
       out.add("op");
     }
-    if (x >>> 32 != y >>> 32) {
+    if (x >>> 32 != y >>> 32 && kind(x) != BUCKET) {
       out.add(kind(x) == SEND || kind(x) == RECV ? "peer" : "root");
     }
     if (a[at + 1] != b[bt + 1]) {
-      out.add(kind(x) == BUCKET ? "bucket" : "count");
+      out.add("count");
     }
     return out;
+  }
+
+  private static boolean isPlan(int kind) {
+    return kind == EXECUTE || kind == STEP || kind == LAUNCH || kind == BUCKET;
   }
 
   private static <E> E field(E[] values, int code) {

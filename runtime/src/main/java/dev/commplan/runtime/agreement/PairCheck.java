@@ -68,6 +68,7 @@ final class PairCheck extends CheckBuffers.Pooled {
       if (got[0] == Agreement.MAGIC && got[1] == expected[1] && got[2] == expected[2]) {
         return;
       }
+      of.found();
       throw disagreement(of);
     } finally {
       of.release(this);

@@ -8,7 +8,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 
 /**
  * One comparison of a window of units ({@link Agreement}): this rank's header and records are staged side
@@ -36,6 +35,7 @@ final class WindowCheck extends CheckBuffers.Pooled {
   private final MemorySegment mineSegment = MemorySegment.ofArray(mine);
   private final MemorySegment gatheredSegment;
   private int length;
+  private boolean atClose;
   private Agreement agreement;
 
   WindowCheck(Agreement.Exchange exchange, int rank, int ranks) {
@@ -79,19 +79,25 @@ final class WindowCheck extends CheckBuffers.Pooled {
   }
 
   /**
-   * Writes this rank's header and records, in one host write (the check is not in flight, {@link
-   * CheckBuffers}); the all-gathers then send them from where they are staged.
+   * Writes this rank's header (with the digest of its records, made here once per check) and records, in
+   * one host write (the check is not in flight, {@link CheckBuffers}); the all-gathers then send them from
+   * where they are staged.
+   *
+   * @param atClose whether this is the last check, made where the communicator closes (for the message)
    */
-  void arm(long units, long digest, long[] window, int windowLength, Agreement of) {
+  void arm(long units, long[] window, int windowLength, Agreement of, boolean atClose) {
+    int words = windowLength * CallRecord.LONGS;
+    System.arraycopy(window, 0, mine, HEADER_LONGS, words);
     mine[0] = Agreement.MAGIC ^ units;
-    mine[1] = digest;
+    mine[1] = CallRecord.digest(mine, HEADER_LONGS, HEADER_LONGS + words);
     mine[2] = windowLength;
     mine[3] = units - windowLength;
     length = windowLength;
     agreement = of;
-    System.arraycopy(window, 0, mine, HEADER_LONGS, windowLength * CallRecord.LONGS);
-    // all of it: what follows the window is compared by no one
-    staged.memory().copyFromHost(mineSegment, 0, staged.byteOffset(), (long) mine.length * Long.BYTES);
+    this.atClose = atClose;
+    // the header and the window's records only: what follows them is sent (the all-gather's count is fixed, so
+    // that ranks whose windows differ in length still pair) but compared by no one
+    staged.memory().copyFromHost(mineSegment, 0, staged.byteOffset(), (long) (HEADER_LONGS + words) * Long.BYTES);
   }
 
   @Override
@@ -111,6 +117,7 @@ final class WindowCheck extends CheckBuffers.Pooled {
         }
       }
       if (differing != null) {
+        of.found();
         throw disagreement(of, differing);
       }
     } finally {
@@ -129,7 +136,7 @@ final class WindowCheck extends CheckBuffers.Pooled {
    */
   static DisagreementException firstDifference(String where, String fix, long from, String mineName, long[] mine,
       int mineAt, int mineLength, String theirsName, long[] theirs, int theirsAt, int theirLength,
-      Map<Long, String> plans, List<Integer> differing) {
+      PlanNames plans, List<Integer> differing) {
     for (int i = 0; i < Math.max(mineLength, theirLength); i++) {
       int m = mineAt + i * CallRecord.LONGS;
       int t = theirsAt + i * CallRecord.LONGS;
@@ -155,12 +162,16 @@ final class WindowCheck extends CheckBuffers.Pooled {
     long from = mine[3];
     long to = mine[0] ^ Agreement.MAGIC;
     int at = other * HEADER_LONGS;
-    String where = of.group() + ", rank " + rank + ": the ranks disagree about their calls (the agreement check of"
-        + " calls " + (from + 1) + " to " + to + " on " + of.group() + ")";
+    String where = of.group() + ", rank " + rank + ": the ranks disagree about their " + (atClose ? "last calls" : "calls")
+        + " (the agreement check " + (atClose ? "at close " : "") + "of calls " + (from + 1) + " to " + to + " on "
+        + of.group() + ")";
     String fix = Agreement.callsFix(of.group());
     String ranksText = "rank " + other + (differing.size() == 1 ? "" : " (the first of the differing ranks " + differing
         + ")");
-    if ((gathered[at] ^ Agreement.MAGIC) != to || gathered[at + 3] != from) {
+    long theirLength = gathered[at + 2];
+    boolean aCheck = (gathered[at] ^ Agreement.MAGIC) >>> 48 == 0 && theirLength >= 0
+        && theirLength <= Agreement.MAX_INTERVAL; // another check (of other calls), not a call of the user's
+    if (!aCheck || gathered[at + 3] != from) {
       String theirs = "a call that is not this check (rank " + other + " made a different number of collective calls"
           + " before its check)";
       String mineText = length > 0 ? CallRecord.text(mine, HEADER_LONGS + (length - 1) * CallRecord.LONGS, of.plans())
@@ -170,9 +181,8 @@ final class WindowCheck extends CheckBuffers.Pooled {
     }
     long[] all = new long[(int) records.length()];
     records.copyTo(0, all, 0, all.length);
-    int theirLength = (int) Math.min(gathered[at + 2], Agreement.MAX_INTERVAL);
     DisagreementException found = firstDifference(where, fix, from, "this rank", mine, HEADER_LONGS, length,
-        ranksText, all, other * Agreement.MAX_INTERVAL * CallRecord.LONGS, theirLength, of.plans(), differing);
+        ranksText, all, other * Agreement.MAX_INTERVAL * CallRecord.LONGS, (int) theirLength, of.plans(), differing);
     if (found != null) {
       return found;
     }

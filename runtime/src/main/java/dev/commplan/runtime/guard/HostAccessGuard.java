@@ -23,7 +23,7 @@ package dev.commplan.runtime.guard;
  * step therefore marks its buffers only while {@link InFlightWork#marksInPlace()} is false: when it
  * first runs, and after another plan or step marked one of them (which {@code markWritten} and {@code
  * markRead} tell the marker they replace). On an H200 host, marking 400 buffers every execute cost
- * about 2 µs, as much as NCCL's own launch (docs/gpu.md). Buffers are used by one thread at a time
+ * about 2 µs, as much as NCCL's own launch (docs/perf/history.md, 2026-12-02). Buffers are used by one thread at a time
  * (their communicator's), like the communicator.
  */
 public final class HostAccessGuard {

@@ -99,11 +99,11 @@ public final class LocalCluster implements Cluster {
     this.ranks = ranks;
     this.options = options;
     this.rendezvousTimeout = options.timeout();
-    this.world = new LocalGroup(this, "world", ranks, rendezvousTimeout);
+    this.world = new LocalGroup(this, "world", java.util.stream.IntStream.range(0, ranks).toArray(), rendezvousTimeout);
     groups.add(world);
     this.communicators = new LocalCommunicator[ranks];
     for (int rank = 0; rank < ranks; rank++) {
-      communicators[rank] = new LocalCommunicator(this, world, rank, rank);
+      communicators[rank] = new LocalCommunicator(this, world, rank, rank, null);
       family.add(communicators[rank]);
     }
     // After an abort, ranks get the timeout to stop: a rank waiting at a collective wakes at once, one in
@@ -263,11 +263,11 @@ public final class LocalCluster implements Cluster {
   }
 
   /**
-   * A new group of {@code size} ranks of this cluster (a split's), part of the family: an abort wakes it
-   * too, and one made after an abort starts aborted.
+   * A new group of this cluster's ranks {@code worldRanks} (a split's; rank i there is world rank {@code
+   * worldRanks[i]}), part of the family: an abort wakes it too, and one made after an abort starts aborted.
    */
-  LocalGroup newGroup(String label, int size) {
-    LocalGroup group = new LocalGroup(this, label, size, rendezvousTimeout);
+  LocalGroup newGroup(String label, int[] worldRanks) {
+    LocalGroup group = new LocalGroup(this, label, worldRanks, rendezvousTimeout);
     groups.add(group);
     Throwable cause = supervisor.abortCauseOrNull();
     if (cause != null) {
@@ -279,6 +279,18 @@ public final class LocalCluster implements Cluster {
   /** Registers a communicator of a split group, so that an abort fails its stream too. */
   void joined(LocalCommunicator comm) {
     family.add(comm);
+  }
+
+  /**
+   * A split group's communicator closed: the cluster forgets it, and its group once every member of the group
+   * closed (nothing waits there any more but, at most, a plan's call on a world stream, which an abort reaches
+   * through that stream's interrupt).
+   */
+  void left(LocalCommunicator comm) {
+    family.remove(comm);
+    if (comm.group().memberClosed()) {
+      groups.remove(comm.group());
+    }
   }
 
   /**

@@ -36,7 +36,9 @@ public final class LocalCommunicator extends AbstractCommunicator {
   /** This rank's rank in the world (the cluster's thread it belongs to). */
   private final int worldRank;
   private final LocalStream stream;
-  /** The communicators split from this one; closed with it at the latest. */
+  /** The communicator this one was split from; null for the world's. */
+  private final LocalCommunicator parent;
+  /** The communicators split from this one and still open; closed with it at the latest. */
   private final List<LocalCommunicator> children = new java.util.concurrent.CopyOnWriteArrayList<>();
   /** The number of this rank's next split of its group; only its user thread splits. */
   private long nextSplit;
@@ -50,18 +52,20 @@ public final class LocalCommunicator extends AbstractCommunicator {
   private LocalStream groupStream;
   /** Streams closed by their user whose worker still runs what they had. */
   private final List<LocalStream> draining = new java.util.concurrent.CopyOnWriteArrayList<>();
-  /** How many streams {@code newStream()} has made (their numbers, for names). */
-  private int madeStreams;
+  /** The streams {@code newStream()} made that are open, and how many it has made (their numbers, for names). */
+  private final List<LocalStream> madeStreams = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private int madeCount;
   /**
    * The number the next collective gets, taken when it is enqueued (on any stream of this communicator, or
    * of the world for a plan's calls over this group), so that ranks meet in the order their hosts enqueued.
    */
   private final java.util.concurrent.atomic.AtomicLong nextSequenceNumber = new java.util.concurrent.atomic.AtomicLong();
 
-  LocalCommunicator(LocalCluster cluster, LocalGroup group, int rank, int worldRank) {
+  LocalCommunicator(LocalCluster cluster, LocalGroup group, int rank, int worldRank, LocalCommunicator parent) {
     super(cluster.options().agreementCheck());
     this.cluster = cluster;
     this.group = group;
+    this.parent = parent;
     this.rank = rank;
     this.worldRank = worldRank;
     this.stream = new LocalStream(this, cluster.timeout(), 0);
@@ -69,7 +73,7 @@ public final class LocalCommunicator extends AbstractCommunicator {
 
   /** This rank's communicator of {@code child}, a group just split from this one's, with rank {@code rank} there. */
   LocalCommunicator child(LocalGroup child, int rank) {
-    LocalCommunicator comm = new LocalCommunicator(cluster, child, rank, worldRank);
+    LocalCommunicator comm = new LocalCommunicator(cluster, child, rank, worldRank, this);
     children.add(comm);
     cluster.joined(comm);
     return comm;
@@ -113,9 +117,11 @@ public final class LocalCommunicator extends AbstractCommunicator {
 
   /** {@inheritDoc} Here: another worker of this rank, with its own flight record. */
   @Override
-  protected LocalStream openStream() {
+  protected dev.commplan.runtime.spi.StreamBase openStream() {
     checkOpen();
-    return new LocalStream(this, cluster.timeout(), ++madeStreams);
+    LocalStream made = new LocalStream(this, cluster.timeout(), ++madeCount);
+    madeStreams.add(made);
+    return made;
   }
 
   /**
@@ -125,15 +131,14 @@ public final class LocalCommunicator extends AbstractCommunicator {
   List<LocalStream> streams() {
     List<LocalStream> all = new ArrayList<>();
     all.add(stream);
-    for (dev.commplan.runtime.spi.StreamBase made : madeStreams()) {
-      all.add((LocalStream) made); // openStream makes only these
-    }
+    all.addAll(madeStreams);
     all.addAll(draining);
     return all;
   }
 
   /** {@code s} was closed by its user: its worker runs what it has, then ends ({@link #drained}). */
   void draining(LocalStream s) {
+    madeStreams.remove(s);
     draining.add(s);
   }
 
@@ -295,7 +300,9 @@ public final class LocalCommunicator extends AbstractCommunicator {
   /**
    * Closes this rank: its stream's worker stops (pending work is dropped) and every block it allocated
    * is freed. Idempotent. The cluster closes every rank; closing one rank alone leaves the others
-   * waiting at their next collective until the rendezvous timeout.
+   * waiting at their next collective until the rendezvous timeout. A split communicator is then forgotten by
+   * its parent and the cluster (and its group, once every member closed), so that a long-lived cluster holds
+   * only what is open.
    */
   @Override
   public void close() {
@@ -316,6 +323,10 @@ public final class LocalCommunicator extends AbstractCommunicator {
       block.closeForOwner();
     }
     openBlocks.clear();
+    if (parent != null) {
+      parent.children.remove(this);
+      cluster.left(this);
+    }
     if (failure != null) {
       throw failure;
     }

@@ -1,6 +1,8 @@
 package dev.commplan.runtime.local;
 
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
 
 /**
  * One group of a {@link LocalCluster}'s ranks that run collectives together: the world, or a group made by
@@ -13,17 +15,28 @@ final class LocalGroup {
   /** What messages call the group: {@code world}, or the label given to the split. */
   final String label;
   final int size;
+  /** The world rank of each rank here, by rank here. */
+  private final int[] worldRanks;
   final LocalRendezvous rendezvous;
   final LocalMailboxes mailboxes;
   final LocalSplits splits;
+  /** Members not yet closed. */
+  private final java.util.concurrent.atomic.AtomicInteger open;
 
-  LocalGroup(LocalCluster cluster, String label, int size, Duration timeout) {
+  LocalGroup(LocalCluster cluster, String label, int[] worldRanks, Duration timeout) {
     this.cluster = cluster;
     this.label = label;
-    this.size = size;
+    this.size = worldRanks.length;
+    this.worldRanks = worldRanks.clone();
     this.rendezvous = new LocalRendezvous(cluster, this, timeout);
     this.mailboxes = new LocalMailboxes(cluster, this, timeout);
     this.splits = new LocalSplits(cluster, this, timeout);
+    this.open = new java.util.concurrent.atomic.AtomicInteger(size);
+  }
+
+  /** One member closed; {@return whether it was the last} */
+  boolean memberClosed() {
+    return open.decrementAndGet() == 0;
   }
 
   /** Whether this is the cluster's world, whose messages need no group name. */
@@ -34,6 +47,17 @@ final class LocalGroup {
   /** {@code "rank 3"} in the world, {@code "rank 1 of axis tp of mesh [dp=2, tp=2]"} in a split group. */
   String rankText(int rank) {
     return isWorld() ? "rank " + rank : "rank " + rank + " of " + label;
+  }
+
+  /** {@code "rank 1 of axis tp of mesh [dp=2, tp=2] (world rank 3)"}, or {@code "rank 3"} in the world. */
+  String rankAndWorldRank(int rank) {
+    return isWorld() ? rankText(rank) : rankText(rank) + " (world rank " + worldRanks[rank] + ")";
+  }
+
+  /** {@code "ranks [1]"} in the world, {@code "ranks [1] (world ranks [3])"} in a split group, as MPI's messages. */
+  String ranksText(List<Integer> ranks) {
+    return isWorld() ? "ranks " + ranks
+        : "ranks " + ranks + " (world ranks " + Arrays.toString(ranks.stream().mapToInt(r -> worldRanks[r]).toArray()) + ")";
   }
 
   /** Wakes every waiter of this group with the abort's cause, now and from now on. */

@@ -90,7 +90,7 @@ final class LocalMailboxes {
     try {
       long deadline = System.nanoTime() + timeout.toNanos();
       while (channel.isEmpty()) {
-        await(recv, deadline, group.rankText(recv.peer) + " to send to it", stream);
+        await(recv, deadline, group.rankAndWorldRank(recv.peer) + " to send to it", stream);
       }
       send = channel.pollFirst();
       LocalCollective s = send.call;
@@ -135,7 +135,7 @@ final class LocalMailboxes {
     try {
       long deadline = System.nanoTime() + timeout.toNanos();
       while (!send.taken) {
-        await(send, deadline, group.rankText(send.peer) + " to receive what it sends", stream);
+        await(send, deadline, group.rankAndWorldRank(send.peer) + " to receive what it sends", stream);
       }
       if (send.mismatch != null) {
         throw new CommPlanException(send.mismatch);

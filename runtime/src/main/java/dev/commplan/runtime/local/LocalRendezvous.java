@@ -2,7 +2,7 @@ package dev.commplan.runtime.local;
 
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.CommTimeoutException;
-import dev.commplan.runtime.PlanOrderException;
+import dev.commplan.runtime.DisagreementException;
 import dev.commplan.runtime.spi.OperationLabel;
 import dev.commplan.runtime.RankAbortedException;
 import java.time.Duration;
@@ -51,7 +51,7 @@ final class LocalRendezvous {
     int finished;
     int left;
     /** What fails every rank here: a mismatch of the calls or of the plans' order; null when they agree. */
-    CommPlanException mismatch;
+    DisagreementException mismatch;
     /** Set by the first rank to time out here: each waiting rank's own exception. */
     CommTimeoutException[] timedOut;
 
@@ -109,9 +109,9 @@ final class LocalRendezvous {
       }
       if (meeting.mismatch != null) {
         leave(meeting);
-        throw meeting.mismatch instanceof PlanOrderException order
-            ? new PlanOrderException(order.getMessage(), order.expected(), order.found(), order.differingRanks())
-            : new CommPlanException(meeting.mismatch.getMessage());
+        DisagreementException m = meeting.mismatch; // each rank throws its own, with the same finding
+        throw new DisagreementException(m.getMessage(), m.thisRank(), m.otherRank(), m.differingRanks(),
+            m.differingFields());
       }
       return meeting;
     } finally {
@@ -197,7 +197,8 @@ final class LocalRendezvous {
       boolean done = arriving ? meeting.calls[r] != null : meeting.hasFinished[r];
       (done ? there : missing).add(r);
     }
-    String whoIsThere = "ranks " + there + (arriving ? " arrived" : " finished") + ", ranks " + missing + " did not";
+    String whoIsThere = group.ranksText(there) + (arriving ? " arrived" : " finished") + ", " + group.ranksText(missing)
+        + " did not";
     meeting.timedOut = new CommTimeoutException[ranks];
     for (int r : there) {
       LocalCollective waiting = meeting.calls[r];
@@ -223,19 +224,22 @@ final class LocalRendezvous {
    * Null if every rank called the same thing; else a message naming rank 0's call and each differing one by
    * its label: the plan, step and fields, a direct call, or one of the agreement check's own calls.
    */
-  private CommPlanException mismatch(Meeting meeting) {
+  private DisagreementException mismatch(Meeting meeting) {
     LocalCollective reference = meeting.calls[0];
     StringBuilder differing = new StringBuilder();
+    List<Integer> ranks = new ArrayList<>();
     for (int r = 1; r < meeting.calls.length; r++) {
       if (!reference.matches(meeting.calls[r])) {
         differing.append(", rank ").append(r).append(" called ").append(meeting.calls[r].label);
+        ranks.add(r);
       }
     }
     if (!differing.isEmpty()) {
-      return new CommPlanException("local backend: collective #" + meeting.sequence
+      return new DisagreementException("local backend: collective #" + meeting.sequence
           + (group.isWorld() ? "" : " of " + group.label) + " does not match across ranks:"
           + " rank 0 called " + reference.label + differing + "; every rank must issue the same collectives,"
-          + " with the same data type, count, op and root, in the same order");
+          + " with the same data type, count, op and root, in the same order", reference.label.toString(),
+          meeting.calls[ranks.getFirst()].label.toString(), ranks, List.of("call"));
     }
     return orderMismatch(meeting);
   }
@@ -246,7 +250,7 @@ final class LocalRendezvous {
    * another, mean the ranks issue their work in different orders, which NCCL would not notice (it would mix
    * their data). Direct calls on every rank carry nothing more to compare.
    */
-  private PlanOrderException orderMismatch(Meeting meeting) {
+  private DisagreementException orderMismatch(Meeting meeting) {
     int referenceRank = -1;
     for (int r = 0; r < meeting.calls.length && referenceRank < 0; r++) {
       if (meeting.calls[r].label.planName() != null) {
@@ -271,11 +275,11 @@ final class LocalRendezvous {
     }
     String expected = "plan " + reference.planName() + ", step " + reference.step();
     String other = found.inPlan() ? "plan " + found.planName() + ", step " + found.step() : "a direct call";
-    return new PlanOrderException("local backend: the ranks execute their plans in different orders: collective #"
+    return new DisagreementException("local backend: the ranks execute their plans in different orders: collective #"
         + meeting.sequence + (group.isWorld() ? "" : " of " + group.label) + " is " + expected + " on rank "
         + referenceRank + " but " + other + " on rank" + (differing.size() == 1 ? " " + differing.getFirst() : "s "
         + differing) + " (calls of the same shape, " + meeting.calls[referenceRank].describe() + ": NCCL would mix"
         + " their data without a word); every rank must execute the same plans, their steps and its direct calls,"
-        + " in the same order", expected, other, differing);
+        + " in the same order", expected, other, differing, List.of("plan"));
   }
 }

@@ -111,7 +111,8 @@ final class LocalSplits {
     LocalCommunicator[] results = new LocalCommunicator[group.size];
     for (List<Integer> ranks : byColor.values()) {
       ranks.sort(Comparator.<Integer>comparingInt(rank -> r.keys[rank]).thenComparingInt(rank -> rank));
-      LocalGroup child = cluster.newGroup(r.labels[ranks.getFirst()], ranks.size());
+      LocalGroup child = cluster.newGroup(r.labels[ranks.getFirst()],
+          ranks.stream().mapToInt(rank -> r.members[rank].worldRank()).toArray());
       for (int i = 0; i < ranks.size(); i++) {
         int rank = ranks.get(i);
         results[rank] = r.members[rank].child(child, i);
@@ -128,8 +129,8 @@ final class LocalSplits {
       }
     }
     CommTimeoutException e = new CommTimeoutException("local backend: split #" + round + " of " + group.label
-        + " timed out on " + group.rankText(member.rank()) + " after " + timeout + ": ranks " + missing + " of "
-        + group.label + " did not call split (every rank of a communicator must split it, the same number of times);"
+        + " timed out on " + group.rankText(member.rank()) + " after " + timeout + ": " + group.ranksText(missing)
+        + " of " + group.label + " did not call split (every rank of a communicator must split it, the same number of times);"
         + " the cluster is aborted", null, -1, "split", List.of(), member.rank(), timeout, missing,
         member.flightRecorder().format(), null);
     return e;

@@ -72,15 +72,14 @@ final class MpiCallTable {
 
   /** The plan's name, or null for the one call of a direct-call table ({@link #direct}). */
   final String planName;
-  /** Whether this direct-call table holds one of the agreement check's own calls ({@link #setDirect}). */
-  private boolean directOfCheck;
+  /** What a direct-call table's call is, for messages ({@link #setDirect}): "direct call", "agreement check". */
+  private String directLabel;
   private final MpiCommunicator comm;
   private final int[] stepStart; // calls of step s are [stepStart[s], stepStart[s + 1])
   private final int[] stepNumber;
-  /** Each step's bucket ({@code Step.bucket()}), or -1. */
-  private final int[] stepBucket;
+  private final int[] stepBucket; // each step's bucket (Step.bucket()), or -1
   private final int[] callStep; // the step index of each call
-  private final long[] over; // the MPI_Comm each call runs over: the plan's, or a mesh axis's
+  private final MpiCommHandle[] over; // the MPI_Comm each call runs over: the plan's, or a mesh axis's
   private final int[] groupSize; // its size (AVG divides by it)
   private final String[] axis; // its axis, "" for the plan's own communicator
   private final Collective[] kind;
@@ -161,7 +160,7 @@ final class MpiCallTable {
     stepBucket = new int[steps];
     stepInFlight = new boolean[steps];
     callStep = new int[calls];
-    over = new long[calls];
+    over = new MpiCommHandle[calls];
     groupSize = new int[calls];
     axis = new String[calls];
     kind = new Collective[calls];
@@ -206,11 +205,11 @@ final class MpiCallTable {
   /**
    * Fills this direct-call table's one call (a checked direct call: {@code root} is the root, a send's or
    * receive's peer, or -1); allocates nothing unless an in-place ReduceScatter needs a larger scratch block.
-   * {@code agreementCheck}: the call is the agreement check's own, and messages say so.
+   * {@code label}: what messages call it ({@link MpiDirectCalls}).
    */
   void setDirect(Collective collective, Buffer sendBuffer, Buffer recvBuffer, long n, ReduceOp reduce, int rootOrPeer,
-      boolean agreementCheck) {
-    directOfCheck = agreementCheck;
+      String label) {
+    directLabel = label;
     set(0, 0, comm, "", collective, sendBuffer.dataType(), reduce, rootOrPeer, sendBuffer.memory(),
         sendBuffer.byteOffset(), recvBuffer.memory(), recvBuffer.byteOffset(), n, List.of());
   }
@@ -225,7 +224,7 @@ final class MpiCallTable {
     int rank = group.rank();
     int ranks = group.size();
     callStep[i] = s;
-    over[i] = group.handle();
+    over[i] = group.commHandle();
     groupSize[i] = ranks;
     axis[i] = groupAxis;
     kind[i] = collective;
@@ -316,7 +315,7 @@ final class MpiCallTable {
         + (c == Collective.SEND ? " to rank " + root[i] : "") + (c == Collective.RECV ? " from rank " + root[i] : "");
     String where = planName != null ? "plan " + planName + ", step " + stepNumber[callStep[i]]
         + (stepBucket[callStep[i]] >= 0 ? ", bucket " + stepBucket[callStep[i]] : "")
-        : directOfCheck ? "agreement check" : "direct call";
+        : directLabel;
     String of = fields[i] == null || fields[i].isEmpty() ? "" : " of " + fields[i];
     String overAxis = axis[i] == null || axis[i].isEmpty() ? "" : " over " + axis[i];
     return String.format(Locale.ROOT, "%s: %s %s%s%s%s, count %d", where, c.label(), dataType[i], detail, overAxis, of,
@@ -368,25 +367,27 @@ final class MpiCallTable {
         MemorySegment.copy(preFrom[i], preFromOffset[i], preTo[i], preToOffset[i], bytes[i]);
       }
       long request = base + 8L * i;
+      long group = over[i].value();
       int rc = switch (kind[i]) {
-        case ALL_REDUCE -> MpiCollectives.MPI_Iallreduce(send[i], recv[i], count[i], type[i], op[i], over[i], request);
-        case ALL_GATHER -> MpiCollectives.MPI_Iallgather(send[i], count[i], type[i], recv[i], count[i], type[i], over[i], request);
-        case REDUCE_SCATTER -> MpiCollectives.MPI_Ireduce_scatter_block(send[i], recv[i], count[i], type[i], op[i], over[i], request);
-        case BROADCAST -> MpiCollectives.MPI_Ibcast(recv[i], count[i], type[i], root[i], over[i], request);
-        case REDUCE -> MpiCollectives.MPI_Ireduce(send[i], recv[i], count[i], type[i], op[i], root[i], over[i], request);
-        case GATHER -> MpiCollectives.MPI_Igather(send[i], count[i], type[i], recv[i], count[i], type[i], root[i], over[i],
+        case ALL_REDUCE -> MpiCollectives.MPI_Iallreduce(send[i], recv[i], count[i], type[i], op[i], group, request);
+        case ALL_GATHER -> MpiCollectives.MPI_Iallgather(send[i], count[i], type[i], recv[i], count[i], type[i], group, request);
+        case REDUCE_SCATTER -> MpiCollectives.MPI_Ireduce_scatter_block(send[i], recv[i], count[i], type[i], op[i], group, request);
+        case BROADCAST -> MpiCollectives.MPI_Ibcast(recv[i], count[i], type[i], root[i], group, request);
+        case REDUCE -> MpiCollectives.MPI_Ireduce(send[i], recv[i], count[i], type[i], op[i], root[i], group, request);
+        case GATHER -> MpiCollectives.MPI_Igather(send[i], count[i], type[i], recv[i], count[i], type[i], root[i], group,
             request);
-        case SCATTER -> MpiCollectives.MPI_Iscatter(send[i], count[i], type[i], recv[i], count[i], type[i], root[i], over[i],
+        case SCATTER -> MpiCollectives.MPI_Iscatter(send[i], count[i], type[i], recv[i], count[i], type[i], root[i], group,
             request);
-        case ALL_TO_ALL -> MpiCollectives.MPI_Ialltoall(send[i], count[i], type[i], recv[i], count[i], type[i], over[i],
+        case ALL_TO_ALL -> MpiCollectives.MPI_Ialltoall(send[i], count[i], type[i], recv[i], count[i], type[i], group,
             request);
-        case SEND -> MpiCollectives.MPI_Isend(send[i], count[i], type[i], root[i], tag[i], over[i], request);
-        case RECV -> MpiCollectives.MPI_Irecv(recv[i], count[i], type[i], root[i], tag[i], over[i], request);
+        case SEND -> MpiCollectives.MPI_Isend(send[i], count[i], type[i], root[i], tag[i], group, request);
+        case RECV -> MpiCollectives.MPI_Irecv(recv[i], count[i], type[i], root[i], tag[i], group, request);
       };
       if (rc != Mpi.SUCCESS) {
         failedCode = rc;
         return i;
       }
+      over[i].started();
     }
     return -1;
   }
@@ -462,25 +463,21 @@ final class MpiCallTable {
     }
   }
 
-  /** Marks a step no longer in flight after a failure. */
+  /** MPI completed step {@code step}'s calls (the caller holds the MPI lock): their requests are freed. */
+  void ended(int step) {
+    for (int i = stepStart[step], end = stepStart[step + 1]; i < end; i++) {
+      over[i].ended();
+    }
+  }
+
+  /** Marks a step no longer in flight after a failure; its calls stay live ({@link MpiCommHandle}). */
   void abandon(int step) {
     stepInFlight[step] = false;
   }
 
   /** The MPI function call {@code index} starts with. */
   String function(int index) {
-    return switch (kind[index]) {
-      case ALL_REDUCE -> "MPI_Iallreduce";
-      case ALL_GATHER -> "MPI_Iallgather";
-      case REDUCE_SCATTER -> "MPI_Ireduce_scatter_block";
-      case BROADCAST -> "MPI_Ibcast";
-      case REDUCE -> "MPI_Ireduce";
-      case GATHER -> "MPI_Igather";
-      case SCATTER -> "MPI_Iscatter";
-      case ALL_TO_ALL -> "MPI_Ialltoall";
-      case SEND -> "MPI_Isend";
-      case RECV -> "MPI_Irecv";
-    };
+    return MpiTypes.startFunction(kind[index]);
   }
 
   String describeStep(int step) {

@@ -18,7 +18,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -57,7 +56,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Like the other backends' communicators, it is used by one thread at a time.
  */
 public final class MpiCommunicator extends AbstractCommunicator {
-  private final long handle;
+  private final MpiCommHandle handle;
   private final int rank;
   private final int size;
   private final long timeoutNanos;
@@ -76,16 +75,14 @@ public final class MpiCommunicator extends AbstractCommunicator {
   private volatile boolean closed;
   private volatile RuntimeException failure;
   private int groupDepth;
-  // Direct calls' one-call tables not in flight (directTables[k], k < directFree).
-  private MpiCallTable[] directTables = new MpiCallTable[4];
-  private int directFree;
+  private final MpiDirectCalls direct = new MpiDirectCalls(this);
 
   private MpiCommunicator(long handle, int rank, int size, CommOptions options, MpiFamily family, String label,
       MpiCommunicator parent, int[] worldRanks) {
     super(options.agreementCheck());
     this.options = options;
     Duration timeout = options.timeout();
-    this.handle = handle;
+    this.handle = new MpiCommHandle(handle, family);
     this.rank = rank;
     this.size = size;
     this.timeout = timeout;
@@ -139,8 +136,13 @@ public final class MpiCommunicator extends AbstractCommunicator {
     return worldRanks == null ? groupRank : worldRanks[groupRank];
   }
 
-  /** The {@code MPI_Comm} handle, for call tables. */
+  /** The {@code MPI_Comm} handle, for MPI calls. */
   long handle() {
+    return handle.value();
+  }
+
+  /** The {@code MPI_Comm} with its live calls, for call tables. */
+  MpiCommHandle commHandle() {
     return handle;
   }
 
@@ -222,7 +224,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
         member.completeInFlight();
       }
     }
-    return true;
+    return !family.busy(); // a closed member's abandoned calls may still use it
   }
 
   /** {@inheritDoc} Here: another stream with requests in flight of its own (see the class comment). */
@@ -247,33 +249,12 @@ public final class MpiCommunicator extends AbstractCommunicator {
   @Override
   protected void enqueueDirect(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int root,
       Stream stream) {
-    direct(collective, send, recv, op, root, count, streamOf(stream));
+    direct.start(collective, send, recv, op, root, count, issuingAgreementCheck(), streamOf(stream));
   }
 
-  /**
-   * One call outside a plan: a one-call table from the communicator's pool (refilled, so a direct call
-   * allocates nothing once the pool holds as many tables as a group has calls), returned to the pool when
-   * the call completes. A send or receive passes its peer as {@code root}.
-   */
-  private void direct(Collective collective, Buffer send, Buffer recv, ReduceOp op, int root, long count,
-      MpiStream on) {
-    MpiCallTable table = directFree > 0 ? directTables[--directFree] : MpiCallTable.direct(this);
-    try {
-      table.setDirect(collective, send, recv, count, op, root, issuingAgreementCheck());
-      run(table, 0, on);
-    } finally {
-      if (!table.inFlight(0)) {
-        release(table); // not started: back to the pool
-      }
-    }
-  }
-
-  /** A direct-call table whose call completed (or never started) goes back to the pool. */
-  private void release(MpiCallTable table) {
-    if (directFree == directTables.length) {
-      directTables = Arrays.copyOf(directTables, directFree * 2);
-    }
-    directTables[directFree++] = table;
+  /** Its calls outside plans; {@link MpiSplits} labels its own. */
+  MpiDirectCalls directCalls() {
+    return direct;
   }
 
   /**
@@ -350,7 +331,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
   /** A call table's step completed: a direct call's table goes back to the pool. */
   void completed(MpiCallTable table) {
     if (table.planName == null) {
-      release(table);
+      direct.release(table);
     }
   }
 
@@ -387,16 +368,8 @@ public final class MpiCommunicator extends AbstractCommunicator {
 
   /** {@code target}, checked to be an open stream of this communicator (its own, or one {@code newStream()} made). */
   MpiStream streamOf(Stream target) {
-    Objects.requireNonNull(target, "stream");
     ensureUsable();
-    if (target instanceof MpiStream s && s.communicator() == this) {
-      if (s.closedByUser()) {
-        throw new IllegalStateException(rankText() + ": " + s + " is closed");
-      }
-      return s;
-    }
-    throw new IllegalArgumentException(rankText() + ": a schedule compiled for this communicator runs on a stream of"
-        + " it (stream() or one newStream() made), not on " + target);
+    return streams.of(this, target);
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -407,8 +380,37 @@ public final class MpiCommunicator extends AbstractCommunicator {
   }
 
   /**
-   * Completes what is in flight (within the timeout), frees the communicator ({@code MPI_Comm_free}) and
-   * every block allocated through it. Closing {@link MpiBackend#world()}'s communicator also waits, at most
+   * {@inheritDoc} Here the family fails with it, so that the ranks waiting in the split end at once with a
+   * {@code RankAbortedException} naming this rank and the refusal, instead of at their timeout.
+   */
+  @Override
+  protected void splitRefused(IllegalArgumentException refusal) {
+    failFamily(refusal);
+  }
+
+  /**
+   * Fails this communicator's family on every rank with {@code failure}, found on this rank alone (a refused
+   * split, ranks that disagree): the others learn it through the family's messages, as of an MPI error.
+   */
+  void failFamily(RuntimeException failure) {
+    MpiRuntime.LOCK.lock();
+    try {
+      if (MpiRuntime.isInitialized() && !isClosed()) {
+        family.fail(this, MpiFamily.FAILED, failure);
+      }
+    } finally {
+      MpiRuntime.LOCK.unlock();
+    }
+  }
+
+  /**
+   * Compares the calls no agreement check compared yet with one last check, where this rank closes normally
+   * (not once the family failed, nobody else would come, nor where {@link MpiBackend#finalizeMpi()} or the
+   * JVM's exit closes what the program left open), then completes what is in flight (within the timeout),
+   * frees the communicator ({@code MPI_Comm_free}; when a call over it is still in flight elsewhere, such as
+   * a plan's call over a mesh axis on the world's stream, once that call completes, see {@link
+   * MpiCommHandle}) and every block allocated through it (unless calls of the family that failed may still
+   * use them). Closing {@link MpiBackend#world()}'s communicator also waits, at most
    * the timeout, until every rank closes it ({@link MpiFamily#closeWorld}), and throws if another rank of the
    * family failed: a rank whose own calls all succeeded learns there, at the latest, that a peer's did not.
    * Idempotent. MPI itself stays initialized until {@link MpiBackend#finalizeMpi()} or the JVM exits.
@@ -428,6 +430,9 @@ public final class MpiCommunicator extends AbstractCommunicator {
     }
     if (failure == null && family.failure() == null && MpiRuntime.isInitialized()) {
       try {
+        if (!MpiRuntime.closingAll()) { // not what finalizeMpi (or the JVM's exit) closes for the program
+          compareLastCalls(); // the calls no agreement check compared yet, on every rank closing normally
+        }
         completeInFlight();
       } catch (RuntimeException e) {
         error = e;
@@ -440,34 +445,32 @@ public final class MpiCommunicator extends AbstractCommunicator {
         error = error == null ? e : error;
       }
     }
-    boolean idle = streams.idle(); // read before the streams are forgotten: what is still in flight keeps the memory
     closed = true;
-    RuntimeException streams = closeMadeStreams(null); // nothing in flight to complete any more, or it cannot be
-    error = error == null ? streams : error;
+    RuntimeException made = closeMadeStreams(null); // a stream with requests still in flight stays in `streams`
+    error = error == null ? made : error;
     MpiRuntime.forget(this);
     family.leave(this);
     if (parent != null) {
       parent.children.remove(this);
     }
     MpiRuntime.LOCK.lock();
-    try (Arena arena = Arena.ofConfined()) {
-      if (MpiRuntime.isInitialized() && idle) {
-        MemorySegment out = arena.allocate(JAVA_LONG);
-        out.set(JAVA_LONG, 0, handle);
-        int rc = Mpi.MPI_Comm_free(out.address());
-        if (rc != Mpi.SUCCESS && error == null) {
-          error = MpiRuntime.error("MPI_Comm_free", rc, "freeing " + rankText() + "'s communicator");
-        }
+    try {
+      int rc = handle.release(); // now, or when the last call over it completes
+      if (rc != Mpi.SUCCESS && error == null) {
+        error = MpiRuntime.error("MPI_Comm_free", rc, "freeing " + rankText() + "'s communicator");
+      }
+      if (handle.busy() || !streams.idle()) {
+        MpiRuntime.keepUntilFinalized(this); // its calls' tables (scratch blocks MPI may write) stay reachable
       }
     } finally {
       MpiRuntime.LOCK.unlock();
     }
-    if (idle) {
+    if (!family.busy()) {
       for (MpiMemory memory : new ArrayList<>(live)) {
         memory.closeForOwner();
       }
       live.clear();
-    } // else MPI may still write into them: leave them to the process's end
+    } // else MPI may still write into them (a call over any communicator of the family): leave them to the process's end
     if (error != null) {
       throw error;
     }

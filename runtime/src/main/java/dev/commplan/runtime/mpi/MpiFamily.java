@@ -97,6 +97,7 @@ final class MpiFamily {
   private boolean announced;
   private boolean announcedLeft;
   private boolean controlFreed;
+  private volatile int liveCalls; // written holding the lock; read without it
 
   private MpiFamily(long control, int worldRank, int worldSize) {
     this.control = control;
@@ -125,6 +126,20 @@ final class MpiFamily {
   private void postReceive() {
     MpiRuntime.check("MPI_Irecv", MpiCollectives.MPI_Irecv(inbox.address(), NOTICE_BYTES, Mpi.Handles.UINT8,
         Mpi.ANY_SOURCE, NOTICE_TAG, control, request.address()), "posting the receive for other ranks' notices");
+  }
+
+  /** A call over a communicator of the family was started ({@link MpiCommHandle}). */
+  void callStarted() {
+    liveCalls++;
+  }
+
+  void callEnded() {
+    liveCalls--;
+  }
+
+  /** Whether calls over its communicators are live (started, not completed): MPI may use their memory. No lock. */
+  boolean busy() {
+    return liveCalls > 0;
   }
 
   void join(MpiCommunicator member) {
@@ -385,9 +400,20 @@ final class MpiFamily {
    * {@code timeoutNanos} while looking for notices, unless the family already failed (then this rank's
    * peers know, and nobody waits for it here). Throws when another rank failed, or when the barrier times
    * out; frees the control communicator when the barrier completed. Takes and lets go of the lock itself,
-   * between polls.
+   * between polls. Unless the control communicator was freed, the family stays reachable until MPI is finalized:
+   * its posted receive and its notices' sends still point into its memory.
    */
   void closeWorld(MpiCommunicator world, long timeoutNanos) {
+    try {
+      barrierAtClose(world, timeoutNanos);
+    } finally {
+      if (!controlFreed) {
+        MpiRuntime.keepUntilFinalized(this);
+      }
+    }
+  }
+
+  private void barrierAtClose(MpiCommunicator world, long timeoutNanos) {
     if (controlFreed) {
       return;
     }
@@ -454,12 +480,19 @@ final class MpiFamily {
     }
   }
 
-  /** Frees the control communicator after a completed close barrier (holding the lock). */
+  /**
+   * Frees the control communicator after a completed close barrier (holding the lock), once the posted receive
+   * is cancelled and completed, so that a late notice is not written into an inbox the GC freed.
+   */
   private void freeControl() {
+    if (Mpi.MPI_Cancel(request.address()) != Mpi.SUCCESS
+        || Mpi.MPI_Waitall(1, request.address(), Mpi.STATUSES_IGNORE) != Mpi.SUCCESS) { // completes at once
+      MpiRuntime.keepUntilFinalized(this); // MPI may still write the inbox
+    }
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment handle = arena.allocate(JAVA_LONG);
       handle.set(JAVA_LONG, 0, control);
-      Mpi.MPI_Comm_free(handle.address()); // the posted receive stays with it; MPI_Finalize does not wait for it
+      Mpi.MPI_Comm_free(handle.address());
       controlFreed = true;
     }
   }

@@ -130,7 +130,9 @@ final class MpiInFlight {
           if (rc != Mpi.SUCCESS) {
             throw failed(table, step, rc);
           }
-          if (done == 0) {
+          if (done != 0) {
+            table.ended(step); // MPI freed the requests: their communicators may be freed
+          } else {
             notice = family.poll();
           }
         } finally {

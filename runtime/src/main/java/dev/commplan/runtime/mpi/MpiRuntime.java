@@ -33,9 +33,12 @@ final class MpiRuntime {
   private static boolean initializedHere;
   private static int threadLevel = -1;
   private static final Set<MpiCommunicator> OPEN = ConcurrentHashMap.newKeySet();
+  private static final Set<Object> UNTIL_FINALIZED = ConcurrentHashMap.newKeySet();
   /** The longest timeout of a family that failed in this process, in ns; 0 when none failed. */
   private static volatile long failedFamilyTimeout;
   private static volatile boolean finalizing;
+  /** Set once {@link #finalizeMpi} closes what is still open: those closes compare no last calls. */
+  private static volatile boolean closingAll;
 
   private MpiRuntime() {}
 
@@ -159,6 +162,20 @@ final class MpiRuntime {
     failedFamilyTimeout = Math.max(failedFamilyTimeout, timeoutNanos);
   }
 
+  /** Whether {@link #finalizeMpi} is closing what the program left open (closes that compare nothing). */
+  static boolean closingAll() {
+    return closingAll;
+  }
+
+  /**
+   * Keeps {@code owner} reachable until {@code MPI_Finalize} returned: it holds memory that MPI may still read
+   * or write (the scratch block of a call a failure left in flight, a posted receive's buffer), which the
+   * garbage collector would otherwise free under MPI.
+   */
+  static void keepUntilFinalized(Object owner) {
+    UNTIL_FINALIZED.add(owner);
+  }
+
   static void register(MpiCommunicator comm) {
     OPEN.add(comm);
   }
@@ -173,6 +190,7 @@ final class MpiRuntime {
    */
   static void finalizeMpi() {
     RuntimeException failure = null;
+    closingAll = true; // in no order the ranks share, maybe at JVM exit after a failure: nothing to wait for
     for (MpiCommunicator comm : new ArrayList<>(OPEN)) {
       try {
         comm.close();
@@ -192,6 +210,7 @@ final class MpiRuntime {
       if (state == INITIALIZED && initializedHere) {
         int rc = Mpi.MPI_Finalize();
         state = FINALIZED;
+        UNTIL_FINALIZED.clear();
         if (rc != Mpi.SUCCESS) {
           MpiException e = error("MPI_Finalize", rc, "finalizing MPI");
           if (failure != null) {
@@ -223,6 +242,7 @@ final class MpiRuntime {
         if (state == INITIALIZED) {
           Mpi.MPI_Finalize();
           state = FINALIZED;
+          UNTIL_FINALIZED.clear();
         }
       } finally {
         LOCK.unlock();

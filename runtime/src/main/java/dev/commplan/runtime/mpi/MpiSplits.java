@@ -32,8 +32,14 @@ final class MpiSplits {
     int[] table;
     try (I32Buffer mine = I32Buffer.allocate(parent, 3); I32Buffer all = I32Buffer.allocate(parent, 3L * n)) {
       mine.copyFrom(new int[] {color, key, parent.worldRank(parent.rank())});
-      parent.allGather(mine, all, parent.stream());
-      parent.stream().synchronize();
+      // named in timeouts and in the notices other ranks get: a rank that never splits (split() refuses a
+      // negative color on that rank alone, before anything is sent) leaves the others waiting here
+      parent.directCalls().labelled("split(color " + color + ", key " + key + ") of " + parent.groupLabel() + " into "
+          + label + " (every rank of " + parent.groupLabel() + " must call it; a color < 0 is refused on that rank"
+          + " alone)", () -> {
+            parent.allGather(mine, all, parent.stream());
+            parent.stream().synchronize();
+          });
       table = all.toArray();
     }
     List<Integer> members = new ArrayList<>(); // parent ranks of this color, by key, then parent rank

@@ -86,14 +86,7 @@ final class MpiStream extends StreamBase {
    */
   @Override
   protected void checksFailed(RuntimeException failure) {
-    MpiRuntime.LOCK.lock();
-    try {
-      if (MpiRuntime.isInitialized() && !owner.isClosed()) {
-        owner.family().fail(owner, MpiFamily.FAILED, failure);
-      }
-    } finally {
-      MpiRuntime.LOCK.unlock();
-    }
+    owner.failFamily(failure);
   }
 
   @Override

@@ -1,7 +1,9 @@
 package dev.commplan.runtime.mpi;
 
+import dev.commplan.runtime.Stream;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Objects;
 
 /**
  * The streams of one {@link MpiCommunicator} (its own first, then those {@code newStream()} made and not yet
@@ -47,6 +49,19 @@ final class MpiStreams {
         forget(s); // else its requests keep the communicator's memory from being freed, as the own stream's do
       }
     }
+  }
+
+  /** {@code target}, checked to be an open stream of {@code comm} (its own, or one {@code newStream()} made). */
+  MpiStream of(MpiCommunicator comm, Stream target) {
+    Objects.requireNonNull(target, "stream");
+    if (target instanceof MpiStream s && s.communicator() == comm) {
+      if (s.closedByUser()) {
+        throw new IllegalStateException(comm.rankText() + ": " + s + " is closed");
+      }
+      return s;
+    }
+    throw new IllegalArgumentException(comm.rankText() + ": a schedule compiled for this communicator runs on a"
+        + " stream of it (stream() or one newStream() made), not on " + target);
   }
 
   /** Whether no stream has requests in flight. */

@@ -145,7 +145,7 @@ public final class NcclBackend {
       throw NcclMultiRank.explainInitFailure(e, version);
     }
     try {
-      return new NcclCommunicator(comm, version, options, sharing);
+      return new NcclCommunicator(comm, version, options, sharing, true);
     } catch (RuntimeException e) {
       Checked.ncclCommAbortQuietly(comm);
       throw e;

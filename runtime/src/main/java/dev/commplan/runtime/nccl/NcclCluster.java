@@ -90,7 +90,7 @@ final class NcclCluster implements Cluster {
     try {
       List<Future<NcclCommunicator>> made = cluster.supervisor.submitToEachRank(rank -> {
         Checked.cudaSetDevice(deviceOf[rank]); // this thread's device from now on
-        return new NcclCommunicator(handles[rank], version, options, sharing);
+        return new NcclCommunicator(handles[rank], version, options, sharing, false);
       });
       for (int r = 0; r < ranks; r++) {
         cluster.comms[r] = get(made.get(r));

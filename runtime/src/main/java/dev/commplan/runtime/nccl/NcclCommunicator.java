@@ -79,10 +79,12 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   /**
    * Wraps an initialized {@code ncclComm_t} of a world whose GPUs are shared as {@code sharing} says: reads
-   * its rank, size and device, creates its streams and the flight recorder's events.
+   * its rank, size and device, creates its streams and the flight recorder's events ({@code
+   * othersInOtherProcesses}: see {@link NcclFamily#othersInOtherProcesses()}).
    */
-  NcclCommunicator(long comm, NcclVersion version, CommOptions options, NcclGpuSharing sharing) {
-    this(comm, version, options, "world", new NcclFamily(sharing));
+  NcclCommunicator(long comm, NcclVersion version, CommOptions options, NcclGpuSharing sharing,
+      boolean othersInOtherProcesses) {
+    this(comm, version, options, "world", new NcclFamily(sharing, othersInOtherProcesses));
   }
 
   /**
@@ -424,6 +426,13 @@ public final class NcclCommunicator extends AbstractCommunicator {
         child.close();
       } catch (RuntimeException e) {
         failure = add(failure, e);
+      }
+    }
+    if (failure == null && family.othersInOtherProcesses() && family.failure() == null) {
+      try {
+        compareLastCalls(); // one rank per process: no host compares what no check compared yet
+      } catch (RuntimeException e) {
+        failure = e;
       }
     }
     try {

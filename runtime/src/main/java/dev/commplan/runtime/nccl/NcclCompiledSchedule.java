@@ -239,7 +239,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
   /**
    * A step of one call skips ncclGroupStart/End: NCCL wraps every ungrouped call in a group of its own,
    * so the effect is the same with two downcalls fewer (on NCCL 2.28 the pair measured no host time worth
-   * naming, docs/gpu.md). Plain downcalls: outside a group NCCL launches work and may block.
+   * naming, docs/perf/history.md). Plain downcalls: outside a group NCCL launches work and may block.
    */
   private Failure issueAlone(int i, int step, long s) {
     state.watchdog().enter(stepLabel[step]); // outside a group the call itself may wait for its peers

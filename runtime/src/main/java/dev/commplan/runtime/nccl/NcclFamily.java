@@ -59,15 +59,27 @@ final class NcclFamily {
   private final Object lock = new Object();
   private volatile Failure failure; // guarded by lock for writes; set once
   private final NcclGpuSharing sharing;
+  private final boolean othersInOtherProcesses;
 
-  /** A family of a world with one rank per GPU. */
+  /** A family of an in-process cluster's world with one rank per GPU. */
   NcclFamily() {
-    this(NcclGpuSharing.ONE_RANK_PER_GPU);
+    this(NcclGpuSharing.ONE_RANK_PER_GPU, false);
   }
 
-  /** A family of a world whose GPUs are shared as {@code sharing} says. */
-  NcclFamily(NcclGpuSharing sharing) {
+  /**
+   * A family of a world whose GPUs are shared as {@code sharing} says.
+   *
+   * @param othersInOtherProcesses whether the world's other ranks live in other processes (one rank per
+   *     process), where no host compares the ranks' last calls when they return, so a normal close does
+   */
+  NcclFamily(NcclGpuSharing sharing, boolean othersInOtherProcesses) {
     this.sharing = Objects.requireNonNull(sharing, "sharing");
+    this.othersInOtherProcesses = othersInOtherProcesses;
+  }
+
+  /** {@return whether the world's other ranks live in other processes ({@link #NcclFamily(NcclGpuSharing, boolean)})} */
+  boolean othersInOtherProcesses() {
+    return othersInOtherProcesses;
   }
 
   /** {@return how many ranks share this rank's GPU, and the CTA limit its communicators are made with} */

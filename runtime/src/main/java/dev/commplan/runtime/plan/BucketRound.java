@@ -29,7 +29,8 @@ final class BucketRound {
   private final GuardMarks marks;
   private final boolean guard;
   private final Agreement agreement;
-  private final long agreementId;
+  private final Agreement.PlanKey agreementKey;
+  private final boolean orderCheck;
 
   /** This round: each handle's producer event (null: not marked), each bucket's unmarked fields, the next bucket. */
   private final Event[] events;
@@ -40,7 +41,7 @@ final class BucketRound {
 
   BucketRound(String planName, Stream stream, boolean ownsStream, CompiledSchedule compiled,
       List<Schedule.Bucket> buckets, List<String> fields, GuardMarks marks, boolean guard, Agreement agreement,
-      long agreementId) {
+      Agreement.PlanKey agreementKey, boolean orderCheck) {
     this.planName = planName;
     this.stream = stream;
     this.ownsStream = ownsStream;
@@ -50,7 +51,8 @@ final class BucketRound {
     this.marks = marks;
     this.guard = guard;
     this.agreement = agreement;
-    this.agreementId = agreementId;
+    this.agreementKey = agreementKey;
+    this.orderCheck = orderCheck;
     this.handlesOf = new int[buckets.size()][];
     List<List<Integer>> bucketsByHandle = new ArrayList<>();
     for (int h = 0; h < fields.size(); h++) {
@@ -221,7 +223,7 @@ final class BucketRound {
     compiled.enqueueSteps(stream, b, b + 1, capturing);
     enqueuedAny = true;
     if (agreement != null && !capturing) {
-      agreement.bucket(agreementId, b, buckets.get(b).step(), stream);
+      agreement.bucket(agreementKey, b, buckets.get(b).step(), stream, orderCheck);
     }
   }
 

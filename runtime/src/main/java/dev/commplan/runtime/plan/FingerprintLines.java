@@ -1,21 +1,26 @@
 package dev.commplan.runtime.plan;
 
 import dev.commplan.model.Collective;
+import dev.commplan.runtime.agreement.PlanFingerprint;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Renders a plan's {@link PlanFingerprint}: a header, each declared collective in execution order, each
- * NCCL call of the schedule (if this rank got that far), and this rank's build failure. Nothing
- * rank-specific (addresses, offsets) goes in, so that equal plans render equal text on every rank.
+ * Renders a plan's {@link PlanFingerprint}: a header (with the order check where it is on, since every rank
+ * must compare after the same units), each declared collective in execution order, each NCCL call of the
+ * schedule (if this rank got that far), and this rank's build failure. Nothing rank-specific (addresses,
+ * offsets) goes in, so that equal plans render equal text on every rank.
  */
 final class FingerprintLines {
   private FingerprintLines() {}
 
-  static PlanFingerprint render(String planName, int ranks, Declarations declarations,
+  static PlanFingerprint render(String planName, int ranks, boolean orderCheck, Declarations declarations,
       List<Declarations.Call> ordered, Schedule schedule, RuntimeException failure) {
     List<String> lines = new ArrayList<>();
     lines.add("plan " + planName + " on " + ranks + " ranks");
+    if (orderCheck) {
+      lines.add("order check: the ranks' calls compared after every execute");
+    }
     for (int i = 0; i < ordered.size(); i++) {
       lines.add(operation(i + 1, declarations, ordered.get(i)));
     }

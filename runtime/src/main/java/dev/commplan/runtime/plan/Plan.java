@@ -68,11 +68,14 @@ public final class Plan implements AutoCloseable {
   /** The captured plans not yet closed: closed before the plan frees its memory. */
   private final Set<PlanCapture> captures = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
-  /** Per step (schedule order), its execute-order check; null when the plan has none (the default). */
-  private OrderCheck[] orderChecks;
-  /** The communicator's agreement check (null when off) and the hash that names this plan in it. */
+  /** Whether the ranks' units are compared right after each execute of this plan ({@link PlanBuilder#orderCheck}). */
+  private final boolean orderCheck;
+  /**
+   * The communicator's agreement check, when it records this plan's units (the check is on, or the plan has
+   * the order check), else null; and what names this plan there (its name and instance).
+   */
   private final Agreement agreement;
-  private final long agreementId;
+  private final Agreement.PlanKey agreementKey;
   /** What the communicator's gate says this thread was doing, made once: {@code execute() of plan p.X}. */
   private final String executeLabel;
   private final String launchLabel;
@@ -88,7 +91,7 @@ public final class Plan implements AutoCloseable {
    */
   Plan(String name, Communicator comm, Schedule schedule, CompiledSchedule compiled, Buffer[] buffers,
       List<String> fields, boolean[] bound, DeviceMemory ownedMemory, String description,
-      boolean hostAccessGuard, int[][] written, int[][] read) {
+      boolean hostAccessGuard, boolean orderCheck, int[][] written, int[][] read) {
     this.hostAccessGuard = hostAccessGuard;
     this.stepMarks = new GuardMarks(name, schedule.steps().stream().mapToInt(Step::number).toArray(), buffers, fields,
         written, read);
@@ -105,8 +108,11 @@ public final class Plan implements AutoCloseable {
     this.boundHandles = java.util.stream.IntStream.range(0, bound.length).filter(h -> bound[h]).toArray();
     this.ownedMemory = ownedMemory;
     this.description = description;
-    this.agreement = Agreement.of(comm);
-    this.agreementId = agreement == null ? 0 : agreement.registerPlan(name);
+    this.orderCheck = orderCheck;
+    Agreement check = Agreement.of(comm);
+    // every build is counted, so that the k-th plan of a name is the same instance on every rank
+    this.agreementKey = check == null ? null : check.registerPlan(name);
+    this.agreement = check != null && (check.recordsCalls() || orderCheck) ? check : null;
   }
 
   /** Set once by the builder, before the plan is handed out, when it is bucketed. */
@@ -114,25 +120,20 @@ public final class Plan implements AutoCloseable {
     this.round = round;
   }
 
-  /** The communicator's agreement check, or null when it is off; and this plan's id there. */
+  /** The communicator's agreement check where it records this plan's units, else null; and this plan's key there. */
   Agreement agreement() {
     return agreement;
   }
 
-  long agreementId() {
-    return agreementId;
-  }
-
-  /** Set once by the builder, before the plan is handed out, when it was built with the order check. */
-  void orderChecks(OrderCheck[] checks) {
-    this.orderChecks = checks;
+  Agreement.PlanKey agreementKey() {
+    return agreementKey;
   }
 
   /**
    * {@return whether the plan checks the order of executes across the ranks ({@link PlanBuilder#orderCheck})}
    */
   public boolean orderCheck() {
-    return orderChecks != null;
+    return orderCheck;
   }
 
   /**
@@ -272,30 +273,23 @@ public final class Plan implements AutoCloseable {
     }
   }
 
-  /** Tells the agreement check that the plan (or a step, or its graph) was enqueued; not while capturing. */
+  /**
+   * Tells the agreement check that the plan (or a step, or its graph) was enqueued; not while capturing.
+   * With the order check, the check compares the ranks' units right after this one.
+   */
   private void enqueued(Stream stream, boolean capturing, int step, boolean launch) {
     if (agreement != null && !capturing) {
-      agreement.plan(agreementId, step, launch, stream);
+      agreement.plan(agreementKey, step, launch, stream, orderCheck);
     }
   }
 
   /**
    * The host-side bookkeeping of an enqueue of steps {@code [from, to)}, under one new ticket of the
-   * stream: the guard's marks, and the execute-order check to run after the synchronize that covers it.
-   * Nothing at all when both are off.
+   * stream: the guard's marks. Nothing at all when the guard is off.
    */
   private void track(Stream stream, StreamProgress progress, int from, int to) {
-    if (!hostAccessGuard && orderChecks == null) {
-      return;
-    }
-    long ticket = progress.issue();
     if (hostAccessGuard) {
-      stepMarks.mark(stream, progress, ticket, from, to);
-    }
-    if (orderChecks != null) {
-      for (int s = from; s < to; s++) {
-        progress.afterSynchronize(orderChecks[s], ticket);
-      }
+      stepMarks.mark(stream, progress, progress.issue(), from, to);
     }
   }
 

@@ -64,11 +64,11 @@ final class PlanAssembly {
 
 
   /**
-   * Builds the plan; {@code orderTags} are {@link OrderCheck}'s declarations, or null without the order check;
-   * {@code bucketBytes > 0} makes it bucketed, its buckets enqueued on {@code commStream} (null: a stream the
-   * plan makes and closes).
+   * Builds the plan; {@code orderCheck}: its units are compared across the ranks right after each execute (and
+   * each bucket); {@code bucketBytes > 0} makes it bucketed, its buckets enqueued on {@code commStream} (null: a
+   * stream the plan makes and closes).
    */
-  Plan assemble(int[][] orderTags, boolean fingerprintCheck, boolean hostAccessGuard, long bucketBytes,
+  Plan assemble(boolean orderCheck, boolean fingerprintCheck, boolean hostAccessGuard, long bucketBytes,
       Stream commStream) {
     int ranks = comm.size();
     List<Declarations.Call> ordered = declarations.ordered();
@@ -97,7 +97,7 @@ final class PlanAssembly {
       }
       if (fingerprintCheck && ranks > 1) { // one rank has no one to disagree with: nothing rendered or sent
         try {
-          FingerprintLines.render(planName, ranks, declarations, ordered, schedule, failure).check(comm);
+          FingerprintLines.render(planName, ranks, orderCheck, declarations, ordered, schedule, failure).check(comm);
         } catch (RuntimeException e) {
           if (failure != null) {
             e.addSuppressed(failure);
@@ -115,10 +115,7 @@ final class PlanAssembly {
           layout.bytes(), compiled, bucketBytes);
       GuardTables access = GuardTables.of(ordered);
       Plan plan = new Plan(planName, comm, schedule, compiled, views, names, bound, owned, description,
-          hostAccessGuard, access.written(), access.read());
-      if (orderTags != null) {
-        plan.orderChecks(OrderCheck.attach(planName, schedule, views, orderTags, comm.rank(), ranks));
-      }
+          hostAccessGuard, orderCheck, access.written(), access.read());
       if (bucketBytes > 0) {
         plan.round(round(plan, schedule, views, names, ordered, bucketOfCall, hostAccessGuard, commStream));
       }
@@ -146,6 +143,6 @@ final class PlanAssembly {
     boolean owns = commStream == null;
     Stream stream = owns ? comm.newStream() : commStream;
     return new BucketRound(planName, stream, owns, compiled, buckets, names, marks, hostAccessGuard,
-        plan.agreement(), plan.agreementId());
+        plan.agreement(), plan.agreementKey(), plan.orderCheck());
   }
 }

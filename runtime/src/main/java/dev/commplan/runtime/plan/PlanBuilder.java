@@ -51,6 +51,12 @@ public final class PlanBuilder {
    */
   public static final String ORDER_CHECK_PROPERTY = "commplan.orderCheck";
 
+  /**
+   * The system property that sets the default of {@link #fingerprintCheck(boolean)}: {@code false} turns it
+   * off for every plan built in this JVM (generated plans included); any other value, or none, leaves it on.
+   */
+  public static final String FINGERPRINT_CHECK_PROPERTY = "commplan.plan.fingerprint";
+
   private final String planName;
   private final Communicator comm;
   /** The communicators the plan's calls run over, by group index: the plan's own first, then its axes'. */
@@ -58,7 +64,7 @@ public final class PlanBuilder {
   private final Declarations declarations;
   private boolean built;
   private boolean hostAccessGuard = defaultHostAccessGuard();
-  private boolean fingerprintCheck = !"false".equalsIgnoreCase(System.getProperty(PlanFingerprint.PROPERTY));
+  private boolean fingerprintCheck = !"false".equalsIgnoreCase(System.getProperty(FINGERPRINT_CHECK_PROPERTY));
   private boolean orderCheck = "true".equalsIgnoreCase(System.getProperty(ORDER_CHECK_PROPERTY));
   private long bucketBytes;
   private Stream commStream;
@@ -438,17 +444,14 @@ public final class PlanBuilder {
   }
 
   /**
-   * Whether the plan checks, on every backend, that every rank executes its steps at the same place of
-   * the collective sequence as the others (the default: the system property {@value
-   * #ORDER_CHECK_PROPERTY}, else off). With it on each step carries one more call, an all-gather of a
-   * 64-byte tag naming the plan and step, and the synchronize that covers an execute reads the gathered
-   * tags: when another rank ran another plan's step there, that synchronize throws {@link
-   * dev.commplan.runtime.PlanOrderException} on every rank, naming both plans and the ranks. It costs that
-   * call per step and a read of {@code 64 × ranks} bytes per checked step at synchronize (docs/reliability.md
-   * has the figures). The local backend makes the same check for free where its ranks meet, whatever this
-   * says.
+   * Whether the agreement check compares the ranks' calls right after each execute, step or launch of this
+   * plan (the default: the system property {@value #ORDER_CHECK_PROPERTY}, else off), also where the
+   * communicator's check is off: where another rank ran another plan there (or another instance of this plan
+   * class, or a direct call), the synchronize that covers it throws {@link
+   * dev.commplan.runtime.DisagreementException} on every rank, naming both. It costs one comparison per
+   * execute (docs/reliability.md, "Execute order"); the setting is part of the plan's fingerprint.
    *
-   * @param check true to add the check's all-gather to every step
+   * @param check true to compare the ranks' calls after every execute of this plan
    * @return this builder
    */
   public PlanBuilder orderCheck(boolean check) {
@@ -458,10 +461,11 @@ public final class PlanBuilder {
   }
 
   /**
-   * Whether {@link #build()} compares this plan's {@link PlanFingerprint} across the ranks (one small
-   * all-gather; a second only if they differ) and, if any rank's differs, fails on every rank with a
-   * {@link dev.commplan.runtime.PlanMismatchException}. On by default; the system property {@value
-   * PlanFingerprint#PROPERTY}{@code =false} changes the default for the JVM (generated plans included).
+   * Whether {@link #build()} compares this plan's fingerprint (its schedule as canonical text,
+   * docs/reliability/fingerprint.md) across the ranks (one small all-gather; a second only if they differ)
+   * and, if any rank's differs, fails on every rank with a {@link dev.commplan.runtime.PlanMismatchException}.
+   * On by default; the system property {@value #FINGERPRINT_CHECK_PROPERTY}{@code =false} changes the
+   * default for the JVM (generated plans included).
    * Turn it off only where not every rank builds the plan (for example, a test that builds on one rank
    * of several), since the check is a collective: with it on, every rank must build.
    *
@@ -486,10 +490,8 @@ public final class PlanBuilder {
    */
   public Plan build() {
     checkNotBuilt();
-    // calls too; not in a bucketed plan, whose buckets the agreement check compares one by one
-    int[][] orderTags = orderCheck && bucketBytes == 0 ? OrderCheck.declare(this, declarations.calls(), comm.size()) : null;
     built = true;
-    return new PlanAssembly(planName, comm, groups, declarations).assemble(orderTags, fingerprintCheck,
+    return new PlanAssembly(planName, comm, groups, declarations).assemble(orderCheck, fingerprintCheck,
         hostAccessGuard, bucketBytes, commStream);
   }
 }

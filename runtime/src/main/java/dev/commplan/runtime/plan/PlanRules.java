@@ -67,7 +67,7 @@ final class PlanRules {
       } else if (c.inPlace() == InPlace.NOT_ALLOWED) {
         throw violation(subject, RuleId.MISSING_INTO, subject.where(c, null) + ": " + c.label() + " has no in-place"
             + " form: it needs a receive field of its own (count(into) = count(" + send.field() + ") = " + send.count()
-            + ", divisible by ranks = " + ranks + "). Fix: add into = \"<field>\" naming a " + send.type()
+            + ", divisible by " + subject.ranks(ranks) + "). Fix: add into = \"<field>\" naming a " + send.type()
             + " field with @Shape(" + send.shape() + ")");
       }
       return;
@@ -125,18 +125,26 @@ final class PlanRules {
       };
       throw violation(s, RuleId.NOT_DIVISIBLE, s.where(c, null) + ": in place, the field holds " + holds
           + ", one slice per rank, but its count " + field.count() + " (shape " + field.shape()
-          + ") is not divisible by ranks = " + ranks + ". Fix: make the count a multiple of the ranks (e.g. a"
-          + " shape with \"ranks\" in it) or use a separate field with into");
+          + ") is not divisible by " + s.ranks(ranks) + ". Fix: make the count a multiple of "
+          + (s.ranksName().equals("ranks") ? "the ranks" : s.ranksName()) + " (e.g. a shape with \"" + s.ranksName()
+          + "\" in it) or use a separate field with into");
     }
   }
 
-
-  /** A collective a plan declares: the messages name the plan, the annotation and the fields with their shapes. */
-  private record Declared(String planName, String annotation, Declarations.Field send, Declarations.Field recv)
-      implements CallSubject {
+  /**
+   * A collective a plan declares: the messages name the plan, the annotation, the fields with their shapes, and
+   * the axis it runs over ("" for the plan's own communicator), whose size stands for ranks.
+   */
+  private record Declared(String planName, String annotation, Declarations.Field send, Declarations.Field recv,
+      String axis) implements CallSubject {
     static Declared of(String planName, Declarations declarations, Declarations.Call call) {
       return new Declared(planName, declarations.annotation(call), declarations.field(call.send()),
-          declarations.field(call.recv()));
+          declarations.field(call.recv()), declarations.axis(call.group()));
+    }
+
+    @Override
+    public String ranksName() {
+      return axis.isEmpty() ? "ranks" : axis;
     }
 
     @Override

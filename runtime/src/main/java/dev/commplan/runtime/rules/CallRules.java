@@ -300,25 +300,27 @@ public final class CallRules {
       case RECV_IS_RANKS_TIMES_SEND -> {
         side = recvName;
         needed = times(ranks, send);
-        relation = "must be ranks × count(" + sendName + ") = " + ranks + " × " + send + " = " + needed;
+        relation = "must be " + s.ranksName() + " × count(" + sendName + ") = " + ranks + " × " + send
+            + " = " + needed;
       }
       case SEND_IS_RANKS_TIMES_RECV -> {
         side = sendName;
         needed = times(ranks, recv);
-        relation = "must be ranks × count(" + recvName + ") = " + ranks + " × " + recv + " = " + needed;
+        relation = "must be " + s.ranksName() + " × count(" + recvName + ") = " + ranks + " × " + recv
+            + " = " + needed;
       }
       case SAME_DIVISIBLE -> {
         boolean divisible = send % ranks == 0;
         side = divisible ? recvName : sendName;
-        needed = divisible ? Long.toString(send) : "a multiple of ranks = " + ranks + " (e.g. a shape with \"ranks\""
-            + " in it), and count(" + recvName + ") the same";
+        needed = divisible ? Long.toString(send) : "a multiple of " + s.ranks(ranks) + " (e.g. a shape with \""
+            + s.ranksName() + "\" in it), and count(" + recvName + ") the same";
         relation = divisible ? "must equal count(" + sendName + ")"
-            : "must hold one slice per rank, so be divisible by ranks = " + ranks;
+            : "must hold one slice per rank, so be divisible by " + s.ranks(ranks);
       }
       default -> throw new AssertionError(rule);
     }
     throw violation(s, rule.violation(), s.where(c, comm) + ": count(" + side + ") " + relation + "; "
-        + s.size(Side.SEND, send) + ", " + s.size(Side.RECV, recv) + ", ranks = " + ranks + ". Fix: make count("
+        + s.size(Side.SEND, send) + ", " + s.size(Side.RECV, recv) + ", " + s.ranks(ranks) + ". Fix: make count("
         + side + ") = " + needed);
   }
 

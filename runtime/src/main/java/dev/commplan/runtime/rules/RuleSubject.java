@@ -54,6 +54,17 @@ public interface RuleSubject {
 
     /** How to fix overlapping sides. */
     String overlapFix(Collective collective, Communicator comm, Buffer send, Buffer recv);
+
+    /** What "ranks" is in a count rule here: {@code ranks}, or the axis a declared call runs over ({@code tp}). */
+    default String ranksName() {
+      return "ranks";
+    }
+
+    /** The group's size as a message states it: {@code ranks = 4}, {@code tp = 2 (the size of axis "tp" ...)}. */
+    default String ranks(int size) {
+      return ranksName().equals("ranks") ? "ranks = " + size
+          : ranksName() + " = " + size + " (the size of axis \"" + ranksName() + "\" the call runs over)";
+    }
   }
 
   /** A collective called on a communicator ({@code Communicator.allGather} and the others). */

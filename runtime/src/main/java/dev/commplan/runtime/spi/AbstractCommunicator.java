@@ -39,6 +39,9 @@ import dev.commplan.runtime.rules.CallRules;
  * <p>A backend's communicator extends this class and implements those methods and the rest of {@link
  * BackendCommunicator} (rank, size, stream, allocate, close); its streams extend {@link StreamBase}, made
  * with this communicator as their owner.
+ *
+ * <p>The agreement check reaches the backend only through this class ({@link Agreement.Exchange}), also
+ * where the check is off: a plan's fingerprint and a mesh are compared through the same exchange.
  */
 public abstract class AbstractCommunicator implements BackendCommunicator {
   private static final String[] DIRECT = new String[Collective.values().length];
@@ -52,7 +55,7 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
 
   /** Whether this communicator checks that its ranks agree ({@link dev.commplan.runtime.CommOptions#agreementCheck()}). */
   private final boolean agreementCheck;
-  /** Made on first use, when the rank and size are known. */
+  /** Made on first use, when the rank and size are known; made where the check is off too (see the class comment). */
   private volatile Agreement agreement;
   /** Whether the calls being enqueued now are the agreement check's own; touched holding the gate. */
   private boolean issuingCheck;
@@ -60,9 +63,7 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
   /** How deep the calling thread's groups are nested ({@link #groupStart()}); touched holding the gate. */
   private int groupDepth;
 
-  /** The streams {@link #newStream()} made and not yet closed. */
-  private final java.util.List<StreamBase> madeStreams = new java.util.concurrent.CopyOnWriteArrayList<>();
-
+  private final MadeStreams madeStreams = new MadeStreams(); // those newStream() made, not yet closed
   private final CallGate gate = new CallGate((holder, holderDoing, caller, callerDoing) ->
       ConcurrentUseException.of(this, holder, holderDoing, caller, callerDoing));
 
@@ -90,54 +91,26 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     return gate;
   }
 
-  /**
-   * {@inheritDoc} Here: holding the gate, on a usable communicator, the backend's {@link #openStream()}; the
-   * stream is closed by its {@link Stream#close()} or by {@link #closeMadeStreams} at the latest.
-   */
+  /** {@inheritDoc} Here: holding the gate, the backend's {@link #openStream()}, closed with this at the latest. */
   @Override
   public final Stream newStream() {
     gate.enter("newStream()");
     try {
       ensureUsable();
-      StreamBase stream = openStream();
-      stream.madeByNewStream();
-      madeStreams.add(stream);
-      return stream;
+      return madeStreams.add(openStream());
     } finally {
       gate.exit();
     }
   }
 
   /**
-   * Closes every stream {@link #newStream()} made that is still open ({@link StreamBase#closeStream}); a
-   * backend's close and abort call it, so that the streams end with their communicator at the latest.
+   * Closes the streams {@link #newStream()} made that are still open; a backend's close and abort call it.
    *
    * @param failure what already failed while closing, or null
    * @return {@code failure} with anything that failed here added (or the first failure here)
    */
   protected final RuntimeException closeMadeStreams(RuntimeException failure) {
-    for (StreamBase stream : madeStreams) {
-      try {
-        stream.close();
-      } catch (RuntimeException e) {
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    return failure;
-  }
-
-  /** {@return the streams {@link #newStream()} made that are still open, oldest first} */
-  protected final java.util.List<StreamBase> madeStreams() {
-    return java.util.List.copyOf(madeStreams);
-  }
-
-  /** A stream {@link #newStream()} made was closed. */
-  final void forget(StreamBase stream) {
-    madeStreams.remove(stream);
+    return madeStreams.closeAll(failure);
   }
 
   @Override
@@ -203,9 +176,8 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
             + " call groupStart(), the send and the receive, then groupEnd(); or copy the buffer instead");
       }
       enqueueDirect(collective, buffer, buffer, count, null, peer, stream);
-      Agreement check = agreement();
-      if (check != null) {
-        check.pointToPoint(collective == Collective.SEND, peer, buffer.dataType(), count, stream);
+      if (agreementCheck) {
+        agreement().pointToPoint(collective == Collective.SEND, peer, buffer.dataType(), count, stream);
       }
     } finally {
       gate.exit();
@@ -218,9 +190,8 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
       ensureUsable();
       long count = CallRules.checkCollective(collective, this, send, recv, op, root, stream);
       enqueueDirect(collective, send, recv, count, op, root, stream);
-      Agreement check = agreement();
-      if (check != null) {
-        check.collective(collective, send.dataType(), op, root, count, stream);
+      if (agreementCheck) {
+        agreement().collective(collective, send.dataType(), op, root, count, stream);
       }
     } finally {
       gate.exit();
@@ -249,8 +220,10 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
   @Override
   public final Communicator split(int color, int key, String label) {
     if (color < 0) {
-      throw new IllegalArgumentException(groupLabel() + ", rank " + rank() + ": split(color " + color + ", key " + key
-          + "): the color must be >= 0 (ranks that pass the same color form one group)");
+      IllegalArgumentException refused = new IllegalArgumentException(groupLabel() + ", rank " + rank() + ": split(color "
+          + color + ", key " + key + "): the color must be >= 0 (ranks that pass the same color form one group)");
+      splitRefused(refused);
+      throw refused;
     }
     String name = label != null ? label : "split(color " + color + ") of " + groupLabel();
     gate.enter("split()");
@@ -261,6 +234,16 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
       gate.exit();
     }
   }
+
+  /**
+   * This rank refused a {@link #split} ({@code refusal}, which the split throws next) before anything was sent,
+   * while the other ranks may already wait in the split for it. The default does nothing (an in-process
+   * cluster aborts its other ranks when this rank's task fails); a backend whose ranks would otherwise wait out
+   * their timeout tells them here (MPI fails the family, naming this rank and the refusal).
+   *
+   * @param refusal what the split throws
+   */
+  protected void splitRefused(IllegalArgumentException refusal) {}
 
   /**
    * {@inheritDoc} Here, once the communicator is closed (or aborted): the message of what {@link
@@ -317,21 +300,50 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
   }
 
   /**
-   * The agreement check of this communicator, or null when it is off.
-   * Made on first use: by then the backend knows the rank and size.
+   * The agreement check of this communicator; where the check is off it records nothing but order-checked
+   * plans, and serves the comparisons made once. Made on first use: by then the backend knows the rank and size.
    */
   private Agreement agreement() {
     Agreement a = agreement;
-    if (a == null && agreementCheck) {
+    if (a == null) {
       synchronized (this) {
         a = agreement;
         if (a == null) {
-          a = new Agreement(new CheckCalls(), rank(), size(), groupLabel());
+          a = new Agreement(new CheckCalls(), rank(), size(), groupLabel(), agreementCheck);
           agreement = a;
         }
       }
     }
     return a;
+  }
+
+  /**
+   * Compares the calls that no agreement check has compared yet, with one last check on every rank, and
+   * waits for it ({@link Agreement#compareAtClose}): for a backend whose ranks live in separate processes,
+   * where nobody compares them on the host (in-process clusters do, once every rank's task returns). Call
+   * it first thing in a close that is not on the failure path, and on no other: it is a collective, which
+   * every rank of the communicator reaches after its last call there. Does nothing where the check is off,
+   * the communicator cannot be used (closed, aborted, its family failed), or a group is open. A difference
+   * throws {@link dev.commplan.runtime.DisagreementException}, naming the first differing call.
+   */
+  protected final void compareLastCalls() {
+    if (!agreementCheck) {
+      return;
+    }
+    gate.enter("close()");
+    try {
+      if (groupDepth > 0) {
+        return; // the group's calls were never issued: nothing to compare them with
+      }
+      try {
+        ensureUsable();
+      } catch (RuntimeException failed) {
+        return; // the failure path: the others are not coming
+      }
+      agreement().compareAtClose(stream());
+    } finally {
+      gate.exit();
+    }
   }
 
   /**
@@ -375,6 +387,24 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
         }
       } finally {
         issuingCheck = false;
+      }
+    }
+
+    @Override
+    public Stream allGather(Buffer own, Buffer all) {
+      gate.enter("an agreement check's comparison (a plan's fingerprint, a mesh)");
+      try {
+        ensureUsable();
+        Stream stream = stream();
+        issuingCheck = true;
+        try {
+          enqueueDirect(Collective.ALL_GATHER, own, all, own.length(), null, -1, stream);
+        } finally {
+          issuingCheck = false;
+        }
+        return stream;
+      } finally {
+        gate.exit();
       }
     }
 
@@ -453,12 +483,7 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
    */
   protected abstract CompiledSchedule compileChecked(Schedule schedule);
 
-  /**
-   * Makes another stream of this communicator for {@link #newStream()}, called holding the gate on a usable
-   * communicator: NCCL a non-blocking CUDA stream on its device, local and MPI another ordered queue.
-   *
-   * @return the new stream, made with this communicator as its owner
-   */
+  /** {@return another stream of this communicator, for {@link #newStream()} (holding the gate, on a usable one)} */
   protected abstract StreamBase openStream();
 
   /** Opens a group (groups nest); called holding the gate. */

@@ -42,7 +42,8 @@ public abstract class StreamBase implements Stream {
   private final AbstractCommunicator owner;
   private final StreamProgress progress;
   private final Duration timeout;
-  private volatile boolean madeByNewStream;
+  /** Where a stream {@code newStream()} made is kept until it is closed; null for any other. */
+  private volatile MadeStreams madeBy;
   private volatile boolean closed;
 
   /**
@@ -165,14 +166,15 @@ public abstract class StreamBase implements Stream {
    */
   @Override
   public final void close() {
-    if (!madeByNewStream || closed) {
+    MadeStreams made = madeBy;
+    if (made == null || closed) {
       return;
     }
     closed = true;
     try {
       closeStream();
     } finally {
-      owner.forget(this);
+      made.remove(this);
     }
   }
 
@@ -206,8 +208,8 @@ public abstract class StreamBase implements Stream {
   }
 
   /** Marks the stream as made by {@link AbstractCommunicator#newStream()}: {@link #close()} closes it. */
-  final void madeByNewStream() {
-    this.madeByNewStream = true;
+  final void madeBy(MadeStreams registry) {
+    this.madeBy = registry;
   }
 
   /**

@@ -7,11 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
-import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DisagreementException;
 import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.U64Buffer;
 import dev.commplan.runtime.local.LocalCluster;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -29,37 +27,7 @@ class UncheckedTailTest {
   private Stream stream;
 
   /** Records only: a check due is skipped as if captured. */
-  private static final Agreement.Exchange RECORD_ONLY = new Agreement.Exchange() {
-    @Override
-    public U64Buffer allocate(long longs) {
-      throw new AssertionError("nothing to allocate");
-    }
-
-    @Override
-    public void allGather(Buffer ownHeaders, Buffer headers, Buffer ownRecords, Buffer records, Stream s) {
-      throw new AssertionError("nothing to enqueue");
-    }
-
-    @Override
-    public void send(Buffer message, int peer, Stream s) {
-      throw new AssertionError("nothing to enqueue");
-    }
-
-    @Override
-    public void recv(Buffer message, int peer, Stream s) {
-      throw new AssertionError("nothing to enqueue");
-    }
-
-    @Override
-    public boolean inGroup() {
-      return false;
-    }
-
-    @Override
-    public boolean isCapturing(Stream s) {
-      return true;
-    }
-  };
+  private static final Agreement.Exchange RECORD_ONLY = new RecordOnly();
 
   @BeforeEach
   void stream() {
@@ -75,7 +43,7 @@ class UncheckedTailTest {
   private Agreement[] ranks(int n) {
     Agreement[] a = new Agreement[n];
     for (int r = 0; r < n; r++) {
-      a[r] = new Agreement(RECORD_ONLY, r, n, "world");
+      a[r] = new Agreement(RECORD_ONLY, r, n, "world", true);
     }
     return a;
   }
@@ -83,11 +51,10 @@ class UncheckedTailTest {
   @Test
   void ranksThatMadeTheSameCallsAgree() {
     Agreement[] a = ranks(3);
-    long plan = 0;
     for (Agreement r : a) {
-      plan = r.registerPlan("p.Grads");
+      Agreement.PlanKey plan = r.registerPlan("p.Grads");
       r.collective(Collective.ALL_REDUCE, DataType.F32, ReduceOp.SUM, -1, 8, stream);
-      r.plan(plan, -1, false, stream);
+      r.plan(plan, -1, false, stream, false);
       r.collective(Collective.BROADCAST, DataType.I32, null, 2, 4, stream);
     }
     a[0].pointToPoint(true, 1, DataType.F32, 4, stream);
@@ -117,17 +84,41 @@ class UncheckedTailTest {
   @Test
   void aPlanAndADirectCallInOppositeOrdersAreNamed() {
     Agreement[] a = ranks(2);
-    long plan = a[0].registerPlan("p.Step");
+    Agreement.PlanKey plan = a[0].registerPlan("p.Step");
     a[1].registerPlan("p.Step");
-    a[0].plan(plan, -1, false, stream);
+    a[0].plan(plan, -1, false, stream, false);
     a[0].collective(Collective.ALL_REDUCE, DataType.F32, ReduceOp.SUM, -1, 8, stream);
     a[1].collective(Collective.ALL_REDUCE, DataType.F32, ReduceOp.SUM, -1, 8, stream);
-    a[1].plan(plan, -1, false, stream);
+    a[1].plan(plan, -1, false, stream, false);
     DisagreementException e = Agreement.compareUnchecked(a); // call 1 was a check point: call 2 is the tail
     assertNotNull(e);
     assertEquals("direct call: all-reduce F32 SUM, count 8", e.thisRank());
     assertEquals("plan p.Step, execute", e.otherRank());
     assertTrue(e.getMessage().contains("call 2 was, on rank 0, direct call"), e.getMessage());
+  }
+
+  /** Issue 34, item 3: two instances of one plan class, executed in opposite orders, are two plans. */
+  @Test
+  void twoInstancesOfOnePlanInOppositeOrdersAreNamedByTheirInstance() {
+    Agreement[] a = ranks(2);
+    Agreement.PlanKey[][] keys = new Agreement.PlanKey[2][];
+    for (int r = 0; r < 2; r++) {
+      keys[r] = new Agreement.PlanKey[] {a[r].registerPlan("t.Sum"), a[r].registerPlan("t.Sum")};
+      for (int call = 1; call <= 3; call++) { // calls 1 and 3 are check points: 4 and 5 are the tail
+        a[r].collective(Collective.ALL_REDUCE, DataType.F32, ReduceOp.SUM, -1, 8, stream);
+      }
+    }
+    a[0].plan(keys[0][0], -1, false, stream, false);
+    a[0].plan(keys[0][1], -1, false, stream, false);
+    a[1].plan(keys[1][1], -1, false, stream, false);
+    a[1].plan(keys[1][0], -1, false, stream, false);
+    DisagreementException e = Agreement.compareUnchecked(a);
+    assertNotNull(e);
+    assertEquals("plan t.Sum #1, execute", e.thisRank());
+    assertEquals("plan t.Sum #2, execute", e.otherRank());
+    assertEquals(List.of("plan instance (another plan of the same name)"), e.differingFields());
+    assertTrue(e.getMessage().contains("call 4 was, on rank 0, plan t.Sum #1, execute; on rank 1, plan t.Sum #2,"
+        + " execute"), e.getMessage());
   }
 
   @Test

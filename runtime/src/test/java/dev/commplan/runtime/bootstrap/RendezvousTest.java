@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.commplan.runtime.PlanMismatchException;
-import dev.commplan.runtime.plan.PlanFingerprint;
+import dev.commplan.runtime.agreement.PlanFingerprint;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -11,7 +11,7 @@ import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
-import dev.commplan.runtime.PlanOrderException;
+import dev.commplan.runtime.DisagreementException;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import java.util.Arrays;
@@ -48,9 +48,9 @@ class LocalExecuteOrderTest {
           comm.stream().synchronize();
         }
       }));
-      PlanOrderException order = findOrder(e);
-      assertEquals("plan t.A, step 0", order.expected());
-      assertEquals("plan t.B, step 0", order.found());
+      DisagreementException order = findOrder(e);
+      assertEquals("plan t.A, step 0", order.thisRank());
+      assertEquals("plan t.B, step 0", order.otherRank());
       assertEquals(List.of(2), order.differingRanks());
       assertTrue(order.getMessage().contains("different orders") && order.getMessage().contains("on rank 2"),
           order.getMessage());
@@ -76,9 +76,9 @@ class LocalExecuteOrderTest {
           comm.stream().synchronize();
         }
       }));
-      PlanOrderException order = findOrder(e);
-      assertEquals("plan t.A, step 0", order.expected());
-      assertEquals("a direct call", order.found());
+      DisagreementException order = findOrder(e);
+      assertEquals("plan t.A, step 0", order.thisRank());
+      assertEquals("a direct call", order.otherRank());
       assertEquals(List.of(1), order.differingRanks());
     }
   }
@@ -104,12 +104,12 @@ class LocalExecuteOrderTest {
     }
   }
 
-  private static PlanOrderException findOrder(Throwable t) {
+  private static DisagreementException findOrder(Throwable t) {
     for (Throwable c = t; c != null; c = c.getCause()) {
-      if (c instanceof PlanOrderException p) {
+      if (c instanceof DisagreementException p) {
         return p;
       }
     }
-    throw new AssertionError("no PlanOrderException in " + t, t);
+    throw new AssertionError("no DisagreementException in " + t, t);
   }
 }

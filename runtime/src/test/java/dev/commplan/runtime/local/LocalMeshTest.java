@@ -238,16 +238,84 @@ class LocalMeshTest {
           try (Mesh mesh = Mesh.builder(world).axis("dp", 2).axis("tp", 2).build();
               F32Buffer x = F32Buffer.allocate(world, 4)) {
             Communicator tp = mesh.axis("tp");
-            if (world.rank() != 1) { // rank 1 skips its tp group's all-reduce
+            if (world.rank() != 3) { // world rank 3, rank 1 of its tp group {2, 3}, skips the group's all-reduce
               tp.allReduce(x, x, ReduceOp.SUM, tp.stream());
               tp.stream().synchronize();
             }
           }
         })));
     String all = causeChain(e) + String.join(" | ", allFailures(e).stream().map(LocalMeshTest::causeChain).toList());
-    assertMentions(all, "timed out on rank 0 of axis tp of mesh [dp=2, tp=2]", "ranks [1] did not");
+    // the missing rank by its place in the group and in the world, as on MPI (issue 34)
+    assertMentions(all, "timed out on rank 0 of axis tp of mesh [dp=2, tp=2]",
+        "ranks [0] (world ranks [2]) arrived, ranks [1] (world ranks [3]) did not");
     assertTrue(allFailures(e).stream().anyMatch(t -> causeChain(t).contains("CommTimeoutException")
         || t instanceof CommTimeoutException || t.getCause() instanceof CommTimeoutException), all);
+  }
+
+  /**
+   * Issue 34: a plan's call over an axis is checked against the axis's size, and its message names the axis, not
+   * "ranks" (the world's size would be another number): an in-place AllToAll, an in-place AllGather whose count the
+   * axis does not divide, and an AllGather into a buffer sized by the world.
+   */
+  @Test
+  void planRulesOverAnAxisNameTheAxisAndItsSize() {
+    List<String> messages = cluster(4).call(world -> {
+      try (Mesh mesh = Mesh.builder(world).axis("dp", 2).axis("tp", 2).build()) {
+        List<String> found = new ArrayList<>();
+        PlanBuilder a = new PlanBuilder("test.InPlaceAllToAll", mesh, 0, "tp");
+        int tokens = a.buffer("tokens", DataType.F32, 6, "{\"6\"}", null);
+        a.collective(0, Collective.ALL_TO_ALL, tokens, tokens, null, -1, "tp");
+        found.add(assertThrows(PlanBuildException.class, a::build).getMessage());
+        PlanBuilder g = new PlanBuilder("test.InPlaceAllGather", mesh, 0, "tp");
+        int all = g.buffer("all", DataType.F32, 3, "{\"3\"}", null);
+        g.collective(0, Collective.ALL_GATHER, all, all, null, -1, "tp");
+        found.add(assertThrows(PlanBuildException.class, g::build).getMessage());
+        PlanBuilder w = new PlanBuilder("test.GatherSizedByWorld", mesh, 0, "tp");
+        int part = w.buffer("part", DataType.F32, 2, "{\"2\"}", null);
+        int full = w.buffer("full", DataType.F32, 8, "{\"ranks\", \"2\"}", null);
+        w.collective(0, Collective.ALL_GATHER, part, full, null, -1, "tp");
+        found.add(assertThrows(PlanBuildException.class, w::build).getMessage());
+        return found;
+      }
+    }).getFirst();
+    assertMentions(messages.get(0), "[CommPlan/MissingInto]", "divisible by tp = 2 (the size of axis \"tp\"");
+    assertMentions(messages.get(1), "[CommPlan/NotDivisible]", "is not divisible by tp = 2 (the size of axis \"tp\"",
+        "a multiple of tp");
+    assertMentions(messages.get(2), "must be tp × count(part) = 2 × 2 = 4", "tp = 2 (the size of axis \"tp\"");
+    for (String message : messages) {
+      assertTrue(!message.contains("ranks = "), message);
+    }
+  }
+
+  /** Issue 34: a split of a group and a transfer in it that time out name the missing rank in the world too. */
+  @Test
+  void timeoutsOfASplitAndOfATransferInAGroupNameTheWorldRank() {
+    CommOptions shortTimeout = new CommOptions(Duration.ofMillis(500));
+    CommPlanException split = assertTimeoutPreemptively(GENEROUS, () -> assertThrows(CommPlanException.class,
+        () -> cluster(4, shortTimeout).run(world -> {
+          try (Mesh mesh = Mesh.builder(world).axis("dp", 2).axis("tp", 2).build()) {
+            if (world.rank() != 3) { // world rank 3, rank 1 of tp group {2, 3}, does not split it
+              mesh.axis("tp").split(0, 0, "half").close();
+            }
+          }
+        })));
+    String all = String.join(" | ", allFailures(split).stream().map(LocalMeshTest::causeChain).toList());
+    assertMentions(all, "split #0 of axis tp of mesh [dp=2, tp=2] timed out on rank 0 of axis tp",
+        "ranks [1] (world ranks [3]) of axis tp of mesh [dp=2, tp=2] did not call split");
+
+    CommPlanException recv = assertTimeoutPreemptively(GENEROUS, () -> assertThrows(CommPlanException.class,
+        () -> cluster(4, shortTimeout).run(world -> {
+          try (Mesh mesh = Mesh.builder(world).axis("dp", 2).axis("tp", 2).build();
+              F32Buffer x = F32Buffer.allocate(world, 4)) {
+            Communicator tp = mesh.axis("tp");
+            if (world.rank() == 2) { // waits for rank 1 of its tp group, world rank 3, which sends nothing
+              tp.recv(x, 1, tp.stream());
+              tp.stream().synchronize();
+            }
+          }
+        })));
+    assertMentions(String.join(" | ", allFailures(recv).stream().map(LocalMeshTest::causeChain).toList()),
+        "waiting for rank 1 of axis tp of mesh [dp=2, tp=2] (world rank 3) to send to it");
   }
 
   @Test

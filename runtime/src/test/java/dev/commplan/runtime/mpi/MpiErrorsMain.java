@@ -35,7 +35,12 @@ import dev.commplan.runtime.plan.PlanBuilder;
  *   <li>{@code short-send}: rank 0 sends 4 F32 to rank 1, which receives 8;
  *   <li>{@code type}: rank 0 sends 8 F32 to rank 1, which receives 8 I32;
  *   <li>{@code order}: a plan (no order check) and a direct all-reduce of the same shape, issued in opposite
- *       orders on rank 1.
+ *       orders on rank 1;
+ *   <li>{@code instances}, {@code instances-ordered}: two instances of one plan class (the same name and
+ *       shape), executed in opposite orders on rank 1, without and with the order check (issue 34, item 3);
+ *   <li>{@code tp-root-at-close}: over the axis {@code tp} of a mesh of every rank, an all-reduce (compared by
+ *       the check after call 1), then a broadcast whose root is each rank's own coordinate, the last call: only
+ *       the last check, where the mesh closes its axis, compares it (issue 34, item 4).
  * </ul>
  */
 public final class MpiErrorsMain {
@@ -92,6 +97,17 @@ public final class MpiErrorsMain {
         }
       }
       case "order-direct", "order" -> planAndDirectCallInOppositeOrders(comm, kase.equals("order-direct"));
+      case "instances", "instances-ordered" -> instancesInOppositeOrders(comm, kase.equals("instances-ordered"));
+      case "tp-root-at-close" -> {
+        try (dev.commplan.runtime.Mesh mesh = dev.commplan.runtime.Mesh.builder(comm).axis("tp", comm.size()).build();
+            F32Buffer x = F32Buffer.allocate(comm, 8)) {
+          dev.commplan.runtime.Communicator tp = mesh.axis("tp");
+          tp.allReduce(x, x, ReduceOp.SUM, tp.stream()); // call 1: compared at once
+          tp.broadcast(x, x, mesh.coordinate("tp"), tp.stream()); // call 2, the last: each rank its own root
+          tp.stream().synchronize();
+          System.out.println("rank " + rank + ": tp-root-at-close: the broadcast completed; closing the mesh");
+        } // the mesh closes tp: its last check compares call 2
+      }
       case "alltoall-count" -> {
         long perPeer = rank == 0 ? 2 : 4;
         try (F32Buffer send = F32Buffer.allocate(comm, perPeer * comm.size());
@@ -125,6 +141,34 @@ public final class MpiErrorsMain {
       }
       default -> throw new IllegalArgumentException("unknown case " + kase);
     }
+  }
+
+  /**
+   * Instances p and q of one plan class: every rank but 1 executes p then q, rank 1 q then p. MPI mixes their
+   * sums (p and q both 101 on two ranks, where 2 and 200 are due) unless the check names both instances.
+   */
+  private static void instancesInOppositeOrders(MpiCommunicator comm, boolean orderCheck) {
+    try (Plan p = sumPlan(comm, orderCheck); Plan q = sumPlan(comm, orderCheck)) {
+      ((F32Buffer) p.buffer(0)).fill(1f);
+      ((F32Buffer) q.buffer(0)).fill(100f);
+      if (comm.rank() == 1) {
+        q.execute(comm.stream());
+        p.execute(comm.stream());
+      } else {
+        p.execute(comm.stream());
+        q.execute(comm.stream());
+      }
+      comm.stream().synchronize();
+      System.out.println("rank " + comm.rank() + ": p " + ((F32Buffer) p.buffer(0)).get(0) + ", q "
+          + ((F32Buffer) q.buffer(0)).get(0));
+    }
+  }
+
+  private static Plan sumPlan(MpiCommunicator comm, boolean orderCheck) {
+    PlanBuilder b = new PlanBuilder("errors.Sum", comm, 0).orderCheck(orderCheck);
+    int x = b.buffer("x", DataType.F32, 256, "{\"256\"}", null);
+    b.allReduce(0, x, x, ReduceOp.SUM);
+    return b.build();
   }
 
   /**

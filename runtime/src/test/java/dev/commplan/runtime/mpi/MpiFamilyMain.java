@@ -10,7 +10,9 @@ import dev.commplan.runtime.Mesh;
  * One process of {@link MpiMultiProcessTest}'s family faults (issue 23): 4 processes, a mesh [dp=2, tp=2]
  * (world rank = 2 dp + tp), rounds of an all-reduce over tp, then one over the world. In round 1, world rank 3
  * (rank 1 of its tp group {2, 3}) fails as {@code args[0]} says: {@code throw} (an exception out of main),
- * {@code stall} (sleeps twice the timeout, then goes on), {@code exit} ({@code System.exit(3)}). The others
+ * {@code stall} (sleeps twice the timeout, then goes on), {@code exit} ({@code System.exit(3)}), {@code
+ * negative-color} (in round 1 every rank splits tp in two, and world rank 3 passes color -1, which split() refuses
+ * on that rank alone: its IllegalArgumentException leaves main, its tp partner waits in the split). The others
  * must all end within their timeout, each with a CommPlan exception naming the group and the rank; they print
  * {@code rank R: caught CLASS: MESSAGE} and exit 4.
  */
@@ -26,7 +28,10 @@ public final class MpiFamilyMain {
       Communicator tp = mesh.axis("tp");
       try (F32Buffer a = F32Buffer.allocate(tp, 1024); F32Buffer b = F32Buffer.allocate(world, 1024)) {
         for (int round = 0; round < 3; round++) {
-          if (rank == 3 && round == 1) {
+          if (round == 1 && fault.equals("negative-color")) {
+            tp.split(rank == 3 ? -1 : 0, tp.rank(), "half of tp").close();
+          }
+          if (rank == 3 && round == 1 && !fault.equals("negative-color")) {
             System.out.println("rank 3: " + fault + " in round 1 (rank 1 of " + tp.groupLabel() + ")");
             System.out.flush();
             switch (fault) {

@@ -62,11 +62,11 @@ class MpiMultiProcessTest {
     assertTrue(run.output().contains("rank 1: truncated-recv: caught MpiException: rank 1: MPI_Testall failed while"
         + " completing direct call: recv I32 from rank 0, count 4: truncated: rank 0 sent 8 elements into this receive"
         + " of 4"), run.toString());
-    // the sender learns it at close, or while its send (or the agreement check's message after it) is still
-    // completing when the notice comes
+    // the sender learns it at close (before, or in, the comparison of its last calls that a close makes), or
+    // while its send (or the agreement check's message after it) is still completing when the notice comes
     assertTrue(Pattern.compile("rank 0: truncated-recv: caught RankAbortedException( at close)?: rank 0: (close\\(\\) of"
         + " world|waiting for direct call: send I32 to rank 1, count 8|waiting for agreement check: send U64 to rank 1,"
-        + " count 7) abandoned because rank 1 of world failed: rank 1:"
+        + " count 7|waiting for agreement check: all-gather U64, count 4) abandoned because rank 1 of world failed: rank 1:"
         + " MPI_Testall failed").matcher(run.output()).find(), run.toString());
     // Open MPI's libnbc reports this one in the call's status (MPI_ERR_TRUNCATE) or, depending on when it finds
     // it, as its own error -1 from MPI_Testall after printing the truncation; the message says which
@@ -108,12 +108,12 @@ class MpiMultiProcessTest {
   void disagreementsMpiCompletesAreCaughtOnEveryRank(int ranks) throws Exception {
     MpiLauncher.Result run = everyRankCatches(ranks, List.of("root", "scatter-root", "short-send", "type", "order"));
     // Every rank compares the window itself and names both sides, or, when another rank's failure notice comes
-    // while it still waits for the check, ends with that rank's finding, quoted.
+    // while it still waits (for the check, or a call after it), ends with that rank's finding, quoted.
     for (String kase : List.of("root", "scatter-root", "order")) {
       for (int r = 0; r < ranks; r++) {
         assertTrue(Pattern.compile("rank " + r + ": " + kase + ": caught (DisagreementException: world, rank " + r
-            + ": the ranks disagree about their calls|RankAbortedException: rank " + r + ": waiting for agreement check:"
-            + " all-gather U64.* abandoned because rank \\d+ of world failed: world, rank \\d+: the ranks disagree about"
+            + ": the ranks disagree about their calls|RankAbortedException: rank " + r + ": waiting for [^\\n]*"
+            + " abandoned because rank \\d+ of world failed: world, rank \\d+: the ranks disagree about"
             + " their calls)").matcher(run.output()).find(), run.toString());
       }
     }
@@ -165,12 +165,14 @@ class MpiMultiProcessTest {
 
   /**
    * Issue 23: one family fails together. World rank 3 (rank 1 of its tp group) throws, stalls past the timeout,
-   * or exits in the middle of a run ({@link MpiFamilyMain}, mesh [dp=2, tp=2], timeout 3 s): every other process
-   * ends with a CommPlan exception within its timeout (and the grace for answers), the group and that rank are
-   * named, and nothing hangs.
+   * exits, or refuses a split of tp (color -1, issue 34) in the middle of a run ({@link MpiFamilyMain}, mesh
+   * [dp=2, tp=2], timeout 3 s): every other process ends with a CommPlan exception within its timeout (and the grace
+   * for answers), the group and that rank are named, and nothing hangs. (A rank that throws closes its mesh on the
+   * way out, and a close compares the group's last calls: the others time out as before and name it as waiting
+   * there.)
    */
   @ParameterizedTest(name = "rank 3 {0}s")
-  @ValueSource(strings = {"throw", "stall", "exit"})
+  @ValueSource(strings = {"throw", "stall", "exit", "negative-color"})
   void aFailureInOneGroupEndsTheWholeFamily(String fault) throws Exception {
     MpiLauncher.Result run = MpiLauncher.run(4, LIMIT, MpiLauncher.classPath(),
         List.of("-D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + "=3"), MpiFamilyMain.class.getName(), fault);
@@ -183,9 +185,24 @@ class MpiMultiProcessTest {
     }
     assertFalse(run.output().contains("rank 0: round 1 done"), run.toString());
     assertTrue(run.output().contains("axis tp of mesh [dp=2, tp=2]"), run.toString());
-    assertTrue(run.output().contains("Not in this call: rank 1 (world rank 3), ")
-        || run.output().contains("Not in this call: rank 3, "), run.toString());
     assertFalse(run.output().contains("MPI_ERRORS_ARE_FATAL"), run.toString());
+    if (!fault.equals("negative-color")) {
+      // world rank 3 is named: not in the call, or (fault "throw": its try-with-resources closed the mesh) in the
+      // comparison of its last calls that closing a group makes, waiting for ranks that never close it
+      assertTrue(run.output().contains("Not in this call: rank 1 (world rank 3), ")
+          || run.output().contains("Not in this call: rank 3, ")
+          || Pattern.compile("\\(world rank 3\\) timed out too: waited [^\\n]* for: +agreement check: all-gather")
+              .matcher(run.output()).find(), run.toString());
+    } else {
+      // issue 34: the refusing rank fails the family at once (AbstractCommunicator.splitRefused), so every other
+      // rank ends with RankAbortedException naming it and the refusal, none waiting out its timeout
+      for (int r = 0; r < 3; r++) {
+        assertTrue(Pattern.compile("rank " + r + ": caught RankAbortedException: [^\n]*abandoned because rank 1 of axis"
+            + " tp of mesh \\[dp=2, tp=2\\] \\(world rank 3\\) failed: axis tp of mesh \\[dp=2, tp=2\\], rank 1:"
+            + " split\\(color -1, key 1\\): the color must be >= 0").matcher(run.output()).find(), "rank " + r + ": " + run);
+      }
+      assertFalse(run.output().contains("CommTimeoutException"), run.toString());
+    }
   }
 
   /**
@@ -204,18 +221,73 @@ class MpiMultiProcessTest {
     assertFalse(run.output().contains("for collectives that did not complete"), run.toString());
   }
 
-  /** Issue 20, case 1, across processes: rank 1 executes plans A and B in the other order; every rank names both. */
+  /**
+   * Issue 20, case 1, across processes: rank 1 executes plans A and B (the order check on) in the other order;
+   * every rank names both, from the agreement check compared right after the first execute.
+   */
   @Test
   void theOrderCheckCatchesPlansExecutedInAnotherOrderOnOneRank() throws Exception {
     MpiLauncher.Result run = MpiLauncher.run(3, LIMIT, MpiLauncher.classPath(),
         List.of("-D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + "=60"), MpiSuiteMain.class.getName(), "--order");
     assertFalse(run.killed(), run.toString());
     assertEquals(0, run.exitCode(), run.toString());
-    for (int r = 0; r < 3; r++) {
-      assertTrue(run.output().contains("rank " + r + ": order check caught: the ranks execute their plans in different"
-          + " orders"), run.toString());
+    for (int r = 0; r < 3; r++) { // its own finding, or (the first finder's notice came first) that one, quoted
+      assertTrue(Pattern.compile("rank " + r + ": order check caught (DisagreementException: world, rank " + r + "|"
+          + "RankAbortedException: .*world, rank \\d): the ranks disagree about their calls \\(the agreement check of"
+          + " calls 1 to 1 on world\\): call 1 was, on this rank, plan t.[AB], execute").matcher(run.output()).find(),
+          run.toString());
     }
-    assertTrue(run.output().contains("rank 0 ran plan t.A, step 0, rank 1 ran plan t.B, step 0"), run.toString());
+    assertTrue(Pattern.compile("order check caught DisagreementException: world, rank \\d: the ranks disagree about their"
+        + " calls \\(the agreement check of calls 1 to 1 on world\\): call 1 was, on this rank, plan t.[AB], execute; on"
+        + " rank \\d[^,]*, plan t.[AB], execute \\(differing: call \\(another call at this place\\)\\)")
+        .matcher(run.output()).find(), run.toString());
+  }
+
+  /**
+   * Issue 34, item 3, across processes: two instances of one plan class executed in opposite orders on rank 1
+   * fail on every rank naming both instances, with the order check and without it ({@link MpiErrorsMain}).
+   * A rank that another rank's failure notice reaches first quotes that rank's finding.
+   */
+  @ParameterizedTest(name = "{0} processes")
+  @ValueSource(ints = {2, 3})
+  void twoInstancesOfOnePlanInOppositeOrdersAreCaughtOnEveryRank(int ranks) throws Exception {
+    MpiLauncher.Result run = everyRankCatches(ranks, List.of("instances", "instances-ordered"));
+    for (String kase : List.of("instances", "instances-ordered")) {
+      for (int r = 0; r < ranks; r++) {
+        assertTrue(Pattern.compile("rank " + r + ": " + kase + ": caught (DisagreementException|RankAbortedException)"
+            + ": .*the ranks disagree about their calls \\(the agreement check of calls 1 to 1 on world\\): call 1"
+            + " was, on this rank, plan errors.Sum #[12], execute; on rank \\d+( \\(the first of the differing ranks"
+            + " \\[[0-9, ]+\\]\\))?, plan errors.Sum #[12], execute \\(differing: plan instance")
+            .matcher(run.output()).find(), "rank " + r + ", " + kase + ": " + run);
+      }
+      assertTrue(run.output().contains(kase + ": caught DisagreementException: world, rank 0: the ranks disagree"
+          + " about their calls (the agreement check of calls 1 to 1 on world): call 1 was, on this rank, plan"
+          + " errors.Sum #1, execute; on rank 1, plan errors.Sum #2, execute"), run.toString());
+      assertFalse(run.output().contains(kase + ": synchronize returned"), run.toString());
+    }
+  }
+
+  /**
+   * Issue 34, item 4: the last broadcast over a mesh's axis tp, each rank its own root, is the last call there;
+   * MPI completes it (each rank keeps its own data), and the last check, where the mesh closes tp, fails every
+   * rank naming the call ({@link MpiErrorsMain}'s {@code tp-root-at-close}).
+   */
+  @ParameterizedTest(name = "{0} processes")
+  @ValueSource(ints = {2, 3, 4})
+  void theLastCallsOnAMeshAxisAreComparedWhereTheMeshCloses(int ranks) throws Exception {
+    MpiLauncher.Result run = everyRankCatches(ranks, List.of("tp-root-at-close"));
+    for (int r = 0; r < ranks; r++) {
+      assertTrue(run.output().contains("rank " + r + ": tp-root-at-close: the broadcast completed; closing the mesh"),
+          run.toString());
+      assertTrue(Pattern.compile("rank " + r + ": tp-root-at-close: caught (DisagreementException: axis tp of mesh"
+          + " \\[tp=" + ranks + "\\], rank " + r + "|RankAbortedException: .*axis tp of mesh \\[tp=" + ranks
+          + "\\], rank \\d+): the ranks disagree about their last calls \\(the agreement check at close of calls 2"
+          + " to 2 on axis tp of mesh \\[tp=" + ranks + "\\]\\): call 2 was, on this rank, direct call: broadcast F32"
+          + " root \\d, count 8; on rank \\d.*\\(differing: root\\)").matcher(run.output()).find(),
+          "rank " + r + ": " + run);
+    }
+    assertTrue(Pattern.compile("tp-root-at-close: caught DisagreementException: axis tp of mesh").matcher(run.output())
+        .find(), run.toString());
   }
 
   /**

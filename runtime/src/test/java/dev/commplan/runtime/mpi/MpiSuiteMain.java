@@ -56,7 +56,8 @@ public final class MpiSuiteMain {
   /**
    * The execute-order check across processes: plans t.A and t.B (the same shape) with the check on; rank
    * 1 executes them in the other order. MPI matches the calls by order and mixes the data, and every rank
-   * must fail its synchronize with PlanOrderException naming both plans.
+   * must fail its synchronize with DisagreementException naming both plans (the agreement check, compared
+   * right after each execute of an order-checked plan), or with the RankAbortedException that quotes it.
    */
   private static int order(MpiCommunicator comm) {
     int rank = comm.rank();
@@ -71,8 +72,9 @@ public final class MpiSuiteMain {
       comm.stream().synchronize();
       System.out.println("rank " + rank + ": order check missed the swap");
       return 1;
-    } catch (dev.commplan.runtime.PlanOrderException e) {
-      System.out.println("rank " + rank + ": order check caught: " + e.getMessage());
+    } catch (dev.commplan.runtime.DisagreementException | dev.commplan.runtime.RankAbortedException e) {
+      // its own finding, or the first finder's, quoted, where that rank's failure notice came first
+      System.out.println("rank " + rank + ": order check caught " + e.getClass().getSimpleName() + ": " + e.getMessage());
       return 0;
     }
   }

@@ -44,8 +44,8 @@ import java.util.Locale;
  * run ({@code ThreadMXBean.getThreadAllocatedBytes} over 200 runs without the wait). Ends with the two
  * ratios against their targets.
  *
- * <p>Run: {@code .device/run dev.commplan.runtime.nccl.NcclGraphProbe [reps=200] [warmup=auto|auto:MIN:MAX|runs]}
- * (docs/gpu.md).
+ * <p>Run on the test class path: {@code dev.commplan.runtime.nccl.NcclGraphProbe [reps=200]
+ * [warmup=auto|auto:MIN:MAX|runs]} (docs/bench.md, "CUDA graphs: what the probes measure").
  */
 public final class NcclGraphProbe {
   private static final int K = 200;

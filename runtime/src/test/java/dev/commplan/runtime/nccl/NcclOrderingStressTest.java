@@ -28,7 +28,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * default; several on one GPU with NCCL 2.30 and the opt-in, where the collectives move data between ranks).
  *
  * <p>{@code -Dcommplan.stress.cycles=N} (default 2,000, what {@code bin/gpu-run} runs; docs/gpu.md
- * records a run of 100,000), {@code -Dcommplan.stress.seed=S}, {@code -Dcommplan.stress.maxBytes=B}.
+ * records the longest runs: 90,000 and 40,000 cycles), {@code -Dcommplan.stress.seed=S}, {@code -Dcommplan.stress.maxBytes=B}.
  */
 @NcclRanksGpuTest
 class NcclOrderingStressTest {

@@ -135,21 +135,19 @@ class BucketedPlanTest {
 
   /**
    * Each bucket is a unit of the agreement check: one rank's bucket and another's whole execute issue the same
-   * all-reduce (so the ranks meet), but the check, compared after the consumer's synchronize (which waited for
-   * the communication stream), fails both, naming the bucket.
+   * all-reduce (so the ranks meet), but the check (compared at once: the plan has the order check), read after
+   * the consumer's synchronize (which waited for the communication stream), fails both, naming the bucket.
    */
   @Test
   void aBucketWhereAnotherRankExecutesTheWholePlanFailsTheAgreementCheck() {
     try (LocalCluster cluster = new LocalCluster(2)) {
       List<String> messages = assertTimeoutPreemptively(GENEROUS, () -> cluster.call(comm -> {
-        PlanBuilder b = new PlanBuilder("t.Unit", comm, 0).bucketBytes(1024);
+        PlanBuilder b = new PlanBuilder("t.Unit", comm, 0).bucketBytes(1024).orderCheck(true);
         int g = b.buffer("g", DataType.F32, 4, "{\"4\"}", null);
         b.allReduce(0, g, g, ReduceOp.SUM);
-        try (Plan plan = b.build(); F32Buffer x = F32Buffer.allocate(comm, 1)) {
-          // the build's fingerprint is unit 1 and this call unit 2: the plan's unit is 3, after which a check
-          // is due, enqueued on the unit's stream (on rank 0 the communication stream, compared when the
-          // consumer, which waited for it, is synchronized)
-          comm.allReduce(x, x, ReduceOp.SUM, comm.stream());
+        try (Plan plan = b.build()) {
+          // with the order check, the window is compared right after the plan's unit, on the unit's stream (on
+          // rank 0 the communication stream: compared when the consumer, which waited for it, is synchronized)
           if (comm.rank() == 0) {
             plan.ready(g, comm.stream());
             plan.finish(comm.stream());

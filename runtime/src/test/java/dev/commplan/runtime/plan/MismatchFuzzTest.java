@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.PlanMismatchException;
 import dev.commplan.runtime.local.LocalCluster;
@@ -178,14 +179,15 @@ class MismatchFuzzTest {
   }
 
   /** Each rank's result: null if built, else the exception. */
-  private static List<PlanBuildException> build(LocalCluster cluster, List<Op> plan, List<Op> mutated, int mutatedRank) {
+  /** Each rank's failure to build: a PlanBuildException of its own, or the PlanMismatchException every rank gets. */
+  private static List<CommPlanException> build(LocalCluster cluster, List<Op> plan, List<Op> mutated, int mutatedRank) {
     return cluster.call(comm -> {
       PlanBuilder b = new PlanBuilder("fuzz.P", comm, 0);
       declare(b, comm.rank() == mutatedRank ? mutated : plan, comm.size());
       try (Plan p = b.build()) {
         return null;
-      } catch (PlanBuildException e) {
-        return e;
+      } catch (PlanBuildException | PlanMismatchException e) {
+        return (CommPlanException) e;
       }
     });
   }
@@ -218,7 +220,7 @@ class MismatchFuzzTest {
           int mutatedRank = random.nextInt(ranks);
 
           if (pair % 10 == 0) { // control: the unmutated plan builds everywhere
-            for (PlanBuildException e : build(cluster, plan, plan, -1)) {
+            for (CommPlanException e : build(cluster, plan, plan, -1)) {
               if (e != null) {
                 fail("pair " + pair + ": the unmutated plan failed to build", e);
               }
@@ -226,12 +228,12 @@ class MismatchFuzzTest {
             controls[0]++;
           }
 
-          List<PlanBuildException> results = build(cluster, plan, mutated, mutatedRank);
+          List<CommPlanException> results = build(cluster, plan, mutated, mutatedRank);
           String context = "pair " + pair + " (" + kind + " on rank " + mutatedRank + " of " + ranks + ")\nplan: " + plan
               + "\nmutated: " + mutated;
           String message = null;
           for (int r = 0; r < ranks; r++) {
-            PlanBuildException e = results.get(r);
+            CommPlanException e = results.get(r);
             if (!(e instanceof PlanMismatchException mismatch)) {
               throw new AssertionError(context + "\nrank " + r + " got " + e, e);
             }

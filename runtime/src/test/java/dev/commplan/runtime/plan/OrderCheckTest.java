@@ -3,25 +3,29 @@ package dev.commplan.runtime.plan;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.commplan.annotations.ReduceOp;
-import dev.commplan.runtime.CommPlanException;
+import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.DisagreementException;
 import dev.commplan.runtime.F32Buffer;
-import dev.commplan.runtime.PlanOrderException;
+import dev.commplan.runtime.PlanMismatchException;
 import dev.commplan.runtime.local.LocalCluster;
+import dev.commplan.runtime.local.LocalCommunicator;
 import java.util.Arrays;
 import java.util.List;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Test;
 
 /**
- * The execute-order check every backend can run ({@link PlanBuilder#orderCheck}), seen through its own
- * call: a rank that executes another plan's step at the same place fails at the synchronize that covers
- * it, on every rank. On the local backend the rendezvous also compares the plans; here a stand-in plan of
- * a different name but the same collective shape shows that the tags, not only the rendezvous, catch it.
+ * The execute-order check ({@link PlanBuilder#orderCheck}) is the agreement check compared right after each
+ * execute of the plan: it adds no call to the plan, works where the communicator's check is off, and, with
+ * plans named by their name and instance, catches two instances of one plan class executed in opposite orders
+ * (issue 34, item 3), which the local backend's rendezvous, comparing names, cannot tell apart.
  */
 class OrderCheckTest {
   private static Plan plan(Communicator comm, String name, boolean check) {
@@ -31,83 +35,96 @@ class OrderCheckTest {
     return b.build();
   }
 
+  /** The agreement check's own calls this rank's flight recorder holds (two all-gathers per comparison). */
+  private static long checkCalls(Communicator comm) {
+    return ((LocalCommunicator) comm).flightRecorder().snapshot().stream()
+        .filter(e -> e.label().isAgreementCheck()).count();
+  }
+
   @Test
-  void theOrderCheckAddsOneAllGatherPerStepAndPassesInOrder() {
-    try (LocalCluster cluster = new LocalCluster(2)) {
+  void theOrderCheckAddsNoCallAndComparesAfterEveryExecuteEvenWithTheCheckOff() {
+    try (LocalCluster cluster = new LocalCluster(2, CommOptions.defaults().withAgreementCheck(false))) {
       cluster.run(comm -> {
-        try (Plan a = plan(comm, "t.A", true)) {
+        try (Plan a = plan(comm, "t.A", true); Plan b = plan(comm, "t.B", false)) {
           assertTrue(a.orderCheck());
-          assertEquals(2, a.schedule().steps().getFirst().calls().size(), a.describe());
-          assertTrue(a.describe().contains("$order@0 -> $order@0.all"), a.describe());
+          assertFalse(b.orderCheck());
+          assertEquals(1, a.schedule().steps().getFirst().calls().size(), a.describe());
+          assertFalse(a.describe().contains("$order"), a.describe());
           ((F32Buffer) a.buffer(0)).fill(1f);
+          long before = checkCalls(comm);
           for (int i = 0; i < 3; i++) {
             a.execute(comm.stream());
             comm.stream().synchronize();
           }
+          assertEquals(before + 3 * 2, checkCalls(comm), "one comparison (two all-gathers) after each execute");
+          b.execute(comm.stream());
+          comm.stream().synchronize();
+          assertEquals(before + 3 * 2, checkCalls(comm), "the check is off: a plan without the order check adds none");
           float[] eight = new float[256];
           Arrays.fill(eight, 8f); // 1 -> 2 -> 4 -> 8 over two ranks
           assertArrayEquals(eight, ((F32Buffer) a.buffer(0)).toArray());
         }
-        try (Plan b = plan(comm, "t.B", false)) {
-          assertFalse(b.orderCheck());
-          assertEquals(1, b.schedule().steps().getFirst().calls().size());
-        }
       });
     }
   }
 
-  @Test
-  void anotherPlansStepAtTheSamePlaceFailsTheSynchronizeOnEveryRank() {
-    // The rendezvous would catch this first (it compares plan names); verify() is tested on its own below.
-    try (LocalCluster cluster = new LocalCluster(3)) {
-      CommPlanException e = assertThrows(CommPlanException.class, () -> cluster.run(comm -> {
-        try (Plan a = plan(comm, "t.A", true); Plan b = plan(comm, "t.B", true)) {
+  /**
+   * Issue 34, item 3: instances p and q of one plan class (the same name and shape), executed p then q on
+   * every rank but one, q then p there. Before, the sums mixed without an error (p and q both 101 where 3 and
+   * 300 were due), the order check included; now every rank fails naming both instances, with the order check
+   * and without it (the agreement check alone, on by default), and with the order check where the
+   * communicator's agreement check is off.
+   */
+  @ParameterizedTest(name = "order check {0}, agreement check {1}")
+  @CsvSource({"false, true", "true, true", "true, false"})
+  void twoInstancesOfOnePlanClassInOppositeOrdersFailEveryRankNamingBoth(boolean orderCheck, boolean agreement) {
+    try (LocalCluster cluster = new LocalCluster(3, CommOptions.defaults().withAgreementCheck(agreement))) {
+      List<Object> results = cluster.call(comm -> {
+        try (Plan p = plan(comm, "t.Sum", orderCheck); Plan q = plan(comm, "t.Sum", orderCheck)) {
+          ((F32Buffer) p.buffer(0)).fill(1f);
+          ((F32Buffer) q.buffer(0)).fill(100f);
           if (comm.rank() == 1) {
-            b.execute(comm.stream());
-            a.execute(comm.stream());
+            q.execute(comm.stream());
+            p.execute(comm.stream());
           } else {
-            a.execute(comm.stream());
-            b.execute(comm.stream());
+            p.execute(comm.stream());
+            q.execute(comm.stream());
           }
           comm.stream().synchronize();
-        }
-      }));
-      assertTrue(hasOrder(e), e.toString());
-    }
-  }
-
-  /** The tags themselves: a gathered slot that is another plan's names that plan and the rank. */
-  @Test
-  void verifyNamesTheOtherPlanAndTheRanks() {
-    try (LocalCluster cluster = new LocalCluster(1)) {
-      cluster.run(comm -> {
-        try (dev.commplan.runtime.U8Buffer send = dev.commplan.runtime.U8Buffer.allocate(comm, 64);
-            dev.commplan.runtime.U8Buffer gathered = dev.commplan.runtime.U8Buffer.allocate(comm, 3 * 64);
-            dev.commplan.runtime.U8Buffer other = dev.commplan.runtime.U8Buffer.allocate(comm, 64)) {
-          OrderCheck mine = OrderCheck.of("t.A", 0, send, gathered, 0, 3);
-          OrderCheck.of("t.Other", 2, other, gathered, 2, 3); // writes t.Other's tag into `other`
-          byte[] a = send.toArray();
-          byte[] o = other.toArray();
-          gathered.copyFrom(0, a, 0, 64);
-          gathered.copyFrom(64, a, 0, 64);
-          gathered.copyFrom(128, o, 0, 64); // rank 2 ran t.Other's step 2 here
-          PlanOrderException e = assertThrows(PlanOrderException.class, mine::verify);
-          assertEquals("plan t.A, step 0", e.expected());
-          assertEquals("plan t.Other, step 2", e.found());
-          assertEquals(List.of(2), e.differingRanks());
-          gathered.copyFrom(128, a, 0, 64);
-          mine.verify(); // all three agree now
+          return (Object) ("p " + ((F32Buffer) p.buffer(0)).get(0) + ", q " + ((F32Buffer) q.buffer(0)).get(0));
+        } catch (DisagreementException e) {
+          return e;
         }
       });
+      for (int r = 0; r < 3; r++) {
+        DisagreementException e = assertInstanceOf(DisagreementException.class, results.get(r), "rank " + r);
+        String mine = r == 1 ? "plan t.Sum #2, execute" : "plan t.Sum #1, execute";
+        String theirs = r == 1 ? "plan t.Sum #1, execute" : "plan t.Sum #2, execute";
+        assertEquals(mine, e.thisRank(), e.getMessage());
+        assertEquals(theirs, e.otherRank(), e.getMessage());
+        assertEquals(r == 1 ? List.of(0, 2) : List.of(1), e.differingRanks(), e.getMessage());
+        assertTrue(e.getMessage().contains("call 1 was, on this rank, " + mine + "; on rank "), e.getMessage());
+        assertTrue(e.getMessage().contains("(differing: plan instance (another plan of the same name))"),
+            e.getMessage());
+      }
     }
   }
 
-  private static boolean hasOrder(Throwable t) {
-    for (Throwable c = t; c != null; c = c.getCause()) {
-      if (c instanceof PlanOrderException) {
-        return true;
+  /** The setting decides where the ranks compare, so it is part of the fingerprint: ranks that differ fail at build. */
+  @Test
+  void ranksThatDisagreeAboutTheOrderCheckFailAtBuild() {
+    try (LocalCluster cluster = new LocalCluster(2)) {
+      List<Object> results = cluster.call(comm -> {
+        try (Plan a = plan(comm, "t.A", comm.rank() == 0)) {
+          return (Object) a.describe();
+        } catch (PlanMismatchException e) {
+          return e;
+        }
+      });
+      for (Object r : results) {
+        PlanMismatchException e = assertInstanceOf(PlanMismatchException.class, r);
+        assertTrue(e.getMessage().contains("order check"), e.getMessage());
       }
     }
-    return false;
   }
 }

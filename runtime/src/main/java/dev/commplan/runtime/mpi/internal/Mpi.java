@@ -63,7 +63,7 @@ public final class Mpi {
 
   /** The functions and objects that must be present for the library to count as Open MPI. */
   static final List<String> REQUIRED_SYMBOLS = List.of("MPI_Init_thread", "MPI_Initialized", "MPI_Finalized", "MPI_Finalize", "MPI_Query_thread", "MPI_Comm_rank", "MPI_Comm_size", "MPI_Comm_dup", "MPI_Comm_free", "MPI_Comm_set_errhandler", "MPI_Abort", "MPI_Barrier", "MPI_Iallreduce", "MPI_Iallgather", "MPI_Ireduce_scatter_block", "MPI_Ibcast",
-      "MPI_Ireduce", "MPI_Igather", "MPI_Iscatter", "MPI_Ialltoall", "MPI_Isend", "MPI_Irecv", "MPI_Testall", "MPI_Waitall", "MPI_Test", "MPI_Get_count", "MPI_Ibarrier", "MPI_Request_free", "MPI_Comm_split", "MPI_Error_string", "MPI_Get_library_version", "MPI_Op_create",
+      "MPI_Ireduce", "MPI_Igather", "MPI_Iscatter", "MPI_Ialltoall", "MPI_Isend", "MPI_Irecv", "MPI_Testall", "MPI_Waitall", "MPI_Test", "MPI_Get_count", "MPI_Ibarrier", "MPI_Request_free", "MPI_Cancel", "MPI_Comm_split", "MPI_Error_string", "MPI_Get_library_version", "MPI_Op_create",
       "ompi_mpi_comm_world", "ompi_mpi_float", "ompi_mpi_op_sum", "ompi_mpi_errors_return");
 
   static MethodHandle handle(String name, FunctionDescriptor descriptor) {
@@ -388,6 +388,19 @@ public final class Mpi {
   public static int MPI_Request_free(long request) {
     try {
       return (int) MPI_Request_free.H.invokeExact(request);
+    } catch (Throwable t) {
+      throw unreachable(t);
+    }
+  }
+
+  private static final class MPI_Cancel {
+    static final MethodHandle H = handle("MPI_Cancel", FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
+  }
+
+  /** {@code int MPI_Cancel(MPI_Request *request)} */
+  public static int MPI_Cancel(long request) {
+    try {
+      return (int) MPI_Cancel.H.invokeExact(request);
     } catch (Throwable t) {
       throw unreachable(t);
     }

@@ -1,16 +1,10 @@
-package dev.commplan.runtime.plan;
+package dev.commplan.runtime.agreement;
 
 import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.PlanMismatchException;
-import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.U8Buffer;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -18,8 +12,8 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * A plan's fingerprint: its schedule as canonical text lines, and their SHA-256. {@link PlanBuilder#build()}
- * compares it across the ranks before compiling, so that ranks that built different plans (a dim bound
+ * A plan's fingerprint: its schedule as canonical text lines, and their SHA-256. {@code PlanBuilder.build()}
+ * renders it ({@code plan.FingerprintLines}) and compares it across the ranks before compiling, so that ranks that built different plans (a dim bound
  * differently, a rank-dependent branch, another version of the code) fail at once, every one of them,
  * with a message naming the first differing operation, instead of issuing different collectives.
  *
@@ -30,22 +24,17 @@ import java.util.Objects;
  * differently (user-bound buffers adjacent in memory on one rank only). Nothing rank-specific (memory
  * addresses, offsets) is in them.
  *
- * <p>{@link #check} is made of the communicator's own public collectives (two U8 all-gathers, the second
- * only when the hashes differ), so it works unchanged on every backend.
+ * <p>{@link #check} goes through the agreement check's exchange ({@link TextExchange}: an all-gather of
+ * every rank's SHA-256, and of the texts only where one differs), so it works unchanged on every backend
+ * and whether the communicator's agreement check is on or off.
  */
 public final class PlanFingerprint {
-  /**
-   * The system property giving {@link PlanBuilder}'s default for the check: {@code false} turns it off
-   * for every plan built in this JVM (generated plans included); any other value, or none, leaves it on.
-   */
-  public static final String PROPERTY = "commplan.plan.fingerprint";
-
-  /** Bytes each rank contributes to the first all-gather: SHA-256, line count, text length in bytes. */
-  static final int RECORD_BYTES = 32 + 4 + 4;
-
-  static final String OP_PREFIX = "op ";
-  static final String CALL_PREFIX = "call ";
-  static final String FAILED_PREFIX = "build failed on this rank: ";
+  /** The prefix of an operation's line: {@code op 3: step 1 @AllReduce(op = SUM) grads F32[4096]}. */
+  public static final String OP_PREFIX = "op ";
+  /** The prefix of an NCCL call's line of the built schedule: {@code call 2: step 1 all-reduce ...}. */
+  public static final String CALL_PREFIX = "call ";
+  /** The prefix of this rank's build failure, the last line where the build failed here. */
+  public static final String FAILED_PREFIX = "build failed on this rank: ";
 
   private final String planName;
   private final List<String> lines;
@@ -53,8 +42,8 @@ public final class PlanFingerprint {
   private final byte[] digest;
 
   /**
-   * A fingerprint of {@code lines} (the canonical rendering, see the class comment); {@link PlanBuilder}
-   * makes them.
+   * A fingerprint of {@code lines} (the canonical rendering, see the class comment); {@code
+   * plan.FingerprintLines} makes them.
    *
    * @param planName the plan's name, for messages
    * @param lines the canonical lines, header first
@@ -63,7 +52,7 @@ public final class PlanFingerprint {
     this.planName = Objects.requireNonNull(planName, "planName");
     this.lines = List.copyOf(lines);
     this.text = String.join("\n", this.lines);
-    this.digest = sha256(text.getBytes(StandardCharsets.UTF_8));
+    this.digest = TextExchange.sha256(text.getBytes(StandardCharsets.UTF_8));
   }
 
   /** {@return the canonical lines} */
@@ -88,77 +77,28 @@ public final class PlanFingerprint {
 
   /**
    * Compares this fingerprint with every other rank's; collective: every rank of {@code comm} must call it.
-   * On one rank it does nothing. Otherwise one all-gather of a 40-byte record per rank, and, only if
-   * the hashes differ, a second of every rank's text, then {@code stream.synchronize()}.
+   * On one rank it does nothing. Otherwise one all-gather of each rank's SHA-256 and length and, only if
+   * they differ, a second of every rank's text ({@link TextExchange}), each waited for.
    *
    * @param comm the communicator the plan is built on; its stream is used and synchronized
    * @throws PlanMismatchException on every rank, with the same message, if any rank's fingerprint differs
+   * @throws CommTimeoutException naming the plan, where a rank did not come to this build in time
    */
   public void check(Communicator comm) {
-    int ranks = comm.size();
-    if (ranks == 1) {
+    List<String> byRank = TextExchange.differing(comm, text, planName, "plan " + planName + ": the fingerprint"
+        + " check of build() timed out; every rank must build the same plans in the same order", "did not get to this"
+        + " one");
+    if (byRank == null) {
       return;
-    }
-    byte[] textBytes = text.getBytes(StandardCharsets.UTF_8);
-    ByteBuffer record = ByteBuffer.allocate(RECORD_BYTES).put(digest).putInt(lines.size()).putInt(textBytes.length);
-    byte[] records = allGather(comm, record.array());
-    boolean same = true;
-    int maxLength = 0;
-    int[] lengths = new int[ranks];
-    for (int r = 0; r < ranks; r++) {
-      ByteBuffer theirs = ByteBuffer.wrap(records, r * RECORD_BYTES, RECORD_BYTES);
-      byte[] theirDigest = new byte[32];
-      theirs.get(theirDigest);
-      theirs.getInt(); // line count: in the record for diagnosis only
-      lengths[r] = theirs.getInt();
-      maxLength = Math.max(maxLength, lengths[r]);
-      same &= MessageDigest.isEqual(theirDigest, digest);
-    }
-    if (same) {
-      return;
-    }
-    byte[] padded = Arrays.copyOf(textBytes, Math.max(1, maxLength));
-    byte[] texts = allGather(comm, padded);
-    List<String> byRank = new ArrayList<>(ranks);
-    for (int r = 0; r < ranks; r++) {
-      int length = Math.clamp(lengths[r], 0, padded.length);
-      byRank.add(new String(texts, r * padded.length, length, StandardCharsets.UTF_8));
     }
     PlanMismatchException mismatch = compare(planName, byRank);
     if (mismatch == null) { // the hashes differed but the texts did not: only a corrupted transfer does that
       throw new PlanMismatchException(
           "plan " + planName + ": the plan fingerprints differ between ranks but their texts agree; the exchange"
               + " was corrupted (check the interconnect), or a rank runs another version of CommPlan",
-          planName, List.of());
+          planName, "", "", List.of(), List.of("fingerprint"));
     }
     throw mismatch;
-  }
-
-  /**
-   * One all-gather of the exchange. A timeout in it is rethrown naming this plan: the usual cause is a
-   * rank that never reached this plan's build() (it failed earlier, or builds another plan first).
-   */
-  private byte[] allGather(Communicator comm, byte[] mine) {
-    try {
-      return exchange(comm, mine);
-    } catch (CommTimeoutException e) {
-      throw new CommTimeoutException("plan " + planName + ": the fingerprint check of build() timed out; every rank"
-          + " must build the same plans in the same order, and ranks " + e.missingRanks() + " did not get to this"
-          + " one (" + e.summary() + ")", planName, -1, e.collective(), List.of(), e.rank(), e.timeout(),
-          e.missingRanks(), e.flightRecord(), e);
-    }
-  }
-
-  private static byte[] exchange(Communicator comm, byte[] mine) {
-    int ranks = comm.size();
-    try (U8Buffer send = U8Buffer.allocate(comm, mine.length);
-        U8Buffer recv = U8Buffer.allocate(comm, (long) mine.length * ranks)) {
-      send.copyFrom(mine);
-      Stream stream = comm.stream();
-      comm.allGather(send, recv, stream);
-      stream.synchronize();
-      return recv.toArray();
-    }
   }
 
   /**
@@ -203,6 +143,9 @@ public final class PlanFingerprint {
     boolean opDiffers = false;
     boolean callDiffers = false;
     boolean failed = false;
+    String firstReference = null;
+    String firstOther = null;
+    String firstField = null;
     int shown = 0;
     for (Map.Entry<String, List<Integer>> g : groups.entrySet()) {
       if (g == reference) {
@@ -242,6 +185,12 @@ public final class PlanFingerprint {
           .append(": ").append(side(a, refLines, where)).append("\n    rank ").append(otherRank).append(": ")
           .append(side(b, lines, where));
       boolean failure = isFailure(a) || isFailure(b);
+      if (firstField == null) {
+        firstReference = side(a, refLines, where);
+        firstOther = side(b, lines, where);
+        firstField = failure ? "build" : at.startsWith(CALL_PREFIX) ? "NCCL call"
+            : at.startsWith(OP_PREFIX) ? "operation" : "plan";
+      }
       failed |= failure;
       callDiffers |= !failure && at.startsWith(CALL_PREFIX);
       opDiffers |= !failure && !at.startsWith(CALL_PREFIX);
@@ -258,7 +207,7 @@ public final class PlanFingerprint {
       m.append("build the plan identically on every rank: the same plan class and code version, the same dims"
           + " (counts come from them), and no rank-dependent collectives, steps, data types, ops or roots");
     }
-    return new PlanMismatchException(m.toString(), planName, differing);
+    return new PlanMismatchException(m.toString(), planName, firstReference, firstOther, differing, List.of(firstField));
   }
 
   /** The lines of one section: those starting with {@code prefix}; "" is the header (the rest). */
@@ -330,14 +279,6 @@ public final class PlanFingerprint {
       return "ranks " + ranks.subList(0, 16).toString().replace("]", ", ... (" + ranks.size() + " in all)]");
     }
     return "ranks " + ranks;
-  }
-
-  private static byte[] sha256(byte[] bytes) {
-    try {
-      return MessageDigest.getInstance("SHA-256").digest(bytes);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is required of every Java platform", e);
-    }
   }
 
   @Override
