@@ -30,7 +30,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  *
  * <p>Without a kernel that spins, a producer is held back by a long copy: each round, before its writes, the
  * producer stream (a one-rank split's: an out-of-place all-reduce of one rank is a device copy) copies {@value
- * #JUNK_MIB} MiB, which takes far longer than the host takes to mark every field and finish. A bucket that did
+ * #JUNK_MIB} MiB, which takes longer than the host takes to mark every field and finish. A bucket that did
  * not wait for its producer would then reduce stale data, and, checked every time whatever the timing, the
  * communication stream's event would be done while the producer's is not: whenever that event is seen done,
  * the producer's must be too (cudaStreamWaitEvent orders them; cudaEventQuery of the later one done implies
@@ -39,8 +39,11 @@ import org.junit.jupiter.params.provider.MethodSource;
 @NcclRanksGpuTest
 class NcclBucketsGpuTest {
   private static final Duration GENEROUS = Duration.ofSeconds(300);
-  /** What each producer copies before its writes: 256 MiB, a few hundred microseconds on an H200. */
-  static final int JUNK_MIB = 256;
+  /**
+   * What each producer copies before its writes: 1 GiB, about a millisecond on an H200 (longer with several
+   * ranks sharing it), several times what the host takes to mark every field and finish.
+   */
+  static final int JUNK_MIB = 1024;
 
   static java.util.stream.Stream<Integer> ranks() {
     return GpuRanks.requested().stream();
