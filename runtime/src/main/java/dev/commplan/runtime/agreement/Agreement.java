@@ -258,6 +258,20 @@ public final class Agreement {
     unit(kind, plan.instance(), plan.name(), step, stream, compareNow);
   }
 
+  /**
+   * A bucket of a bucketed plan's round was enqueued on {@code stream}: a unit of its own, so that ranks that
+   * cut or order their buckets differently are found.
+   *
+   * @param plan the plan's {@link #registerPlan} key
+   * @param bucket the bucket's index in the plan's bucket order
+   * @param step the step its calls belong to
+   * @param stream the stream (the plan's communication stream)
+   * @param compareNow whether the plan has the order check: the window is compared right after this unit
+   */
+  public void bucket(PlanKey plan, int bucket, int step, Stream stream, boolean compareNow) {
+    unit(CallRecord.BUCKET | (long) bucket << 32, plan.instance(), plan.name(), step, stream, compareNow);
+  }
+
   /** Four stores and two counters: the digest is made when the window is compared ({@link WindowCheck#arm}). */
   private void unit(long word0, long word1, long plan, long step, Stream stream, boolean compareNow) {
     int at = windowLength * CallRecord.LONGS;

@@ -24,6 +24,8 @@ final class CallRecord {
   static final int LAUNCH = 4;
   static final int SEND = 5;
   static final int RECV = 6;
+  /** A bucket of a bucketed plan's round: as a plan's step, with the bucket's index in word 0's upper half. */
+  static final int BUCKET = 7;
 
   private CallRecord() {}
 
@@ -76,7 +78,8 @@ final class CallRecord {
     int kind = kind(w0);
     if (isPlan(kind)) {
       return "plan " + plans.text(words[at + 2], words[at + 1]) + (kind == EXECUTE ? ", execute"
-          : kind == LAUNCH ? ", launch of its captured graph" : ", step " + words[at + 3]);
+          : kind == LAUNCH ? ", launch of its captured graph" : kind == BUCKET
+          ? ", bucket " + (w0 >>> 32) + " (step " + words[at + 3] + ")" : ", step " + words[at + 3]);
     }
     if (kind != DIRECT && kind != SEND && kind != RECV) {
       return "no call (a record of kind " + kind + ": not a call this check knows)";
@@ -113,6 +116,9 @@ final class CallRecord {
       out.add("plan instance (another plan of the same name)");
       return out;
     }
+    if (kind(x) == BUCKET && x != y) {
+      out.add("bucket");
+    }
     if (a[at + 3] != b[bt + 3]) {
       out.add("step");
     }
@@ -125,7 +131,7 @@ final class CallRecord {
     if ((x >>> 24 & 0xff) != (y >>> 24 & 0xff)) {
       out.add("op");
     }
-    if (x >>> 32 != y >>> 32) {
+    if (x >>> 32 != y >>> 32 && kind(x) != BUCKET) {
       out.add(kind(x) == SEND || kind(x) == RECV ? "peer" : "root");
     }
     if (a[at + 1] != b[bt + 1]) {
@@ -135,7 +141,7 @@ final class CallRecord {
   }
 
   private static boolean isPlan(int kind) {
-    return kind == EXECUTE || kind == STEP || kind == LAUNCH;
+    return kind == EXECUTE || kind == STEP || kind == LAUNCH || kind == BUCKET;
   }
 
   private static <E> E field(E[] values, int code) {

@@ -48,9 +48,16 @@ public final class LocalCommunicator extends AbstractCommunicator {
   /** The sends and receives of the open group, issued together when it closes. */
   private final List<LocalMailboxes.Transfer> groupSends = new ArrayList<>();
   private final List<LocalMailboxes.Transfer> groupRecvs = new ArrayList<>();
+  /** The stream of the open group's first send or receive: the group's transfers are enqueued there. */
+  private LocalStream groupStream;
+  /** Streams closed by their user whose worker still runs what they had. */
+  private final List<LocalStream> draining = new java.util.concurrent.CopyOnWriteArrayList<>();
+  /** The streams {@code newStream()} made that are open, and how many it has made (their numbers, for names). */
+  private final List<LocalStream> madeStreams = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private int madeCount;
   /**
-   * The number the next collective gets, taken in stream order by the worker that runs it: this
-   * communicator's own stream's, or a plan's stream (the world's) for a plan's calls over this group.
+   * The number the next collective gets, taken when it is enqueued (on any stream of this communicator, or
+   * of the world for a plan's calls over this group), so that ranks meet in the order their hosts enqueued.
    */
   private final java.util.concurrent.atomic.AtomicLong nextSequenceNumber = new java.util.concurrent.atomic.AtomicLong();
 
@@ -61,7 +68,7 @@ public final class LocalCommunicator extends AbstractCommunicator {
     this.parent = parent;
     this.rank = rank;
     this.worldRank = worldRank;
-    this.stream = new LocalStream(this, cluster.timeout());
+    this.stream = new LocalStream(this, cluster.timeout(), 0);
   }
 
   /** This rank's communicator of {@code child}, a group just split from this one's, with rank {@code rank} there. */
@@ -108,6 +115,38 @@ public final class LocalCommunicator extends AbstractCommunicator {
     return stream;
   }
 
+  /** {@inheritDoc} Here: another worker of this rank, with its own flight record. */
+  @Override
+  protected dev.commplan.runtime.spi.StreamBase openStream() {
+    checkOpen();
+    LocalStream made = new LocalStream(this, cluster.timeout(), ++madeCount);
+    madeStreams.add(made);
+    return made;
+  }
+
+  /**
+   * This communicator's own stream, those {@code newStream()} made that are open, and those closed by their
+   * user whose worker still runs what they had: an abort fails them all, a close stops them all.
+   */
+  List<LocalStream> streams() {
+    List<LocalStream> all = new ArrayList<>();
+    all.add(stream);
+    all.addAll(madeStreams);
+    all.addAll(draining);
+    return all;
+  }
+
+  /** {@code s} was closed by its user: its worker runs what it has, then ends ({@link #drained}). */
+  void draining(LocalStream s) {
+    madeStreams.remove(s);
+    draining.add(s);
+  }
+
+  /** The worker of {@code s}, closed by its user, ran everything and ended. */
+  void drained(LocalStream s) {
+    draining.remove(s);
+  }
+
   @Override
   public String backendName() {
     return "local";
@@ -147,7 +186,8 @@ public final class LocalCommunicator extends AbstractCommunicator {
                 call.sendMemory(), call.sendByteOffset(), null);
             LocalCollective labelled = over.transfer(call.collective(), call.dataType(), call.peer(), call.count(),
                 call.sendMemory(), call.sendByteOffset(),
-                new OperationLabel(schedule.planName(), step.number(), unlabelled.describe(), call.fields()));
+                new OperationLabel(schedule.planName(), step.number(), step.bucket(), unlabelled.describe(),
+                    call.fields()));
             (call.collective() == Collective.SEND ? sends : recvs)
                 .add(new LocalMailboxes.Transfer(labelled, call.peer()));
             transferFields.addAll(call.fields());
@@ -159,47 +199,53 @@ public final class LocalCommunicator extends AbstractCommunicator {
             call.recvByteOffset());
         // The label is made here, once: timeouts and the flight record name the call without building text.
         OperationLabel label =
-            new OperationLabel(schedule.planName(), step.number(), unlabelled.describe(), call.fields());
+            new OperationLabel(schedule.planName(), step.number(), step.bucket(), unlabelled.describe(), call.fields());
         work.add(new LocalCollective(over, call.collective(), call.dataType(), call.op(), call.root(), call.count(),
             unlabelled.send, unlabelled.sendOffset, unlabelled.recv, unlabelled.recvOffset, label));
       }
       if (!sends.isEmpty() || !recvs.isEmpty()) { // the step's transfers, one group, after its collectives
         work.add(new LocalTransfers(sends, recvs, new OperationLabel(schedule.planName(),
-            step.number(), LocalTransfers.describe(sends, recvs), transferFields)));
+            step.number(), step.bucket(), LocalTransfers.describe(sends, recvs), transferFields)));
       }
     }
     stepStart[index] = work.size();
     LocalStream.Work[] items = work.toArray(LocalStream.Work[]::new);
     return (target, fromIndex, toIndex) -> {
-      checkOwnStream(target);
+      LocalStream on = streamOf(target);
       if (fromIndex < 0) {
         throw new IndexOutOfBoundsException(schedule.planName() + ": step index " + fromIndex + " is negative");
       }
       int from = Math.min(fromIndex, stepStart.length - 1);
       int to = Math.min(Math.max(toIndex, from), stepStart.length - 1);
       for (int i = stepStart[from]; i < stepStart[to]; i++) {
-        stream.enqueue(items[i]);
+        on.enqueue(items[i]);
       }
     };
   }
 
   @Override
   protected void enqueueDirect(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int root,
-      Stream stream) {
+      Stream target) {
+    LocalStream on = streamOf(target);
     if (collective.pointToPoint()) {
       LocalMailboxes.Transfer t = new LocalMailboxes.Transfer(transfer(collective, send.dataType(), root, count,
           send.memory(), send.byteOffset(), checkLabel(collective, send.dataType(), null, root, count)), root);
       if (groupDepth > 0) { // issued together at the end of the group, as NCCL does
         (collective == Collective.SEND ? groupSends : groupRecvs).add(t);
+        if (groupStream == null) {
+          groupStream = on;
+        }
       } else {
         List<LocalMailboxes.Transfer> one = List.of(t);
         List<LocalMailboxes.Transfer> none = List.of();
-        this.stream.enqueue(new LocalTransfers(collective == Collective.SEND ? one : none,
+        on.enqueue(new LocalTransfers(collective == Collective.SEND ? one : none,
             collective == Collective.SEND ? none : one, t.call.label));
       }
       return;
     }
-    enqueue(collective, op, root, count, send, recv);
+    on.enqueue(new LocalCollective(this, collective, send.dataType(), op, root, count, local(send.memory()),
+        send.byteOffset(), local(recv.memory()), recv.byteOffset(), checkLabel(collective, send.dataType(), op, root,
+        count)));
   }
 
   /** A send or receive of {@code count} elements at {@code offset} of {@code memory}; {@code peer} is kept as its root. */
@@ -212,12 +258,6 @@ public final class LocalCommunicator extends AbstractCommunicator {
   @Override
   protected void ensureUsable() {
     checkOpen();
-  }
-
-  private void enqueue(Collective collective, ReduceOp op, int root, long count, Buffer send, Buffer recv) {
-    stream.enqueue(new LocalCollective(this, collective, send.dataType(), op, root, count, local(send.memory()),
-        send.byteOffset(), local(recv.memory()), recv.byteOffset(), checkLabel(collective, send.dataType(), op, root,
-        count)));
   }
 
   /** The agreement check's label for its own calls; null (the direct call's label) for the user's. */
@@ -245,7 +285,9 @@ public final class LocalCommunicator extends AbstractCommunicator {
       List<LocalMailboxes.Transfer> recvs = List.copyOf(groupRecvs);
       groupSends.clear();
       groupRecvs.clear();
-      stream.enqueue(new LocalTransfers(sends, recvs,
+      LocalStream on = groupStream;
+      groupStream = null;
+      on.enqueue(new LocalTransfers(sends, recvs,
           OperationLabel.direct(LocalTransfers.describe(sends, recvs) + " (one group)")));
     }
   }
@@ -271,6 +313,11 @@ public final class LocalCommunicator extends AbstractCommunicator {
     for (LocalCommunicator child : children) { // closed with their parent at the latest
       child.close();
     }
+    RuntimeException failure = closeMadeStreams(null); // they see this communicator closed: stopped at once
+    for (LocalStream s : draining) { // closed by their user, still running what they had: stopped too
+      s.shutDown(cluster.timeout().toMillis());
+    }
+    draining.clear();
     stream.shutDown(cluster.timeout().toMillis());
     for (LocalMemory block : openBlocks) {
       block.closeForOwner();
@@ -279,6 +326,9 @@ public final class LocalCommunicator extends AbstractCommunicator {
     if (parent != null) {
       parent.children.remove(this);
       cluster.left(this);
+    }
+    if (failure != null) {
+      throw failure;
     }
   }
 
@@ -319,14 +369,15 @@ public final class LocalCommunicator extends AbstractCommunicator {
     }
   }
 
-  private void checkOwnStream(Stream target) {
+  /** {@code target}, a stream of this communicator (its own or one {@code newStream()} made). */
+  private LocalStream streamOf(Stream target) {
     Objects.requireNonNull(target, "stream");
     checkOpen();
-    if (target != stream) {
-      throw new IllegalArgumentException(
-          "rank " + rank + ": a schedule compiled for this communicator runs on its own stream, not on "
-              + target);
+    if (target instanceof LocalStream s && s.communicator() == this) {
+      return s;
     }
+    throw new IllegalArgumentException("rank " + rank + ": a schedule compiled for this communicator runs on a stream"
+        + " of it (stream() or one newStream() made), not on " + target);
   }
 
   private LocalMemory local(DeviceMemory memory) {

@@ -77,6 +77,7 @@ final class MpiCallTable {
   private final MpiCommunicator comm;
   private final int[] stepStart; // calls of step s are [stepStart[s], stepStart[s + 1])
   private final int[] stepNumber;
+  private final int[] stepBucket; // each step's bucket (Step.bucket()), or -1
   private final int[] callStep; // the step index of each call
   private final MpiCommHandle[] over; // the MPI_Comm each call runs over: the plan's, or a mesh axis's
   private final int[] groupSize; // its size (AVG divides by it)
@@ -125,6 +126,7 @@ final class MpiCallTable {
       Step step = steps.get(s);
       stepStart[s] = i;
       stepNumber[s] = step.number();
+      stepBucket[s] = step.bucket();
       for (CollectiveCall call : step.calls()) {
         if (!call.transfers()) {
           continue; // a send or receive whose peer is none on this rank
@@ -156,6 +158,7 @@ final class MpiCallTable {
     this.planName = planName;
     stepStart = new int[steps + 1];
     stepNumber = new int[steps];
+    stepBucket = new int[steps];
     stepInFlight = new boolean[steps];
     callStep = new int[calls];
     over = new MpiCommHandle[calls];
@@ -313,6 +316,7 @@ final class MpiCallTable {
     String detail = (reduceOp[i] != null ? " " + reduceOp[i] : "") + (c.hasRoot() ? " root " + root[i] : "")
         + (c == Collective.SEND ? " to rank " + root[i] : "") + (c == Collective.RECV ? " from rank " + root[i] : "");
     String where = planName != null ? "plan " + planName + ", step " + stepNumber[callStep[i]]
+        + (stepBucket[callStep[i]] >= 0 ? ", bucket " + stepBucket[callStep[i]] : "")
         : directLabel;
     String of = fields[i] == null || fields[i].isEmpty() ? "" : " of " + fields[i];
     String overAxis = axis[i] == null || axis[i].isEmpty() ? "" : " over " + axis[i];
@@ -473,18 +477,7 @@ final class MpiCallTable {
 
   /** The MPI function call {@code index} starts with. */
   String function(int index) {
-    return switch (kind[index]) {
-      case ALL_REDUCE -> "MPI_Iallreduce";
-      case ALL_GATHER -> "MPI_Iallgather";
-      case REDUCE_SCATTER -> "MPI_Ireduce_scatter_block";
-      case BROADCAST -> "MPI_Ibcast";
-      case REDUCE -> "MPI_Ireduce";
-      case GATHER -> "MPI_Igather";
-      case SCATTER -> "MPI_Iscatter";
-      case ALL_TO_ALL -> "MPI_Ialltoall";
-      case SEND -> "MPI_Isend";
-      case RECV -> "MPI_Irecv";
-    };
+    return MpiTypes.startFunction(kind[index]);
   }
 
   String describeStep(int step) {

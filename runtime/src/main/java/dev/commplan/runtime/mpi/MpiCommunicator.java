@@ -50,6 +50,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * dev.commplan.runtime.CommTimeoutException} naming what it waited for, its group and the ranks that did
  * not answer; the others end their waits with a {@link RankAbortedException} naming it.
  *
+ * <p>Streams: each has its own requests in flight ({@link MpiStreams}).
+ *
  * <p>Like the other backends' communicators, it is used by one thread at a time.
  */
 public final class MpiCommunicator extends AbstractCommunicator {
@@ -60,12 +62,13 @@ public final class MpiCommunicator extends AbstractCommunicator {
   private final Duration timeout;
   private final CommOptions options;
   private final MpiStream stream;
+  /** Its streams (the own one first) and what they have in flight. */
+  private final MpiStreams streams;
   private final MpiFamily family;
   private final String label;
   private final MpiCommunicator parent; // null for the world
   private final int[] worldRanks; // world rank of each rank here; null for the world
   private final List<MpiCommunicator> children = new ArrayList<>();
-  private final MpiInFlight inFlight = new MpiInFlight(this);
   private final Set<MpiMemory> live = ConcurrentHashMap.newKeySet();
 
   private volatile boolean closed;
@@ -84,6 +87,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
     this.timeout = timeout;
     this.timeoutNanos = timeout.toNanos();
     this.stream = new MpiStream(this, timeout);
+    this.streams = new MpiStreams(stream);
     this.family = family;
     this.label = label;
     this.parent = parent;
@@ -211,7 +215,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
    */
   boolean quiesceBeforeFree() {
     for (MpiCommunicator member : family.members()) { // a plan over a mesh's axes uses its world's memory
-      if (!member.inFlight.isEmpty()) {
+      if (!member.streams.idle()) {
         if (member.closed || member.failure != null || family.failure() != null || !MpiRuntime.isInitialized()) {
           return false;
         }
@@ -219,6 +223,18 @@ public final class MpiCommunicator extends AbstractCommunicator {
       }
     }
     return !family.busy(); // a closed member's abandoned calls may still use it
+  }
+
+  /** {@inheritDoc} Here: another stream with requests in flight of its own (see the class comment). */
+  @Override
+  protected dev.commplan.runtime.spi.StreamBase openStream() {
+    return streams.open(timeout);
+  }
+
+  /** A stream {@code newStream()} made is being closed: what it has in flight is completed, where MPI still can. */
+  void closing(MpiStream s) {
+    streams.close(s, !closed && failure == null && family.failure() == null && MpiRuntime.isInitialized(),
+        timeoutNanos);
   }
 
   @Override
@@ -231,7 +247,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
   @Override
   protected void enqueueDirect(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int root,
       Stream stream) {
-    direct.start(collective, send, recv, op, root, count, issuingAgreementCheck());
+    direct.start(collective, send, recv, op, root, count, issuingAgreementCheck(), streamOf(stream));
   }
 
   /** Its calls outside plans; {@link MpiSplits} labels its own, {@link #close} its comparison of the last calls. */
@@ -240,8 +256,9 @@ public final class MpiCommunicator extends AbstractCommunicator {
   }
 
   /**
-   * Opens a group: what is in flight is completed first; the group's calls are then started as they come
-   * and are in flight together, until something after the group completes them. Groups nest.
+   * Opens a group: what is in flight on every stream is completed first (the group's calls may go to any);
+   * they are then started as they come and are in flight together, until something after the group completes
+   * them. Groups nest.
    */
   @Override
   protected void openGroup() {
@@ -261,11 +278,14 @@ public final class MpiCommunicator extends AbstractCommunicator {
 
   // ---------------------------------------------------------------- in flight
 
-  /** Starts step {@code step} of {@code table}: outside a group, after completing what is in flight. */
-  void run(MpiCallTable table, int step) {
+  /**
+   * Starts step {@code step} of {@code table} on stream {@code on}: outside a group, after completing the
+   * events {@code on} waits for and what is in flight on it.
+   */
+  void run(MpiCallTable table, int step, MpiStream on) {
     ensureUsable();
     if (groupDepth == 0) {
-      completeInFlight();
+      MpiStreams.complete(on, timeoutNanos);
     }
     if (table.inFlight(step)) {
       throw new IllegalStateException(table.planName + ", step " + table.stepNumber(step)
@@ -279,7 +299,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
     } finally {
       MpiRuntime.LOCK.unlock();
     }
-    inFlight.add(table, step); // also after a failure: earlier calls of the step may be in flight
+    on.inFlight.add(table, step); // also after a failure: earlier calls of the step may be in flight
     if (failed >= 0) {
       MpiException e = MpiRuntime.error(table.function(failed), table.failedCode,
           "starting " + table.describe(failed) + " on " + rankText());
@@ -294,34 +314,16 @@ public final class MpiCommunicator extends AbstractCommunicator {
   }
 
   /**
-   * Where this rank has not looked for a while ({@link MpiFamily#due}) at {@code now}: another rank's notice
-   * ends what it is about to do ({@code doing} step {@code step} of {@code table}) with a {@link
-   * RankAbortedException}. Called when a wait starts, before it can return: a rank back from far away fails
-   * there, even if the calls it started completed against what its peers left behind.
+   * A stream's wait: completes the events it waits for, then everything in flight on it, within {@code
+   * timeout} ({@link MpiInFlight#complete}).
    */
-  void lookForNotices(MpiCallTable table, int step, String doing, long now) {
-    if (!family.due(now)) {
-      return;
-    }
-    MpiRuntime.LOCK.lock();
-    try {
-      MpiFamily.Notice notice = MpiRuntime.isInitialized() ? family.poll() : null;
-      if (notice != null) {
-        throw family.gaveUp(this, doing + table.describeStep(step), notice);
-      }
-    } finally {
-      MpiRuntime.LOCK.unlock();
-    }
-  }
-
-  /** The stream's wait: completes everything in flight within {@code timeout} ({@link MpiInFlight#complete}). */
-  void synchronize(Duration timeout) {
+  void synchronize(MpiStream s, Duration timeout) {
     ensureUsable();
-    inFlight.complete(timeout.toNanos());
+    MpiStreams.complete(s, timeout.toNanos());
   }
 
   private void completeInFlight() {
-    inFlight.complete(timeoutNanos);
+    streams.completeAll(timeoutNanos);
   }
 
   /** A call table's step completed: a direct call's table goes back to the pool. */
@@ -362,13 +364,10 @@ public final class MpiCommunicator extends AbstractCommunicator {
     }
   }
 
-  void checkOwnStream(Stream target) {
-    Objects.requireNonNull(target, "stream");
+  /** {@code target}, checked to be an open stream of this communicator (its own, or one {@code newStream()} made). */
+  MpiStream streamOf(Stream target) {
     ensureUsable();
-    if (target != stream) {
-      throw new IllegalArgumentException(
-          rankText() + ": a schedule compiled for this communicator runs on its own stream, not on " + target);
-    }
+    return streams.of(this, target);
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -445,6 +444,8 @@ public final class MpiCommunicator extends AbstractCommunicator {
       }
     }
     closed = true;
+    RuntimeException made = closeMadeStreams(null); // a stream with requests still in flight stays in `streams`
+    error = error == null ? made : error;
     MpiRuntime.forget(this);
     family.leave(this);
     if (parent != null) {
@@ -456,7 +457,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
       if (rc != Mpi.SUCCESS && error == null) {
         error = MpiRuntime.error("MPI_Comm_free", rc, "freeing " + rankText() + "'s communicator");
       }
-      if (comms.busy() || !inFlight.isEmpty()) {
+      if (comms.busy() || !streams.idle()) {
         MpiRuntime.keepUntilFinalized(this); // its calls' tables (scratch blocks MPI may write) stay reachable
       }
     } finally {

@@ -25,13 +25,14 @@ final class MpiDirectCalls {
     this.comm = comm;
   }
 
-  /** Starts one call; a send or receive passes its peer as {@code root}. */
-  void start(Collective collective, Buffer send, Buffer recv, ReduceOp op, int root, long n, boolean agreementCheck) {
+  /** Starts one call on stream {@code on}; a send or receive passes its peer as {@code root}. */
+  void start(Collective collective, Buffer send, Buffer recv, ReduceOp op, int root, long n, boolean agreementCheck,
+      MpiStream on) {
     MpiCallTable table = count > 0 ? free[--count] : MpiCallTable.direct(comm);
     try {
       table.setDirect(collective, send, recv, n, op, root,
           agreementCheck ? checkLabel : label != null ? label : "direct call", agreementCheck);
-      comm.run(table, 0);
+      comm.run(table, 0, on);
     } finally {
       if (!table.inFlight(0)) {
         release(table); // not started: back to the pool

@@ -1,6 +1,7 @@
 package dev.commplan.runtime.mpi;
 
 import dev.commplan.annotations.ReduceOp;
+import dev.commplan.model.Collective;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.mpi.internal.Mpi;
 import dev.commplan.runtime.mpi.internal.UserOps;
@@ -133,5 +134,21 @@ final class MpiTypes {
         }
       }
     }
+  }
+
+  /** The non-blocking MPI function that starts {@code collective}. */
+  static String startFunction(Collective collective) {
+    return switch (collective) {
+      case ALL_REDUCE -> "MPI_Iallreduce";
+      case ALL_GATHER -> "MPI_Iallgather";
+      case REDUCE_SCATTER -> "MPI_Ireduce_scatter_block";
+      case BROADCAST -> "MPI_Ibcast";
+      case REDUCE -> "MPI_Ireduce";
+      case GATHER -> "MPI_Igather";
+      case SCATTER -> "MPI_Iscatter";
+      case ALL_TO_ALL -> "MPI_Ialltoall";
+      case SEND -> "MPI_Isend";
+      case RECV -> "MPI_Irecv";
+    };
   }
 }

@@ -63,6 +63,7 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
   /** How deep the calling thread's groups are nested ({@link #groupStart()}); touched holding the gate. */
   private int groupDepth;
 
+  private final MadeStreams madeStreams = new MadeStreams(); // those newStream() made, not yet closed
   private final CallGate gate = new CallGate((holder, holderDoing, caller, callerDoing) ->
       ConcurrentUseException.of(this, holder, holderDoing, caller, callerDoing));
 
@@ -88,6 +89,28 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
   /** The gate, one per communicator: its streams carry it ({@link StreamBase}), so that plans hold it when they execute. */
   final CallGate gate() {
     return gate;
+  }
+
+  /** {@inheritDoc} Here: holding the gate, the backend's {@link #openStream()}, closed with this at the latest. */
+  @Override
+  public final Stream newStream() {
+    gate.enter("newStream()");
+    try {
+      ensureUsable();
+      return madeStreams.add(openStream());
+    } finally {
+      gate.exit();
+    }
+  }
+
+  /**
+   * Closes the streams {@link #newStream()} made that are still open; a backend's close and abort call it.
+   *
+   * @param failure what already failed while closing, or null
+   * @return {@code failure} with anything that failed here added (or the first failure here)
+   */
+  protected final RuntimeException closeMadeStreams(RuntimeException failure) {
+    return madeStreams.closeAll(failure);
   }
 
   @Override
@@ -464,6 +487,9 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
    * @return the compiled schedule, which holds the schedule's memory by address and does not own it
    */
   protected abstract CompiledSchedule compileChecked(Schedule schedule);
+
+  /** {@return another stream of this communicator, for {@link #newStream()} (holding the gate, on a usable one)} */
+  protected abstract StreamBase openStream();
 
   /** Opens a group (groups nest); called holding the gate. */
   protected abstract void openGroup();
