@@ -20,6 +20,20 @@ public interface Communicator extends AutoCloseable {
   /** {@return this communicator's stream; collectives enqueued on it run in order} */
   Stream stream();
 
+  /**
+   * Makes another stream of this communicator (NCCL: a non-blocking CUDA stream on its device; local and
+   * MPI: another ordered queue of this rank), for work that should run beside the work on {@link
+   * #stream()}: collectives and plans may be enqueued on it like on the own stream, and the two are ordered
+   * only through events ({@link Stream#record()}, {@link Stream#waitFor}). Collectives of one communicator
+   * meet their peers in the order the host enqueued them, whichever streams they are on, so every rank
+   * must enqueue them in the same order. The caller closes the stream ({@link Stream#close()}); closing
+   * the communicator closes it at the latest.
+   *
+   * @return the new stream
+   * @throws IllegalStateException if the communicator is closed
+   */
+  Stream newStream();
+
   /** {@return the backend this communicator belongs to: {@code "local"}, {@code "nccl"} or {@code "mpi"}} */
   String backendName();
 

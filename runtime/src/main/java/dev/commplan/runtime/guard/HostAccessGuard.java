@@ -33,6 +33,25 @@ public final class HostAccessGuard {
    */
   public static final String PROPERTY = "commplan.hostAccessGuard";
 
+  /**
+   * Whether plans guard their buffers unless told otherwise: the system property {@value #PROPERTY}, {@code
+   * true} when unset; read on each call.
+   *
+   * @throws IllegalArgumentException if the property is set to something other than true or false
+   */
+  public static boolean defaultEnabled() {
+    String value = System.getProperty(PROPERTY);
+    if (value == null || value.isBlank()) {
+      return true;
+    }
+    return switch (value.strip().toLowerCase(java.util.Locale.ROOT)) {
+      case "true" -> true;
+      case "false" -> false;
+      default -> throw new IllegalArgumentException(
+          "system property " + PROPERTY + " is '" + value + "'; set it to true or false");
+    };
+  }
+
   private InFlightWork writer;
   private String writerField;
   private InFlightWork reader;

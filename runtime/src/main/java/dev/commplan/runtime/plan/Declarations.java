@@ -10,6 +10,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * What a {@link PlanBuilder} was told: the buffer fields (indexed by handle) and the collectives (in
@@ -58,6 +59,36 @@ final class Declarations {
     fields.add(field);
     handlesByField.put(field.field(), field.handle());
     return field.handle();
+  }
+
+  /** Throws unless {@code bound}, the buffer bound to {@code declared}, is bound to no field declared before. */
+  void checkBoundOnce(String planName, Field declared) {
+    for (Field other : fields) {
+      if (other.bound() == declared.bound()) {
+        throw new dev.commplan.runtime.BufferBindingException("plan " + planName + ": the same buffer ("
+            + declared.bound() + ") is bound to field '" + other.field() + "' and to field '" + declared.field()
+            + "'; each field is a buffer of its own: bind another buffer to one of them, or leave it to the plan to"
+            + " allocate");
+      }
+    }
+  }
+
+  /** The arguments of a declared collective (not a send or receive): an op and a root only where it takes them. */
+  static void checkArguments(String planName, Collective collective, ReduceOp op, int root) {
+    Objects.requireNonNull(collective, "collective");
+    if (collective.pointToPoint()) {
+      throw new IllegalArgumentException("plan " + planName + ": " + collective.label() + " is point-to-point: declare"
+          + " it with " + collective.methodName() + "(step, buffer, peer)");
+    }
+    if (collective.hasOp()) {
+      Objects.requireNonNull(op, "op");
+    } else if (op != null) {
+      throw new IllegalArgumentException("plan " + planName + ": " + collective.label() + " takes no op, got " + op);
+    }
+    if (!collective.hasRoot() && root != -1) {
+      throw new IllegalArgumentException(
+          "plan " + planName + ": " + collective.label() + " takes no root (pass -1), got " + root);
+    }
   }
 
   void addCall(int step, Collective collective, int send, int recv, ReduceOp op, int root, Peer peer, int group) {

@@ -351,6 +351,32 @@ public final class Plan implements AutoCloseable {
     }
   }
 
+  /**
+   * Marks the field of {@code handle} ready in this round of a bucketed plan: the work enqueued on {@code
+   * producer} so far writes it. Not yet implemented.
+   *
+   * @param handle the handle of a field a collective of the plan sends
+   * @param producer the stream whose work so far writes the field
+   */
+  public void ready(int handle, Stream producer) {
+    throw new UnsupportedOperationException("not yet");
+  }
+
+  /**
+   * Ends this round of a bucketed plan: work enqueued on {@code consumer} afterwards starts after every
+   * bucket's calls. Not yet implemented.
+   *
+   * @param consumer a stream of the plan's communicator (or its family's, on the same device)
+   */
+  public void finish(Stream consumer) {
+    throw new UnsupportedOperationException("not yet");
+  }
+
+  /** {@return the number of buckets, 0 for a plan built without {@link PlanBuilder#bucketBytes}} */
+  public int buckets() {
+    return 0;
+  }
+
   /** {@return what the plan issues: steps, calls, counts and fields} */
   public Schedule schedule() {
     return schedule;

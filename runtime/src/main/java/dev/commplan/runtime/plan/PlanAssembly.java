@@ -28,6 +28,18 @@ final class PlanAssembly {
     this.declarations = declarations;
   }
 
+  /** The group index of {@code over} in {@code groups}: 0 for "", else the axis's. */
+  static int groupIndex(String planName, List<Schedule.Group> groups, String over) {
+    java.util.Objects.requireNonNull(over, "over");
+    for (int g = 0; g < groups.size(); g++) {
+      if (groups.get(g).axis().equals(over)) {
+        return g;
+      }
+    }
+    throw new IllegalArgumentException("plan " + planName + ": '" + over + "' is not an axis of this plan; its axes are "
+        + groups.stream().skip(1).map(Schedule.Group::axis).toList());
+  }
+
   /** The groups of a plan over {@code mesh}'s {@code axes}: the world first, then each axis's communicator. */
   static List<Schedule.Group> groupsOf(String planName, Mesh mesh, String[] axes) {
     List<String> missing = new ArrayList<>();

@@ -9,6 +9,7 @@ import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.Mesh;
 import dev.commplan.runtime.PlanBuildException;
+import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.guard.HostAccessGuard;
 import java.util.List;
 import java.util.Objects;
@@ -59,6 +60,8 @@ public final class PlanBuilder {
   private boolean hostAccessGuard = defaultHostAccessGuard();
   private boolean fingerprintCheck = !"false".equalsIgnoreCase(System.getProperty(PlanFingerprint.PROPERTY));
   private boolean orderCheck = "true".equalsIgnoreCase(System.getProperty(ORDER_CHECK_PROPERTY));
+  private long bucketBytes;
+  private Stream commStream;
 
   /**
    * Starts a plan for {@code comm}.
@@ -141,16 +144,38 @@ public final class PlanBuilder {
    * @throws IllegalArgumentException if the property is set to something other than true or false
    */
   public static boolean defaultHostAccessGuard() {
-    String value = System.getProperty(HOST_ACCESS_GUARD_PROPERTY);
-    if (value == null || value.isBlank()) {
-      return true;
-    }
-    return switch (value.strip().toLowerCase(java.util.Locale.ROOT)) {
-      case "true" -> true;
-      case "false" -> false;
-      default -> throw new IllegalArgumentException(
-          "system property " + HOST_ACCESS_GUARD_PROPERTY + " is '" + value + "'; set it to true or false");
-    };
+    return HostAccessGuard.defaultEnabled();
+  }
+
+  /**
+   * Makes the plan bucketed ({@code @CommPlan(bucketBytes)}): within each step and each group (axis), its
+   * calls are cut into buckets in reverse declaration order, each holding consecutive calls whose send
+   * fields add up to at most {@code bytes} (a larger field is a bucket alone), to be enqueued one by one as
+   * their fields are marked ready ({@link Plan#ready}, {@link Plan#finish}). 0 (the default): not bucketed.
+   *
+   * @param bytes the most bytes of send fields per bucket, or 0
+   * @return this builder
+   * @throws PlanBuildException {@code [CommPlan/BadBucket]} if {@code bytes < 0}
+   */
+  public PlanBuilder bucketBytes(long bytes) {
+    checkNotBuilt();
+    this.bucketBytes = Buckets.checkBytes(planName, bytes);
+    return this;
+  }
+
+  /**
+   * The stream a bucketed plan enqueues its buckets on; without it, {@link #build()} makes one with {@code
+   * newStream()} of the plan's communicator and {@link Plan#close()} closes it. Ignored by plans that are
+   * not bucketed.
+   *
+   * @param stream a stream of the plan's communicator (of a mesh plan: the mesh's world)
+   * @return this builder
+   * @throws IllegalArgumentException if {@code stream} belongs to another communicator
+   */
+  public PlanBuilder commStream(Stream stream) {
+    checkNotBuilt();
+    this.commStream = Buckets.checkStream(planName, comm, stream);
+    return this;
   }
 
   /**
@@ -205,13 +230,7 @@ public final class PlanBuilder {
     Declarations.Field declared = declarations.next(field, type, count, shapeAsWritten, bound);
     if (bound != null) {
       PlanRules.checkBinding(planName, comm, declared);
-      for (Declarations.Field other : declarations.fields()) {
-        if (other.bound() == bound) {
-          throw new BufferBindingException("plan " + planName + ": the same buffer (" + bound + ") is bound to"
-              + " field '" + other.field() + "' and to field '" + field + "'; each field is a buffer of its own:"
-              + " bind another buffer to one of them, or leave it to the plan to allocate");
-        }
-      }
+      declarations.checkBoundOnce(planName, declared);
     }
     return declarations.add(declared);
   }
@@ -299,20 +318,7 @@ public final class PlanBuilder {
    * @throws IllegalArgumentException for an unknown handle or axis, an op or a root the collective does not take
    */
   public void collective(int step, Collective collective, int send, int recv, ReduceOp op, int root, String over) {
-    Objects.requireNonNull(collective, "collective");
-    if (collective.pointToPoint()) {
-      throw new IllegalArgumentException("plan " + planName + ": " + collective.label() + " is point-to-point: declare"
-          + " it with " + collective.methodName() + "(step, buffer, peer)");
-    }
-    if (collective.hasOp()) {
-      Objects.requireNonNull(op, "op");
-    } else if (op != null) {
-      throw new IllegalArgumentException("plan " + planName + ": " + collective.label() + " takes no op, got " + op);
-    }
-    if (!collective.hasRoot() && root != -1) {
-      throw new IllegalArgumentException(
-          "plan " + planName + ": " + collective.label() + " takes no root (pass -1), got " + root);
-    }
+    Declarations.checkArguments(planName, collective, op, root);
     checkNotBuilt();
     checkHandle(send);
     checkHandle(recv);
@@ -408,14 +414,7 @@ public final class PlanBuilder {
 
   /** The group index of {@code over}: 0 for "", else the axis's. */
   private int group(String over) {
-    Objects.requireNonNull(over, "over");
-    for (int g = 0; g < groups.size(); g++) {
-      if (groups.get(g).axis().equals(over)) {
-        return g;
-      }
-    }
-    throw new IllegalArgumentException("plan " + planName + ": '" + over + "' is not an axis of this plan; its axes are "
-        + groups.stream().skip(1).map(Schedule.Group::axis).toList());
+    return PlanAssembly.groupIndex(planName, groups, over);
   }
 
   private Peer parsePeer(Collective collective, int buffer, int step, String text) {

@@ -87,6 +87,12 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     return gate;
   }
 
+  /** Not yet: streams and events arrive with issue 33's runtime part. */
+  @Override
+  public final Stream newStream() {
+    throw new UnsupportedOperationException("not yet");
+  }
+
   @Override
   public final void allReduce(Buffer send, Buffer recv, ReduceOp op, Stream stream) {
     direct(Collective.ALL_REDUCE, send, recv, op, -1, stream);

@@ -99,6 +99,18 @@ public abstract class StreamBase implements Stream {
     progress.runsInOrderOn(worker);
   }
 
+  /** Not yet: streams and events arrive with issue 33's runtime part. */
+  @Override
+  public final dev.commplan.runtime.Event record() {
+    throw new UnsupportedOperationException("not yet");
+  }
+
+  /** Not yet: streams and events arrive with issue 33's runtime part. */
+  @Override
+  public final void waitFor(dev.commplan.runtime.Event event) {
+    throw new UnsupportedOperationException("not yet");
+  }
+
   /** {@return the communicator given to the constructor, whose gate this stream carries} */
   @Override
   public final Communicator communicator() {
