@@ -5,7 +5,8 @@ import java.util.Objects;
 
 /**
  * A group of ranks driven from this process, one thread per rank: N threads of one JVM on the local
- * backend, N GPUs on the NCCL backend ({@code ncclCommInitAll}).
+ * backend, N ranks on the NCCL backend (one a GPU, or several on one GPU where NCCL 2.30 and its opt-in
+ * allow it: {@code NcclBackend.cluster}).
  *
  * <p>{@link #run} and {@link #call} start the task on every rank's thread and wait for all of them. The
  * first failure is rethrown; the other ranks are aborted rather than left waiting for it, so a failing

@@ -69,6 +69,11 @@ public abstract class CollectiveCorrectnessSuite {
     return DEFAULT_COUNTS.clone();
   }
 
+  /** The per-rank element counts of case {@code c}: {@link #counts()} unless a backend adds some (NCCL: chunk boundaries). */
+  protected long[] counts(Case c) {
+    return counts();
+  }
+
   /** The default per-rank element counts. */
   public static final long[] DEFAULT_COUNTS = {1, 7, 1003};
 
@@ -225,7 +230,7 @@ public abstract class CollectiveCorrectnessSuite {
   // ---- One case ---------------------------------------------------------------------------------
 
   private void runCase(Case c) {
-    for (long count : counts()) {
+    for (long count : counts(c)) {
       int n = c.ranks();
       long[][] inputs = new long[n][];
       for (int r = 0; r < n; r++) {
@@ -491,12 +496,25 @@ public abstract class CollectiveCorrectnessSuite {
     // ALL_REDUCE and REDUCE: the reduction of element i; REDUCE_SCATTER: rank k gets element k·count + i.
     boolean scatter = c.collective() == Collective.REDUCE_SCATTER;
     boolean exact = !type.isFloatingPoint() || c.op() == ReduceOp.MAX || c.op() == ReduceOp.MIN;
-    long[][] bits = new long[n][perRank];
-    double[][] values = new double[n][perRank];
-    double[][] tolerances = new double[n][perRank];
+    // AllReduce and Reduce give every rank the same reduction: computed once (the reference is exact, so slow),
+    // each rank's expected result the same arrays, which nothing writes afterwards (Reduce's other ranks get their own).
+    int computed = scatter ? n : 1;
+    long[][] bits = new long[n][];
+    double[][] values = new double[n][];
+    double[][] tolerances = new double[n][];
+    for (int target = 0; target < computed; target++) {
+      bits[target] = new long[perRank];
+      values[target] = new double[perRank];
+      tolerances[target] = new double[perRank];
+    }
+    for (int target = computed; target < n; target++) {
+      bits[target] = bits[0];
+      values[target] = values[0];
+      tolerances[target] = tolerances[0];
+    }
     long[] column = new long[n];
     double[] floats = new double[n];
-    for (int target = 0; target < n; target++) {
+    for (int target = 0; target < computed; target++) {
       for (int i = 0; i < perRank; i++) {
         int at = scatter ? target * perRank + i : i;
         for (int r = 0; r < n; r++) {
@@ -525,6 +543,8 @@ public abstract class CollectiveCorrectnessSuite {
         }
         poison[r] = untouched(type, r, perRank);
         bits[r] = c.inPlace() ? inputs[r].clone() : poison[r].clone();
+        values[r] = new double[perRank];
+        tolerances[r] = new double[perRank];
         for (int i = 0; i < perRank; i++) {
           values[r][i] = type.isFloatingPoint() ? TypedBits.toDouble(type, bits[r][i]) : 0;
           tolerances[r][i] = 0;

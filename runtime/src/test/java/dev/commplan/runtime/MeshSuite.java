@@ -164,11 +164,19 @@ public final class MeshSuite {
    * "" when right, else what is wrong.
    */
   public static String planOverAxes(Mesh mesh) {
+    return planOverAxes(mesh, 0);
+  }
+
+  /**
+   * {@link #planOverAxes(Mesh)}, executed once ({@code launches} 0), or captured ({@code Plan.capture}: on
+   * NCCL one CUDA graph over the world's and the axes' communicators) and launched {@code launches} times,
+   * the inputs written from the host before each launch (they differ from launch to launch) and every
+   * output checked after each.
+   */
+  public static String planOverAxes(Mesh mesh, int launches) {
     Communicator world = mesh.world();
     String first = mesh.axisNames().getFirst();
     String last = mesh.axisNames().getLast();
-    int nFirst = mesh.size(first);
-    int nLast = mesh.size(last);
     int h = 5;
     PlanBuilder b = new PlanBuilder("test.MeshPlan", mesh, 0, first, last);
     int a = b.buffer("a", DataType.F32, h, "{\"h\"}", null);
@@ -185,45 +193,75 @@ public final class MeshSuite {
     b.collective(1, Collective.BROADCAST, a, a, null, world.size() - 1, "");
     b.collective(1, Collective.REDUCE_SCATTER, c, cOut, ReduceOp.SUM, -1, first);
     try (Plan plan = b.build()) {
-      int me = world.rank();
-      F32Buffer av = (F32Buffer) plan.buffer(a);
-      F32Buffer bv = (F32Buffer) plan.buffer(bIn);
-      F32Buffer rv = (F32Buffer) plan.buffer(r);
-      F32Buffer cv = (F32Buffer) plan.buffer(c);
-      av.copyFrom(values(me, 0, h));
-      bv.copyFrom(values(me, 1, h));
-      rv.copyFrom(values(me, 2, h));
-      cv.copyFrom(values(me, 3, nFirst * h));
-      plan.execute(world.stream());
-      world.stream().synchronize();
-
+      F32Buffer[] fields = {(F32Buffer) plan.buffer(a), (F32Buffer) plan.buffer(bIn), (F32Buffer) plan.buffer(r),
+          (F32Buffer) plan.buffer(c), (F32Buffer) plan.buffer(bAll), (F32Buffer) plan.buffer(rIn),
+          (F32Buffer) plan.buffer(cOut)};
       List<String> wrong = new ArrayList<>();
-      // a: the last world rank's all-reduce over its group along the first axis, broadcast to everyone
-      int lastRank = world.size() - 1;
-      float[] wantA = new float[h];
-      for (int k = 0; k < nFirst; k++) {
-        add(wantA, values(withCoordinate(mesh, lastRank, first, k), 0, h));
+      if (launches == 0) {
+        fillPlanOverAxes(mesh, fields, 0);
+        plan.execute(world.stream());
+        world.stream().synchronize();
+        checkPlanOverAxes(mesh, fields, 0, wrong);
+      } else {
+        try (CapturedPlan captured = plan.capture(world.stream())) {
+          for (int launch = 1; launch <= launches && wrong.isEmpty(); launch++) {
+            fillPlanOverAxes(mesh, fields, launch);
+            captured.launch();
+            world.stream().synchronize();
+            checkPlanOverAxes(mesh, fields, launch, wrong);
+            if (!wrong.isEmpty()) {
+              wrong.addFirst("launch " + launch + " of the captured plan");
+            }
+          }
+        }
       }
-      compare(wrong, "a", av.toArray(), wantA);
-      float[] wantAll = new float[nLast * h];
-      for (int k = 0; k < nLast; k++) {
-        System.arraycopy(values(withCoordinate(mesh, me, last, k), 1, h), 0, wantAll, k * h, h);
-      }
-      compare(wrong, "bAll", ((F32Buffer) plan.buffer(bAll)).toArray(), wantAll);
-      int previous = withCoordinate(mesh, me, last, (mesh.coordinate(last) - 1 + nLast) % nLast);
-      compare(wrong, "rIn", ((F32Buffer) plan.buffer(rIn)).toArray(), values(previous, 2, h));
-      float[] wantC = new float[h];
-      for (int k = 0; k < nFirst; k++) {
-        float[] theirs = values(withCoordinate(mesh, me, first, k), 3, nFirst * h);
-        add(wantC, Arrays.copyOfRange(theirs, mesh.coordinate(first) * h, (mesh.coordinate(first) + 1) * h));
-      }
-      compare(wrong, "cOut", ((F32Buffer) plan.buffer(cOut)).toArray(), wantC);
       String description = plan.describe();
       if (!description.contains("all-reduce over " + first) || !description.contains("all-gather over " + last)) {
         wrong.add("describe() does not name the axes: " + description);
       }
       return String.join("; ", wrong);
     }
+  }
+
+  /** Writes {@link #planOverAxes}' inputs a, b, r, c ({@code fields[0..3]}) for {@code round} from the host. */
+  private static void fillPlanOverAxes(Mesh mesh, F32Buffer[] fields, int round) {
+    int me = mesh.world().rank();
+    int h = (int) fields[0].length();
+    fields[0].copyFrom(values(me, round * 4, h));
+    fields[1].copyFrom(values(me, round * 4 + 1, h));
+    fields[2].copyFrom(values(me, round * 4 + 2, h));
+    fields[3].copyFrom(values(me, round * 4 + 3, (int) fields[3].length()));
+  }
+
+  /** Checks {@link #planOverAxes}' outputs a, bAll, rIn, cOut after {@code round}'s inputs. */
+  private static void checkPlanOverAxes(Mesh mesh, F32Buffer[] fields, int round, List<String> wrong) {
+    Communicator world = mesh.world();
+    String first = mesh.axisNames().getFirst();
+    String last = mesh.axisNames().getLast();
+    int nFirst = mesh.size(first);
+    int nLast = mesh.size(last);
+    int me = world.rank();
+    int h = (int) fields[0].length();
+    // a: the last world rank's all-reduce over its group along the first axis, broadcast to everyone
+    int lastRank = world.size() - 1;
+    float[] wantA = new float[h];
+    for (int k = 0; k < nFirst; k++) {
+      add(wantA, values(withCoordinate(mesh, lastRank, first, k), round * 4, h));
+    }
+    compare(wrong, "a", fields[0].toArray(), wantA);
+    float[] wantAll = new float[nLast * h];
+    for (int k = 0; k < nLast; k++) {
+      System.arraycopy(values(withCoordinate(mesh, me, last, k), round * 4 + 1, h), 0, wantAll, k * h, h);
+    }
+    compare(wrong, "bAll", fields[4].toArray(), wantAll);
+    int previous = withCoordinate(mesh, me, last, (mesh.coordinate(last) - 1 + nLast) % nLast);
+    compare(wrong, "rIn", fields[5].toArray(), values(previous, round * 4 + 2, h));
+    float[] wantC = new float[h];
+    for (int k = 0; k < nFirst; k++) {
+      float[] theirs = values(withCoordinate(mesh, me, first, k), round * 4 + 3, nFirst * h);
+      add(wantC, Arrays.copyOfRange(theirs, mesh.coordinate(first) * h, (mesh.coordinate(first) + 1) * h));
+    }
+    compare(wrong, "cOut", fields[6].toArray(), wantC);
   }
 
   /** The world rank with {@code rank}'s coordinates, but {@code coordinate} along {@code axis}. */

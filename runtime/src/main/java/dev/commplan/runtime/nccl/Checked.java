@@ -6,15 +6,19 @@ import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.nccl.internal.Cuda;
 import dev.commplan.runtime.nccl.internal.CudaGraphs;
 import dev.commplan.runtime.nccl.internal.NativeAccess;
-import dev.commplan.runtime.nccl.internal.Nccl;
+import dev.commplan.runtime.nccl.internal.NcclCommunicators;
+import dev.commplan.runtime.nccl.internal.NcclConfig;
+import dev.commplan.runtime.nccl.internal.NcclLibraryInfo;
+import dev.commplan.runtime.nccl.internal.NativeLibrary;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The checked layer over {@code internal.Nccl} and {@code internal.Cuda}: every code other than success
+ * The checked layer over the NCCL and CUDA bindings of {@code internal}: every code other than success
  * becomes an {@link NcclException} or {@link CudaException} with the function's name and the library's
  * own text; out-parameters live in a confined arena per call. The hot path (collective enqueue) calls
  * the raw layer directly and comes here only to build the exception.
@@ -29,8 +33,8 @@ final class Checked {
     String text = null;
     String last = null;
     try {
-      text = NativeAccess.cString(Nccl.ncclGetErrorString(code));
-      last = NativeAccess.cString(Nccl.ncclGetLastError(comm));
+      text = NativeAccess.cString(NcclLibraryInfo.ncclGetErrorString(code));
+      last = NativeAccess.cString(NcclLibraryInfo.ncclGetLastError(comm));
     } catch (RuntimeException | LinkageError e) {
       // the error text is a courtesy: never hide the real error behind a failure to describe it
     }
@@ -68,42 +72,111 @@ final class Checked {
   static int ncclGetVersion() {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment v = arena.allocate(JAVA_INT);
-      nccl("ncclGetVersion", Nccl.ncclGetVersion(v), 0);
+      nccl("ncclGetVersion", NcclLibraryInfo.ncclGetVersion(v), 0);
       return v.get(JAVA_INT, 0);
     }
   }
 
   static byte[] ncclGetUniqueId() {
     try (Arena arena = Arena.ofConfined()) {
-      MemorySegment id = arena.allocate(Nccl.UNIQUE_ID);
-      nccl("ncclGetUniqueId", Nccl.ncclGetUniqueId(id), 0);
+      MemorySegment id = arena.allocate(NcclCommunicators.UNIQUE_ID);
+      nccl("ncclGetUniqueId", NcclCommunicators.ncclGetUniqueId(id), 0);
       return id.toArray(JAVA_BYTE);
     }
   }
 
-  static long ncclCommInitRank(int nranks, byte[] uniqueId, int rank) {
+  /**
+   * {@code ncclCommInitRank}, or {@code ncclCommInitRankConfig} with a {@link NcclConfig} limiting each
+   * collective to {@code maxCtas} CTAs where {@code maxCtas > 0}: this rank's communicator, once every rank
+   * has joined.
+   */
+  static long ncclCommInitRank(int nranks, byte[] uniqueId, int rank, int maxCtas) {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment comm = arena.allocate(ADDRESS);
-      MemorySegment id = arena.allocate(Nccl.UNIQUE_ID);
+      MemorySegment id = arena.allocate(NcclCommunicators.UNIQUE_ID);
       id.copyFrom(MemorySegment.ofArray(uniqueId));
-      nccl("ncclCommInitRank", Nccl.ncclCommInitRank(comm, nranks, id, rank), 0);
+      if (maxCtas > 0) {
+        requireInitRankConfig();
+        nccl("ncclCommInitRankConfig", NcclCommunicators.ncclCommInitRankConfig(comm, nranks, id, rank,
+            NcclConfig.withMaxCtas(arena, maxCtas)), 0);
+      } else {
+        nccl("ncclCommInitRank", NcclCommunicators.ncclCommInitRank(comm, nranks, id, rank), 0);
+      }
       return comm.get(JAVA_LONG, 0);
     }
   }
 
-  /** {@code ncclCommInitAll} over devices {@code 0..ndev-1} (devlist NULL). */
-  static long[] ncclCommInitAll(int ndev) {
+  /**
+   * One communicator per entry of {@code devices} (rank r on device {@code devices[r]}), made by this thread
+   * as {@code ncclCommInitAll} makes them (NCCL's own code does this, with the default config): a unique id,
+   * then in one group, per rank, {@code cudaSetDevice} and {@code ncclCommInitRank} (or {@code
+   * ncclCommInitRankConfig} with at most {@code maxCtas} CTAs where {@code maxCtas > 0}); {@code
+   * ncclGroupEnd} returns once all are ready, or fails for all (the communicators made are then aborted):
+   * one call, so no thread of ours is left waiting in an init whose peer failed elsewhere. The calling
+   * thread's device is restored.
+   */
+  static long[] ncclCommInitGroup(int[] devices, int maxCtas) {
+    if (maxCtas > 0) {
+      requireInitRankConfig();
+    }
+    int n = devices.length;
+    int previous = cudaGetDevice();
     try (Arena arena = Arena.ofConfined()) {
-      MemorySegment comms = arena.allocate(ADDRESS, ndev);
-      nccl("ncclCommInitAll", Nccl.ncclCommInitAll(comms, ndev, MemorySegment.NULL), 0);
-      return comms.toArray(JAVA_LONG);
+      for (int device : devices) { // each usable before the group: a rank failing inside it would leave the others waiting
+        cudaSetDevice(device);
+      }
+      MemorySegment id = arena.allocate(NcclCommunicators.UNIQUE_ID);
+      nccl("ncclGetUniqueId", NcclCommunicators.ncclGetUniqueId(id), 0);
+      MemorySegment config = maxCtas > 0 ? NcclConfig.withMaxCtas(arena, maxCtas) : MemorySegment.NULL;
+      MemorySegment comms = arena.allocate(ADDRESS, n);
+      comms.fill((byte) 0);
+      nccl("ncclGroupStart", NcclCommunicators.ncclGroupStart(), 0);
+      RuntimeException failure = null;
+      for (int r = 0; r < n && failure == null; r++) { // after a failure, on to ncclGroupEnd: it ends the group
+        int rc = Cuda.cudaSetDevice(devices[r]);
+        if (rc != 0) {
+          failure = cudaError("cudaSetDevice(" + devices[r] + ") for rank " + r, rc);
+          break;
+        }
+        MemorySegment slot = comms.asSlice(r * ADDRESS.byteSize(), ADDRESS);
+        rc = maxCtas > 0 ? NcclCommunicators.ncclCommInitRankConfig(slot, n, id, r, config)
+            : NcclCommunicators.ncclCommInitRank(slot, n, id, r);
+        if (rc != 0) {
+          failure = ncclError((maxCtas > 0 ? "ncclCommInitRankConfig" : "ncclCommInitRank") + " (rank " + r + " of "
+              + n + ")", rc, 0);
+        }
+      }
+      int end = NcclCommunicators.ncclGroupEnd();
+      if (failure == null && end != 0) {
+        failure = ncclError("ncclGroupEnd (making " + n + " communicators)", end, 0);
+      }
+      long[] handles = comms.toArray(JAVA_LONG);
+      if (failure != null) {
+        for (long h : handles) {
+          if (h != 0) {
+            ncclCommAbortQuietly(h);
+          }
+        }
+        throw failure;
+      }
+      return handles;
+    } finally {
+      cudaSetDeviceQuietly(previous);
+    }
+  }
+
+  private static void requireInitRankConfig() {
+    if (!NcclCommunicators.hasCommInitRankConfig()) {
+      throw new BackendUnavailableException("limiting CTAs needs ncclCommInitRankConfig, which"
+          + " came with NCCL 2.14, and the loaded NCCL lacks it; load a newer NCCL (-D"
+          + NativeLibrary.NCCL_PROPERTY + ")");
     }
   }
 
   static int ncclCommCount(long comm) {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment out = arena.allocate(JAVA_INT);
-      nccl("ncclCommCount", Nccl.ncclCommCount(comm, out), comm);
+      nccl("ncclCommCount", NcclCommunicators.ncclCommCount(comm, out), comm);
       return out.get(JAVA_INT, 0);
     }
   }
@@ -111,7 +184,7 @@ final class Checked {
   static int ncclCommUserRank(long comm) {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment out = arena.allocate(JAVA_INT);
-      nccl("ncclCommUserRank", Nccl.ncclCommUserRank(comm, out), comm);
+      nccl("ncclCommUserRank", NcclCommunicators.ncclCommUserRank(comm, out), comm);
       return out.get(JAVA_INT, 0);
     }
   }
@@ -119,32 +192,35 @@ final class Checked {
   static int ncclCommCuDevice(long comm) {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment out = arena.allocate(JAVA_INT);
-      nccl("ncclCommCuDevice", Nccl.ncclCommCuDevice(comm, out), comm);
+      nccl("ncclCommCuDevice", NcclCommunicators.ncclCommCuDevice(comm, out), comm);
       return out.get(JAVA_INT, 0);
     }
   }
 
   /**
-   * {@code ncclCommSplit} with no config (the child inherits the parent's: blocking, as every
-   * communicator of this backend is): the new communicator, or 0; NCCL's code in {@code rc[0]}, for the
-   * caller, which must tell a failure of its own from one the watchdog caused.
+   * {@code ncclCommSplit}: with no config where {@code maxCtas <= 0} (the child inherits the parent's:
+   * blocking, as every communicator of this backend is), else a {@link NcclConfig} with at most {@code
+   * maxCtas} CTAs (its other fields NCCL's defaults, blocking among them). The new communicator, or 0;
+   * NCCL's code in {@code rc[0]}, for the caller, which must tell a failure of its own from one the
+   * watchdog caused.
    */
-  static long ncclCommSplitRaw(long comm, int color, int key, int[] rc) {
+  static long ncclCommSplitRaw(long comm, int color, int key, int maxCtas, int[] rc) {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment out = arena.allocate(ADDRESS);
       out.set(JAVA_LONG, 0, 0L);
-      rc[0] = Nccl.ncclCommSplit(comm, color, key, out, MemorySegment.NULL);
+      MemorySegment config = maxCtas > 0 ? NcclConfig.withMaxCtas(arena, maxCtas) : MemorySegment.NULL;
+      rc[0] = NcclCommunicators.ncclCommSplit(comm, color, key, out, config);
       return out.get(JAVA_LONG, 0);
     }
   }
 
   /** {@code ncclCommAbort}, returning its code: a failure path that must go on whatever it returns. */
   static int ncclCommAbortQuietly(long comm) {
-    return Nccl.ncclCommAbort(comm);
+    return NcclCommunicators.ncclCommAbort(comm);
   }
 
   static void ncclCommDestroy(long comm) {
-    nccl("ncclCommDestroy", Nccl.ncclCommDestroy(comm), 0);
+    nccl("ncclCommDestroy", NcclCommunicators.ncclCommDestroy(comm), 0);
   }
 
   /**
@@ -152,13 +228,13 @@ final class Checked {
    * which treats either as the communicator's failure.
    */
   static int ncclCommGetAsyncErrorRaw(long comm, MemorySegment scratch) {
-    int rc = Nccl.ncclCommGetAsyncError(comm, scratch);
+    int rc = NcclCommunicators.ncclCommGetAsyncError(comm, scratch);
     return rc == 0 ? scratch.get(JAVA_INT, 0) : rc;
   }
 
   /** The communicator's asynchronous error ({@code ncclSuccess} when none). */
   static int ncclCommGetAsyncError(long comm, MemorySegment scratch) {
-    nccl("ncclCommGetAsyncError", Nccl.ncclCommGetAsyncError(comm, scratch), comm);
+    nccl("ncclCommGetAsyncError", NcclCommunicators.ncclCommGetAsyncError(comm, scratch), comm);
     return scratch.get(JAVA_INT, 0);
   }
 
@@ -187,6 +263,15 @@ final class Checked {
   /** {@code cudaSetDevice} on a failure or clean-up path, which goes on whatever it returns. */
   static void cudaSetDeviceQuietly(int device) {
     Cuda.cudaSetDevice(device);
+  }
+
+  /** {@code cudaDeviceGetPCIBusId}: the device's PCI address, {@code "0000:3b:00.0"}. */
+  static String cudaPciBusId(int device) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(64);
+      cuda("cudaDeviceGetPCIBusId", Cuda.cudaDeviceGetPCIBusId(out, 64, device));
+      return out.getString(0);
+    }
   }
 
   static int cudaGetDevice() {

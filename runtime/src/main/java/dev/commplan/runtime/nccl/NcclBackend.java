@@ -3,8 +3,11 @@ package dev.commplan.runtime.nccl;
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.CommOptions;
-import dev.commplan.runtime.nccl.internal.Nccl;
+import dev.commplan.runtime.nccl.internal.NcclCommunicators;
 import dev.commplan.runtime.nccl.internal.NativeLibrary;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import dev.commplan.runtime.bootstrap.Rendezvous;
 import dev.commplan.runtime.launch.LaunchEnvironment;
@@ -21,13 +24,39 @@ public final class NcclBackend {
   private NcclBackend() {}
 
   /**
-   * A cluster of {@code ranks} GPUs driven from this process: {@code ncclCommInitAll} over CUDA devices
-   * {@code 0..ranks-1}, one thread per rank.
+   * The system property that lets several ranks share one GPU: {@value}{@code =true}. NCCL runs them from
+   * {@link NcclVersion#MULTI_RANK_GPU} on when {@code NCCL_MULTI_RANK_GPU_ENABLE} is non-zero (NCCL calls it
+   * experimental). With this property CommPlan sets {@code NCCL_MULTI_RANK_GPU_ENABLE=1} for the process
+   * before NCCL reads it (NCCL reads it once, at the process's first communicator: set the property before
+   * then, on the java command line); a value already in the environment is used as it is, never
+   * overwritten. Where ranks share a GPU, each rank's collectives are limited to a few CTAs, so that all of
+   * them fit the GPU at once (without a limit, 4 ranks on one GPU can hang): none for 1–2 ranks a GPU, 4
+   * for 3–4, 2 for 5–8, 1 above, unless {@value #MAX_CTAS_PROPERTY} or {@code NCCL_MAX_CTAS} says
+   * otherwise. A cluster's and a communicator's {@code toString()} say how many ranks share each GPU and
+   * which limit applies.
+   */
+  public static final String MULTI_RANK_GPU_PROPERTY = "commplan.nccl.multiRankGpu";
+
+  /**
+   * The system property that sets the CTA limit of ranks sharing a GPU ({@link #MULTI_RANK_GPU_PROPERTY}):
+   * {@value}{@code =N} for at most N CTAs a rank, {@code none} (or 0) for NCCL's own choice. It is passed
+   * as {@code ncclConfig_t.maxCTAs}; an {@code NCCL_MAX_CTAS} in the environment overrides it, as NCCL
+   * lets the environment override the config. {@link #initRank} cannot know how many ranks share its GPU,
+   * so there this property is the only source of a limit.
+   */
+  public static final String MAX_CTAS_PROPERTY = "commplan.nccl.maxCtas";
+
+  /**
+   * A cluster of {@code ranks} driven from this process, one thread per rank, rank {@code r} on CUDA device
+   * {@code r % deviceCount()}: one rank per GPU, or several where there are more ranks than GPUs and {@link
+   * #MULTI_RANK_GPU_PROPERTY} (or {@code NCCL_MULTI_RANK_GPU_ENABLE}) allows it on NCCL {@link
+   * NcclVersion#MULTI_RANK_GPU} or newer.
    *
-   * @param ranks the number of ranks (GPUs), at least 1
+   * @param ranks the number of ranks, at least 1
    * @return a new cluster, which the caller closes
    * @throws BackendUnavailableException if native access is off, a library is missing, there is no CUDA
-   *     device, or there are fewer devices than ranks (the message says how many were found)
+   *     device, or there are more ranks than devices and the loaded NCCL or the opt-in does not allow ranks
+   *     to share a GPU (the message says which, the NCCL version needed and the one loaded)
    */
   public static Cluster cluster(int ranks) {
     return NcclCluster.create(ranks);
@@ -39,7 +68,7 @@ public final class NcclBackend {
    * The no-options overload uses {@link CommOptions#defaults()}: 5 minutes, or the system property
    * {@value CommOptions#TIMEOUT_PROPERTY}.
    *
-   * @param ranks the number of ranks (GPUs), at least 1
+   * @param ranks the number of ranks, at least 1
    * @param options the timeout and other options every rank gets
    * @return a new cluster, which the caller closes
    */
@@ -51,7 +80,9 @@ public final class NcclBackend {
    * One rank of a communicator spread over processes ({@code ncclCommInitRank}): every rank calls this
    * with the same {@code size} and {@code uniqueId} (made once by {@link #uniqueId()} and passed to the
    * others by any means), and its own {@code rank} and CUDA {@code device}. Blocks until all ranks have
-   * joined. The caller owns the communicator and closes it.
+   * joined. The caller owns the communicator and closes it. Ranks that share a GPU need the opt-in ({@link
+   * #MULTI_RANK_GPU_PROPERTY}, applied here); this method cannot know how many do, so only {@link
+   * #MAX_CTAS_PROPERTY} (or {@code NCCL_MAX_CTAS}) limits their CTAs ({@link #processCommunicator} knows).
    *
    * @param rank this rank, in {@code [0, size)}
    * @param size the number of ranks in the communicator
@@ -79,25 +110,42 @@ public final class NcclBackend {
    * @return this rank's communicator, owned by the caller
    */
   public static NcclCommunicator initRank(int rank, int size, byte[] uniqueId, int device, CommOptions options) {
+    return initRank(rank, size, uniqueId, device, options, null);
+  }
+
+  /**
+   * {@link #initRank(int, int, byte[], int, CommOptions)} with the GPU sharing {@link NcclMultiRank#prepare}
+   * decided for the job ({@link #processCommunicator} knows how many ranks share each GPU), or null where
+   * that is unknown.
+   */
+  private static NcclCommunicator initRank(int rank, int size, byte[] uniqueId, int device, CommOptions options,
+      NcclGpuSharing known) {
     Objects.requireNonNull(uniqueId, "uniqueId");
     Objects.requireNonNull(options, "options");
     if (size < 1 || rank < 0 || rank >= size) {
       throw new IllegalArgumentException("rank " + rank + " is not in [0, " + size + ")");
     }
-    if (uniqueId.length != Nccl.UNIQUE_ID_BYTES) {
-      throw new IllegalArgumentException("an NCCL unique id has " + Nccl.UNIQUE_ID_BYTES + " bytes, not "
+    if (uniqueId.length != NcclCommunicators.UNIQUE_ID_BYTES) {
+      throw new IllegalArgumentException("an NCCL unique id has " + NcclCommunicators.UNIQUE_ID_BYTES + " bytes, not "
           + uniqueId.length + " (make it with NcclBackend.uniqueId())");
     }
-    int devices = NcclEnvironment.requireDevices(1);
+    int devices = NcclEnvironment.deviceCount();
     if (device < 0 || device >= devices) {
       throw new IllegalArgumentException("device " + device + " is not one of the " + devices
           + " CUDA devices here (0.." + (devices - 1) + ")");
     }
     NcclVersion version = NcclEnvironment.requireNccl();
+    NcclGpuSharing sharing = known != null ? known : NcclMultiRank.prepare(0, jobText(size), ONE_PER_GPU, version);
     Checked.cudaSetDevice(device);
-    long comm = Checked.ncclCommInitRank(size, uniqueId, rank);
+    NcclMultiRank.beforeInit();
+    long comm;
     try {
-      return new NcclCommunicator(comm, version, options);
+      comm = Checked.ncclCommInitRank(size, uniqueId, rank, sharing.maxCtas());
+    } catch (NcclException e) {
+      throw NcclMultiRank.explainInitFailure(e, version);
+    }
+    try {
+      return new NcclCommunicator(comm, version, options, sharing);
     } catch (RuntimeException e) {
       Checked.ncclCommAbortQuietly(comm);
       throw e;
@@ -116,10 +164,13 @@ public final class NcclBackend {
 
   /**
    * This rank's communicator in a job of one rank per process: rank 0 makes the unique id ({@code
-   * ncclGetUniqueId}), the TCP {@link Rendezvous} on {@code info}'s address broadcasts it, and every rank
-   * calls {@code ncclCommInitRank} on CUDA device {@code localRank % deviceCount}. The rendezvous is
-   * closed before returning (NCCL has its own connections from then on). If rank 0 cannot make the id
-   * (no NCCL there), it tells the others, which fail with its reason.
+   * ncclGetUniqueId}), the TCP {@link Rendezvous} on {@code info}'s address broadcasts it, the ranks
+   * compare which physical GPU each uses (a host and a PCI address, whatever devices each process sees),
+   * and every rank calls {@code ncclCommInitRank} on CUDA device {@code localRank % deviceCount}. Where
+   * several ranks share a GPU, {@link #MULTI_RANK_GPU_PROPERTY} says what that needs and the CTA limit is
+   * chosen for the most ranks any GPU of the job carries. The rendezvous is closed before returning (NCCL
+   * has its own connections from then on). If rank 0 cannot make the id (no NCCL there), or a rank cannot
+   * start, it tells the others, which fail with its reason.
    *
    * <pre>{@code
    * ProcessInfo me = LaunchEnvironment.fromEnvironment();       // torchrun, Slurm or Open MPI variables
@@ -151,9 +202,30 @@ public final class NcclBackend {
         }
       }
       id = rendezvous.broadcast(id);
-      int device = info.device(deviceCount());
-      return initRank(info.rank(), info.size(), id, device, options);
+      int device;
+      NcclGpuSharing sharing;
+      try {
+        device = info.device(deviceCount());
+        // How many ranks share each GPU, the same answer on every rank: decides the opt-in and the CTA limit,
+        // refused alike on every rank before any of them waits in NCCL's init.
+        List<String> gpus = new ArrayList<>();
+        for (byte[] gpu : rendezvous.allGather(NcclMultiRank.gpuIdentity(device).getBytes(StandardCharsets.UTF_8))) {
+          gpus.add(new String(gpu, StandardCharsets.UTF_8));
+        }
+        sharing = NcclMultiRank.prepare(NcclMultiRank.ranksPerGpu(gpus), jobText(info.size()), ONE_PER_GPU,
+            NcclEnvironment.requireNccl());
+      } catch (RuntimeException e) {
+        rendezvous.abort("rank " + info.rank() + " cannot start NCCL: " + e.getMessage());
+        throw e;
+      }
+      return initRank(info.rank(), info.size(), id, device, options, sharing);
     }
+  }
+
+  private static final String ONE_PER_GPU = "start at most one process per GPU";
+
+  private static String jobText(int processes) {
+    return "this job of " + processes + " processes";
   }
 
   /**
@@ -182,13 +254,14 @@ public final class NcclBackend {
    * @return the number of devices this process sees ({@code cudaGetDeviceCount}), at least 1
    */
   public static int deviceCount() {
-    return NcclEnvironment.requireDevices(1);
+    return NcclEnvironment.deviceCount();
   }
 
   /**
    * Why {@link #cluster} of {@code ranks} cannot run here ("no CUDA device: cudaGetDeviceCount returned
-   * cudaErrorNoDevice (100): ..."; "libnccl.so.2 not found (tried ...)"), or null when it can. Checks
-   * without creating a communicator.
+   * cudaErrorNoDevice (100): ..."; "libnccl.so.2 not found (tried ...)"; for more ranks than devices, what
+   * sharing a GPU needs: {@link #MULTI_RANK_GPU_PROPERTY}), or null when it can. Checks without creating a
+   * communicator or changing the environment.
    *
    * @param ranks the number of ranks a cluster would have
    * @return the reason, for a user to read, or null
@@ -198,8 +271,9 @@ public final class NcclBackend {
   }
 
   /**
-   * A line about this machine for logs: NCCL and CUDA versions and where the libraries came from;
-   * names what is missing instead where something is.
+   * A line about this machine for logs: NCCL and CUDA versions and where the libraries came from, and
+   * whether several ranks may share a GPU ({@link #MULTI_RANK_GPU_PROPERTY}); names what is missing instead
+   * where something is.
    *
    * @return the line, never null
    */
@@ -220,7 +294,8 @@ public final class NcclBackend {
     sb.append("; ");
     try {
       NcclVersion v = NcclEnvironment.requireNccl();
-      sb.append("NCCL ").append(v).append(" (").append(NativeLibrary.nccl().loadedAs()).append(')');
+      sb.append("NCCL ").append(v).append(" (").append(NativeLibrary.nccl().loadedAs()).append("); ")
+          .append(NcclMultiRank.status(v));
     } catch (BackendUnavailableException e) {
       sb.append(e.getMessage());
     }

@@ -9,7 +9,7 @@ import java.util.List;
 
 /**
  * The host call a rank's thread is blocked in, if any, for the watchdog that times it ({@link
- * NcclRankState#watch}): a blocking communicator's {@code ncclGroupEnd} (or an ungrouped call, which is a
+ * NcclWatchdog#watch}): a blocking communicator's {@code ncclGroupEnd} (or an ungrouped call, which is a
  * group of its own) may wait there for its peers to connect, {@code ncclCommSplit} for every rank of the
  * parent, {@code cudaGraphLaunch} for the other GPUs of the process. Written by the rank's thread,
  * read by the watchdog's; two volatile stores per call, nothing allocated.

@@ -1,7 +1,7 @@
 package dev.commplan.runtime.nccl;
 
 import dev.commplan.model.Collective;
-import dev.commplan.runtime.nccl.internal.Nccl;
+import dev.commplan.runtime.nccl.internal.NcclCommunicators;
 import dev.commplan.runtime.nccl.internal.NcclCollectives;
 
 /**
@@ -50,10 +50,10 @@ final class NcclCalls {
       long comm, long stream, boolean inGroup) {
     if (inGroup) {
       return switch (collective) {
-        case ALL_REDUCE -> Nccl.ncclAllReduceCritical(send, recv, count, type, op, comm, stream);
-        case BROADCAST -> Nccl.ncclBroadcastCritical(send, recv, count, type, rootOrPeer, comm, stream);
-        case ALL_GATHER -> Nccl.ncclAllGatherCritical(send, recv, count, type, comm, stream);
-        case REDUCE_SCATTER -> Nccl.ncclReduceScatterCritical(send, recv, count, type, op, comm, stream);
+        case ALL_REDUCE -> NcclCollectives.ncclAllReduceCritical(send, recv, count, type, op, comm, stream);
+        case BROADCAST -> NcclCollectives.ncclBroadcastCritical(send, recv, count, type, rootOrPeer, comm, stream);
+        case ALL_GATHER -> NcclCollectives.ncclAllGatherCritical(send, recv, count, type, comm, stream);
+        case REDUCE_SCATTER -> NcclCollectives.ncclReduceScatterCritical(send, recv, count, type, op, comm, stream);
         case REDUCE -> NcclCollectives.ncclReduceCritical(send, recv, count, type, op, rootOrPeer, comm, stream);
         case GATHER -> NcclCollectives.ncclGatherCritical(send, recv, count, type, rootOrPeer, comm, stream);
         case SCATTER -> NcclCollectives.ncclScatterCritical(send, recv, count, type, rootOrPeer, comm, stream);
@@ -63,10 +63,10 @@ final class NcclCalls {
       };
     }
     return switch (collective) {
-      case ALL_REDUCE -> Nccl.ncclAllReduce(send, recv, count, type, op, comm, stream);
-      case BROADCAST -> Nccl.ncclBroadcast(send, recv, count, type, rootOrPeer, comm, stream);
-      case ALL_GATHER -> Nccl.ncclAllGather(send, recv, count, type, comm, stream);
-      case REDUCE_SCATTER -> Nccl.ncclReduceScatter(send, recv, count, type, op, comm, stream);
+      case ALL_REDUCE -> NcclCollectives.ncclAllReduce(send, recv, count, type, op, comm, stream);
+      case BROADCAST -> NcclCollectives.ncclBroadcast(send, recv, count, type, rootOrPeer, comm, stream);
+      case ALL_GATHER -> NcclCollectives.ncclAllGather(send, recv, count, type, comm, stream);
+      case REDUCE_SCATTER -> NcclCollectives.ncclReduceScatter(send, recv, count, type, op, comm, stream);
       case REDUCE -> NcclCollectives.ncclReduce(send, recv, count, type, op, rootOrPeer, comm, stream);
       case GATHER -> NcclCollectives.ncclGather(send, recv, count, type, rootOrPeer, comm, stream);
       case SCATTER -> NcclCollectives.ncclScatter(send, recv, count, type, rootOrPeer, comm, stream);
@@ -148,11 +148,11 @@ final class NcclCalls {
 
   /** {@code ncclGroupStart}, raw: the hot path checks the code itself. */
   static int groupStart() {
-    return Nccl.ncclGroupStart();
+    return NcclCommunicators.ncclGroupStart();
   }
 
   /** {@code ncclGroupEnd}, raw and plain (it launches the group's work and may wait for peers). */
   static int groupEnd() {
-    return Nccl.ncclGroupEnd();
+    return NcclCommunicators.ncclGroupEnd();
   }
 }

@@ -17,8 +17,10 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.IntPredicate;
 
 /**
- * One process driving N GPUs: {@code ncclCommInitAll} over devices {@code 0..N-1}, and one platform
- * thread per rank that has {@code cudaSetDevice}'d to its GPU and runs that rank's tasks.
+ * One process driving N ranks: rank {@code r} on CUDA device {@code r % devices}, all made at once as
+ * {@code ncclCommInitAll} makes them ({@code Checked.ncclCommInitGroup}), and one platform thread per rank
+ * that has {@code cudaSetDevice}'d to its GPU and runs that rank's tasks. More ranks than devices share
+ * GPUs where {@link NcclMultiRank} allows it (NCCL 2.30 and the opt-in), with the CTA limit it chooses.
  *
  * <p>Failures follow {@link RankSupervisor}'s rules, shared with every backend; here aborting a rank
  * means asking its communicator to give up: it sees that at its next call, or while waiting in {@code
@@ -45,12 +47,17 @@ final class NcclCluster implements Cluster {
   static final long ASYNC_POLL_NANOS = 100_000_000L;
 
   private final int size;
+  /** How many devices the ranks use: rank r is on device {@code r % devices}. */
+  private final int devices;
+  private final NcclGpuSharing sharing;
   private final NcclCommunicator[] comms;
   private final RankSupervisor supervisor;
   private volatile boolean closed;
 
-  private NcclCluster(int size) {
+  private NcclCluster(int size, int devices, NcclGpuSharing sharing) {
     this.size = size;
+    this.devices = devices;
+    this.sharing = sharing;
     this.comms = new NcclCommunicator[size];
     this.supervisor = new RankSupervisor("nccl", size, Duration.ofMillis(GRACE_MILLIS));
   }
@@ -64,14 +71,26 @@ final class NcclCluster implements Cluster {
     if (ranks < 1) {
       throw new IllegalArgumentException("a cluster needs at least 1 rank, not " + ranks);
     }
-    NcclEnvironment.requireDevices(ranks);
+    int devices = NcclEnvironment.deviceCount();
     NcclVersion version = NcclEnvironment.requireNccl();
-    long[] handles = Checked.ncclCommInitAll(ranks);
-    NcclCluster cluster = new NcclCluster(ranks);
+    NcclGpuSharing sharing = NcclMultiRank.prepare(NcclEnvironment.ranksPerGpu(ranks, devices),
+        NcclEnvironment.clusterText(ranks, devices), NcclEnvironment.fewerRanks(devices), version);
+    int[] deviceOf = new int[ranks];
+    for (int r = 0; r < ranks; r++) {
+      deviceOf[r] = r % devices;
+    }
+    NcclMultiRank.beforeInit();
+    long[] handles;
+    try {
+      handles = Checked.ncclCommInitGroup(deviceOf, sharing.maxCtas());
+    } catch (NcclException e) {
+      throw NcclMultiRank.explainInitFailure(e, version);
+    }
+    NcclCluster cluster = new NcclCluster(ranks, Math.min(ranks, devices), sharing);
     try {
       List<Future<NcclCommunicator>> made = cluster.supervisor.submitToEachRank(rank -> {
-        Checked.cudaSetDevice(rank); // this thread's device from now on
-        return new NcclCommunicator(handles[rank], version, options);
+        Checked.cudaSetDevice(deviceOf[rank]); // this thread's device from now on
+        return new NcclCommunicator(handles[rank], version, options, sharing);
       });
       for (int r = 0; r < ranks; r++) {
         cluster.comms[r] = get(made.get(r));
@@ -251,8 +270,12 @@ final class NcclCluster implements Cluster {
     return all;
   }
 
+  /**
+   * {@code NcclCluster[2 ranks, devices 0..1]}; where ranks share a GPU, also how many and the CTA limit:
+   * {@code NcclCluster[8 ranks, devices 0..0, 8 ranks share each GPU, at most 2 CTAs a rank (...); ...]}.
+   */
   @Override
   public String toString() {
-    return "NcclCluster[" + size + " ranks, devices 0.." + (size - 1) + "]";
+    return "NcclCluster[" + size + " ranks, devices 0.." + (devices - 1) + sharing.describe() + "]";
   }
 }

@@ -77,11 +77,11 @@ public final class NcclCommunicator extends AbstractCommunicator {
   private volatile NcclCommunicator parent;
 
   /**
-   * Wraps an initialized {@code ncclComm_t}: reads its rank, size and device, creates its streams and the
-   * flight recorder's events.
+   * Wraps an initialized {@code ncclComm_t} of a world whose GPUs are shared as {@code sharing} says: reads
+   * its rank, size and device, creates its streams and the flight recorder's events.
    */
-  NcclCommunicator(long comm, NcclVersion version, CommOptions options) {
-    this(comm, version, options, "world", new NcclFamily());
+  NcclCommunicator(long comm, NcclVersion version, CommOptions options, NcclGpuSharing sharing) {
+    this(comm, version, options, "world", new NcclFamily(sharing));
   }
 
   /**
@@ -294,10 +294,10 @@ public final class NcclCommunicator extends AbstractCommunicator {
     state.awaitStream(s.handle(), timeout, s, s == stream);
   }
 
-  /** For the cluster's watchdog: every communicator of this rank's family (see {@link NcclRankState#watch}). */
+  /** For the cluster's watchdog: every communicator of this rank's family (see {@link NcclWatchdog#watch}). */
   void watch(long now, boolean pollAsync) {
     for (NcclFamily.Member m : family.members()) {
-      ((NcclRankState) m).watch(now, pollAsync);
+      ((NcclRankState) m).watchdog().watch(now, pollAsync);
     }
   }
 

@@ -223,9 +223,9 @@ final class NcclCompiledSchedule implements CompiledSchedule {
         break;
       }
     }
-    state.enterBlocking(stepLabel[step]); // a blocking communicator may wait here for its peers
+    state.watchdog().enter(stepLabel[step]); // a blocking communicator may wait here for its peers
     int endRc = NcclCalls.groupEnd(); // always close the group, also after a failed call
-    state.leaveBlocking();
+    state.watchdog().leave();
     if (failed >= 0) {
       NcclException endError = endRc != 0 ? Checked.ncclError("ncclGroupEnd", endRc, commOf[failed]) : null;
       return new Failure(kind[failed].ncclFunction() + " (" + stepLabel[step] + ")", failedRc, endError);
@@ -242,10 +242,10 @@ final class NcclCompiledSchedule implements CompiledSchedule {
    * naming, docs/gpu.md). Plain downcalls: outside a group NCCL launches work and may block.
    */
   private Failure issueAlone(int i, int step, long s) {
-    state.enterBlocking(stepLabel[step]); // outside a group the call itself may wait for its peers
+    state.watchdog().enter(stepLabel[step]); // outside a group the call itself may wait for its peers
     int rc = NcclCalls.enqueue(kind[i], send[i], recv[i], count[i], dataType[i], op[i], rootOrPeer[i], commOf[i], s,
         false);
-    state.leaveBlocking();
+    state.watchdog().leave();
     return rc != 0 ? new Failure(kind[i].ncclFunction() + " (" + stepLabel[step] + ")", rc, null) : null;
   }
 
@@ -375,9 +375,9 @@ final class NcclCompiledSchedule implements CompiledSchedule {
    * waits forever must end in a timeout, not a hang.
    */
   int launchGraph(long exec, long cudaStream) {
-    state.enterBlocking(graphStepLabel.length > 0 ? graphStepLabel[0] : null);
+    state.watchdog().enter(graphStepLabel.length > 0 ? graphStepLabel[0] : null);
     int rc = CudaGraphs.cudaGraphLaunch(exec, cudaStream);
-    state.leaveBlocking();
+    state.watchdog().leave();
     return rc;
   }
 

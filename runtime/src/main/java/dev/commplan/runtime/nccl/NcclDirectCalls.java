@@ -52,7 +52,7 @@ final class NcclDirectCalls {
     int ncclOp = op == null ? 0 : NcclArgs.op(op);
     OperationLabel label = (agreementCheck ? CHECK_LABELS : LABELS).get(collective);
     long handle = comm.handle();
-    state.enterBlocking(label);
+    state.watchdog().enter(label);
     int rc;
     if (NcclCalls.isNative(collective)) {
       rc = NcclCalls.enqueue(collective, NcclCommunicator.pointer(send), NcclCommunicator.pointer(recv), count, type,
@@ -61,7 +61,7 @@ final class NcclDirectCalls {
       rc = viaSendRecv(collective, NcclCommunicator.pointer(send), NcclCommunicator.pointer(recv), count,
           send.dataType(), type, root, handle, s);
     }
-    state.leaveBlocking();
+    state.watchdog().leave();
     if (rc != 0) {
       throw state.failed(NcclCalls.isNative(collective) ? collective.ncclFunction()
           : collective.ncclFunction() + " (missing; as " + NcclCalls.path(collective) + ")", rc);
@@ -104,9 +104,9 @@ final class NcclDirectCalls {
       throw new IllegalStateException("groupEnd() without a matching groupStart() on " + comm);
     }
     groupDepth--;
-    state.enterBlocking(null);
+    state.watchdog().enter(null);
     int rc = NcclCalls.groupEnd();
-    state.leaveBlocking();
+    state.watchdog().leave();
     if (rc != 0) {
       throw state.failed("ncclGroupEnd", rc);
     }

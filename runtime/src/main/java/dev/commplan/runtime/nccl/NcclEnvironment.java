@@ -6,7 +6,8 @@ import dev.commplan.runtime.nccl.internal.NativeLibrary;
 
 /**
  * What the NCCL backend needs from this JVM and machine, checked in order, each with a message that
- * says what to do: native access enabled, the CUDA runtime loadable, a CUDA device, NCCL loadable.
+ * says what to do: native access enabled, the CUDA runtime loadable, a CUDA device, NCCL loadable; and
+ * for more ranks than devices, what {@link NcclMultiRank} needs.
  */
 final class NcclEnvironment {
   private NcclEnvironment() {}
@@ -49,7 +50,7 @@ final class NcclEnvironment {
   }
 
   /** The number of CUDA devices; throws, saying why, when there is none. */
-  static int requireDevices(int needed) {
+  static int deviceCount() {
     requireCudart();
     long raw = Checked.cudaGetDeviceCountRaw();
     int rc = (int) (raw >>> 32);
@@ -60,13 +61,23 @@ final class NcclEnvironment {
     if (count == 0) {
       throw new BackendUnavailableException("no CUDA device: cudaGetDeviceCount found 0 devices");
     }
-    if (count < needed) {
-      throw new BackendUnavailableException(
-          "an NCCL cluster of " + needed + " ranks needs " + needed + " CUDA devices, one per rank (NCCL "
-              + "refuses two ranks on one GPU), but cudaGetDeviceCount found " + count
-              + (count == 1 ? " device" : " devices") + "; ask for at most " + count + " ranks here");
-    }
     return count;
+  }
+
+  /** How many ranks a cluster of {@code ranks} puts on its busiest device: {@code ceil(ranks / devices)}. */
+  static int ranksPerGpu(int ranks, int devices) {
+    return (ranks + devices - 1) / devices;
+  }
+
+  /** What a cluster of {@code ranks} on {@code devices} devices is, for messages. */
+  static String clusterText(int ranks, int devices) {
+    return "an NCCL cluster of " + ranks + (ranks == 1 ? " rank" : " ranks") + " on " + devices + " CUDA device"
+        + (devices == 1 ? "" : "s");
+  }
+
+  /** What else a cluster's user can do than share GPUs, for messages. */
+  static String fewerRanks(int devices) {
+    return "ask for at most " + devices + (devices == 1 ? " rank" : " ranks") + " here (one per GPU)";
   }
 
   /** "no CUDA device: cudaGetDeviceCount returned cudaErrorNoDevice (100): no CUDA-capable device..." */
@@ -95,14 +106,16 @@ final class NcclEnvironment {
 
   /**
    * Why the NCCL backend cannot run {@code ranks} ranks here, or null when it can: the same checks and
-   * messages as {@link NcclBackend#cluster}, without throwing.
+   * messages as {@link NcclBackend#cluster}, without throwing or changing anything (more ranks than devices
+   * are fine where {@link NcclMultiRank#refusal} finds nothing).
    */
   static String unavailableReason(int ranks) {
     try {
-      requireDevices(ranks);
-      requireNccl();
-      return null;
-    } catch (BackendUnavailableException e) {
+      int devices = deviceCount();
+      NcclVersion v = requireNccl();
+      return NcclMultiRank.refusal(ranksPerGpu(ranks, devices), clusterText(ranks, devices), fewerRanks(devices), v,
+          NcclMultiRank.optIn());
+    } catch (BackendUnavailableException | IllegalArgumentException e) {
       return e.getMessage();
     }
   }

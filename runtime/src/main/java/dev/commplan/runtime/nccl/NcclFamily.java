@@ -20,7 +20,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * its own abort flag, which {@code ncclCommAbort} of the parent sets only while the split is still being
  * made ({@code childAbortFlag} in NCCL's {@code init.cc}); afterwards parent and child fail separately.
  *
- * <p>The family also gives the cluster's watchdog every member to watch ({@link #members()}). Other
+ * <p>The family also carries how many ranks share this rank's GPU and the CTA limit chosen for that
+ * ({@link #sharing()}), which every split of the world is made with; and it gives the cluster's watchdog
+ * every member to watch ({@link #members()}). Other
  * ranks learn of the failure as they learn of any: in a cluster of this process, from the task that
  * throws it ({@code RankSupervisor}); in other processes, from their timeout.
  */
@@ -56,6 +58,22 @@ final class NcclFamily {
   private final List<Member> members = new CopyOnWriteArrayList<>();
   private final Object lock = new Object();
   private volatile Failure failure; // guarded by lock for writes; set once
+  private final NcclGpuSharing sharing;
+
+  /** A family of a world with one rank per GPU. */
+  NcclFamily() {
+    this(NcclGpuSharing.ONE_RANK_PER_GPU);
+  }
+
+  /** A family of a world whose GPUs are shared as {@code sharing} says. */
+  NcclFamily(NcclGpuSharing sharing) {
+    this.sharing = Objects.requireNonNull(sharing, "sharing");
+  }
+
+  /** {@return how many ranks share this rank's GPU, and the CTA limit its communicators are made with} */
+  NcclGpuSharing sharing() {
+    return sharing;
+  }
 
   /** Adds {@code member}; if the family has failed already, aborts it at once (and returns false). */
   boolean join(Member member) {

@@ -17,8 +17,8 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * One rank's lifecycle and failure state, which its communicator, streams and compiled schedules all ask
  * before they touch NCCL: OPEN, then ABORTED or CLOSED (one atomic field with named transitions, as in
- * {@code FutureTask}), why it was aborted, a failure the cluster's watchdog found, an abort that another
- * rank's failure asked for, and the host call the rank is blocked in (which the watchdog times).
+ * {@code FutureTask}), why it was aborted, and an abort that another rank's failure asked for. Its
+ * {@link NcclWatchdog} times the host call the rank is blocked in and aborts it from outside.
  *
  * <p>NCCL has no timeout of its own, so waiting lives here too ({@link #awaitStream}): it polls {@code
  * cudaStreamQuery} rather than block in {@code cudaStreamSynchronize}, checks {@code
@@ -61,19 +61,15 @@ final class NcclRankState implements NcclFamily.Member {
   /** Held while the comm is asked something from another thread, so that it cannot be freed meanwhile. */
   private final Object lifecycle = new Object();
   private final MemorySegment asyncErrorScratch = Arena.ofAuto().allocate(JAVA_INT);
-  /** The cluster's watchdog polls on its own thread, so it has its own out-parameter. */
-  private final MemorySegment watchdogScratch = Arena.ofAuto().allocate(JAVA_INT);
   /** Why the communicator was aborted, for later calls' messages; null while not aborted. */
   private volatile String abortedBecause;
-  /** A timeout or async error the cluster's watchdog found (it then aborted the comm from outside). */
-  private volatile CommPlanException watchdogFailure;
   /** Set when another rank failed: this rank gives up at its next call. */
   private volatile Throwable requestedCause;
   private volatile String requestedReason;
   /** The failure of another member of the family that aborted this one ({@link #abortWithFamily}); or null. */
   private volatile NcclFamily.Failure familyFailure;
-  /** The host call the rank's thread may be blocked in on its peers, which the watchdog times. */
-  private final NcclBlockedCall blocked = new NcclBlockedCall();
+  /** Times the host call the rank may be blocked in, and polls asynchronous errors, from another thread. */
+  private final NcclWatchdog watchdog;
   private boolean released; // guarded by lifecycle
   private volatile NcclCloseTimes closeTimes; // where close's time went, for probes
 
@@ -89,6 +85,7 @@ final class NcclRankState implements NcclFamily.Member {
     this.events = events;
     this.graphs = graphs;
     this.resources = resources;
+    this.watchdog = new NcclWatchdog(this, comm, rank, device, timeout, events);
   }
 
   // ---------------------------------------------------------------- asking
@@ -115,9 +112,9 @@ final class NcclRankState implements NcclFamily.Member {
 
   /** The exception a use of this communicator throws once it has left OPEN: it says why. */
   RuntimeException notUsable() {
-    CommPlanException watchdog = watchdogFailure;
-    if (watchdog != null) {
-      return NcclBlockedCall.rethrowable(watchdog);
+    CommPlanException found = watchdog.failure();
+    if (found != null) {
+      return NcclBlockedCall.rethrowable(found);
     }
     Throwable cause = requestedCause;
     if (cause != null) {
@@ -155,7 +152,7 @@ final class NcclRankState implements NcclFamily.Member {
    */
   RuntimeException failed(String function, int rc) {
     NcclException e = Checked.ncclError(function, rc, comm); // before any abort: it reads the comm's last error
-    if (watchdogFailure != null || familyFailure != null) { // the call returned because the comm was aborted
+    if (watchdog.failure() != null || familyFailure != null) { // the call returned because the comm was aborted
       RuntimeException why = notUsable();
       why.addSuppressed(e);
       return why;
@@ -173,20 +170,21 @@ final class NcclRankState implements NcclFamily.Member {
     return e;
   }
 
-  // ---------------------------------------------------------------- waiting and the watchdog
+  // ---------------------------------------------------------------- waiting
 
-  /** The rank's thread enters a host call that may wait for its peers; the cluster's watchdog times it. */
-  void enterBlocking(OperationLabel label) {
-    blocked.enter(label);
+  /** {@return the watchdog that times this rank's blocking host calls (they mark themselves there)} */
+  NcclWatchdog watchdog() {
+    return watchdog;
   }
 
-  /** {@link #enterBlocking(OperationLabel)} for another call than a launch ({@link NcclBlockedCall#enter(String, OperationLabel)}). */
-  void enterBlocking(String call, OperationLabel label) {
-    blocked.enter(call, label);
+  /** The lock held while the comm is asked something from another thread, so that it cannot be freed meanwhile. */
+  Object lifecycle() {
+    return lifecycle;
   }
 
-  void leaveBlocking() {
-    blocked.leave();
+  /** Records why the communicator is being aborted, for later calls' messages (the watchdog's finding). */
+  void abortedBecause(String why) {
+    abortedBecause = why;
   }
 
   /**
@@ -248,7 +246,7 @@ final class NcclRankState implements NcclFamily.Member {
 
   private void checkAsyncError() {
     NcclException e;
-    // Under the lifecycle lock, as in watch(): the cluster's watchdog may abort (free) the comm meanwhile.
+    // Under the lifecycle lock, as in NcclWatchdog.watch: the watchdog may abort (free) the comm meanwhile.
     synchronized (lifecycle) {
       if (state.get() != OPEN) {
         throw notUsable();
@@ -268,7 +266,7 @@ final class NcclRankState implements NcclFamily.Member {
 
   private CommTimeoutException timedOut(long waitedNanos, Duration limit, String where) {
     FlightRecorder.Entry pending = events.pendingOperation();
-    OperationLabel what = pending != null ? pending.label() : blocked.label();
+    OperationLabel what = pending != null ? pending.label() : watchdog.blockedLabel();
     String whatText = what != null ? what.toString() : "work enqueued on the stream (not recorded)";
     String summary = "nccl backend: " + rankText() + " (device " + device + ") timed out after "
         + limit + " " + where + ": " + whatText + " is still pending"
@@ -283,51 +281,6 @@ final class NcclRankState implements NcclFamily.Member {
         what != null ? what.fields() : List.of(), rank, limit, List.of(), events.recorder().format(), null);
     events.recorder().failPending(System.nanoTime());
     return e;
-  }
-
-  /**
-   * Called often by the cluster's thread while this rank's task runs: times a host call that blocks on
-   * peers ({@code ncclGroupEnd} of a blocking communicator can), and polls {@code ncclCommGetAsyncError}
-   * when {@code pollAsync}. On a timeout or an async error it records the failure and aborts the
-   * communicator from outside, which makes the blocked call return; the rank's thread then throws it.
-   */
-  void watch(long now, boolean pollAsync) {
-    if (state.get() != OPEN || watchdogFailure != null) {
-      return;
-    }
-    long since = blocked.since();
-    if (since != 0 && now - since > timeout.toNanos()) {
-      // Under the lifecycle lock: a split's own timer and the cluster's watchdog may both get here.
-      synchronized (lifecycle) {
-        if (state.get() != OPEN || watchdogFailure != null || blocked.since() != since) {
-          return;
-        }
-        CommTimeoutException e = blocked.timedOut(rankText(), rank, device, timeout, events.recorder());
-        watchdogFailure = e;
-        abortedBecause = e.summary();
-      }
-      abortFromOutside();
-      return;
-    }
-    if (pollAsync) {
-      NcclException e;
-      // Under the lifecycle lock: abort and close change the state under it before they free the comm,
-      // so the comm cannot be freed while this thread asks it.
-      synchronized (lifecycle) {
-        if (state.get() != OPEN) {
-          return;
-        }
-        int async = Checked.ncclCommGetAsyncErrorRaw(comm, watchdogScratch);
-        if (async == 0 || async == NcclResult.IN_PROGRESS.code()) {
-          return;
-        }
-        e = Checked.ncclError("ncclCommGetAsyncError (" + rankText() + ", seen by the cluster's watchdog)", async,
-            comm);
-      }
-      watchdogFailure = e;
-      abortedBecause = e.getMessage();
-      abortFromOutside();
-    }
   }
 
   // ---------------------------------------------------------------- transitions
@@ -402,10 +355,9 @@ final class NcclRankState implements NcclFamily.Member {
 
   /** This member left OPEN by failing (not by being closed): the family aborts the others. */
   private void tellFamily() {
-    CommPlanException watchdog = watchdogFailure;
     String why = abortedBecause;
     String text;
-    Throwable cause = watchdog;
+    Throwable cause = watchdog.failure();
     if (requestedCause != null && why == null) {
       text = "was aborted because " + requestedReason;
       cause = requestedCause;
@@ -491,9 +443,12 @@ final class NcclRankState implements NcclFamily.Member {
     return "rank " + rank + " of " + label + " (device " + device + ")";
   }
 
-  /** {@code NcclCommunicator[rank 0 of 2, device 0]}, with the group's label for a split one. */
+  /**
+   * {@code NcclCommunicator[rank 0 of 2, device 0]}, with the group's label for a split one, and how many
+   * ranks share the GPU and the CTA limit where they do ({@link NcclGpuSharing#describe()}).
+   */
   String describe() {
     return "NcclCommunicator[" + (label.equals("world") ? "" : label + ", ") + "rank " + rank + " of " + size
-        + ", device " + device + "]";
+        + ", device " + device + family.sharing().describe() + "]";
   }
 }

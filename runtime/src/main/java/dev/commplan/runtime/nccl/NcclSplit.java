@@ -2,7 +2,7 @@ package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.nccl.internal.NativeLibrary;
-import dev.commplan.runtime.nccl.internal.Nccl;
+import dev.commplan.runtime.nccl.internal.NcclCommunicators;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -13,11 +13,13 @@ import java.util.concurrent.TimeUnit;
  * commGetSplitInfo} in NCCL's {@code init.cc} inserts after equal keys, in parent-rank order).
  *
  * <p><b>Blocking, like every communicator here.</b> The backend makes its communicators with {@code
- * ncclCommInitAll} and {@code ncclCommInitRank}, without a config, so they are blocking; the split passes
- * no config either, so the child inherits the parent's ({@code nccl.h}: "If config is NULL, the new
- * communicator will inherit the original communicator's configuration"). {@code ncclCommSplit} then
+ * ncclCommInitRank}, without a config (so blocking) or, where ranks share a GPU, with one that sets only
+ * {@code maxCTAs} (blocking stays NCCL's default, 1). The split passes the same: no config, so the child
+ * inherits the parent's ({@code nccl.h}: "If config is NULL, the new communicator will inherit the original
+ * communicator's configuration"), or a config with the family's CTA limit ({@link NcclGpuSharing}): the
+ * split's ranks share their GPUs with all the world's, so the world's limit is theirs. {@code ncclCommSplit} then
  * returns once every rank of the parent has called it and the child is ready. Waiting is timed as the
- * backend times other blocking calls: the rank is marked blocked ({@link NcclRankState#enterBlocking}),
+ * backend times other blocking calls: the rank is marked blocked ({@link NcclWatchdog#enter}),
  * the cluster's watchdog looks at it every millisecond, and, since a communicator of one rank per
  * process has no watchdog, a timer of the split's own does the same (a daemon platform thread, since it
  * may call into CUDA, living as long as the split). Past the timeout either aborts the parent from
@@ -26,7 +28,7 @@ import java.util.concurrent.TimeUnit;
  * CommTimeoutException} naming the parent's group, the rank and the split.
  *
  * <p><b>Older NCCLs.</b> {@code ncclCommSplit} came with NCCL {@value #SINCE}; it is looked up by symbol
- * ({@link Nccl#hasCommSplit()}), and where it is missing {@code split} fails with {@link
+ * ({@link NcclCommunicators#hasCommSplit()}), and where it is missing {@code split} fails with {@link
  * BackendUnavailableException} naming the loaded version and what is needed. There is deliberately no
  * fallback through {@code ncclGetUniqueId}/{@code ncclCommInitRank} (ids exchanged over the parent): it
  * would be a second way to make every group that no machine we test on could run (the GPU machine has
@@ -44,7 +46,7 @@ final class NcclSplit {
    * parent}, a member of its family; called holding the parent's gate, after {@code ensureUsable}.
    */
   static NcclCommunicator split(NcclCommunicator parent, int color, int key, String label) {
-    RuntimeException unavailable = unavailable(Nccl.hasCommSplit(), parent.ncclVersion());
+    RuntimeException unavailable = unavailable(NcclCommunicators.hasCommSplit(), parent.ncclVersion());
     if (unavailable != null) {
       throw unavailable;
     }
@@ -63,17 +65,17 @@ final class NcclSplit {
     Thread timer = Thread.ofPlatform().daemon().name("commplan-nccl-split-timer").start(() -> {
       try {
         while (!done.await(limitMillis + 10, TimeUnit.MILLISECONDS)) {
-          state.watch(System.nanoTime(), false); // aborts the parent from outside once past the timeout
+          state.watchdog().watch(System.nanoTime(), false); // aborts the parent from outside once past the timeout
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
     });
-    state.enterBlocking(call, what);
+    state.watchdog().enter(call, what);
     try {
-      child = Checked.ncclCommSplitRaw(parent.handle(), color, key, rc);
+      child = Checked.ncclCommSplitRaw(parent.handle(), color, key, parent.family().sharing().maxCtas(), rc);
     } finally {
-      state.leaveBlocking();
+      state.watchdog().leave();
       done.countDown();
     }
     joinQuietly(timer);

@@ -39,6 +39,14 @@ public record NcclVersion(int major, int minor, int patch) implements Comparable
   public static final NcclVersion COMM_SPLIT = new NcclVersion(2, 18, 1);
 
   /**
+   * The first NCCL that runs several ranks of a communicator on one GPU, when {@code
+   * NCCL_MULTI_RANK_GPU_ENABLE=1} (experimental): the v2.30.3-1 tag of NVIDIA/nccl is the first whose {@code
+   * src/init.cc} reads the variable ({@code docs/userguide/source/env.rst}: "since 2.30"); older ones refuse
+   * ("Duplicate GPU detected").
+   */
+  public static final NcclVersion MULTI_RANK_GPU = new NcclVersion(2, 30, 3);
+
+  /**
    * Decodes {@code ncclGetVersion}'s code.
    *
    * @param code the code, as {@code ncclGetVersion} returns it

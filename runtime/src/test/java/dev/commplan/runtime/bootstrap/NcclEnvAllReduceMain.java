@@ -61,7 +61,7 @@ public final class NcclEnvAllReduceMain {
           }
         }
         System.out.println("OK rank " + me.rank() + " of " + me.size() + " on device " + comm.device() + " (" + me
-            + ")");
+            + "; " + comm + ")");
       }
       System.exit(0);
     } catch (RuntimeException | AssertionError e) {

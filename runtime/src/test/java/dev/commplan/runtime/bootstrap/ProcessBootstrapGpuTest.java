@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.commplan.runtime.nccl.NcclBackend;
+import dev.commplan.runtime.nccl.GpuRanks;
 import dev.commplan.runtime.nccl.NcclGpuTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,22 +12,31 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * On a GPU machine: one process per GPU, each bootstrapping NCCL from torchrun-style variables through
- * the TCP rendezvous ({@link NcclEnvAllReduceMain}), all-reducing and running a plan. Skipped where NCCL
- * or a GPU is missing.
+ * On a GPU machine: one process per rank, each bootstrapping NCCL from torchrun-style variables through
+ * the TCP rendezvous ({@link NcclEnvAllReduceMain}), all-reducing and running a plan; at each world size of
+ * {@link GpuRanks} (one process per GPU by default; several on one GPU with NCCL 2.30 and the opt-in,
+ * passed on to the processes with every {@code commplan.*} property). Skipped where NCCL or a GPU is missing,
+ * and a size this machine cannot run is skipped saying why.
  */
 @NcclGpuTest
 class ProcessBootstrapGpuTest {
   @TempDir
   Path dir;
 
-  @Test
-  void oneProcessPerGpuBootstrapsNcclFromTheEnvironment() throws Exception {
-    int size = NcclBackend.deviceCount();
+  static java.util.stream.Stream<Integer> ranks() {
+    return GpuRanks.requested().stream();
+  }
+
+  @ParameterizedTest(name = "{0} processes")
+  @MethodSource("ranks")
+  void oneProcessPerRankBootstrapsNcclFromTheEnvironment(int size) throws Exception {
+    GpuRanks.assumeRunnable(size);
+    int devices = NcclBackend.deviceCount();
     int port = Ports.free();
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED"));
@@ -59,7 +69,10 @@ class ProcessBootstrapGpuTest {
       }
       assertTrue(done, "rank " + r + " did not finish in 150 s: " + out);
       assertEquals(0, ps.get(r).exitValue(), out);
-      assertTrue(out.contains("OK rank " + r + " of " + size + " on device " + r), out);
+      assertTrue(out.contains("OK rank " + r + " of " + size + " on device " + r % devices), out);
+      if (size > devices) {
+        assertTrue(out.contains("ranks share each GPU"), "the communicator says that ranks share its GPU: " + out);
+      }
     }
   }
 }

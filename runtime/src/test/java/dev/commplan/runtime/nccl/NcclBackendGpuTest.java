@@ -21,7 +21,7 @@ import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.I64Buffer;
 import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.nccl.internal.Nccl;
+import dev.commplan.runtime.nccl.internal.NcclCollectives;
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Plan;
@@ -113,7 +113,7 @@ class NcclBackendGpuTest {
       F32Buffer b = F32Buffer.allocate(c, 16);
       long p = NcclInterop.devicePointer(b);
       // An invalid ncclDataType_t reaches NCCL only through the raw layer: the API cannot express it.
-      int rc = Nccl.ncclAllReduce(p, p, 16, 99, 0, nc.handle(), NcclInterop.cudaStream(c.stream()));
+      int rc = NcclCollectives.ncclAllReduce(p, p, 16, 99, 0, nc.handle(), NcclInterop.cudaStream(c.stream()));
       assertEquals(NcclResult.INVALID_ARGUMENT.code(), rc);
       NcclException e = Checked.ncclError("ncclAllReduce", rc, nc.handle());
       assertEquals(NcclResult.INVALID_ARGUMENT, e.result());

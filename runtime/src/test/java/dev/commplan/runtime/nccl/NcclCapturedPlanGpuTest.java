@@ -9,10 +9,11 @@ import dev.commplan.runtime.DataType;
  * The shared {@link CapturedPlanSuite} on the NCCL backend, where a captured plan is a CUDA graph: every
  * collective × data type × op or root × in and out of place captured once and launched on fresh inputs,
  * each launch checked against the reference; a multi-step plan launched 200 times with host writes in
- * between, interleaved with execute and executeStep; the misuse cases. At the world size this machine
- * has GPUs for. Skips, saying why, where there is no GPU.
+ * between, interleaved with execute and executeStep; the misuse cases. At the world sizes of {@link
+ * GpuRanks} (one rank per GPU by default; several on one GPU with NCCL 2.30 and the opt-in, where a graph
+ * holds real communication). Skips, saying why, where there is no GPU or no size runs.
  */
-@NcclGpuTest
+@NcclRanksGpuTest
 class NcclCapturedPlanGpuTest extends CapturedPlanSuite {
   @Override
   protected Cluster cluster(int ranks) {
@@ -21,7 +22,7 @@ class NcclCapturedPlanGpuTest extends CapturedPlanSuite {
 
   @Override
   protected int[] worldSizes() {
-    return new int[] {NcclBackend.deviceCount()};
+    return GpuRanks.runnable();
   }
 
   @Override

@@ -4,7 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.Mesh;
-import dev.commplan.runtime.nccl.internal.Nccl;
+import dev.commplan.runtime.nccl.internal.NcclCommunicators;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -32,7 +32,7 @@ import java.util.Locale;
  *       pause, each in turn: {@code ncclCommFinalize}, the wait for it ({@code ncclCommGetAsyncError}
  *       until it is not {@code ncclInProgress}), {@code ncclCommDestroy}; {@code poll_left} is {@code 500 -
  *       (age mod 500)}, what the 500 ms poll would leave; then once every finalize first, every destroy after;
- *   <li><b>world</b>: the close of the world's communicator ({@code ncclCommInitAll}'s) at the cluster's close.
+ *   <li><b>world</b>: the close of the world's communicator (made with the cluster's other ranks in one group) at the cluster's close.
  * </ol>
  * Each round is printed as it is; the first is cold. Where there is no GPU, NCCL or {@code ncclCommSplit}
  * it prints why and exits 0.
@@ -50,7 +50,7 @@ public final class NcclCloseProbe {
   public static void main(String[] args) {
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 3;
     String unavailable = NcclBackend.unavailableReason(1);
-    if (unavailable == null && !Nccl.hasCommSplit()) {
+    if (unavailable == null && !NcclCommunicators.hasCommSplit()) {
       unavailable = "this NCCL has no ncclCommSplit";
     }
     if (unavailable != null) {
@@ -117,7 +117,7 @@ public final class NcclCloseProbe {
 
   /** Raw splits of the world, finalized and destroyed after each pause; then all finalized before any destroy. */
   private static void raw(NcclCommunicator world) {
-    boolean finalize = Nccl.hasCommFinalize();
+    boolean finalize = NcclCommunicators.hasCommFinalize();
     System.out.println("# raw: " + RAW_SPLITS + " ncclCommSplit of the world, a pause, then each in turn "
         + (finalize ? "ncclCommFinalize, its wait, " : "(no ncclCommFinalize in this NCCL) ") + "ncclCommDestroy");
     System.out.println("# poll_left = 500 - (age mod 500): what a 500 ms poll begun when the split returned would"
@@ -135,7 +135,7 @@ public final class NcclCloseProbe {
             long finalized = t0;
             long waited = t0;
             if (finalize) {
-              Checked.nccl("ncclCommFinalize", Nccl.ncclCommFinalize(one.handle()), one.handle());
+              Checked.nccl("ncclCommFinalize", NcclCommunicators.ncclCommFinalize(one.handle()), one.handle());
               finalized = System.nanoTime();
               awaitFinalized(one.handle(), scratch, "raw split #" + i);
               waited = System.nanoTime();
@@ -158,7 +158,7 @@ public final class NcclCloseProbe {
           long t0 = System.nanoTime();
           for (int i = 0; i < splits.length; i++) {
             long h = splits[i].handle();
-            Checked.nccl("ncclCommFinalize", Nccl.ncclCommFinalize(h), h);
+            Checked.nccl("ncclCommFinalize", NcclCommunicators.ncclCommFinalize(h), h);
             awaitFinalized(h, scratch, "raw split #" + i);
           }
           long finalized = System.nanoTime();
@@ -190,7 +190,7 @@ public final class NcclCloseProbe {
     int[] rc = new int[1];
     for (int i = 0; i < splits.length; i++) {
       long t0 = System.nanoTime();
-      long h = Checked.ncclCommSplitRaw(world.handle(), i, 0, rc);
+      long h = Checked.ncclCommSplitRaw(world.handle(), i, 0, 0, rc);
       if (rc[0] != 0) {
         if (h != 0) {
           Checked.ncclCommAbortQuietly(h);

@@ -17,21 +17,37 @@ import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
-import dev.commplan.runtime.nccl.internal.Nccl;
+import dev.commplan.runtime.Mesh;
+import dev.commplan.runtime.nccl.internal.NcclCollectives;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.runtime.spi.FlightRecorder;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The NCCL failure model on a real GPU (issue 5): error codes that leave the communicator usable and
  * fatal ones that abort it, use after abort, the flight record, the synchronize() timeout on one GPU
- * (more work than the timeout allows), and a rank that never arrives (two GPUs). Skipped without a GPU.
+ * (more work than the timeout allows), and a rank that never arrives (two ranks).
+ *
+ * <p>With live peers in a mesh ({@code -Dcommplan.gpu.ranks=4} for a 2×2, {@code 8} for a 2×2×2; on one GPU
+ * with NCCL 2.30 and the opt-in): world rank 1 fails inside its {@code tp} group, by throwing, by stalling
+ * (an interruptible sleep far past the timeout), by exiting (in one JVM: its task returns early, leaving its
+ * communicators to the cluster) or by aborting its {@code tp} communicator; every rank of every group ends
+ * within its timeout (plus the cluster's grace periods), with an exception that names its rank (and its group,
+ * where it is a split's), the cluster refuses more work, and nothing hangs. Skipped without a GPU.
  */
 @NcclGpuTest
 class NcclFailureGpuTest {
@@ -43,7 +59,7 @@ class NcclFailureGpuTest {
     try (F32Buffer b = F32Buffer.allocate(nc, 16)) {
       long p = NcclInterop.devicePointer(b);
       // An invalid ncclDataType_t reaches NCCL only through the raw layer: the API cannot express it.
-      int rc = Nccl.ncclAllReduce(p, p, 16, 99, 0, nc.handle(), NcclInterop.cudaStream(nc.stream()));
+      int rc = NcclCollectives.ncclAllReduce(p, p, 16, 99, 0, nc.handle(), NcclInterop.cudaStream(nc.stream()));
       assertEquals(NcclResult.INVALID_ARGUMENT.code(), rc);
       NcclException e = assertInstanceOf(NcclException.class, nc.failed("ncclAllReduce", rc));
       assertEquals(NcclResult.INVALID_ARGUMENT, e.result());
@@ -195,8 +211,8 @@ class NcclFailureGpuTest {
   }
 
   @Test
-  void aRankThatNeverArrivesTimesOutTheOthersOnTwoGpus() {
-    assumeTrue(NcclBackend.unavailableReason(2) == null, "needs 2 GPUs: " + NcclBackend.unavailableReason(2));
+  void aRankThatNeverArrivesTimesOutTheOthersWithTwoRanks() {
+    assumeTrue(NcclBackend.unavailableReason(2) == null, "needs 2 ranks: " + NcclBackend.unavailableReason(2));
     Duration t = Duration.ofSeconds(2);
     AtomicReference<Throwable> rank0 = new AtomicReference<>();
     long start = System.nanoTime();
@@ -222,6 +238,105 @@ class NcclFailureGpuTest {
     assertEquals("test.Missing", e.planName());
     assertEquals(0, e.rank());
     assertTrue(took < t.toNanos() + 20_000_000_000L, took / 1e6 + " ms");
+  }
+
+  /** How world rank 1 fails inside its {@code tp} group. */
+  enum Failure { THROWS, STALLS, EXITS, ABORTS }
+
+  private static final int CULPRIT = 1;
+
+  static Stream<Arguments> meshFailures() {
+    return GpuRanks.requested().stream() // every size, so that one without a mesh here shows as skipped, saying why
+        .flatMap(n -> Arrays.stream(Failure.values()).map(f -> Arguments.of(n, f)));
+  }
+
+  @ParameterizedTest(name = "{1} inside axis tp, {0} ranks")
+  @MethodSource("meshFailures")
+  void aRankFailingInsideOneGroupOfAMeshEndsEveryRankOfEveryGroupWithinItsTimeout(int ranks, Failure how) {
+    assumeTrue(ranks == 4 || ranks == 8, () -> "the meshes here are 2x2 (4 ranks) and 2x2x2 (8), not " + ranks + " ranks");
+    GpuRanks.assumeRunnable(ranks);
+    Duration t = Duration.ofSeconds(3);
+    Duration limit = t.plusMillis(2 * NcclCluster.GRACE_MILLIS).plusSeconds(60); // set-up and close included
+    Map<Integer, Throwable> ended = new ConcurrentHashMap<>();
+    Set<Integer> returned = ConcurrentHashMap.newKeySet();
+    AtomicReference<CommPlanException> run = new AtomicReference<>();
+    AtomicReference<String> refused = new AtomicReference<>();
+    long start = System.nanoTime();
+    assertTimeoutPreemptively(limit, () -> {
+      try (Cluster cluster = NcclBackend.cluster(ranks, CommOptions.timeout(t))) {
+        run.set(assertThrows(CommPlanException.class, () -> cluster.run(world -> {
+          try {
+            if (failInMesh(world, how)) {
+              returned.add(world.rank());
+            }
+          } catch (RuntimeException | Error e) {
+            ended.put(world.rank(), e);
+            throw e;
+          }
+        })));
+        refused.set(assertThrows(IllegalStateException.class, () -> cluster.run(c -> {})).getMessage());
+      }
+    }, () -> how + " on " + ranks + " ranks: not every rank ended within " + limit + "; ended so far: " + ended);
+    double seconds = (System.nanoTime() - start) / 1e9;
+    String outcomes = ended.entrySet().stream().sorted(Map.Entry.comparingByKey())
+        .map(e -> "rank " + e.getKey() + ": " + e.getValue()).collect(Collectors.joining("\n  "));
+    System.out.println("[commplan] " + how + " inside axis tp on " + ranks + " ranks: every rank ended in " + seconds
+        + " s\n  " + outcomes);
+    assertEquals(ranks, ended.size() + returned.size(), () -> "every rank ends: " + outcomes + ", returned " + returned);
+    assertEquals(how == Failure.EXITS ? Set.of(CULPRIT) : Set.of(), returned);
+    for (Map.Entry<Integer, Throwable> e : ended.entrySet()) {
+      if (e.getKey() == CULPRIT) { // its own failure: what it threw, the interrupt that ended its stall, or its use after abort
+        assertTrue(how != Failure.ABORTS || e.getValue().getMessage().contains("aborted"), e.getValue().toString());
+        continue;
+      }
+      assertInstanceOf(CommPlanException.class, e.getValue(), "rank " + e.getKey() + ": " + e.getValue());
+      assertTrue(e.getValue().getMessage().matches("(?s).*rank \\d+.*"), "names a rank: " + e.getValue().getMessage());
+    }
+    assertTrue(ended.values().stream().anyMatch(e -> String.valueOf(e.getMessage()).contains("of axis tp of mesh")),
+        () -> "some rank names the group that failed (axis tp): " + outcomes);
+    assertTrue(refused.get().contains("aborted") || refused.get().contains("failed"), refused.get());
+  }
+
+  /**
+   * Rank {@link #CULPRIT}'s task fails as {@code how} says in its third round; every rank's round is an
+   * all-reduce over tp, one over dp and one over the world, each waited for. True when the task returned
+   * without failing (the culprit that exits; nobody else gets that far).
+   */
+  private static boolean failInMesh(Communicator world, Failure how) {
+    Mesh.Builder b = Mesh.builder(world);
+    if (world.size() == 8) {
+      b.axis("pp", 2);
+    }
+    Mesh mesh = b.axis("dp", 2).axis("tp", 2).build(); // left to the cluster on failure: it aborts them all
+    Communicator tp = mesh.axis("tp");
+    Communicator dp = mesh.axis("dp");
+    F32Buffer x = F32Buffer.allocate(world, 64);
+    for (int round = 0; round < 4; round++) {
+      if (world.rank() == CULPRIT && round == 2) {
+        switch (how) {
+          case THROWS -> throw new IllegalStateException("rank " + CULPRIT + " fails on purpose inside axis tp");
+          case STALLS -> {
+            try {
+              Thread.sleep(Duration.ofMinutes(10)); // until the cluster, aborting after the others' timeouts, interrupts
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+              throw new IllegalStateException("rank " + CULPRIT + " stalled until interrupted", e);
+            }
+          }
+          case EXITS -> {
+            return true; // its communicators stay as they are: the cluster aborts them with the others
+          }
+          case ABORTS -> ((NcclCommunicator) tp).abort(); // with live peers; its family (world, dp) goes too
+        }
+      }
+      tp.allReduce(x, x, ReduceOp.SUM, tp.stream());
+      tp.stream().synchronize();
+      dp.allReduce(x, x, ReduceOp.SUM, dp.stream());
+      dp.stream().synchronize();
+      world.allReduce(x, x, ReduceOp.SUM, world.stream());
+      world.stream().synchronize();
+    }
+    throw new AssertionError("rank " + world.rank() + " finished every round, though rank " + CULPRIT + " failed");
   }
 
   /** test.Slow: step 0 all-reduces x into xr, step 1 y into yr, out of place, {@code n} floats each. */

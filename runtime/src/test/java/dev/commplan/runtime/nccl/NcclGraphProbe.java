@@ -12,7 +12,8 @@ import dev.commplan.runtime.nccl.HostTiming.Body;
 import dev.commplan.runtime.nccl.HostTiming.Row;
 import dev.commplan.runtime.nccl.internal.Cuda;
 import dev.commplan.runtime.nccl.internal.CudaGraphs;
-import dev.commplan.runtime.nccl.internal.Nccl;
+import dev.commplan.runtime.nccl.internal.NcclCollectives;
+import dev.commplan.runtime.nccl.internal.NcclCommunicators;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.timing.SteadyState;
@@ -111,15 +112,15 @@ public final class NcclGraphProbe {
       send.fill(1f);
       Runnable cudaWait = () -> check(Cuda.cudaStreamSynchronize(stream));
 
-      Body rawFlat = () -> check(Nccl.ncclAllReduce(sp, rp, flatCount, f32, sum, comm, stream));
-      Body rawMixedFlat = () -> check(Nccl.ncclAllReduce(sp, rp, mixedFloats, f32, sum, comm, stream));
+      Body rawFlat = () -> check(NcclCollectives.ncclAllReduce(sp, rp, flatCount, f32, sum, comm, stream));
+      Body rawMixedFlat = () -> check(NcclCollectives.ncclAllReduce(sp, rp, mixedFloats, f32, sum, comm, stream));
       Body rawGroup = () -> {
-        check(Nccl.ncclGroupStart());
+        check(NcclCommunicators.ncclGroupStart());
         for (int i = 0; i < K; i++) {
           long off = (long) i * COUNT * 4;
-          check(Nccl.ncclAllReduceCritical(sp + off, rp + off, COUNT, f32, sum, comm, stream));
+          check(NcclCollectives.ncclAllReduceCritical(sp + off, rp + off, COUNT, f32, sum, comm, stream));
         }
-        check(Nccl.ncclGroupEnd());
+        check(NcclCommunicators.ncclGroupEnd());
       };
       long rawFlatGraph = captureRaw(stream, rawFlat);
       long rawGroupGraph = captureRaw(stream, rawGroup);

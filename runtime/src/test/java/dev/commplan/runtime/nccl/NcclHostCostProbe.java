@@ -9,7 +9,8 @@ import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.nccl.HostTiming.Body;
 import dev.commplan.runtime.nccl.internal.Cuda;
-import dev.commplan.runtime.nccl.internal.Nccl;
+import dev.commplan.runtime.nccl.internal.NcclCollectives;
+import dev.commplan.runtime.nccl.internal.NcclCommunicators;
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Plan;
@@ -120,30 +121,30 @@ public final class NcclHostCostProbe {
     Body rawPlain = () -> {
       for (int i = 0; i < CALLS; i++) {
         long off = (long) i * COUNT * 4;
-        check(Nccl.ncclAllReduce(sp + off, rp + off, COUNT, f32, 0, comm, stream));
+        check(NcclCollectives.ncclAllReduce(sp + off, rp + off, COUNT, f32, 0, comm, stream));
       }
     };
     Body rawGroupPlain = () -> {
-      check(Nccl.ncclGroupStart());
+      check(NcclCommunicators.ncclGroupStart());
       for (int i = 0; i < CALLS; i++) {
         long off = (long) i * COUNT * 4;
-        check(Nccl.ncclAllReduce(sp + off, rp + off, COUNT, f32, 0, comm, stream));
+        check(NcclCollectives.ncclAllReduce(sp + off, rp + off, COUNT, f32, 0, comm, stream));
       }
-      check(Nccl.ncclGroupEnd());
+      check(NcclCommunicators.ncclGroupEnd());
     };
     Body rawGroupCritical = () -> {
-      check(Nccl.ncclGroupStart());
+      check(NcclCommunicators.ncclGroupStart());
       for (int i = 0; i < CALLS; i++) {
         long off = (long) i * COUNT * 4;
-        check(Nccl.ncclAllReduceCritical(sp + off, rp + off, COUNT, f32, 0, comm, stream));
+        check(NcclCollectives.ncclAllReduceCritical(sp + off, rp + off, COUNT, f32, 0, comm, stream));
       }
-      check(Nccl.ncclGroupEnd());
+      check(NcclCommunicators.ncclGroupEnd());
     };
-    Body rawOne = () -> check(Nccl.ncclAllReduce(sp, rp, (long) CALLS * COUNT, f32, 0, comm, stream));
+    Body rawOne = () -> check(NcclCollectives.ncclAllReduce(sp, rp, (long) CALLS * COUNT, f32, 0, comm, stream));
     Body rawOneInGroup = () -> {
-      check(Nccl.ncclGroupStart());
-      check(Nccl.ncclAllReduceCritical(sp, rp, (long) CALLS * COUNT, f32, 0, comm, stream));
-      check(Nccl.ncclGroupEnd());
+      check(NcclCommunicators.ncclGroupStart());
+      check(NcclCollectives.ncclAllReduceCritical(sp, rp, (long) CALLS * COUNT, f32, 0, comm, stream));
+      check(NcclCommunicators.ncclGroupEnd());
     };
 
     Runnable backendWait = s::synchronize;

@@ -16,6 +16,7 @@ import dev.commplan.runtime.CapturedPlan;
 import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.CommPlanException;
+import dev.commplan.runtime.CollectiveReference;
 import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
@@ -30,7 +31,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Splits, meshes and plans over axes on NCCL (issue 23), on the one GPU of the test machine, so on
@@ -41,7 +45,13 @@ import org.junit.jupiter.api.Test;
  * the world and its axes in one NCCL group) executed and captured into a CUDA graph, the graph destroyed
  * before an axis it captured is closed; one family failing together after an abort, a fatal code and a
  * timeout in one of its communicators, every other one saying which group failed and why; split refused
- * on a closed parent. With two GPUs, a rank that never splits times the others out. Skipped without a GPU.
+ * on a closed parent. With two ranks, a rank that never splits times the others out.
+ *
+ * <p>Between real peers, at each world size of {@link GpuRanks} of 2 or more ({@code -Dcommplan.gpu.ranks};
+ * several ranks on one GPU with NCCL 2.30 and the opt-in): 1×2 and 2×1 on 2 ranks, 2×2 on 4, 2×4, 4×2 and
+ * 2×2×2 on 8, each group made by {@code ncclCommSplit}, every collective and point-to-point pattern over each
+ * axis (and each pair of axes of the 2×2×2) against the reference on both Gather/Scatter/AllToAll paths, and
+ * the plan over the axes executed and captured, launched again after host writes. Skipped without a GPU.
  */
 @NcclGpuTest
 class NcclMeshGpuTest {
@@ -70,6 +80,56 @@ class NcclMeshGpuTest {
       }
     }
     assertEquals(List.of(), failures);
+  }
+
+  static Stream<Integer> ranks() {
+    return GpuRanks.requested().stream();
+  }
+
+  /** The meshes of {@code ranks} real peers: 1×2 and 2×1 on 2, else {@link MeshSuite#meshes} (2×2; 2×4, 4×2, 2×2×2). */
+  static List<MeshSuite.Shape> meshesOf(int ranks) {
+    if (ranks == 2) {
+      return List.of(new MeshSuite.Shape(List.of("dp", "tp"), new int[] {1, 2}),
+          new MeshSuite.Shape(List.of("dp", "tp"), new int[] {2, 1}));
+    }
+    return MeshSuite.meshes(ranks);
+  }
+
+  @ParameterizedTest(name = "{0} ranks")
+  @MethodSource("ranks")
+  void everyCollectiveAndTransferOverEachAxisBetweenRealPeersAndThePlanOverTheAxes(int ranks) {
+    GpuRanks.assumeRunnable(ranks);
+    List<MeshSuite.Shape> shapes = meshesOf(ranks);
+    assumeTrue(!shapes.isEmpty(), "no mesh of real peers has " + ranks + " ranks");
+    List<String> failures = new ArrayList<>();
+    try (Cluster cluster = NcclBackend.cluster(ranks, CommOptions.timeout(GENEROUS))) {
+      System.out.println("[commplan] " + cluster);
+      for (boolean viaSendRecv : new boolean[] {false, true}) {
+        NcclCalls.viaSendRecv(viaSendRecv); // between runs: no rank is enqueuing
+        for (MeshSuite.Shape shape : shapes) {
+          String path = viaSendRecv ? "send/recv path: " : "";
+          assertTimeoutPreemptively(GENEROUS.multipliedBy(2), () -> cluster.call(world -> {
+            List<String> wrong = new ArrayList<>(MeshSuite.runOnRank(world, shape, CollectiveReference::typeAccumulation));
+            try (Mesh mesh = meshOf(world, shape)) {
+              String captured = MeshSuite.planOverAxes(mesh, 3);
+              if (!captured.isEmpty()) {
+                wrong.add("mesh " + shape + ", captured plan over its axes, world rank " + world.rank() + ": " + captured);
+              }
+            }
+            return wrong;
+          })).forEach(f -> f.forEach(line -> failures.add(path + line)));
+        }
+      }
+    }
+    assertEquals(List.of(), failures);
+  }
+
+  private static Mesh meshOf(Communicator world, MeshSuite.Shape shape) {
+    Mesh.Builder b = Mesh.builder(world);
+    for (int i = 0; i < shape.names().size(); i++) {
+      b.axis(shape.names().get(i), shape.sizes()[i]);
+    }
+    return b.build();
   }
 
   @Test
@@ -322,10 +382,10 @@ class NcclMeshGpuTest {
     assertThrows(IllegalArgumentException.class, () -> world.split(-1, 0), "a negative color, before anything else");
   }
 
-  /** Two GPUs: rank 1 never splits; rank 0 times out in ncclCommSplit, naming it and the group. */
+  /** Two ranks (two GPUs, or one shared): rank 1 never splits; rank 0 times out in ncclCommSplit, naming it and the group. */
   @Test
-  void aRankThatNeverSplitsTimesOutTheOthersOnTwoGpus() {
-    assumeTrue(NcclBackend.unavailableReason(2) == null, "needs 2 GPUs: " + NcclBackend.unavailableReason(2));
+  void aRankThatNeverSplitsTimesOutTheOthersWithTwoRanks() {
+    assumeTrue(NcclBackend.unavailableReason(2) == null, "needs 2 ranks: " + NcclBackend.unavailableReason(2));
     AtomicReference<Throwable> rank0 = new AtomicReference<>();
     try (Cluster cluster = NcclBackend.cluster(2, CommOptions.timeout(Duration.ofSeconds(2)))) {
       assertTimeoutPreemptively(GENEROUS, () -> assertThrows(CommPlanException.class, () -> cluster.run(c -> {

@@ -15,28 +15,36 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.Test;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * {@link OrderingStress} on real GPUs (issue 15): host write, execute at once, synchronize, read at once,
  * check every element; over the communicator's own stream and three wrapped ones (a non-blocking stream,
  * a blocking one, the legacy stream 0), buffers the backend allocated and device pointers wrapped with
  * {@link NcclInterop}, and sizes up to 256 MiB with many within 64 bytes of a multiple of the host-copy
- * chunk ({@link HostCopies#CHUNK_BYTES}). One rank per GPU that NCCL sees.
+ * chunk ({@link HostCopies#CHUNK_BYTES}). At each world size of {@link GpuRanks} (one rank per GPU by
+ * default; several on one GPU with NCCL 2.30 and the opt-in, where the collectives move data between ranks).
  *
  * <p>{@code -Dcommplan.stress.cycles=N} (default 2,000, what {@code bin/gpu-run} runs; docs/gpu.md
  * records a run of 100,000), {@code -Dcommplan.stress.seed=S}, {@code -Dcommplan.stress.maxBytes=B}.
  */
-@NcclGpuTest
+@NcclRanksGpuTest
 class NcclOrderingStressTest {
   private static final OrderingStress.Config CONFIG = new OrderingStress.Config(
       Integer.getInteger("commplan.stress.cycles", 2000), Long.getLong("commplan.stress.seed", 15L),
       Long.getLong("commplan.stress.maxBytes", 256L << 20), HostCopies.CHUNK_BYTES,
       Integer.getInteger("commplan.stress.hugeCycles", 12));
 
-  @Test
-  void everyHostWriteIsSeenAndEveryReadIsCurrent() {
-    int ranks = Math.max(1, NcclBackend.deviceCount());
+  static Stream<Integer> ranks() {
+    return GpuRanks.requested().stream();
+  }
+
+  @ParameterizedTest(name = "{0} ranks")
+  @MethodSource("ranks")
+  void everyHostWriteIsSeenAndEveryReadIsCurrent(int ranks) {
+    GpuRanks.assumeRunnable(ranks);
     AtomicLong wrong = new AtomicLong();
     List<String> report = new ArrayList<>();
     try (Cluster cluster = NcclBackend.cluster(ranks)) {

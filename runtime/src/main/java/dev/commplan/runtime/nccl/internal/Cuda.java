@@ -42,7 +42,7 @@ public final class Cuda {
   /** {@code cudaEventDisableTiming}: an event for ordering only, cheaper to record and query. */
   public static final int EVENT_DISABLE_TIMING = 0x02;
   static final List<String> FUNCTIONS = List.of(
-      "cudaGetDeviceCount", "cudaSetDevice", "cudaGetDevice", "cudaMalloc", "cudaFree", "cudaMemGetInfo",
+      "cudaGetDeviceCount", "cudaSetDevice", "cudaGetDevice", "cudaDeviceGetPCIBusId", "cudaMalloc", "cudaFree", "cudaMemGetInfo",
       "cudaMemcpyAsync", "cudaMemsetAsync", "cudaStreamCreateWithFlags", "cudaStreamSynchronize",
       "cudaStreamDestroy", "cudaStreamQuery", "cudaEventCreate", "cudaEventCreateWithFlags", "cudaEventRecord",
       "cudaEventQuery", "cudaEventSynchronize", "cudaEventElapsedTime", "cudaEventDestroy", "cudaGetErrorString", "cudaGetErrorName",
@@ -66,7 +66,7 @@ public final class Cuda {
     try {
       return (int) cudaGetDeviceCount.H.invokeExact(count);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -79,7 +79,7 @@ public final class Cuda {
     try {
       return (int) cudaSetDevice.H.invokeExact(device);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -92,7 +92,24 @@ public final class Cuda {
     try {
       return (int) cudaGetDevice.H.invokeExact(device);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
+    }
+  }
+
+  private static final class cudaDeviceGetPCIBusId {
+    static final MethodHandle H =
+        handle("cudaDeviceGetPCIBusId", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+  }
+
+  /**
+   * {@code cudaError_t cudaDeviceGetPCIBusId(char* pciBusId, int len, int device)}: the device's PCI address
+   * ({@code "0000:3b:00.0"}), the same in every process of the host whatever devices each one sees.
+   */
+  public static int cudaDeviceGetPCIBusId(MemorySegment pciBusId, int len, int device) {
+    try {
+      return (int) cudaDeviceGetPCIBusId.H.invokeExact(pciBusId, len, device);
+    } catch (Throwable t) {
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -107,7 +124,7 @@ public final class Cuda {
     try {
       return (int) cudaMalloc.H.invokeExact(devPtr, size);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -120,7 +137,7 @@ public final class Cuda {
     try {
       return (int) cudaMemGetInfo.H.invokeExact(free, total);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -136,7 +153,7 @@ public final class Cuda {
     try {
       return (int) cudaFree.H.invokeExact(devPtr);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -158,7 +175,7 @@ public final class Cuda {
     try {
       return (int) cudaMemcpyAsync.H.invokeExact(dst, src, count, kind, stream);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -189,7 +206,7 @@ public final class Cuda {
     try {
       return (int) cudaMemcpyAsyncToDevice.H.invokeExact(dst, src, count, MEMCPY_HOST_TO_DEVICE, stream);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -207,7 +224,7 @@ public final class Cuda {
     try {
       return (int) cudaMemcpyAsyncToHost.H.invokeExact(dst, src, count, MEMCPY_DEVICE_TO_HOST, stream);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -221,7 +238,7 @@ public final class Cuda {
     try {
       return (int) cudaMemsetAsync.H.invokeExact(devPtr, value, count, stream);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -237,7 +254,7 @@ public final class Cuda {
     try {
       return (int) cudaStreamCreateWithFlags.H.invokeExact(pStream, flags);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -250,7 +267,7 @@ public final class Cuda {
     try {
       return (int) cudaStreamSynchronize.H.invokeExact(stream);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -263,7 +280,7 @@ public final class Cuda {
     try {
       return (int) cudaStreamDestroy.H.invokeExact(stream);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -276,7 +293,7 @@ public final class Cuda {
     try {
       return (int) cudaStreamQuery.H.invokeExact(stream);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -291,7 +308,7 @@ public final class Cuda {
     try {
       return (int) cudaEventCreate.H.invokeExact(event);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -305,7 +322,7 @@ public final class Cuda {
     try {
       return (int) cudaEventCreateWithFlags.H.invokeExact(event, flags);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -321,7 +338,7 @@ public final class Cuda {
     try {
       return (int) cudaEventQuery.H.invokeExact(event);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -335,7 +352,7 @@ public final class Cuda {
     try {
       return (int) cudaEventRecord.H.invokeExact(event, stream);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -348,7 +365,7 @@ public final class Cuda {
     try {
       return (int) cudaEventSynchronize.H.invokeExact(event);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -362,7 +379,7 @@ public final class Cuda {
     try {
       return (int) cudaEventElapsedTime.H.invokeExact(ms, start, end);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -375,7 +392,7 @@ public final class Cuda {
     try {
       return (int) cudaEventDestroy.H.invokeExact(event);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -390,7 +407,7 @@ public final class Cuda {
     try {
       return (MemorySegment) cudaGetErrorString.H.invokeExact(error);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -403,7 +420,7 @@ public final class Cuda {
     try {
       return (MemorySegment) cudaGetErrorName.H.invokeExact(error);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -416,7 +433,7 @@ public final class Cuda {
     try {
       return (int) cudaDriverGetVersion.H.invokeExact(driverVersion);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -429,7 +446,7 @@ public final class Cuda {
     try {
       return (int) cudaRuntimeGetVersion.H.invokeExact(runtimeVersion);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -442,7 +459,7 @@ public final class Cuda {
     try {
       return (int) cudaGetLastError.H.invokeExact();
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 }

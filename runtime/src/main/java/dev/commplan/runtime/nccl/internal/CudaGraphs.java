@@ -64,7 +64,7 @@ public final class CudaGraphs {
     try {
       return (int) cudaStreamBeginCapture.H.invokeExact(stream, mode);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -82,7 +82,7 @@ public final class CudaGraphs {
     try {
       return (int) cudaStreamEndCapture.H.invokeExact(stream, pGraph);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -103,7 +103,7 @@ public final class CudaGraphs {
     try {
       return (int) cudaStreamIsCapturing.H.invokeExact(stream, pCaptureStatus);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -121,7 +121,7 @@ public final class CudaGraphs {
     try {
       return (int) cudaGraphInstantiateWithFlags.H.invokeExact(pGraphExec, graph, flags);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -138,7 +138,7 @@ public final class CudaGraphs {
     try {
       return (int) cudaGraphLaunch.H.invokeExact(graphExec, stream);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -154,7 +154,7 @@ public final class CudaGraphs {
     try {
       return (int) cudaGraphExecDestroy.H.invokeExact(graphExec);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 
@@ -167,7 +167,7 @@ public final class CudaGraphs {
     try {
       return (int) cudaGraphDestroy.H.invokeExact(graph);
     } catch (Throwable t) {
-      throw Nccl.unreachable(t);
+      throw NativeAccess.unreachable(t);
     }
   }
 

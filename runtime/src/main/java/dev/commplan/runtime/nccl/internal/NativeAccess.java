@@ -12,7 +12,8 @@ import java.nio.file.Path;
  * The only place that calls restricted FFM methods (opening a library, making a downcall handle, giving
  * a C string returned by a native function a length). Everything else in the NCCL backend goes through
  * here, so that {@code @SuppressWarnings("restricted")} is written once, as in Lucene's {@code
- * PosixNativeAccess}. The backend checks {@link Module#isNativeAccessEnabled()} before it gets here.
+ * PosixNativeAccess}. The backend checks {@link Module#isNativeAccessEnabled()} before it gets here. It
+ * also says, once for every binding of this package, what a downcall's {@code invokeExact} may throw.
  */
 @SuppressWarnings("restricted")
 public final class NativeAccess {
@@ -34,6 +35,29 @@ public final class NativeAccess {
   static MethodHandle downcall(
       MemorySegment symbol, FunctionDescriptor descriptor, Linker.Option... options) {
     return LINKER.downcallHandle(symbol, descriptor, options);
+  }
+
+  /**
+   * A downcall handle for {@code name} in the C library the JVM itself links with ({@link
+   * Linker#defaultLookup()}: libc's {@code getenv}, {@code setenv}), or null where there is none.
+   */
+  static MethodHandle downcallToC(String name, FunctionDescriptor descriptor) {
+    return LINKER.defaultLookup().find(name).map(symbol -> LINKER.downcallHandle(symbol, descriptor)).orElse(null);
+  }
+
+  /**
+   * What a binding's {@code invokeExact} threw, for {@code throw unreachable(t)}: a RuntimeException or
+   * Error is rethrown as is; a checked exception (which a native downcall cannot throw) becomes an
+   * AssertionError.
+   */
+  static Error unreachable(Throwable t) {
+    if (t instanceof RuntimeException r) {
+      throw r;
+    }
+    if (t instanceof Error e) {
+      throw e;
+    }
+    return new AssertionError("a native downcall threw a checked exception", t);
   }
 
   /**

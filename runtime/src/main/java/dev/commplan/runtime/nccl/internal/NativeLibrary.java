@@ -41,7 +41,7 @@ public final class NativeLibrary {
       synchronized (NativeLibrary.class) {
         lib = nccl;
         if (lib == null) {
-          lib = open("NCCL", NCCL_SONAME, NCCL_PROPERTY, System.getProperty(NCCL_PROPERTY), Nccl.FUNCTIONS,
+          lib = open("NCCL", NCCL_SONAME, NCCL_PROPERTY, System.getProperty(NCCL_PROPERTY), NcclSymbols.REQUIRED,
               "install NCCL 2 (the libnccl2 package)");
           nccl = lib;
         }

@@ -1,0 +1,30 @@
+package dev.commplan.runtime.nccl;
+
+/**
+ * How many ranks of a world share each GPU, and what {@link NcclMultiRank} chose for that: the CTA limit
+ * passed to NCCL (its communicators' and their splits' {@code ncclConfig_t.maxCTAs}) and where the opt-in
+ * came from. One per rank's family: a split inherits its world's.
+ *
+ * @param ranksPerGpu the most ranks any one GPU carries: 1 for one rank per GPU, 0 where unknown (a
+ *     communicator made by {@link NcclBackend#initRank} with the opt-in on)
+ * @param maxCtas the CTA limit passed to NCCL, or 0 for none (NCCL's own choice, or {@code NCCL_MAX_CTAS})
+ * @param ctaText the limit that applies and why, in words
+ * @param optInText where {@code NCCL_MULTI_RANK_GPU_ENABLE} came from, in words
+ */
+record NcclGpuSharing(int ranksPerGpu, int maxCtas, String ctaText, String optInText) {
+  /** One rank per GPU: nothing shared, no limit, nothing to say. */
+  static final NcclGpuSharing ONE_RANK_PER_GPU = new NcclGpuSharing(1, 0, "", "");
+
+  /**
+   * What a communicator's or cluster's description adds: nothing for one rank per GPU, else {@code ", 8 ranks
+   * share each GPU, at most 2 CTAs a rank (ncclConfig_t.maxCTAs, the rule for 5-8 ranks a GPU);
+   * NCCL_MULTI_RANK_GPU_ENABLE=1 set by -Dcommplan.nccl.multiRankGpu=true"}.
+   */
+  String describe() {
+    if (ranksPerGpu == 1) {
+      return "";
+    }
+    return ", " + (ranksPerGpu > 1 ? ranksPerGpu + " ranks share each GPU" : "ranks per GPU unknown") + ", " + ctaText
+        + "; " + optInText;
+  }
+}
