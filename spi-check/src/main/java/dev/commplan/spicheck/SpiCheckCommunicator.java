@@ -10,6 +10,7 @@ import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.spi.AbstractCommunicator;
 import dev.commplan.runtime.spi.BackendCommunicator;
+import dev.commplan.runtime.spi.StreamBase;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Set;
@@ -26,6 +27,7 @@ public final class SpiCheckCommunicator extends AbstractCommunicator {
   private final int rank;
   private final SpiCheckStream stream;
   private final Set<SpiCheckMemory> live = ConcurrentHashMap.newKeySet();
+  private final CommOptions options;
   private volatile boolean closed;
   /** How deep the groups are nested; the collectives of a group run as they are called (all ranks call them in one order). */
   private int groupDepth;
@@ -34,6 +36,7 @@ public final class SpiCheckCommunicator extends AbstractCommunicator {
     super(options.agreementCheck());
     this.meeting = meeting;
     this.rank = rank;
+    this.options = options;
     this.stream = new SpiCheckStream(this, options.timeout());
   }
 
@@ -78,10 +81,17 @@ public final class SpiCheckCommunicator extends AbstractCommunicator {
     live.remove(block);
   }
 
+  /** {@inheritDoc} Here: another stream of this rank; work on it runs at once too, so nothing is ever in flight. */
+  @Override
+  protected StreamBase openStream() {
+    return new SpiCheckStream(this, options.timeout());
+  }
+
   /** Frees the memory allocated through it; idempotent. */
   @Override
   public void close() {
     closed = true;
+    closeMadeStreams(null); // nothing to release: they only say the communicator is closed
     for (SpiCheckMemory block : List.copyOf(live)) {
       block.closeForOwner();
     }

@@ -1,5 +1,6 @@
 package dev.commplan.spicheck;
 
+import dev.commplan.runtime.spi.EventBase;
 import dev.commplan.runtime.spi.StreamBase;
 import java.time.Duration;
 
@@ -21,6 +22,30 @@ final class SpiCheckStream extends StreamBase {
   protected void awaitIdle(Duration timeout) {
     owner.ensureUsable();
   }
+
+  /** {@inheritDoc} Here: nothing is ever in flight, so the event is done as soon as it is made. */
+  @Override
+  protected EventBase recordEvent() {
+    return new EventBase(this) {
+      @Override
+      protected boolean poll() {
+        return true;
+      }
+
+      @Override
+      protected void awaitDone(Duration timeout) {
+        owner.ensureUsable();
+      }
+    };
+  }
+
+  /** {@inheritDoc} Here: nothing to order, since everything already ran. */
+  @Override
+  protected void waitForEvent(EventBase event) {}
+
+  /** {@inheritDoc} Here: nothing to release. */
+  @Override
+  protected void closeStream() {}
 
   @Override
   public String toString() {

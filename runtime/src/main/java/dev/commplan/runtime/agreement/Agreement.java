@@ -209,6 +209,19 @@ public final class Agreement {
     unit(kind, 0, planId, step, stream);
   }
 
+  /**
+   * A bucket of a bucketed plan's round was enqueued on {@code stream}: a unit of its own, so that ranks that
+   * cut or order their buckets differently are found.
+   *
+   * @param planId the plan's {@link #registerPlan} hash
+   * @param bucket the bucket's index in the plan's bucket order
+   * @param step the step its calls belong to
+   * @param stream the stream (the plan's communication stream)
+   */
+  public void bucket(long planId, int bucket, int step, Stream stream) {
+    unit(CallRecord.BUCKET, bucket, planId, step, stream);
+  }
+
   private void unit(long word0, long count, long plan, long step, Stream stream) {
     StreamProgress progress = Guards.progressOf(stream);
     if (progress == null) {

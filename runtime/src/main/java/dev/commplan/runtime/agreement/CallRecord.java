@@ -24,6 +24,8 @@ final class CallRecord {
   static final int LAUNCH = 4;
   static final int SEND = 5;
   static final int RECV = 6;
+  /** A bucket of a bucketed plan's round: word 1 is its index, word 3 its step. */
+  static final int BUCKET = 7;
 
   private CallRecord() {}
 
@@ -67,6 +69,10 @@ final class CallRecord {
       String name = plans.getOrDefault(words[at + 2], "#" + Long.toHexString(words[at + 2]) + " (not built here)");
       return "plan " + name + (kind == EXECUTE ? ", execute" : kind == LAUNCH ? ", launch of its captured graph"
           : ", step " + words[at + 3]);
+    }
+    if (kind == BUCKET) {
+      String name = plans.getOrDefault(words[at + 2], "#" + Long.toHexString(words[at + 2]) + " (not built here)");
+      return "plan " + name + ", bucket " + words[at + 1] + " (step " + words[at + 3] + ")";
     }
     if (kind != DIRECT && kind != SEND && kind != RECV) {
       return "no call (a record of kind " + kind + ": not a call this check knows)";
@@ -115,7 +121,7 @@ final class CallRecord {
       out.add(kind(x) == SEND || kind(x) == RECV ? "peer" : "root");
     }
     if (a[at + 1] != b[bt + 1]) {
-      out.add("count");
+      out.add(kind(x) == BUCKET ? "bucket" : "count");
     }
     return out;
   }

@@ -128,13 +128,14 @@ public final class LocalCluster implements Cluster {
       String why = brief(cause);
       long now = System.nanoTime();
       for (LocalCommunicator comm : family) {
-        // Streams that already failed (the rank that failed; ranks given their own timeout) keep that failure.
-        if (!comm.stream().hasFailed()) {
-          comm.stream().fail(new RankAbortedException(comm.group().rankText(comm.rank()) + " (world rank "
-              + comm.worldRank() + ") aborted because " + who + " failed: " + why + "\n"
-              + comm.flightRecorder().format(now), cause));
+        for (LocalStream stream : comm.streams()) {
+          // Streams that already failed (the rank that failed; ranks given their own timeout) keep that failure.
+          if (!stream.hasFailed()) {
+            stream.fail(new RankAbortedException(stream.who() + " (world rank " + comm.worldRank() + ") aborted because "
+                + who + " failed: " + why + "\n" + stream.recorder.format(now), cause));
+          }
+          stream.interruptWorker(); // also the failing rank's: after a stall it is what hangs
         }
-        comm.stream().interruptWorker(); // also the failing rank's: after a stall it is what hangs
       }
     }
 

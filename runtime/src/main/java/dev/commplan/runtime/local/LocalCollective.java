@@ -57,9 +57,14 @@ final class LocalCollective implements LocalStream.Work {
     return label;
   }
 
+  /** Its communicator's: a collective takes the next number of its sequence when enqueued. */
   @Override
-  public void run(LocalStream stream) {
-    long sequence = comm.takeSequenceNumber();
+  public LocalCommunicator sequencedBy() {
+    return comm;
+  }
+
+  @Override
+  public void run(LocalStream stream, long sequence) {
     if (send.isClosed() || recv.isClosed()) {
       throw new CommPlanException(
           "rank " + comm.rank() + ": " + describe() + " (#" + sequence + ") cannot run: its "

@@ -46,9 +46,13 @@ public final class LocalCommunicator extends AbstractCommunicator {
   /** The sends and receives of the open group, issued together when it closes. */
   private final List<LocalMailboxes.Transfer> groupSends = new ArrayList<>();
   private final List<LocalMailboxes.Transfer> groupRecvs = new ArrayList<>();
+  /** The stream of the open group's first send or receive: the group's transfers are enqueued there. */
+  private LocalStream groupStream;
+  /** How many streams {@code newStream()} has made (their numbers, for names). */
+  private int madeStreams;
   /**
-   * The number the next collective gets, taken in stream order by the worker that runs it: this
-   * communicator's own stream's, or a plan's stream (the world's) for a plan's calls over this group.
+   * The number the next collective gets, taken when it is enqueued (on any stream of this communicator, or
+   * of the world for a plan's calls over this group), so that ranks meet in the order their hosts enqueued.
    */
   private final java.util.concurrent.atomic.AtomicLong nextSequenceNumber = new java.util.concurrent.atomic.AtomicLong();
 
@@ -58,7 +62,7 @@ public final class LocalCommunicator extends AbstractCommunicator {
     this.group = group;
     this.rank = rank;
     this.worldRank = worldRank;
-    this.stream = new LocalStream(this, cluster.timeout());
+    this.stream = new LocalStream(this, cluster.timeout(), 0);
   }
 
   /** This rank's communicator of {@code child}, a group just split from this one's, with rank {@code rank} there. */
@@ -105,6 +109,23 @@ public final class LocalCommunicator extends AbstractCommunicator {
     return stream;
   }
 
+  /** {@inheritDoc} Here: another worker of this rank, with its own flight record. */
+  @Override
+  protected LocalStream openStream() {
+    checkOpen();
+    return new LocalStream(this, cluster.timeout(), ++madeStreams);
+  }
+
+  /** This communicator's own stream and those {@code newStream()} made that are open: an abort fails them all. */
+  List<LocalStream> streams() {
+    List<LocalStream> all = new ArrayList<>();
+    all.add(stream);
+    for (dev.commplan.runtime.spi.StreamBase made : madeStreams()) {
+      all.add((LocalStream) made); // openStream makes only these
+    }
+    return all;
+  }
+
   @Override
   public String backendName() {
     return "local";
@@ -144,7 +165,8 @@ public final class LocalCommunicator extends AbstractCommunicator {
                 call.sendMemory(), call.sendByteOffset(), null);
             LocalCollective labelled = over.transfer(call.collective(), call.dataType(), call.peer(), call.count(),
                 call.sendMemory(), call.sendByteOffset(),
-                new OperationLabel(schedule.planName(), step.number(), unlabelled.describe(), call.fields()));
+                new OperationLabel(schedule.planName(), step.number(), step.bucket(), unlabelled.describe(),
+                    call.fields()));
             (call.collective() == Collective.SEND ? sends : recvs)
                 .add(new LocalMailboxes.Transfer(labelled, call.peer()));
             transferFields.addAll(call.fields());
@@ -156,47 +178,53 @@ public final class LocalCommunicator extends AbstractCommunicator {
             call.recvByteOffset());
         // The label is made here, once: timeouts and the flight record name the call without building text.
         OperationLabel label =
-            new OperationLabel(schedule.planName(), step.number(), unlabelled.describe(), call.fields());
+            new OperationLabel(schedule.planName(), step.number(), step.bucket(), unlabelled.describe(), call.fields());
         work.add(new LocalCollective(over, call.collective(), call.dataType(), call.op(), call.root(), call.count(),
             unlabelled.send, unlabelled.sendOffset, unlabelled.recv, unlabelled.recvOffset, label));
       }
       if (!sends.isEmpty() || !recvs.isEmpty()) { // the step's transfers, one group, after its collectives
         work.add(new LocalTransfers(sends, recvs, new OperationLabel(schedule.planName(),
-            step.number(), LocalTransfers.describe(sends, recvs), transferFields)));
+            step.number(), step.bucket(), LocalTransfers.describe(sends, recvs), transferFields)));
       }
     }
     stepStart[index] = work.size();
     LocalStream.Work[] items = work.toArray(LocalStream.Work[]::new);
     return (target, fromIndex, toIndex) -> {
-      checkOwnStream(target);
+      LocalStream on = streamOf(target);
       if (fromIndex < 0) {
         throw new IndexOutOfBoundsException(schedule.planName() + ": step index " + fromIndex + " is negative");
       }
       int from = Math.min(fromIndex, stepStart.length - 1);
       int to = Math.min(Math.max(toIndex, from), stepStart.length - 1);
       for (int i = stepStart[from]; i < stepStart[to]; i++) {
-        stream.enqueue(items[i]);
+        on.enqueue(items[i]);
       }
     };
   }
 
   @Override
   protected void enqueueDirect(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int root,
-      Stream stream) {
+      Stream target) {
+    LocalStream on = streamOf(target);
     if (collective.pointToPoint()) {
       LocalMailboxes.Transfer t = new LocalMailboxes.Transfer(transfer(collective, send.dataType(), root, count,
           send.memory(), send.byteOffset(), checkLabel(collective, send.dataType(), null, root, count)), root);
       if (groupDepth > 0) { // issued together at the end of the group, as NCCL does
         (collective == Collective.SEND ? groupSends : groupRecvs).add(t);
+        if (groupStream == null) {
+          groupStream = on;
+        }
       } else {
         List<LocalMailboxes.Transfer> one = List.of(t);
         List<LocalMailboxes.Transfer> none = List.of();
-        this.stream.enqueue(new LocalTransfers(collective == Collective.SEND ? one : none,
+        on.enqueue(new LocalTransfers(collective == Collective.SEND ? one : none,
             collective == Collective.SEND ? none : one, t.call.label));
       }
       return;
     }
-    enqueue(collective, op, root, count, send, recv);
+    on.enqueue(new LocalCollective(this, collective, send.dataType(), op, root, count, local(send.memory()),
+        send.byteOffset(), local(recv.memory()), recv.byteOffset(), checkLabel(collective, send.dataType(), op, root,
+        count)));
   }
 
   /** A send or receive of {@code count} elements at {@code offset} of {@code memory}; {@code peer} is kept as its root. */
@@ -209,12 +237,6 @@ public final class LocalCommunicator extends AbstractCommunicator {
   @Override
   protected void ensureUsable() {
     checkOpen();
-  }
-
-  private void enqueue(Collective collective, ReduceOp op, int root, long count, Buffer send, Buffer recv) {
-    stream.enqueue(new LocalCollective(this, collective, send.dataType(), op, root, count, local(send.memory()),
-        send.byteOffset(), local(recv.memory()), recv.byteOffset(), checkLabel(collective, send.dataType(), op, root,
-        count)));
   }
 
   /** The agreement check's label for its own calls; null (the direct call's label) for the user's. */
@@ -242,7 +264,9 @@ public final class LocalCommunicator extends AbstractCommunicator {
       List<LocalMailboxes.Transfer> recvs = List.copyOf(groupRecvs);
       groupSends.clear();
       groupRecvs.clear();
-      stream.enqueue(new LocalTransfers(sends, recvs,
+      LocalStream on = groupStream;
+      groupStream = null;
+      on.enqueue(new LocalTransfers(sends, recvs,
           OperationLabel.direct(LocalTransfers.describe(sends, recvs) + " (one group)")));
     }
   }
@@ -266,11 +290,15 @@ public final class LocalCommunicator extends AbstractCommunicator {
     for (LocalCommunicator child : children) { // closed with their parent at the latest
       child.close();
     }
+    RuntimeException failure = closeMadeStreams(null); // they see this communicator closed: stopped at once
     stream.shutDown(cluster.timeout().toMillis());
     for (LocalMemory block : openBlocks) {
       block.closeForOwner();
     }
     openBlocks.clear();
+    if (failure != null) {
+      throw failure;
+    }
   }
 
   /**
@@ -310,14 +338,15 @@ public final class LocalCommunicator extends AbstractCommunicator {
     }
   }
 
-  private void checkOwnStream(Stream target) {
+  /** {@code target}, a stream of this communicator (its own or one {@code newStream()} made). */
+  private LocalStream streamOf(Stream target) {
     Objects.requireNonNull(target, "stream");
     checkOpen();
-    if (target != stream) {
-      throw new IllegalArgumentException(
-          "rank " + rank + ": a schedule compiled for this communicator runs on its own stream, not on "
-              + target);
+    if (target instanceof LocalStream s && s.communicator() == this) {
+      return s;
     }
+    throw new IllegalArgumentException("rank " + rank + ": a schedule compiled for this communicator runs on a stream"
+        + " of it (stream() or one newStream() made), not on " + target);
   }
 
   private LocalMemory local(DeviceMemory memory) {

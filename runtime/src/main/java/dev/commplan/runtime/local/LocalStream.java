@@ -7,7 +7,6 @@ import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
 import dev.commplan.runtime.spi.StreamBase;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.Objects;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -25,7 +24,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * LocalCluster#timeout()}), and {@code synchronize()} gives up with {@link CommTimeoutException} when the
  * stream has made no progress for the timeout plus a quarter (at most one second more), which catches a
  * host task that hangs; the collective's own timeout, with the better message, normally comes first.
- * Every enqueued piece of work is recorded in the rank's {@link FlightRecorder}.
+ * Every enqueued piece of work is recorded in the stream's {@link FlightRecorder}.
+ *
+ * <p>A communicator has its own stream and may make more ({@code newStream()}), each a worker of its own.
+ * A collective takes its number in its communicator's sequence when it is enqueued, not when it runs, so
+ * that collectives on several streams of one communicator meet their peers' in the order the host
+ * enqueued them (as NCCL orders a communicator's calls), whichever worker gets there first. An event
+ * ({@link #record()}) is a place in the queue: it is done once the worker has run everything before it;
+ * {@link #waitFor} enqueues an item that blocks this worker, not the host, until the event is done (at
+ * most the timeout).
  */
 public final class LocalStream extends StreamBase {
   /** A piece of host work run on the stream, in order with the collectives (like {@code cudaLaunchHostFunc}). */
@@ -42,11 +49,22 @@ public final class LocalStream extends StreamBase {
   /** Work the backend enqueues; runs on the worker thread. */
   @FunctionalInterface
   interface Work {
-    void run(LocalStream stream) throws Exception;
+    /**
+     * Runs the work on {@code stream}'s worker.
+     *
+     * @param sequence its number in the sequence of {@link #sequencedBy()}, taken when it was enqueued; -1
+     *     for work that takes none
+     */
+    void run(LocalStream stream, long sequence) throws Exception;
 
     /** What the flight record calls it. */
     default OperationLabel label() {
       return HOST_TASK;
+    }
+
+    /** The communicator whose collective sequence this work takes a number of when enqueued, or null. */
+    default LocalCommunicator sequencedBy() {
+      return null;
     }
   }
 
@@ -57,11 +75,19 @@ public final class LocalStream extends StreamBase {
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition workAvailable = lock.newCondition();
   private final Condition progress = lock.newCondition();
-  private final ArrayDeque<Work> queue = new ArrayDeque<>();
+  /** The work not yet taken by the worker, with each item's sequence number: a ring, grown when full. */
+  private Work[] queue = new Work[16];
+  private long[] queueSequence = new long[16];
+  private int head;
+  private int queued;
   private long enqueued;
   private long completed;
   private Throwable failure;
+  /** The first item the failure kept from completing (the failed one, or the next after an abort). */
+  private long failedAt = Long.MAX_VALUE;
   private boolean shutDown;
+  /** Closed by its user ({@code close()} of a stream {@code newStream()} made): the worker ends once idle. */
+  private boolean draining;
 
   /** Scratch memory for the collectives' kernels; used only by the worker thread, allocated once. */
   final KernelScratch scratch = new KernelScratch();
@@ -69,12 +95,17 @@ public final class LocalStream extends StreamBase {
   /** The rank's last operations; see {@link LocalCommunicator#flightRecorder()}. */
   final FlightRecorder recorder;
 
-  LocalStream(LocalCommunicator comm, Duration timeout) {
+  /** The stream's number among its communicator's: 0 for its own, 1, 2, ... for those {@code newStream()} made. */
+  private final int index;
+
+  LocalStream(LocalCommunicator comm, Duration timeout, int index) {
     super(comm, timeout);
     this.comm = comm;
+    this.index = index;
     this.recorder = new FlightRecorder(comm.worldRank(), FlightRecorder.DEFAULT_CAPACITY);
     this.worker = Thread.ofPlatform()
-        .name("commplan-local-stream-rank-" + comm.worldRank() + (comm.group().isWorld() ? "" : " (" + comm.group().label + ")"))
+        .name("commplan-local-stream-rank-" + comm.worldRank() + (index == 0 ? "" : "-" + index)
+            + (comm.group().isWorld() ? "" : " (" + comm.group().label + ")"))
         .daemon(true)
         .unstarted(this::workLoop);
     runsInOrderOn(worker); // the worker's own host access is in stream order
@@ -89,7 +120,7 @@ public final class LocalStream extends StreamBase {
    */
   public void enqueueHostTask(HostTask task) {
     Objects.requireNonNull(task, "task");
-    enqueue(stream -> task.run());
+    enqueue((stream, sequence) -> task.run());
   }
 
   /**
@@ -103,14 +134,28 @@ public final class LocalStream extends StreamBase {
    */
   @Override
   protected void awaitIdle(Duration timeout) {
+    lock.lock();
+    long target;
+    try {
+      target = enqueued;
+    } finally {
+      lock.unlock();
+    }
+    awaitCompleted(target, timeout, "synchronize()");
+  }
+
+  /**
+   * Blocks until the worker has run the first {@code target} items (a synchronize: everything enqueued; an
+   * event: what was enqueued before it), with {@link #awaitIdle}'s failures and stall limit.
+   */
+  void awaitCompleted(long target, Duration timeout, String what) {
     if (Thread.currentThread() == worker) {
-      throw new IllegalStateException("synchronize() called from work running on " + who()
+      throw new IllegalStateException(what + " called from work running on " + who()
           + "'s own stream; it would wait for itself");
     }
     CommTimeoutException stalled = null;
     lock.lock();
     try {
-      long target = enqueued;
       long stallLimit = stallLimitNanos(timeout);
       long seen = completed;
       long lastProgress = System.nanoTime();
@@ -124,6 +169,7 @@ public final class LocalStream extends StreamBase {
         if (left <= 0) {
           stalled = stalled(now - lastProgress);
           failure = stalled;
+          failedAt = completed;
           progress.signalAll();
           break;
         }
@@ -199,16 +245,120 @@ public final class LocalStream extends StreamBase {
         : new CommPlanException(message, cause);
   }
 
+  /**
+   * Puts {@code work} at the end of the queue, with the next number of its communicator's collective
+   * sequence if it takes one (taken here, in the order the host enqueues, whichever stream it goes to).
+   */
   void enqueue(Work work) {
     lock.lock();
     try {
-      if (shutDown) {
-        throw new IllegalStateException(who() + "'s stream is shut down (its cluster is closed)");
+      if (shutDown || draining) {
+        throw new IllegalStateException(who() + "'s stream is " + (draining ? "closed" : "shut down (its cluster is"
+            + " closed)"));
       }
-      queue.addLast(work);
+      LocalCommunicator sequence = work.sequencedBy();
+      if (queued == queue.length) {
+        grow();
+      }
+      int at = (head + queued) % queue.length;
+      queue[at] = work;
+      queueSequence[at] = sequence == null ? -1 : sequence.takeSequenceNumber();
+      queued++;
       recorder.enqueued(work.label(), System.nanoTime()); // its sequence number is `enqueued`, the work's index
       enqueued++;
       workAvailable.signal();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Doubles the ring, keeping the order (the lock held). */
+  private void grow() {
+    Work[] work = new Work[queue.length * 2];
+    long[] sequence = new long[work.length];
+    for (int i = 0; i < queued; i++) {
+      work[i] = queue[(head + i) % queue.length];
+      sequence[i] = queueSequence[(head + i) % queue.length];
+    }
+    queue = work;
+    queueSequence = sequence;
+    head = 0;
+  }
+
+  /** {@inheritDoc} Here: a place in the queue, done once the worker has run everything enqueued before it. */
+  @Override
+  protected dev.commplan.runtime.spi.EventBase recordEvent() {
+    lock.lock();
+    try {
+      return new LocalEvent(this, enqueued);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** {@inheritDoc} Here: an item that blocks this stream's worker until the event is done, at most the timeout. */
+  @Override
+  protected void waitForEvent(dev.commplan.runtime.spi.EventBase event) {
+    enqueue(((LocalEvent) event).waitItem(this)); // checked by StreamBase: a local stream's event
+  }
+
+  /**
+   * {@inheritDoc} Here: the worker runs what is queued, then ends; when the communicator is closing, it stops
+   * at once and the queue is dropped, as with the communicator's own stream.
+   */
+  @Override
+  protected void closeStream() {
+    if (comm.isClosed()) {
+      shutDown(comm.cluster().timeout().toMillis());
+      return;
+    }
+    lock.lock();
+    try {
+      draining = true;
+      workAvailable.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Whether the worker has run the first {@code target} items; a failure or shutdown also ends the wait. */
+  boolean hasCompleted(long target) {
+    lock.lock();
+    try {
+      return completed >= target || failedAt < target || shutDown;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Blocks this (another stream's) worker until the worker of this stream has run the first {@code target}
+   * items, at most {@code timeout}; throws if this stream failed or was shut down first, or on the timeout.
+   */
+  void awaitOnWorker(long target, Duration timeout, LocalStream waiting) throws InterruptedException {
+    lock.lock();
+    try {
+      long deadline = System.nanoTime() + timeout.toNanos();
+      while (completed < target || failedAt < target) {
+        if (failedAt < target) {
+          throw new CommPlanException(waiting.who() + "'s stream waited for an event of " + this + ", whose work"
+              + " failed: " + failure.getMessage(), failure);
+        }
+        if (shutDown) {
+          throw new IllegalStateException(waiting.who() + "'s stream waited for an event of " + this + ", which was"
+              + " shut down (its cluster is closed)");
+        }
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          throw new CommTimeoutException("local backend: " + waiting + " waited for an event"
+              + " of " + this + " (after its operation #" + (target - 1) + ") longer than the timeout " + timeout
+              + "; that stream has run " + completed + " of its operations. Whatever that stream waits for never came"
+              + " (a host task that blocks, a collective a peer never joined)\n" + recorder.format(), null, -1,
+              "wait for an event", java.util.List.of(), comm.rank(), timeout, java.util.List.of(), waiting.recorder.format(),
+              null);
+        }
+        progress.awaitNanos(left);
+      }
     } finally {
       lock.unlock();
     }
@@ -220,6 +370,7 @@ public final class LocalStream extends StreamBase {
     try {
       if (failure == null) {
         failure = cause;
+        failedAt = completed;
       }
       progress.signalAll();
     } finally {
@@ -239,7 +390,8 @@ public final class LocalStream extends StreamBase {
     lock.lock();
     try {
       shutDown = true;
-      queue.clear();
+      java.util.Arrays.fill(queue, null);
+      queued = 0;
       workAvailable.signalAll();
       progress.signalAll();
     } finally {
@@ -268,17 +420,22 @@ public final class LocalStream extends StreamBase {
   private void workLoop() {
     while (true) {
       Work work;
+      long sequence;
       long seq;
       boolean skip;
       lock.lock();
       try {
-        while (queue.isEmpty() && !shutDown) {
+        while (queued == 0 && !shutDown && !draining) {
           workAvailable.awaitUninterruptibly();
         }
-        if (shutDown) {
+        if (shutDown || queued == 0) { // shut down, or closed by its user with nothing left to run
           return;
         }
-        work = queue.pollFirst();
+        work = queue[head];
+        sequence = queueSequence[head];
+        queue[head] = null;
+        head = (head + 1) % queue.length;
+        queued--;
         seq = completed;
         skip = failure != null;
       } finally {
@@ -288,7 +445,7 @@ public final class LocalStream extends StreamBase {
       if (!skip) {
         recorder.started(seq, System.nanoTime());
         try {
-          work.run(this);
+          work.run(this, sequence);
         } catch (Throwable t) {
           thrown = t;
         }
@@ -306,6 +463,7 @@ public final class LocalStream extends StreamBase {
         completed++;
         if (thrown != null && failure == null) {
           failure = thrown;
+          failedAt = seq;
         }
         progress.signalAll();
       } finally {
@@ -322,8 +480,11 @@ public final class LocalStream extends StreamBase {
     return "LocalStream[" + who() + "]";
   }
 
-  /** {@code rank 3}, or {@code rank 1 of axis tp of mesh [dp=2, tp=2]} for a split group's stream. */
-  private String who() {
-    return comm.group().rankText(comm.rank());
+  /**
+   * {@code rank 3}, {@code rank 1 of axis tp of mesh [dp=2, tp=2]} for a split group's stream, with {@code
+   * (stream 2)} for one {@code newStream()} made.
+   */
+  String who() {
+    return comm.group().rankText(comm.rank()) + (index == 0 ? "" : " (stream " + index + ")");
   }
 }

@@ -31,7 +31,7 @@ final class LocalTransfers implements LocalStream.Work {
   }
 
   @Override
-  public void run(LocalStream stream) {
+  public void run(LocalStream stream, long sequence) {
     for (LocalMailboxes.Transfer send : sends) {
       if (send.call.send.isClosed()) {
         throw new CommPlanException("rank " + send.call.comm.rank() + ": " + send.describe() + " cannot run: its"

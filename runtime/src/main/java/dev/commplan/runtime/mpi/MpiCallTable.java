@@ -77,6 +77,8 @@ final class MpiCallTable {
   private final MpiCommunicator comm;
   private final int[] stepStart; // calls of step s are [stepStart[s], stepStart[s + 1])
   private final int[] stepNumber;
+  /** Each step's bucket ({@code Step.bucket()}), or -1. */
+  private final int[] stepBucket;
   private final int[] callStep; // the step index of each call
   private final long[] over; // the MPI_Comm each call runs over: the plan's, or a mesh axis's
   private final int[] groupSize; // its size (AVG divides by it)
@@ -124,6 +126,7 @@ final class MpiCallTable {
       Step step = steps.get(s);
       stepStart[s] = i;
       stepNumber[s] = step.number();
+      stepBucket[s] = step.bucket();
       for (CollectiveCall call : step.calls()) {
         if (!call.transfers()) {
           continue; // a send or receive whose peer is none on this rank
@@ -155,6 +158,7 @@ final class MpiCallTable {
     this.planName = planName;
     stepStart = new int[steps + 1];
     stepNumber = new int[steps];
+    stepBucket = new int[steps];
     stepInFlight = new boolean[steps];
     callStep = new int[calls];
     over = new long[calls];
@@ -311,6 +315,7 @@ final class MpiCallTable {
     String detail = (reduceOp[i] != null ? " " + reduceOp[i] : "") + (c.hasRoot() ? " root " + root[i] : "")
         + (c == Collective.SEND ? " to rank " + root[i] : "") + (c == Collective.RECV ? " from rank " + root[i] : "");
     String where = planName != null ? "plan " + planName + ", step " + stepNumber[callStep[i]]
+        + (stepBucket[callStep[i]] >= 0 ? ", bucket " + stepBucket[callStep[i]] : "")
         : directOfCheck ? "agreement check" : "direct call";
     String of = fields[i] == null || fields[i].isEmpty() ? "" : " of " + fields[i];
     String overAxis = axis[i] == null || axis[i].isEmpty() ? "" : " over " + axis[i];

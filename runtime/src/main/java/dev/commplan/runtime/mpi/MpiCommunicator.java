@@ -52,6 +52,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * dev.commplan.runtime.CommTimeoutException} naming what it waited for, its group and the ranks that did
  * not answer; the others end their waits with a {@link RankAbortedException} naming it.
  *
+ * <p>Streams: each has its own requests in flight ({@link MpiStreams}).
+ *
  * <p>Like the other backends' communicators, it is used by one thread at a time.
  */
 public final class MpiCommunicator extends AbstractCommunicator {
@@ -62,12 +64,13 @@ public final class MpiCommunicator extends AbstractCommunicator {
   private final Duration timeout;
   private final CommOptions options;
   private final MpiStream stream;
+  /** Its streams (the own one first) and what they have in flight. */
+  private final MpiStreams streams;
   private final MpiFamily family;
   private final String label;
   private final MpiCommunicator parent; // null for the world
   private final int[] worldRanks; // world rank of each rank here; null for the world
   private final List<MpiCommunicator> children = new ArrayList<>();
-  private final MpiInFlight inFlight = new MpiInFlight(this);
   private final Set<MpiMemory> live = ConcurrentHashMap.newKeySet();
 
   private volatile boolean closed;
@@ -88,6 +91,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
     this.timeout = timeout;
     this.timeoutNanos = timeout.toNanos();
     this.stream = new MpiStream(this, timeout);
+    this.streams = new MpiStreams(stream);
     this.family = family;
     this.label = label;
     this.parent = parent;
@@ -211,7 +215,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
    */
   boolean quiesceBeforeFree() {
     for (MpiCommunicator member : family.members()) { // a plan over a mesh's axes uses its world's memory
-      if (!member.inFlight.isEmpty()) {
+      if (!member.streams.idle()) {
         if (member.closed || member.failure != null || family.failure() != null || !MpiRuntime.isInitialized()) {
           return false;
         }
@@ -219,6 +223,18 @@ public final class MpiCommunicator extends AbstractCommunicator {
       }
     }
     return true;
+  }
+
+  /** {@inheritDoc} Here: another stream with requests in flight of its own (see the class comment). */
+  @Override
+  protected dev.commplan.runtime.spi.StreamBase openStream() {
+    return streams.open(timeout);
+  }
+
+  /** A stream {@code newStream()} made is being closed: what it has in flight is completed, where MPI still can. */
+  void closing(MpiStream s) {
+    streams.close(s, !closed && failure == null && family.failure() == null && MpiRuntime.isInitialized(),
+        timeoutNanos);
   }
 
   @Override
@@ -231,7 +247,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
   @Override
   protected void enqueueDirect(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int root,
       Stream stream) {
-    direct(collective, send, recv, op, root, count);
+    direct(collective, send, recv, op, root, count, streamOf(stream));
   }
 
   /**
@@ -239,11 +255,12 @@ public final class MpiCommunicator extends AbstractCommunicator {
    * allocates nothing once the pool holds as many tables as a group has calls), returned to the pool when
    * the call completes. A send or receive passes its peer as {@code root}.
    */
-  private void direct(Collective collective, Buffer send, Buffer recv, ReduceOp op, int root, long count) {
+  private void direct(Collective collective, Buffer send, Buffer recv, ReduceOp op, int root, long count,
+      MpiStream on) {
     MpiCallTable table = directFree > 0 ? directTables[--directFree] : MpiCallTable.direct(this);
     try {
       table.setDirect(collective, send, recv, count, op, root, issuingAgreementCheck());
-      run(table, 0);
+      run(table, 0, on);
     } finally {
       if (!table.inFlight(0)) {
         release(table); // not started: back to the pool
@@ -260,8 +277,9 @@ public final class MpiCommunicator extends AbstractCommunicator {
   }
 
   /**
-   * Opens a group: what is in flight is completed first; the group's calls are then started as they come
-   * and are in flight together, until something after the group completes them. Groups nest.
+   * Opens a group: what is in flight on every stream is completed first (the group's calls may go to any);
+   * they are then started as they come and are in flight together, until something after the group completes
+   * them. Groups nest.
    */
   @Override
   protected void openGroup() {
@@ -281,11 +299,14 @@ public final class MpiCommunicator extends AbstractCommunicator {
 
   // ---------------------------------------------------------------- in flight
 
-  /** Starts step {@code step} of {@code table}: outside a group, after completing what is in flight. */
-  void run(MpiCallTable table, int step) {
+  /**
+   * Starts step {@code step} of {@code table} on stream {@code on}: outside a group, after completing the
+   * events {@code on} waits for and what is in flight on it.
+   */
+  void run(MpiCallTable table, int step, MpiStream on) {
     ensureUsable();
     if (groupDepth == 0) {
-      completeInFlight();
+      MpiStreams.complete(on, timeoutNanos);
     }
     if (table.inFlight(step)) {
       throw new IllegalStateException(table.planName + ", step " + table.stepNumber(step)
@@ -299,7 +320,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
     } finally {
       MpiRuntime.LOCK.unlock();
     }
-    inFlight.add(table, step); // also after a failure: earlier calls of the step may be in flight
+    on.inFlight.add(table, step); // also after a failure: earlier calls of the step may be in flight
     if (failed >= 0) {
       MpiException e = MpiRuntime.error(table.function(failed), table.failedCode,
           "starting " + table.describe(failed) + " on " + rankText());
@@ -314,34 +335,16 @@ public final class MpiCommunicator extends AbstractCommunicator {
   }
 
   /**
-   * Where this rank has not looked for a while ({@link MpiFamily#due}) at {@code now}: another rank's notice
-   * ends what it is about to do ({@code doing} step {@code step} of {@code table}) with a {@link
-   * RankAbortedException}. Called when a wait starts, before it can return: a rank back from far away fails
-   * there, even if the calls it started completed against what its peers left behind.
+   * A stream's wait: completes the events it waits for, then everything in flight on it, within {@code
+   * timeout} ({@link MpiInFlight#complete}).
    */
-  void lookForNotices(MpiCallTable table, int step, String doing, long now) {
-    if (!family.due(now)) {
-      return;
-    }
-    MpiRuntime.LOCK.lock();
-    try {
-      MpiFamily.Notice notice = MpiRuntime.isInitialized() ? family.poll() : null;
-      if (notice != null) {
-        throw family.gaveUp(this, doing + table.describeStep(step), notice);
-      }
-    } finally {
-      MpiRuntime.LOCK.unlock();
-    }
-  }
-
-  /** The stream's wait: completes everything in flight within {@code timeout} ({@link MpiInFlight#complete}). */
-  void synchronize(Duration timeout) {
+  void synchronize(MpiStream s, Duration timeout) {
     ensureUsable();
-    inFlight.complete(timeout.toNanos());
+    MpiStreams.complete(s, timeout.toNanos());
   }
 
   private void completeInFlight() {
-    inFlight.complete(timeoutNanos);
+    streams.completeAll(timeoutNanos);
   }
 
   /** A call table's step completed: a direct call's table goes back to the pool. */
@@ -382,13 +385,18 @@ public final class MpiCommunicator extends AbstractCommunicator {
     }
   }
 
-  void checkOwnStream(Stream target) {
+  /** {@code target}, checked to be an open stream of this communicator (its own, or one {@code newStream()} made). */
+  MpiStream streamOf(Stream target) {
     Objects.requireNonNull(target, "stream");
     ensureUsable();
-    if (target != stream) {
-      throw new IllegalArgumentException(
-          rankText() + ": a schedule compiled for this communicator runs on its own stream, not on " + target);
+    if (target instanceof MpiStream s && s.communicator() == this) {
+      if (s.closedByUser()) {
+        throw new IllegalStateException(rankText() + ": " + s + " is closed");
+      }
+      return s;
     }
+    throw new IllegalArgumentException(rankText() + ": a schedule compiled for this communicator runs on a stream of"
+        + " it (stream() or one newStream() made), not on " + target);
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -432,7 +440,10 @@ public final class MpiCommunicator extends AbstractCommunicator {
         error = error == null ? e : error;
       }
     }
+    boolean idle = streams.idle(); // read before the streams are forgotten: what is still in flight keeps the memory
     closed = true;
+    RuntimeException streams = closeMadeStreams(null); // nothing in flight to complete any more, or it cannot be
+    error = error == null ? streams : error;
     MpiRuntime.forget(this);
     family.leave(this);
     if (parent != null) {
@@ -440,7 +451,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
     }
     MpiRuntime.LOCK.lock();
     try (Arena arena = Arena.ofConfined()) {
-      if (MpiRuntime.isInitialized() && inFlight.isEmpty()) {
+      if (MpiRuntime.isInitialized() && idle) {
         MemorySegment out = arena.allocate(JAVA_LONG);
         out.set(JAVA_LONG, 0, handle);
         int rc = Mpi.MPI_Comm_free(out.address());
@@ -451,7 +462,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
     } finally {
       MpiRuntime.LOCK.unlock();
     }
-    if (inFlight.isEmpty()) {
+    if (idle) {
       for (MpiMemory memory : new ArrayList<>(live)) {
         memory.closeForOwner();
       }

@@ -23,11 +23,11 @@ final class MpiCompiledSchedule implements CompiledSchedule {
     if (fromIndex < 0) {
       throw new IndexOutOfBoundsException(table.planName + ": step index " + fromIndex + " is negative");
     }
-    comm.checkOwnStream(stream);
+    MpiStream on = comm.streamOf(stream);
     table.checkMemory();
     int end = Math.min(toIndex, table.steps());
     for (int step = fromIndex; step < end; step++) {
-      comm.run(table, step);
+      comm.run(table, step, on);
     }
   }
 

@@ -9,7 +9,7 @@ import java.util.Arrays;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * What a communicator's stream has in flight: steps of call tables, started and not yet completed, in
+ * What one stream of a communicator has in flight: steps of call tables, started and not yet completed, in
  * start order; and the wait that completes them ({@link #complete}). The wait polls {@code MPI_Testall},
  * which is also what makes Open MPI progress, and between bursts of polls looks at the clock and at the
  * family's notices (another rank's failure ends the wait at once, see {@link MpiFamily}).
@@ -24,6 +24,9 @@ final class MpiInFlight {
   private MpiCallTable[] tables = new MpiCallTable[8];
   private int[] steps = new int[8];
   private int count;
+  /** How many steps were ever added, and how many of them have completed (in start order). */
+  private long started;
+  private long finished;
 
   MpiInFlight(MpiCommunicator comm) {
     this.comm = comm;
@@ -41,6 +44,38 @@ final class MpiInFlight {
     tables[count] = table;
     steps[count] = step;
     count++;
+    started++;
+  }
+
+  /** {@return how many steps were ever added: an event of the stream stands for those} */
+  long started() {
+    return started;
+  }
+
+  /** {@return whether the first {@code target} steps ever added have completed} */
+  boolean reached(long target) {
+    return finished >= target;
+  }
+
+  /**
+   * Where this rank has not looked for a while ({@link MpiFamily#due}) at {@code now}: another rank's notice
+   * ends what it is about to do ({@code doing} step {@code step} of {@code table}) with a {@link
+   * dev.commplan.runtime.RankAbortedException}. Called when a wait starts, before it can return: a rank back from far away fails
+   * there, even if the calls it started completed against what its peers left behind.
+   */
+  private void lookForNotices(MpiCallTable table, int step, String doing, long now) {
+    if (!comm.family().due(now)) {
+      return;
+    }
+    MpiRuntime.LOCK.lock();
+    try {
+      MpiFamily.Notice notice = MpiRuntime.isInitialized() ? comm.family().poll() : null;
+      if (notice != null) {
+        throw comm.family().gaveUp(comm, doing + table.describeStep(step), notice);
+      }
+    } finally {
+      MpiRuntime.LOCK.unlock();
+    }
   }
 
   /** Each step in flight, one a line, for messages. */
@@ -61,15 +96,23 @@ final class MpiInFlight {
    * @throws dev.commplan.runtime.RankAbortedException if another rank of the family said it failed
    */
   void complete(long waitNanos) {
-    if (count == 0) {
+    completeTo(started, waitNanos);
+  }
+
+  /**
+   * {@link #complete}, but only the first {@code target} steps ever added (an event: what was in flight when it
+   * was recorded); the later ones stay in flight.
+   */
+  void completeTo(long target, long waitNanos) {
+    if (finished >= target) {
       return;
     }
     long start = System.nanoTime();
-    comm.lookForNotices(tables[0], steps[0], "waiting for ", start);
+    lookForNotices(tables[0], steps[0], "waiting for ", start);
     long deadline = start + waitNanos;
     long flagAddress = flag.address();
     MpiFamily family = comm.family();
-    while (count > 0) {
+    while (finished < target) {
       MpiCallTable table = tables[0];
       int step = steps[0];
       int polls = POLL_BURST;
@@ -85,11 +128,7 @@ final class MpiInFlight {
             done = flag.get(JAVA_INT, 0);
           }
           if (rc != Mpi.SUCCESS) {
-            MpiException e = table.failure(step, rc, comm.rankText());
-            table.abandon(step);
-            removeFirst();
-            family.fail(comm, MpiFamily.FAILED, e);
-            throw e;
+            throw failed(table, step, rc);
           }
           if (done == 0) {
             notice = family.poll();
@@ -127,10 +166,51 @@ final class MpiInFlight {
     }
   }
 
+  /**
+   * Tests, without waiting, the steps in flight in start order until one is not done or the first {@code
+   * target} have completed; for an event's {@code isDone()}. Errors fail the family, as in {@link #complete}.
+   *
+   * @return whether the first {@code target} steps have completed
+   */
+  boolean testTo(long target) {
+    long flagAddress = flag.address();
+    while (finished < target) {
+      MpiCallTable table = tables[0];
+      int step = steps[0];
+      MpiRuntime.LOCK.lock();
+      try {
+        comm.requireMpiAlive();
+        int rc = table.test(step, flagAddress);
+        if (rc != Mpi.SUCCESS) {
+          throw failed(table, step, rc);
+        }
+        if (flag.get(JAVA_INT, 0) == 0) {
+          return false;
+        }
+      } finally {
+        MpiRuntime.LOCK.unlock();
+      }
+      removeFirst();
+      table.finish(step);
+      comm.completed(table);
+    }
+    return true;
+  }
+
+  /** The first step in flight failed with {@code rc}: it is dropped and the family fails (the MPI lock held). */
+  private MpiException failed(MpiCallTable table, int step, int rc) {
+    MpiException e = table.failure(step, rc, comm.rankText());
+    table.abandon(step);
+    removeFirst();
+    comm.family().fail(comm, MpiFamily.FAILED, e);
+    return e;
+  }
+
   private void removeFirst() {
     System.arraycopy(tables, 1, tables, 0, count - 1);
     System.arraycopy(steps, 1, steps, 0, count - 1);
     count--;
+    finished++;
     tables[count] = null;
   }
 }

@@ -378,6 +378,10 @@ final class Checked {
     cuda("cudaEventRecord", Cuda.cudaEventRecord(event, stream));
   }
 
+  static void cudaStreamWaitEvent(long stream, long event) {
+    cuda("cudaStreamWaitEvent", Cuda.cudaStreamWaitEvent(stream, event, 0));
+  }
+
   static void cudaEventSynchronize(long event) {
     cuda("cudaEventSynchronize", Cuda.cudaEventSynchronize(event));
   }

@@ -62,6 +62,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
   private final HostCopies hostCopies;
   private final Set<NcclMemory> live = ConcurrentHashMap.newKeySet();
   private final StepEvents events;
+  private final NcclEvents eventPool;
   /** The executable graphs of captured plans, destroyed before the communicator ({@link NcclGraphs}). */
   private final NcclGraphs graphs;
   private final NcclRankState state;
@@ -113,6 +114,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
       throw e;
     }
     this.events = made;
+    this.eventPool = new NcclEvents(device);
     this.stream = new NcclStream(this, s, true, options.timeout());
     this.copyStream = copies;
     this.hostCopies = new HostCopies(CudaCopyEngine.INSTANCE, device, copies);
@@ -247,6 +249,19 @@ public final class NcclCommunicator extends AbstractCommunicator {
     return new NcclStream(this, cudaStream, false, options.timeout());
   }
 
+  /** {@inheritDoc} Here: a non-blocking CUDA stream on this rank's device, destroyed when it is closed. */
+  @Override
+  protected dev.commplan.runtime.spi.StreamBase openStream() {
+    state.ensureUsable();
+    useDevice();
+    return new NcclStream(this, Checked.cudaStreamCreateNonBlocking(), true, options.timeout());
+  }
+
+  /** The CUDA events behind this communicator's {@code Event}s. */
+  NcclEvents eventPool() {
+    return eventPool;
+  }
+
   @Override
   protected CompiledSchedule compileChecked(Schedule schedule) {
     return new NcclCompiledSchedule(this, schedule);
@@ -334,7 +349,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
       return ns.handle();
     }
     throw new IllegalArgumentException("the stream " + stream + " is not a stream of " + this
-        + ": use its stream() or a stream made by NcclInterop.wrapStream for it");
+        + ": use its stream(), one its newStream() made, or a stream made by NcclInterop.wrapStream for it");
   }
 
   /**
@@ -343,33 +358,10 @@ public final class NcclCommunicator extends AbstractCommunicator {
    * PlanBuildException}, a direct call with a {@link BackendUnavailableException}, naming both versions.
    */
   void requireSupported(DataType type, ReduceOp op, boolean forPlan) {
-    RuntimeException e = unsupported(version, type, op, forPlan);
+    RuntimeException e = NcclTypeSupport.unsupported(version, type, op, forPlan);
     if (e != null) {
       throw e;
     }
-  }
-
-  /** What {@link #requireSupported} throws on NCCL {@code version}, or null when it supports {@code type} and {@code op}. */
-  static RuntimeException unsupported(NcclVersion version, DataType type, ReduceOp op, boolean forPlan) {
-    if (type.isFloat8() && !version.atLeast(NcclVersion.FP8)) {
-      String message = "DataType." + type + " (ncclFloat8" + type.name().substring(2).toLowerCase(java.util.Locale.ROOT)
-          + ") needs NCCL " + NcclVersion.FP8 + " or newer, and this process loaded NCCL " + version
-          + "; use F16 or BF16, or a newer NCCL (point -D" + dev.commplan.runtime.nccl.internal.NativeLibrary.NCCL_PROPERTY
-          + " at it)";
-      return forPlan ? new PlanBuildException(message) : new BackendUnavailableException(message);
-    }
-    if (version.atLeast(NcclVersion.AVG_AND_BF16)) {
-      return null;
-    }
-    if (op == ReduceOp.AVG) {
-      return new BackendUnavailableException("ReduceOp.AVG (ncclAvg) needs NCCL " + NcclVersion.AVG_AND_BF16
-          + " or newer, and this process loaded NCCL " + version + "; use SUM and divide, or a newer NCCL");
-    }
-    if (type == DataType.BF16) {
-      return new BackendUnavailableException("DataType.BF16 (ncclBfloat16) needs NCCL "
-          + NcclVersion.AVG_AND_BF16 + " or newer, and this process loaded NCCL " + version);
-    }
-    return null;
   }
 
   void useDevice() {
@@ -457,11 +449,13 @@ public final class NcclCommunicator extends AbstractCommunicator {
         failure = add(failure, e);
       }
     }
+    failure = closeMadeStreams(failure);
     try {
       stream.destroy();
     } catch (RuntimeException e) {
       failure = add(failure, e);
     }
+    eventPool.destroyAll();
     try {
       Checked.cudaStreamDestroy(copyStream);
     } catch (RuntimeException e) {

@@ -87,7 +87,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     stepLabel = calls.stepLabel;
     graphStepLabel = new OperationLabel[stepLabel.length];
     for (int s = 0; s < stepLabel.length; s++) {
-      graphStepLabel[s] = new OperationLabel(planName, stepLabel[s].step(),
+      graphStepLabel[s] = new OperationLabel(planName, stepLabel[s].step(), stepLabel[s].bucket(),
           stepLabel[s].collective() + " (in a CUDA graph launch)", stepLabel[s].fields());
     }
     groupStates = new NcclRankState[calls.groups.length];

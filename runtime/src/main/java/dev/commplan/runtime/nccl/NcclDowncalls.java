@@ -213,6 +213,6 @@ final class NcclDowncalls {
       calls.add(c.append(", count ").append(call.count()).toString());
       fields.addAll(call.fields());
     }
-    return new OperationLabel(planName, step.number(), String.join(" + ", calls), fields);
+    return new OperationLabel(planName, step.number(), step.bucket(), String.join(" + ", calls), fields);
   }
 }

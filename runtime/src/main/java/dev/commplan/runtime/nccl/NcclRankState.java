@@ -196,15 +196,35 @@ final class NcclRankState implements NcclFamily.Member {
    *
    * @param where the stream, named in a timeout's message (its text is made only then, not at every wait)
    * @param ownStream whether it is the communicator's own stream, after which every recorded operation
-   *     has finished
+   *     that names no stream (one of a user's group, a graph launch) has finished too
    */
   void awaitStream(long cudaStream, Duration limit, Object where, boolean ownStream) {
+    await(cudaStream, false, limit, where, "synchronize() of ");
+    events.finishedOn(cudaStream, ownStream);
+  }
+
+  /**
+   * {@link #awaitStream} for a CUDA event ({@code Event.synchronize()}): polls {@code cudaEventQuery}, which
+   * says whether the work the event's record captured has completed, with the same timeout and failures.
+   */
+  void awaitEvent(long cudaEvent, Duration limit, Object where) {
+    await(cudaEvent, true, limit, where, "synchronize() of ");
+  }
+
+  /** {@code cudaEventQuery} of a usable communicator's event ({@code Event.isDone()}); a CUDA error aborts. */
+  boolean queryEvent(long cudaEvent) {
+    ensureUsable();
+    Checked.cudaSetDevice(device);
+    return queryOrAbort(cudaEvent, true);
+  }
+
+  private void await(long handle, boolean event, Duration limit, Object where, String doing) {
     ensureUsable();
     Checked.cudaSetDevice(device);
     long start = System.nanoTime();
     long deadline = start + limit.toNanos();
     int polls = 0;
-    while (!queryOrAbort(cudaStream)) {
+    while (!queryOrAbort(handle, event)) {
       if (requestedCause != null) {
         giveUp();
       }
@@ -216,7 +236,7 @@ final class NcclRankState implements NcclFamily.Member {
       }
       long now = System.nanoTime();
       if (now - deadline > 0) {
-        CommTimeoutException e = timedOut(now - start, limit, "in synchronize() of " + where);
+        CommTimeoutException e = timedOut(now - start, limit, "in " + doing + where);
         abortedBecause = e.summary();
         abortQuietly(e);
         throw e;
@@ -228,15 +248,12 @@ final class NcclRankState implements NcclFamily.Member {
       }
     }
     checkAsyncError();
-    if (ownStream) {
-      events.allFinished();
-    }
   }
 
-  /** {@code cudaStreamQuery}; a CUDA error there (a kernel faulted) is fatal: abort, then throw it. */
-  private boolean queryOrAbort(long cudaStream) {
+  /** {@code cudaStreamQuery} or {@code cudaEventQuery}; a CUDA error there (a kernel faulted) is fatal: abort, then throw it. */
+  private boolean queryOrAbort(long handle, boolean event) {
     try {
-      return Checked.cudaStreamQuery(cudaStream);
+      return event ? Checked.cudaEventQuery(handle) : Checked.cudaStreamQuery(handle);
     } catch (CudaException e) {
       abortedBecause = e.getMessage();
       abortQuietly(e);

@@ -1,12 +1,15 @@
 package dev.commplan.runtime.nccl;
 
+import dev.commplan.runtime.spi.EventBase;
 import dev.commplan.runtime.spi.StreamBase;
 import java.time.Duration;
 
 /**
  * A CUDA stream of one communicator's device: its own ({@code cudaStreamCreateWithFlags} with {@code
- * cudaStreamNonBlocking}, destroyed with the communicator) or an external {@code cudaStream_t} wrapped by
- * {@link NcclInterop#wrapStream} (never destroyed here).
+ * cudaStreamNonBlocking}, destroyed with the communicator), one {@code newStream()} made (the same kind,
+ * destroyed when closed, or with the communicator at the latest) or an external {@code cudaStream_t}
+ * wrapped by {@link NcclInterop#wrapStream} (never destroyed here). Its events are CUDA events ({@link
+ * NcclEvent}).
  */
 final class NcclStream extends StreamBase {
   private final NcclCommunicator owner;
@@ -52,6 +55,44 @@ final class NcclStream extends StreamBase {
           + " (cudaStreamEndCapture), launch the graph, then synchronize");
     }
     owner.synchronize(this, timeout);
+  }
+
+  /**
+   * {@inheritDoc} Here: {@code cudaEventRecord} of a pooled event on this stream, which captures the work
+   * enqueued on it so far (CUDA's stream order); an event recorded before any work completes at once.
+   */
+  @Override
+  protected NcclEvent recordEvent() {
+    owner.useDevice();
+    boolean captured = owner.graphs().isCapturing(handle);
+    NcclEvents pool = owner.eventPool();
+    long event = pool.take();
+    try {
+      Checked.cudaEventRecord(event, handle);
+    } catch (RuntimeException e) {
+      pool.giveBack(event);
+      throw e;
+    }
+    NcclEvent recorded = new NcclEvent(this, owner, event, captured);
+    pool.giveBackWhenUnreachable(recorded, event);
+    return recorded;
+  }
+
+  /**
+   * {@inheritDoc} Here: {@code cudaStreamWaitEvent}, which makes the work enqueued on this stream afterwards
+   * wait on the device for the event's most recent record (the one {@code record()} made: its handle is not
+   * recorded again while the event object is reachable); the host returns at once.
+   */
+  @Override
+  protected void waitForEvent(EventBase event) {
+    owner.useDevice();
+    Checked.cudaStreamWaitEvent(handle, ((NcclEvent) event).handle()); // checked by StreamBase: an NCCL event
+  }
+
+  /** {@inheritDoc} Here: {@code cudaStreamDestroy}, which returns at once; work already enqueued still runs. */
+  @Override
+  protected void closeStream() {
+    destroy();
   }
 
   /** Destroys an owned stream; idempotent. */

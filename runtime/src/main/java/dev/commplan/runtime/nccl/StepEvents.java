@@ -23,6 +23,10 @@ final class StepEvents {
   /** One CUDA event per recorder slot, recorded after the slot's work; 0 where none. */
   private final long[] slotEvents;
   private final boolean[] slotHasEvent;
+  /** The {@code cudaStream_t} each slot's operation was enqueued on; 0 where it names none. */
+  private final long[] slotStream;
+  /** The one stream operations named so far, or -1 once they named two: a synchronize then finishes only its own. */
+  private long onlyStream;
 
   /** Makes the events (when {@link #PROPERTY} is on) on the current device. */
   StepEvents(int rank) {
@@ -30,6 +34,7 @@ final class StepEvents {
     this.enabled = Boolean.parseBoolean(System.getProperty(PROPERTY, "false"));
     this.slotEvents = new long[enabled ? recorder.capacity() : 0];
     this.slotHasEvent = new boolean[recorder.capacity()];
+    this.slotStream = new long[recorder.capacity()];
     try {
       for (int i = 0; i < slotEvents.length; i++) {
         slotEvents[i] = Checked.cudaEventCreateDisableTiming();
@@ -56,6 +61,10 @@ final class StepEvents {
     long seq = recorder.enqueued(label, System.nanoTime());
     int slot = recorder.slot(seq);
     slotHasEvent[slot] = false;
+    slotStream[slot] = cudaStream;
+    if (cudaStream != 0 && onlyStream != cudaStream) {
+      onlyStream = onlyStream == 0 ? cudaStream : -1;
+    }
     if (cudaStream != 0) {
       recordEvent(slot, cudaStream);
     }
@@ -81,9 +90,26 @@ final class StepEvents {
     slotHasEvent[slot] = true;
   }
 
-  /** A synchronize of the own stream returned: everything recorded so far has finished. */
-  void allFinished() {
-    recorder.finishedBefore(recorder.nextSequence(), System.nanoTime());
+  /**
+   * A synchronize of {@code cudaStream} returned: what was recorded on it so far has finished (stream order),
+   * and, after the own stream's ({@code ownStream}), what named no stream. While every operation named one
+   * stream, that is everything recorded so far.
+   */
+  void finishedOn(long cudaStream, boolean ownStream) {
+    long now = System.nanoTime();
+    if (onlyStream != -1) {
+      if (ownStream || onlyStream == cudaStream) {
+        recorder.finishedBefore(recorder.nextSequence(), now);
+      }
+      return;
+    }
+    long next = recorder.nextSequence();
+    for (long seq = Math.max(0, next - slotStream.length); seq < next; seq++) {
+      long lane = slotStream[recorder.slot(seq)];
+      if (lane == cudaStream || lane == 0 && ownStream) {
+        recorder.finishedIfPending(seq, now);
+      }
+    }
   }
 
   /**

@@ -29,6 +29,13 @@ final class FingerprintLines {
         }
       }
     }
+    if (schedule != null) { // a bucketed plan's buckets: where they are cut and in what order they are enqueued
+      for (Schedule.Bucket bucket : schedule.buckets()) {
+        lines.add("bucket " + bucket.index() + ": step " + bucket.step()
+            + (bucket.axis().isEmpty() ? "" : " over " + bucket.axis()) + ", " + bucket.bytes() + " bytes: "
+            + String.join(", ", bucket.fields()));
+      }
+    }
     if (failure != null) {
       String message = String.valueOf(failure.getMessage());
       int newline = message.indexOf('\n');

@@ -9,8 +9,6 @@ import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.agreement.Agreement;
 import dev.commplan.runtime.guard.CallGate;
 import dev.commplan.runtime.guard.Guards;
-import dev.commplan.runtime.guard.HostAccessGuard;
-import dev.commplan.runtime.guard.InFlightWork;
 import dev.commplan.runtime.guard.StreamProgress;
 import java.util.List;
 import java.util.Map;
@@ -58,12 +56,10 @@ public final class Plan implements AutoCloseable {
   private final DeviceMemory ownedMemory;
   private final String description;
   private final boolean hostAccessGuard;
-  /** Per step (schedule order): its in-flight marker and the buffers, with their fields, it writes / only reads. */
-  private final InFlightWork[] stepWork;
-  private final HostAccessGuard[][] writtenByStep; // the guards of the buffers each step writes
-  private final String[][] writtenFieldsByStep;
-  private final HostAccessGuard[][] readByStep;
-  private final String[][] readFieldsByStep;
+  /** Per step (schedule order): the guard's marks of what it writes and reads. */
+  private final GuardMarks stepMarks;
+  /** A bucketed plan's ready/finish rounds; null for a plan that is not bucketed. */
+  private BucketRound round;
   /** The captured plans not yet closed: closed before the plan frees its memory. */
   private final Set<PlanCapture> captures = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
@@ -75,6 +71,10 @@ public final class Plan implements AutoCloseable {
   /** What the communicator's gate says this thread was doing, made once: {@code execute() of plan p.X}. */
   private final String executeLabel;
   private final String launchLabel;
+  private final String readyLabel;
+  private final String finishLabel;
+  /** What a stream of another runtime has instead of a gate: refuses nothing. */
+  private static final CallGate NO_GATE = new CallGate((holder, holderDoing, caller, callerDoing) -> null);
 
   /**
    * @param written per step, in the schedule's order, the handles its calls write (receive sides and
@@ -85,22 +85,13 @@ public final class Plan implements AutoCloseable {
       List<String> fields, boolean[] bound, DeviceMemory ownedMemory, String description,
       boolean hostAccessGuard, int[][] written, int[][] read) {
     this.hostAccessGuard = hostAccessGuard;
-    int steps = schedule.steps().size();
-    this.stepWork = new InFlightWork[steps];
-    this.writtenByStep = new HostAccessGuard[steps][];
-    this.writtenFieldsByStep = new String[steps][];
-    this.readByStep = new HostAccessGuard[steps][];
-    this.readFieldsByStep = new String[steps][];
-    for (int i = 0; i < steps; i++) {
-      stepWork[i] = new InFlightWork(name, schedule.steps().get(i).number());
-      writtenByStep[i] = select(buffers, written[i]);
-      writtenFieldsByStep[i] = select(fields, written[i]);
-      readByStep[i] = select(buffers, read[i]);
-      readFieldsByStep[i] = select(fields, read[i]);
-    }
+    this.stepMarks = new GuardMarks(name, schedule.steps().stream().mapToInt(Step::number).toArray(), buffers, fields,
+        written, read);
     this.name = name;
     this.executeLabel = "execute() of plan " + name;
     this.launchLabel = "launch() of plan " + name + " (captured)";
+    this.readyLabel = "ready() of plan " + name;
+    this.finishLabel = "finish() of plan " + name;
     this.comm = comm;
     this.schedule = schedule;
     this.compiled = compiled;
@@ -111,6 +102,20 @@ public final class Plan implements AutoCloseable {
     this.description = description;
     this.agreement = Agreement.of(comm);
     this.agreementId = agreement == null ? 0 : agreement.registerPlan(name);
+  }
+
+  /** Set once by the builder, before the plan is handed out, when it is bucketed. */
+  void round(BucketRound round) {
+    this.round = round;
+  }
+
+  /** The communicator's agreement check, or null when it is off; and this plan's id there. */
+  Agreement agreement() {
+    return agreement;
+  }
+
+  long agreementId() {
+    return agreementId;
   }
 
   /** Set once by the builder, before the plan is handed out, when it was built with the order check. */
@@ -149,7 +154,8 @@ public final class Plan implements AutoCloseable {
    */
   public void execute(Stream stream) {
     checkExecutable(stream);
-    enqueue(stream, 0, stepWork.length, -1, null);
+    checkNoRound("execute()");
+    enqueue(stream, 0, stepMarks.units(), -1, null);
   }
 
   /**
@@ -169,6 +175,7 @@ public final class Plan implements AutoCloseable {
    */
   public CapturedPlan capture(Stream stream) {
     checkExecutable(stream);
+    checkNoRound("capture()");
     CompiledSchedule.Capture recording = compiled.capture(stream);
     PlanCapture captured = new PlanCapture(this, stream, recording);
     captures.add(captured);
@@ -182,7 +189,8 @@ public final class Plan implements AutoCloseable {
   /** One launch of a captured plan: {@link #execute}'s checks and marks, then the backend's launch. */
   void launch(Stream stream, CompiledSchedule.Capture recording) {
     checkExecutable(stream);
-    enqueue(stream, 0, stepWork.length, -1, Objects.requireNonNull(recording, "recording"));
+    checkNoRound("launch()");
+    enqueue(stream, 0, stepMarks.units(), -1, Objects.requireNonNull(recording, "recording"));
   }
 
   /** A captured plan was closed. */
@@ -207,6 +215,7 @@ public final class Plan implements AutoCloseable {
    */
   public void executeStep(int step, Stream stream) {
     checkExecutable(stream);
+    checkNoRound("executeStep()");
     List<Step> steps = schedule.steps();
     for (int i = 0; i < steps.size(); i++) {
       if (steps.get(i).number() == step) {
@@ -276,56 +285,13 @@ public final class Plan implements AutoCloseable {
     }
     long ticket = progress.issue();
     if (hostAccessGuard) {
-      markInFlight(stream, progress, ticket, from, to);
+      stepMarks.mark(stream, progress, ticket, from, to);
     }
     if (orderChecks != null) {
       for (int s = from; s < to; s++) {
         progress.afterSynchronize(orderChecks[s], ticket);
       }
     }
-  }
-
-  /**
-   * Marks the buffers of steps {@code [from, to)} as in flight on {@code stream} under {@code ticket};
-   * field writes only, and per buffer only when another plan or step marked one of the step's buffers
-   * since this step last did (see {@link dev.commplan.runtime.guard.HostAccessGuard}). Marked before enqueueing: if the enqueue fails part way, the buffers stay guarded
-   * until the stream's next successful synchronize, which is conservative.
-   */
-  private void markInFlight(Stream stream, StreamProgress progress, long ticket, int from, int to) {
-    for (int s = from; s < to; s++) {
-      InFlightWork work = stepWork[s];
-      work.enqueued(stream, progress, ticket);
-      if (work.marksInPlace()) {
-        continue; // the buffers point at work, whose ticket is now this one: nothing else to mark
-      }
-      HostAccessGuard[] written = writtenByStep[s];
-      String[] writtenFields = writtenFieldsByStep[s];
-      for (int i = 0; i < written.length; i++) {
-        written[i].markWritten(work, writtenFields[i]);
-      }
-      HostAccessGuard[] read = readByStep[s];
-      String[] readFields = readFieldsByStep[s];
-      for (int i = 0; i < read.length; i++) {
-        read[i].markRead(work, readFields[i]);
-      }
-      work.marksPlaced();
-    }
-  }
-
-  private static HostAccessGuard[] select(Buffer[] buffers, int[] handles) {
-    HostAccessGuard[] out = new HostAccessGuard[handles.length];
-    for (int i = 0; i < handles.length; i++) {
-      out[i] = Guards.of(buffers[handles[i]]);
-    }
-    return out;
-  }
-
-  private static String[] select(List<String> fields, int[] handles) {
-    String[] out = new String[handles.length];
-    for (int i = 0; i < handles.length; i++) {
-      out[i] = fields.get(handles[i]);
-    }
-    return out;
   }
 
   private void checkExecutable(Stream stream) {
@@ -339,9 +305,8 @@ public final class Plan implements AutoCloseable {
           + comm.rank() + ") " + (why != null ? "cannot run it: " + why : "is closed"));
     }
     if (stream.communicator() != comm) {
-      throw new IllegalArgumentException(
-          "plan " + name + " was built for rank " + comm.rank() + "'s communicator; execute it on that"
-              + " communicator's stream, not rank " + stream.communicator().rank() + "'s");
+      throw new IllegalArgumentException("plan " + name + " was built for " + comm + "; use a stream of that"
+          + " communicator (its stream() or one its newStream() made), not " + stream + " of " + stream.communicator());
     }
     for (int handle : boundHandles) {
       if (buffers[handle].isClosed()) {
@@ -352,29 +317,91 @@ public final class Plan implements AutoCloseable {
   }
 
   /**
-   * Marks the field of {@code handle} ready in this round of a bucketed plan: the work enqueued on {@code
-   * producer} so far writes it. Not yet implemented.
+   * Marks the field of {@code handle} ready in this round of a bucketed plan ({@link PlanBuilder#bucketBytes}):
+   * the work enqueued on {@code producer} so far writes it. Records an event on {@code producer}; once every
+   * field of the next bucket (in the order every rank uses, {@link Schedule#buckets()}) is marked, enqueues that
+   * bucket on the plan's communication stream after the events of its fields, and so on while the next one is
+   * complete. Returns without waiting (MPI: the enqueue of a bucket may first complete the one before it).
    *
-   * @param handle the handle of a field a collective of the plan sends
-   * @param producer the stream whose work so far writes the field
+   * @param handle the handle of a field a call of the plan sends
+   * @param producer the stream whose work so far writes the field; of this rank and device
+   * @throws IllegalStateException if the plan is not bucketed or is closed, or the field was already marked in
+   *     this round (nothing changes)
+   * @throws IllegalArgumentException if no call sends the field, or {@code producer} is of another rank,
+   *     device or backend
    */
   public void ready(int handle, Stream producer) {
-    throw new UnsupportedOperationException("not yet");
+    BucketRound r = bucketed("ready()");
+    checkExecutable(r.stream());
+    r.checkReady(handle, producer);
+    CallGate gate = gateOf(r.stream());
+    gate.enter(readyLabel);
+    try {
+      r.ready(handle, producer);
+    } finally {
+      gate.exit();
+    }
   }
 
   /**
    * Ends this round of a bucketed plan: work enqueued on {@code consumer} afterwards starts after every
-   * bucket's calls. Not yet implemented.
+   * bucket's calls have completed; the host does not wait. The plan's buffers count as in flight on {@code
+   * consumer} for the host-access guard until it is synchronized. Fields not marked since the last finish: every
+   * remaining bucket is still enqueued (so that no peer is left waiting; those fields are reduced with what they
+   * hold), the consumer still waits for them, the round ends, and then the call throws.
    *
-   * @param consumer a stream of the plan's communicator (or its family's, on the same device)
+   * @param consumer a stream of the plan's communicator
+   * @throws IllegalStateException if the plan is not bucketed or is closed, or naming every field that was not
+   *     marked ready in the round (after ending it as above)
+   * @throws IllegalArgumentException if {@code consumer} belongs to another communicator
    */
   public void finish(Stream consumer) {
-    throw new UnsupportedOperationException("not yet");
+    BucketRound r = bucketed("finish()");
+    checkExecutable(consumer);
+    CallGate gate = gateOf(r.stream());
+    gate.enter(finishLabel);
+    List<String> unmarked;
+    try {
+      unmarked = r.finish(consumer);
+      StreamProgress progress = Guards.progressOf(consumer);
+      if (progress != null) {
+        track(consumer, progress, 0, stepMarks.units());
+      }
+    } finally {
+      gate.exit();
+    }
+    if (!unmarked.isEmpty()) {
+      throw new IllegalStateException("plan " + name + ": finish() with fields never marked ready in this round: "
+          + unmarked + "; their buckets were still enqueued (reducing what those fields held) and the round ended."
+          + " Call ready(field, producer) for every field the plan sends before finish(consumer)");
+    }
   }
 
   /** {@return the number of buckets, 0 for a plan built without {@link PlanBuilder#bucketBytes}} */
   public int buckets() {
-    return 0;
+    return round == null ? 0 : round.buckets();
+  }
+
+  private BucketRound bucketed(String what) {
+    if (round == null) {
+      throw new IllegalStateException("plan " + name + " is not bucketed, so it has no " + what + ": build it with"
+          + " bucketBytes > 0 (@CommPlan(bucketBytes)), or run it whole with execute(stream)");
+    }
+    return round;
+  }
+
+  /** Refuses to issue the whole plan while a ready/finish round is open. */
+  private void checkNoRound(String what) {
+    if (round != null && round.isOpen()) {
+      throw new IllegalStateException("plan " + name + ": " + what + " while a ready()/finish() round is open (fields"
+          + " marked ready: " + round.markedFields() + "); end the round with finish(consumer) first");
+    }
+  }
+
+  /** The gate of {@code stream}'s communicator (a stream of this runtime: checked), held while a round changes. */
+  private static CallGate gateOf(Stream stream) {
+    StreamProgress progress = Guards.progressOf(stream);
+    return progress != null ? progress.gate() : NO_GATE;
   }
 
   /** {@return what the plan issues: steps, calls, counts and fields} */
@@ -418,6 +445,14 @@ public final class Plan implements AutoCloseable {
     }
     closed = true;
     RuntimeException failure = null;
+    List<String> unmarked = List.of();
+    if (round != null) {
+      try {
+        unmarked = round.close(!comm.isClosed()); // before the memory goes: no bucket may still run on it
+      } catch (RuntimeException e) {
+        failure = e;
+      }
+    }
     for (PlanCapture captured : List.copyOf(captures)) {
       try {
         captured.closeBecause("its plan was closed");
@@ -431,6 +466,16 @@ public final class Plan implements AutoCloseable {
     }
     if (ownedMemory != null) {
       ownedMemory.close();
+    }
+    if (!unmarked.isEmpty()) {
+      IllegalStateException e = new IllegalStateException("plan " + name + " was closed during a ready()/finish()"
+          + " round with fields never marked ready: " + unmarked + "; its remaining buckets were enqueued and waited"
+          + " for (so that no peer is left waiting), then the plan was closed. End each round with finish(consumer)"
+          + " before close()");
+      if (failure != null) {
+        e.addSuppressed(failure);
+      }
+      throw e;
     }
     if (failure != null) {
       throw failure;

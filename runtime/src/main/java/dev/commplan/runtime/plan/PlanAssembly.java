@@ -5,6 +5,7 @@ import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.Mesh;
 import dev.commplan.runtime.PlanBuildException;
+import dev.commplan.runtime.Stream;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -63,9 +64,12 @@ final class PlanAssembly {
 
 
   /**
-   * Builds the plan; {@code orderTags} are {@link OrderCheck}'s declarations, or null without the order check.
+   * Builds the plan; {@code orderTags} are {@link OrderCheck}'s declarations, or null without the order check;
+   * {@code bucketBytes > 0} makes it bucketed, its buckets enqueued on {@code commStream} (null: a stream the
+   * plan makes and closes).
    */
-  Plan assemble(int[][] orderTags, boolean fingerprintCheck, boolean hostAccessGuard) {
+  Plan assemble(int[][] orderTags, boolean fingerprintCheck, boolean hostAccessGuard, long bucketBytes,
+      Stream commStream) {
     int ranks = comm.size();
     List<Declarations.Call> ordered = declarations.ordered();
     DeviceMemory owned = null;
@@ -76,6 +80,7 @@ final class PlanAssembly {
       BufferLayout layout = null;
       Buffer[] views = null;
       Schedule schedule = null;
+      int[] bucketOfCall = new int[declarations.calls().size()];
       try {
         for (Declarations.Call call : declarations.calls()) {
           PlanRules.checkCall(planName, declarations, call, groups.get(call.group()).communicator().size());
@@ -85,7 +90,8 @@ final class PlanAssembly {
         owned = layout.bytes() > 0 ? layout.allocate(planName, comm, declarations) : null;
         views = layout.views(declarations, owned);
         PlanRules.checkNoRaces(planName, declarations, ordered, views);
-        schedule = ScheduleBuilder.build(planName, declarations, ordered, views, ranks, groups);
+        schedule = ScheduleBuilder.build(planName, declarations, ordered, views, ranks, groups, bucketBytes,
+            bucketOfCall);
       } catch (RuntimeException e) {
         failure = e;
       }
@@ -105,13 +111,16 @@ final class PlanAssembly {
       CompiledSchedule compiled = CompiledSchedule.compile(comm, schedule);
       List<String> names = declarations.fields().stream().map(Declarations.Field::field).toList();
       boolean[] bound = declarations.boundFlags();
-      String description =
-          PlanDescription.describe(schedule, comm, names, bound, views, declarations.intoByField(), layout.bytes(), compiled);
+      String description = PlanDescription.describe(schedule, comm, names, bound, views, declarations.intoByField(),
+          layout.bytes(), compiled, bucketBytes);
       GuardTables access = GuardTables.of(ordered);
       Plan plan = new Plan(planName, comm, schedule, compiled, views, names, bound, owned, description,
           hostAccessGuard, access.written(), access.read());
       if (orderTags != null) {
         plan.orderChecks(OrderCheck.attach(planName, schedule, views, orderTags, comm.rank(), ranks));
+      }
+      if (bucketBytes > 0) {
+        plan.round(round(plan, schedule, views, names, ordered, bucketOfCall, hostAccessGuard, commStream));
       }
       return plan;
     } catch (RuntimeException | Error e) {
@@ -120,5 +129,23 @@ final class PlanAssembly {
       }
       throw e;
     }
+  }
+
+  /**
+   * The rounds of a bucketed plan: its buckets compiled as a schedule of their own (a step per bucket, which
+   * the backend labels with the bucket), their guard marks, and the communication stream.
+   */
+  private BucketRound round(Plan plan, Schedule schedule, Buffer[] views, List<String> names,
+      List<Declarations.Call> ordered, int[] bucketOfCall, boolean hostAccessGuard, Stream commStream) {
+    List<Schedule.Bucket> buckets = schedule.buckets();
+    List<Step> steps = buckets.stream().map(b -> new Step(b.step(), b.calls(), b.index())).toList();
+    CompiledSchedule compiled = CompiledSchedule.compile(comm, new Schedule(planName, comm.size(), steps, groups));
+    GuardTables access = GuardTables.of(ordered, c -> bucketOfCall[c.order()], buckets.size());
+    GuardMarks marks = new GuardMarks(planName, buckets.stream().mapToInt(Schedule.Bucket::step).toArray(), views,
+        names, access.written(), access.read());
+    boolean owns = commStream == null;
+    Stream stream = owns ? comm.newStream() : commStream;
+    return new BucketRound(planName, stream, owns, compiled, buckets, names, marks, hostAccessGuard,
+        plan.agreement(), plan.agreementId());
   }
 }

@@ -489,6 +489,6 @@ public final class PlanBuilder {
     int[][] orderTags = orderCheck ? OrderCheck.declare(this, declarations.calls(), comm.size()) : null; // calls too
     built = true;
     return new PlanAssembly(planName, comm, groups, declarations).assemble(orderTags, fingerprintCheck,
-        hostAccessGuard);
+        hostAccessGuard, bucketBytes, commStream);
   }
 }

@@ -12,7 +12,8 @@ final class PlanDescription {
 
   /** Renders {@link Plan#describe()}. */
   static String describe(Schedule schedule, Communicator comm, List<String> fields, boolean[] bound,
-      Buffer[] views, Map<String, String> intoByFieldAndStep, long ownedBytes, CompiledSchedule compiled) {
+      Buffer[] views, Map<String, String> intoByFieldAndStep, long ownedBytes, CompiledSchedule compiled,
+      long bucketBytes) {
     int ranks = schedule.ranks();
     int callCount = schedule.steps().stream().mapToInt(s -> s.calls().size()).sum();
     StringBuilder out = new StringBuilder();
@@ -75,7 +76,31 @@ final class PlanDescription {
         out.append('\n');
       }
     }
+    if (bucketBytes > 0) {
+      describeBuckets(out, schedule, bucketBytes);
+    }
     return out.toString();
+  }
+
+  /**
+   * {@code buckets (bucketBytes 4096), enqueued in this order as their fields are marked ready:}, then per
+   * bucket {@code bucket 0, step 0: b2, w2 (4096 bytes), 1 call: all-reduce F32 SUM, count 1024}.
+   */
+  private static void describeBuckets(StringBuilder out, Schedule schedule, long bucketBytes) {
+    out.append("  buckets (bucketBytes ").append(bucketBytes).append("), enqueued in this order as their fields are"
+        + " marked ready: ").append(schedule.buckets().size()).append('\n');
+    for (Schedule.Bucket b : schedule.buckets()) {
+      out.append("    bucket ").append(b.index()).append(", step ").append(b.step())
+          .append(b.axis().isEmpty() ? "" : " over " + b.axis()).append(": ").append(String.join(", ", b.fields()))
+          .append(" (").append(b.bytes()).append(" bytes), ").append(b.calls().size())
+          .append(b.calls().size() == 1 ? " call:" : " calls:");
+      for (int c = 0; c < b.calls().size(); c++) {
+        CollectiveCall call = b.calls().get(c);
+        out.append(c == 0 ? " " : "; ").append(call.collective().label()).append(' ').append(call.dataType())
+            .append(call.op() != null ? " " + call.op() : "").append(", count ").append(call.count());
+      }
+      out.append('\n');
+    }
   }
 
   /** {@code send F32 to rank 1 (rank + 1), count 16 (64 bytes): x}, or {@code to no one here (...)}. */

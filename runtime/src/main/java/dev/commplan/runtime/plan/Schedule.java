@@ -9,6 +9,10 @@ import java.util.Locale;
  * What a built plan issues: steps in ascending order, each a group of NCCL calls. Backends compile it
  * once ({@code Communicator#compile}); {@code describe()} renders it for people.
  *
+ * <p>A bucketed plan ({@link PlanBuilder#bucketBytes}) also lists its {@link #buckets()}: the same calls cut
+ * per step and group into buckets, which its ready/finish rounds enqueue one by one; {@code execute} still
+ * issues the steps.
+ *
  * <p>A plan over a {@link dev.commplan.runtime.Mesh} runs calls over several communicators: {@link
  * #groups()} lists them (index 0 is the plan's own communicator, the mesh's world; the others are the
  * axes the plan names), and each call says which it runs over ({@link CollectiveCall#group()}). A step's
@@ -19,8 +23,44 @@ import java.util.Locale;
  * @param steps the steps, in ascending order of their numbers
  * @param groups the communicators the calls run over, the plan's own first; empty for a schedule whose
  *     calls all run over the communicator that compiles it
+ * @param buckets a bucketed plan's buckets ({@link PlanBuilder#bucketBytes}) in the order every rank
+ *     enqueues them; empty for a plan that is not bucketed
  */
-public record Schedule(String planName, int ranks, List<Step> steps, List<Group> groups) {
+public record Schedule(String planName, int ranks, List<Step> steps, List<Group> groups, List<Bucket> buckets) {
+  /**
+   * A bucket of a bucketed plan: calls of one step over one group, cut in reverse declaration order (the
+   * order a backward pass produces gradients), enqueued as a unit once every field it sends was marked ready
+   * ({@link Plan#ready}) and every bucket before it was enqueued.
+   *
+   * @param index its place in the order every rank enqueues the buckets, from 0
+   * @param step the step its calls belong to
+   * @param group the group its calls run over ({@link #groups()}: 0 for the plan's own communicator)
+   * @param axis the mesh axis of {@code group}, or {@code ""} for the plan's own communicator
+   * @param fields the fields its calls send, each once, in reverse declaration order: what {@link Plan#ready}
+   *     must mark before it is enqueued
+   * @param bytes the bytes of those fields (element count times element size), what {@code bucketBytes} caps
+   * @param calls its calls, coalesced where the layout allows, as a step's are
+   */
+  public record Bucket(int index, int step, int group, String axis, List<String> fields, long bytes,
+      List<CollectiveCall> calls) {
+    /**
+     * Copies the lists, so that the bucket is immutable.
+     *
+     * @param index its place in the order every rank enqueues the buckets, from 0
+     * @param step the step its calls belong to
+     * @param group the group its calls run over
+     * @param axis the mesh axis of {@code group}, or {@code ""}
+     * @param fields the fields its calls send, in reverse declaration order
+     * @param bytes the bytes of those fields
+     * @param calls its calls
+     */
+    public Bucket {
+      Objects.requireNonNull(axis, "axis");
+      fields = List.copyOf(fields);
+      calls = List.copyOf(calls);
+    }
+  }
+
   /**
    * A communicator a schedule's calls run over.
    *
@@ -41,16 +81,30 @@ public record Schedule(String planName, int ranks, List<Step> steps, List<Group>
   }
 
   /**
-   * Copies {@code steps} and {@code groups}, so that the schedule is immutable.
+   * Copies the lists, so that the schedule is immutable.
+   *
+   * @param planName the annotated class's qualified name
+   * @param ranks the communicator's size the schedule was built for
+   * @param steps the steps, in ascending order of their numbers
+   * @param groups the communicators the calls run over, the plan's own first (or none)
+   * @param buckets the buckets of a bucketed plan, in enqueue order (or none)
+   */
+  public Schedule {
+    steps = List.copyOf(steps);
+    groups = List.copyOf(groups);
+    buckets = List.copyOf(buckets);
+  }
+
+  /**
+   * A schedule without buckets.
    *
    * @param planName the annotated class's qualified name
    * @param ranks the communicator's size the schedule was built for
    * @param steps the steps, in ascending order of their numbers
    * @param groups the communicators the calls run over, the plan's own first (or none)
    */
-  public Schedule {
-    steps = List.copyOf(steps);
-    groups = List.copyOf(groups);
+  public Schedule(String planName, int ranks, List<Step> steps, List<Group> groups) {
+    this(planName, ranks, steps, groups, List.of());
   }
 
   /**

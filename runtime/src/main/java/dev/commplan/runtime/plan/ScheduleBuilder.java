@@ -46,39 +46,52 @@ final class ScheduleBuilder {
    * its communicators'; {@code worldRanks} is the plan's communicator's size.
    */
   static Schedule build(String planName, Declarations declarations, List<Declarations.Call> ordered, Buffer[] views,
-      int worldRanks, List<Schedule.Group> groups) {
-    return new ScheduleBuilder(declarations, views, groups).schedule(planName, worldRanks, ordered);
+      int worldRanks, List<Schedule.Group> groups, long bucketBytes, int[] bucketOfCall) {
+    return new ScheduleBuilder(declarations, views, groups).schedule(planName, worldRanks, ordered, bucketBytes,
+        bucketOfCall);
   }
 
-  private Schedule schedule(String planName, int worldRanks, List<Declarations.Call> ordered) {
+  private Schedule schedule(String planName, int worldRanks, List<Declarations.Call> ordered, long bucketBytes,
+      int[] bucketOfCall) {
     Map<Integer, List<Declarations.Call>> bySteps = new TreeMap<>();
     for (Declarations.Call c : ordered) {
       bySteps.computeIfAbsent(c.step(), s -> new ArrayList<>()).add(c);
     }
     List<Step> steps = new ArrayList<>();
     for (Map.Entry<Integer, List<Declarations.Call>> step : bySteps.entrySet()) {
-      Map<CallKey, List<Declarations.Call>> byKey = new LinkedHashMap<>();
-      for (Declarations.Call c : step.getValue()) {
-        if (c.collective().pointToPoint()) {
-          continue; // after the collectives, in the order that pairs them (below)
-        }
-        CallKey key = new CallKey(c.collective(), views[c.send()].dataType(), c.op(), c.root(), c.inPlace(), c.group());
-        byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(c);
-      }
-      List<CollectiveCall> out = new ArrayList<>();
-      for (List<Declarations.Call> run : byKey.values()) {
-        run.sort(Comparator.comparingInt(Declarations.Call::send));
-        coalesce(run, out);
-      }
-      for (Declarations.Call c : PointToPointPairs.issueOrder(declarations, step.getValue())) {
-        Buffer buffer = views[c.send()];
-        out.add(CollectiveCall.pointToPoint(c.collective(), buffer.dataType(), buffer.memory(), buffer.byteOffset(),
-            buffer.length(), c.peer().resolve(rank[c.group()], ranks[c.group()]), c.peer(),
-            List.of(declarations.name(c.send())), c.group()));
-      }
-      steps.add(new Step(step.getKey(), out));
+      steps.add(new Step(step.getKey(), calls(step.getValue())));
     }
-    return new Schedule(planName, worldRanks, steps, groups);
+    List<Schedule.Bucket> buckets = bucketBytes > 0
+        ? Buckets.cut(declarations, bySteps.values(), views, groups, bucketBytes, this::calls, bucketOfCall)
+        : List.of();
+    return new Schedule(planName, worldRanks, steps, groups, buckets);
+  }
+
+  /**
+   * The calls of {@code declared}, calls of one step (or of one bucket of it): element-wise calls of one key
+   * coalesced where both sides follow on in memory, then the sends and receives in the order that pairs them.
+   */
+  private List<CollectiveCall> calls(List<Declarations.Call> declared) {
+    Map<CallKey, List<Declarations.Call>> byKey = new LinkedHashMap<>();
+    for (Declarations.Call c : declared) {
+      if (c.collective().pointToPoint()) {
+        continue; // after the collectives, in the order that pairs them (below)
+      }
+      CallKey key = new CallKey(c.collective(), views[c.send()].dataType(), c.op(), c.root(), c.inPlace(), c.group());
+      byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(c);
+    }
+    List<CollectiveCall> out = new ArrayList<>();
+    for (List<Declarations.Call> run : byKey.values()) {
+      run.sort(Comparator.comparingInt(Declarations.Call::send));
+      coalesce(run, out);
+    }
+    for (Declarations.Call c : PointToPointPairs.issueOrder(declarations, declared)) {
+      Buffer buffer = views[c.send()];
+      out.add(CollectiveCall.pointToPoint(c.collective(), buffer.dataType(), buffer.memory(), buffer.byteOffset(),
+          buffer.length(), c.peer().resolve(rank[c.group()], ranks[c.group()]), c.peer(),
+          List.of(declarations.name(c.send())), c.group()));
+    }
+    return out;
   }
 
   /** Emits the calls of one key, merging element-wise calls whose both sides follow on in memory. */

@@ -193,6 +193,29 @@ public final class CallRules {
     return owner == comm || comm instanceof DeviceMemory.Allocator allocator && allocator.sharesMemoryWith(owner);
   }
 
+  /**
+   * Throws {@link IllegalArgumentException}, naming both, unless {@code waiting} may wait for an event of
+   * {@code origin} ({@code Stream.waitFor}, a bucketed plan's producers and consumer): a stream of the same
+   * backend whose communicator's memory {@code waiting}'s communicator may use, that is, of this rank on the
+   * same device (its own communicator, or one of its family: a mesh's world and axes).
+   *
+   * @param waiting the stream that is to wait
+   * @param origin the stream the event is (or will be) recorded on
+   */
+  public static void checkSameDevice(Stream waiting, Stream origin) {
+    Communicator w = waiting.communicator();
+    Communicator o = origin.communicator();
+    if (!w.backendName().equals(o.backendName())) {
+      throw new IllegalArgumentException(waiting + " (" + w.backendName() + " backend) cannot wait for an event of "
+          + origin + " (" + o.backendName() + " backend): events order the streams of one backend only");
+    }
+    if (!sharesMemory(w, o)) {
+      throw new IllegalArgumentException(waiting + " (" + w + ") cannot wait for an event of " + origin + " (" + o
+          + "): that is another rank's or another device's; a stream waits only for events of its own rank on its own"
+          + " device (its communicator's streams, or those of the communicators split from it or it from)");
+    }
+  }
+
   /** Throws {@link IllegalStateException} if {@code comm} is closed. */
   public static void checkOpen(Communicator comm) {
     if (comm.isClosed()) {

@@ -60,6 +60,9 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
   /** How deep the calling thread's groups are nested ({@link #groupStart()}); touched holding the gate. */
   private int groupDepth;
 
+  /** The streams {@link #newStream()} made and not yet closed. */
+  private final java.util.List<StreamBase> madeStreams = new java.util.concurrent.CopyOnWriteArrayList<>();
+
   private final CallGate gate = new CallGate((holder, holderDoing, caller, callerDoing) ->
       ConcurrentUseException.of(this, holder, holderDoing, caller, callerDoing));
 
@@ -87,10 +90,54 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     return gate;
   }
 
-  /** Not yet: streams and events arrive with issue 33's runtime part. */
+  /**
+   * {@inheritDoc} Here: holding the gate, on a usable communicator, the backend's {@link #openStream()}; the
+   * stream is closed by its {@link Stream#close()} or by {@link #closeMadeStreams} at the latest.
+   */
   @Override
   public final Stream newStream() {
-    throw new UnsupportedOperationException("not yet");
+    gate.enter("newStream()");
+    try {
+      ensureUsable();
+      StreamBase stream = openStream();
+      stream.madeByNewStream();
+      madeStreams.add(stream);
+      return stream;
+    } finally {
+      gate.exit();
+    }
+  }
+
+  /**
+   * Closes every stream {@link #newStream()} made that is still open ({@link StreamBase#closeStream}); a
+   * backend's close and abort call it, so that the streams end with their communicator at the latest.
+   *
+   * @param failure what already failed while closing, or null
+   * @return {@code failure} with anything that failed here added (or the first failure here)
+   */
+  protected final RuntimeException closeMadeStreams(RuntimeException failure) {
+    for (StreamBase stream : madeStreams) {
+      try {
+        stream.close();
+      } catch (RuntimeException e) {
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    return failure;
+  }
+
+  /** {@return the streams {@link #newStream()} made that are still open, oldest first} */
+  protected final java.util.List<StreamBase> madeStreams() {
+    return java.util.List.copyOf(madeStreams);
+  }
+
+  /** A stream {@link #newStream()} made was closed. */
+  final void forget(StreamBase stream) {
+    madeStreams.remove(stream);
   }
 
   @Override
@@ -405,6 +452,14 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
    * @return the compiled schedule, which holds the schedule's memory by address and does not own it
    */
   protected abstract CompiledSchedule compileChecked(Schedule schedule);
+
+  /**
+   * Makes another stream of this communicator for {@link #newStream()}, called holding the gate on a usable
+   * communicator: NCCL a non-blocking CUDA stream on its device, local and MPI another ordered queue.
+   *
+   * @return the new stream, made with this communicator as its owner
+   */
+  protected abstract StreamBase openStream();
 
   /** Opens a group (groups nest); called holding the gate. */
   protected abstract void openGroup();

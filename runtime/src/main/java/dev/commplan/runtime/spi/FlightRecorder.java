@@ -137,6 +137,20 @@ public final class FlightRecorder {
   }
 
   /**
+   * Operation {@code seq} finished, unless it has ended already (ignored once it has left the ring): for a
+   * backend that learns of operations finishing per stream, not in the order they were recorded.
+   *
+   * @param seq the operation's sequence number
+   * @param nanos {@code System.nanoTime()} to record as its end
+   */
+  public synchronized void finishedIfPending(long seq, long nanos) {
+    int i = slot(seq);
+    if (sequence[i] == seq && state[i] < State.FINISHED.ordinal()) {
+      end(seq, State.FINISHED, nanos);
+    }
+  }
+
+  /**
    * Operation {@code seq} failed (ignored once it has left the ring).
    *
    * @param seq the operation's sequence number

@@ -10,10 +10,11 @@ import java.util.Objects;
  *
  * @param planName the plan's name, or null for a collective called directly on a communicator
  * @param step the step's number (the annotations' {@code step}), or -1 outside a plan
+ * @param bucket the bucket of a bucketed plan's round ({@code Step.bucket()}), or -1
  * @param collective the collective with its arguments: {@code all-reduce F32 SUM, count 16}
  * @param fields the plan fields the call covers; empty outside a plan
  */
-public record OperationLabel(String planName, int step, String collective, List<String> fields) {
+public record OperationLabel(String planName, int step, int bucket, String collective, List<String> fields) {
   private static final String AGREEMENT_CHECK = "agreement check: ";
 
   /**
@@ -21,12 +22,25 @@ public record OperationLabel(String planName, int step, String collective, List<
    *
    * @param planName the plan's name, or null for a collective called directly on a communicator
    * @param step the step's number, or -1 outside a plan
+   * @param bucket the bucket of a bucketed plan's round, or -1
    * @param collective the collective with its arguments; not null
    * @param fields the plan fields the call covers; empty outside a plan
    */
   public OperationLabel {
     Objects.requireNonNull(collective, "collective");
     fields = List.copyOf(fields);
+  }
+
+  /**
+   * A label outside any bucket.
+   *
+   * @param planName the plan's name, or null for a collective called directly on a communicator
+   * @param step the step's number, or -1 outside a plan
+   * @param collective the collective with its arguments; not null
+   * @param fields the plan fields the call covers; empty outside a plan
+   */
+  public OperationLabel(String planName, int step, String collective, List<String> fields) {
+    this(planName, step, -1, collective, fields);
   }
 
   /**
@@ -61,7 +75,8 @@ public record OperationLabel(String planName, int step, String collective, List<
   }
 
   /**
-   * {@code plan p.Grads, step 0, all-reduce F32 SUM, count 16, fields [w, b]}, or {@code all-reduce F32
+   * {@code plan p.Grads, step 0, all-reduce F32 SUM, count 16, fields [w, b]} ({@code plan p.Grads, step 0,
+   * bucket 2, ...} in a bucket), or {@code all-reduce F32
    * SUM, count 16 (called directly)} outside a plan, {@code agreement check: all-gather U64, count 4} for the
    * agreement check's calls.
    */
@@ -69,6 +84,7 @@ public record OperationLabel(String planName, int step, String collective, List<
   public String toString() {
     return planName == null
         ? isAgreementCheck() ? collective : collective + " (called directly)"
-        : "plan " + planName + ", step " + step + ", " + collective + ", fields " + fields;
+        : "plan " + planName + ", step " + step + (bucket >= 0 ? ", bucket " + bucket : "") + ", " + collective
+            + ", fields " + fields;
   }
 }

@@ -1,9 +1,12 @@
 package dev.commplan.runtime.spi;
 
 import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.Event;
 import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.guard.CallGate;
 import dev.commplan.runtime.guard.Guards;
 import dev.commplan.runtime.guard.StreamProgress;
+import dev.commplan.runtime.rules.CallRules;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -22,9 +25,14 @@ import java.util.Objects;
  *       so a communicator's streams all share it).
  * </ul>
  *
- * <p>A backend author writes the constructor ({@code super(owner, timeout)}), {@link #awaitIdle} and,
- * where it has more to say, {@link #checksFailed} and {@link #runsInOrderOn}; {@link #communicator()} is
- * the owner given here.
+ * <p>Events ({@link #record()}, {@link #waitFor}) are final here too: they hold the gate, check that the
+ * event is of this rank's device and backend, and carry the guard's tickets and the agreement check's
+ * comparisons across streams: once a stream that waited for an event is synchronized, or the event itself
+ * ({@link EventBase#synchronize()}), the work before the event counts as synchronized on its own stream.
+ *
+ * <p>A backend author writes the constructor ({@code super(owner, timeout)}), {@link #awaitIdle}, {@link
+ * #recordEvent}, {@link #waitForEvent}, {@link #closeStream} and, where it has more to say, {@link
+ * #checksFailed} and {@link #runsInOrderOn}; {@link #communicator()} is the owner given here.
  */
 public abstract class StreamBase implements Stream {
   static {
@@ -34,6 +42,8 @@ public abstract class StreamBase implements Stream {
   private final AbstractCommunicator owner;
   private final StreamProgress progress;
   private final Duration timeout;
+  private volatile boolean madeByNewStream;
+  private volatile boolean closed;
 
   /**
    * Makes the stream's shared part, for a stream of {@code owner}.
@@ -55,15 +65,12 @@ public abstract class StreamBase implements Stream {
    */
   @Override
   public final void synchronize() {
+    if (closed) {
+      throw new IllegalStateException(this + " is closed: synchronize it (or an event of it) before closing it");
+    }
     long ticket = progress.issued();
     awaitIdle(timeout);
-    progress.synchronizedTo(ticket); // reached only when the wait returned normally
-    try {
-      progress.runChecks(ticket); // the agreement check, and the execute-order check where a plan asked for one
-    } catch (RuntimeException e) {
-      checksFailed(e);
-      throw e;
-    }
+    completedTo(ticket); // reached only when the wait returned normally
   }
 
   /**
@@ -99,16 +106,129 @@ public abstract class StreamBase implements Stream {
     progress.runsInOrderOn(worker);
   }
 
-  /** Not yet: streams and events arrive with issue 33's runtime part. */
+  /**
+   * Records an event ({@link #recordEvent}) holding the communicator's gate, and gives it the guard's last
+   * ticket: once the event is known to be done, so is every plan enqueue before it.
+   */
   @Override
-  public final dev.commplan.runtime.Event record() {
-    throw new UnsupportedOperationException("not yet");
+  public final Event record() {
+    CallGate gate = progress.gate();
+    gate.enter("record() of a stream");
+    try {
+      checkUsable();
+      long ticket = progress.issued();
+      EventBase event = recordEvent();
+      if (event.stream() != this) {
+        throw new IllegalStateException(this + ": recordEvent() made an event of another stream, " + event.stream());
+      }
+      event.recordedAt(ticket);
+      return event;
+    } finally {
+      gate.exit();
+    }
   }
 
-  /** Not yet: streams and events arrive with issue 33's runtime part. */
+  /**
+   * Checks that this stream may wait for {@code event} (an event of a stream of this rank on the same device
+   * and backend, {@link CallRules#checkSameDevice}), then hands it to the backend ({@link #waitForEvent})
+   * holding the communicator's gate. A synchronize of this stream past the call then counts, for the event's
+   * stream, as a synchronize up to the event (the guard's tickets, its checks). Waiting for an event of this
+   * stream itself changes nothing (stream order).
+   */
   @Override
-  public final void waitFor(dev.commplan.runtime.Event event) {
-    throw new UnsupportedOperationException("not yet");
+  public final void waitFor(Event event) {
+    Objects.requireNonNull(event, "event");
+    if (!(event instanceof EventBase e)) {
+      throw new IllegalArgumentException(this + " cannot wait for " + event + ": it was not made by a stream of"
+          + " this runtime (Stream.record())");
+    }
+    StreamBase origin = e.stream();
+    CallRules.checkSameDevice(this, origin);
+    CallGate gate = progress.gate();
+    gate.enter("waitFor() of a stream");
+    try {
+      checkUsable();
+      if (origin == this) {
+        return;
+      }
+      waitForEvent(e);
+      long covered = e.ticket();
+      progress.afterSynchronize(() -> origin.completedTo(covered), progress.issued());
+    } finally {
+      gate.exit();
+    }
+  }
+
+  /**
+   * Closes a stream that {@link AbstractCommunicator#newStream()} made ({@link #closeStream}), once; does
+   * nothing for any other (the communicator's own, a wrapped one).
+   */
+  @Override
+  public final void close() {
+    if (!madeByNewStream || closed) {
+      return;
+    }
+    closed = true;
+    try {
+      closeStream();
+    } finally {
+      owner.forget(this);
+    }
+  }
+
+  /**
+   * Records an event on this stream, for {@link #record()} (called holding the gate, the stream and its
+   * communicator open): an event that completes when the work enqueued so far has completed.
+   *
+   * @return the event, made with this stream ({@code super(this)})
+   */
+  protected abstract EventBase recordEvent();
+
+  /**
+   * Makes the work enqueued on this stream from now on start after {@code event} completes, without the host
+   * waiting (for {@link #waitFor}; called holding the gate, with {@code event} checked to be of another stream
+   * of this rank, device and backend).
+   *
+   * @param event the event, of another stream
+   */
+  protected abstract void waitForEvent(EventBase event);
+
+  /**
+   * Releases a stream made by {@link AbstractCommunicator#newStream()}, for {@link #close()} (once): it takes no
+   * more work; work already enqueued still runs to its end, as after {@code cudaStreamDestroy}. Also called when
+   * the communicator closes or aborts ({@link AbstractCommunicator#closeMadeStreams}).
+   */
+  protected abstract void closeStream();
+
+  /** {@return whether {@link #close()} closed this stream (only a stream made by {@code newStream()} closes)} */
+  protected final boolean isClosedByUser() {
+    return closed;
+  }
+
+  /** Marks the stream as made by {@link AbstractCommunicator#newStream()}: {@link #close()} closes it. */
+  final void madeByNewStream() {
+    this.madeByNewStream = true;
+  }
+
+  /**
+   * The work of this stream up to guard ticket {@code ticket} is known to have completed (an event of it was
+   * synchronized, or a stream that waited for one was): what {@link #synchronize()} records after its wait.
+   */
+  final void completedTo(long ticket) {
+    progress.synchronizedTo(ticket);
+    try {
+      progress.runChecks(ticket); // the agreement check's comparisons the ticket covers
+    } catch (RuntimeException e) {
+      checksFailed(e);
+      throw e;
+    }
+  }
+
+  private void checkUsable() {
+    if (closed) {
+      throw new IllegalStateException(this + " is closed");
+    }
+    owner.ensureUsable();
   }
 
   /** {@return the communicator given to the constructor, whose gate this stream carries} */

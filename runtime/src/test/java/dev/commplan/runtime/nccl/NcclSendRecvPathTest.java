@@ -147,15 +147,15 @@ class NcclSendRecvPathTest {
   void fp8NeedsNccl224AndSaysSoForPlansAndDirectCalls() {
     NcclVersion old = NcclVersion.decode(22304);
     PlanBuildException plan = assertInstanceOf(PlanBuildException.class,
-        NcclCommunicator.unsupported(old, DataType.F8E4M3, null, true));
+        NcclTypeSupport.unsupported(old, DataType.F8E4M3, null, true));
     assertEquals("DataType.F8E4M3 (ncclFloat8e4m3) needs NCCL 2.24.3 or newer, and this process loaded NCCL 2.23.4;"
         + " use F16 or BF16, or a newer NCCL (point -Dcommplan.nccl.library at it)", plan.getMessage());
     assertInstanceOf(BackendUnavailableException.class,
-        NcclCommunicator.unsupported(old, DataType.F8E5M2, ReduceOp.SUM, false));
-    assertNull(NcclCommunicator.unsupported(NcclVersion.decode(22403), DataType.F8E5M2, ReduceOp.AVG, true));
-    assertNull(NcclCommunicator.unsupported(old, DataType.BF16, ReduceOp.AVG, true));
+        NcclTypeSupport.unsupported(old, DataType.F8E5M2, ReduceOp.SUM, false));
+    assertNull(NcclTypeSupport.unsupported(NcclVersion.decode(22403), DataType.F8E5M2, ReduceOp.AVG, true));
+    assertNull(NcclTypeSupport.unsupported(old, DataType.BF16, ReduceOp.AVG, true));
     assertInstanceOf(BackendUnavailableException.class,
-        NcclCommunicator.unsupported(NcclVersion.decode(2804), DataType.BF16, null, true));
+        NcclTypeSupport.unsupported(NcclVersion.decode(2804), DataType.BF16, null, true));
     assertArrayEquals(new int[] {10, 11},
         new int[] {NcclArgs.dataType(DataType.F8E4M3), NcclArgs.dataType(DataType.F8E5M2)});
   }

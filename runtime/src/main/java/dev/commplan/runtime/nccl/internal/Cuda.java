@@ -44,7 +44,7 @@ public final class Cuda {
   static final List<String> FUNCTIONS = List.of(
       "cudaGetDeviceCount", "cudaSetDevice", "cudaGetDevice", "cudaDeviceGetPCIBusId", "cudaMalloc", "cudaFree", "cudaMemGetInfo",
       "cudaMemcpyAsync", "cudaMemsetAsync", "cudaStreamCreateWithFlags", "cudaStreamSynchronize",
-      "cudaStreamDestroy", "cudaStreamQuery", "cudaEventCreate", "cudaEventCreateWithFlags", "cudaEventRecord",
+      "cudaStreamDestroy", "cudaStreamQuery", "cudaStreamWaitEvent", "cudaEventCreate", "cudaEventCreateWithFlags", "cudaEventRecord",
       "cudaEventQuery", "cudaEventSynchronize", "cudaEventElapsedTime", "cudaEventDestroy", "cudaGetErrorString", "cudaGetErrorName",
       "cudaDriverGetVersion", "cudaRuntimeGetVersion", "cudaGetLastError");
 
@@ -292,6 +292,23 @@ public final class Cuda {
   public static int cudaStreamQuery(long stream) {
     try {
       return (int) cudaStreamQuery.H.invokeExact(stream);
+    } catch (Throwable t) {
+      throw NativeAccess.unreachable(t);
+    }
+  }
+
+  private static final class cudaStreamWaitEvent {
+    static final MethodHandle H =
+        handle("cudaStreamWaitEvent", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT));
+  }
+
+  /**
+   * {@code cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)}: work
+   * enqueued on {@code stream} afterwards waits for the work captured by the event's most recent record.
+   */
+  public static int cudaStreamWaitEvent(long stream, long event, int flags) {
+    try {
+      return (int) cudaStreamWaitEvent.H.invokeExact(stream, event, flags);
     } catch (Throwable t) {
       throw NativeAccess.unreachable(t);
     }

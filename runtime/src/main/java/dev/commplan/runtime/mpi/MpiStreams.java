@@ -1,0 +1,68 @@
+package dev.commplan.runtime.mpi;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * The streams of one {@link MpiCommunicator} (its own first, then those {@code newStream()} made and not yet
+ * closed) and the waits that complete what they have in flight.
+ *
+ * <p>Each stream has its own requests in flight; an enqueue completes only its own stream's (and the events
+ * that stream was told to wait for), so work on two streams is in flight side by side. Collectives of one
+ * communicator are started in the order the host enqueues them, whichever stream they are on, and every rank
+ * must enqueue them in the same order, as MPI requires of its non-blocking collectives.
+ */
+final class MpiStreams {
+  private final List<MpiStream> all = new CopyOnWriteArrayList<>();
+
+  MpiStreams(MpiStream own) {
+    all.add(own);
+  }
+
+  /** A new stream of {@code own}'s communicator, kept here until it is closed. */
+  MpiStream open(Duration timeout) {
+    MpiStream s = new MpiStream((MpiCommunicator) all.getFirst().communicator(), timeout);
+    all.add(s);
+    return s;
+  }
+
+  /**
+   * Forgets {@code s}, closed by its user; when {@code canComplete} (the communicator and MPI are still
+   * usable), first completes what it has in flight, within {@code waitNanos}.
+   */
+  void close(MpiStream s, boolean canComplete, long waitNanos) {
+    try {
+      if (canComplete) {
+        complete(s, waitNanos);
+      }
+    } finally {
+      if (s.inFlight.isEmpty()) {
+        all.remove(s); // else its requests keep the communicator's memory from being freed, as the own stream's do
+      }
+    }
+  }
+
+  /** Whether no stream has requests in flight. */
+  boolean idle() {
+    for (MpiStream s : all) {
+      if (!s.inFlight.isEmpty()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Completes what every stream has in flight, and the events each waits for, within {@code waitNanos} each. */
+  void completeAll(long waitNanos) {
+    for (MpiStream s : all) {
+      complete(s, waitNanos);
+    }
+  }
+
+  /** Completes the events {@code s} waits for, then what it has in flight, within {@code waitNanos} each. */
+  static void complete(MpiStream s, long waitNanos) {
+    s.completeWaits(waitNanos);
+    s.inFlight.complete(waitNanos);
+  }
+}

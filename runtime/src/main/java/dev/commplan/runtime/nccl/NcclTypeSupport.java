@@ -1,0 +1,37 @@
+package dev.commplan.runtime.nccl;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.BackendUnavailableException;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.PlanBuildException;
+
+/**
+ * Which data types and ops the loaded NCCL supports: {@code ncclAvg} and {@code ncclBfloat16} need NCCL
+ * {@link NcclVersion#AVG_AND_BF16} or newer, the fp8 types {@link NcclVersion#FP8}.
+ */
+final class NcclTypeSupport {
+  private NcclTypeSupport() {}
+
+  /** What {@code NcclCommunicator.requireSupported} throws on NCCL {@code version}, or null when it supports {@code type} and {@code op}. */
+  static RuntimeException unsupported(NcclVersion version, DataType type, ReduceOp op, boolean forPlan) {
+    if (type.isFloat8() && !version.atLeast(NcclVersion.FP8)) {
+      String message = "DataType." + type + " (ncclFloat8" + type.name().substring(2).toLowerCase(java.util.Locale.ROOT)
+          + ") needs NCCL " + NcclVersion.FP8 + " or newer, and this process loaded NCCL " + version
+          + "; use F16 or BF16, or a newer NCCL (point -D" + dev.commplan.runtime.nccl.internal.NativeLibrary.NCCL_PROPERTY
+          + " at it)";
+      return forPlan ? new PlanBuildException(message) : new BackendUnavailableException(message);
+    }
+    if (version.atLeast(NcclVersion.AVG_AND_BF16)) {
+      return null;
+    }
+    if (op == ReduceOp.AVG) {
+      return new BackendUnavailableException("ReduceOp.AVG (ncclAvg) needs NCCL " + NcclVersion.AVG_AND_BF16
+          + " or newer, and this process loaded NCCL " + version + "; use SUM and divide, or a newer NCCL");
+    }
+    if (type == DataType.BF16) {
+      return new BackendUnavailableException("DataType.BF16 (ncclBfloat16) needs NCCL "
+          + NcclVersion.AVG_AND_BF16 + " or newer, and this process loaded NCCL " + version);
+    }
+    return null;
+  }
+}

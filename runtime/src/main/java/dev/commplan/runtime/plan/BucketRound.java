@@ -1,0 +1,236 @@
+package dev.commplan.runtime.plan;
+
+import dev.commplan.runtime.Event;
+import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.agreement.Agreement;
+import dev.commplan.runtime.guard.Guards;
+import dev.commplan.runtime.guard.StreamProgress;
+import dev.commplan.runtime.rules.CallRules;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The rounds of a bucketed plan ({@link Plan#ready}, {@link Plan#finish}): which fields were marked ready
+ * since the last finish, with the producer's event of each, and which bucket comes next. A bucket is enqueued
+ * on the communication stream, after waiting for its fields' events, once all its fields are marked and every
+ * bucket before it was enqueued; so every rank enqueues the buckets in one order, whatever order it marks the
+ * fields in. Used by the thread that holds the communicator's gate ({@link Plan} takes it).
+ */
+final class BucketRound {
+  private final String planName;
+  private final Stream stream;
+  private final boolean ownsStream;
+  private final CompiledSchedule compiled;
+  private final List<Schedule.Bucket> buckets;
+  private final List<String> fields;
+  /** Per bucket, the handles it waits for; per handle, the buckets that wait for it (none: not sent). */
+  private final int[][] handlesOf;
+  private final int[][] bucketsOf;
+  private final GuardMarks marks;
+  private final boolean guard;
+  private final Agreement agreement;
+  private final long agreementId;
+
+  /** This round: each handle's producer event (null: not marked), each bucket's unmarked fields, the next bucket. */
+  private final Event[] events;
+  private final int[] missing;
+  private int marked;
+  private int next;
+  private boolean enqueuedAny;
+
+  BucketRound(String planName, Stream stream, boolean ownsStream, CompiledSchedule compiled,
+      List<Schedule.Bucket> buckets, List<String> fields, GuardMarks marks, boolean guard, Agreement agreement,
+      long agreementId) {
+    this.planName = planName;
+    this.stream = stream;
+    this.ownsStream = ownsStream;
+    this.compiled = compiled;
+    this.buckets = buckets;
+    this.fields = fields;
+    this.marks = marks;
+    this.guard = guard;
+    this.agreement = agreement;
+    this.agreementId = agreementId;
+    this.handlesOf = new int[buckets.size()][];
+    List<List<Integer>> bucketsByHandle = new ArrayList<>();
+    for (int h = 0; h < fields.size(); h++) {
+      bucketsByHandle.add(new ArrayList<>());
+    }
+    for (Schedule.Bucket b : buckets) {
+      handlesOf[b.index()] = b.fields().stream().mapToInt(fields::indexOf).toArray();
+      for (int h : handlesOf[b.index()]) {
+        bucketsByHandle.get(h).add(b.index());
+      }
+    }
+    this.bucketsOf = bucketsByHandle.stream().map(l -> l.stream().mapToInt(Integer::intValue).toArray())
+        .toArray(int[][]::new);
+    this.events = new Event[fields.size()];
+    this.missing = new int[buckets.size()];
+    reset();
+  }
+
+  /** {@return the communication stream the buckets are enqueued on} */
+  Stream stream() {
+    return stream;
+  }
+
+  int buckets() {
+    return buckets.size();
+  }
+
+  /** Whether a round is open: a field was marked ready since the last finish. */
+  boolean isOpen() {
+    return marked > 0;
+  }
+
+  /**
+   * Checks what {@link #ready} is given before anything changes: a field a call sends, not yet marked in
+   * this round, and a producer stream of this runtime whose events the communication stream may wait for.
+   */
+  void checkReady(int handle, Stream producer) {
+    if (handle < 0 || handle >= fields.size()) {
+      throw new IndexOutOfBoundsException(
+          "plan " + planName + " has buffer handles 0.." + (fields.size() - 1) + ", not " + handle);
+    }
+    if (bucketsOf[handle].length == 0) {
+      throw new IllegalArgumentException("plan " + planName + ": field '" + fields.get(handle) + "' is sent by no call"
+          + " of the plan, so no bucket waits for it; mark the fields the plan's calls send: " + sentFields());
+    }
+    java.util.Objects.requireNonNull(producer, "producer");
+    if (Guards.progressOf(producer) == null) {
+      throw new IllegalArgumentException("plan " + planName + ": ready('" + fields.get(handle) + "', " + producer
+          + "): the producer is not a stream of this runtime (Communicator.stream() or newStream())");
+    }
+    CallRules.checkSameDevice(stream, producer);
+    if (events[handle] != null) {
+      throw new IllegalStateException("plan " + planName + ": field '" + fields.get(handle) + "' was marked ready"
+          + " twice in this round; mark each field once between two finish() calls (marked so far: "
+          + markedFields() + ")");
+    }
+  }
+
+  /**
+   * Marks {@code handle}'s field ready with an event of {@code producer} (checked by {@link #checkReady}), then
+   * enqueues every bucket, in order, whose fields are all marked and whose predecessors are enqueued.
+   */
+  void ready(int handle, Stream producer) {
+    Event event = producer.record(); // throws before anything here changed
+    events[handle] = event;
+    marked++;
+    for (int b : bucketsOf[handle]) {
+      missing[b]--;
+    }
+    while (next < buckets.size() && missing[next] == 0) {
+      enqueue(next++);
+    }
+  }
+
+  /**
+   * Ends the round: every bucket not yet enqueued is enqueued (those with unmarked fields too, so that no peer
+   * is left waiting in a collective: the unmarked fields are reduced with what they hold), {@code consumer}
+   * waits for the last one, and the round is reset.
+   *
+   * @return the fields that were not marked in the round, in declaration order (empty normally)
+   */
+  List<String> finish(Stream consumer) {
+    List<String> unmarked = unmarkedFields();
+    flush();
+    consumer.waitFor(stream.record());
+    reset();
+    return unmarked;
+  }
+
+  /**
+   * For the plan's close: ends an open round as {@link #finish} would without a consumer, then waits for the
+   * communication stream (at most its timeout), so that no bucket still runs on memory about to be freed, and
+   * closes the stream if the plan made it.
+   *
+   * @return the fields that were not marked in the open round (empty when none was open)
+   */
+  List<String> close(boolean usable) {
+    List<String> unmarked = isOpen() ? unmarkedFields() : List.of();
+    try {
+      if (usable) {
+        flush();
+        if (enqueuedAny) {
+          stream.synchronize();
+        }
+      }
+    } finally {
+      reset();
+      if (ownsStream) {
+        stream.close();
+      }
+    }
+    return unmarked;
+  }
+
+  /** The fields marked ready in this round, in declaration order. */
+  List<String> markedFields() {
+    List<String> out = new ArrayList<>();
+    for (int h = 0; h < events.length; h++) {
+      if (events[h] != null) {
+        out.add(fields.get(h));
+      }
+    }
+    return out;
+  }
+
+  private List<String> unmarkedFields() {
+    List<String> out = new ArrayList<>();
+    for (int h = 0; h < events.length; h++) {
+      if (events[h] == null && bucketsOf[h].length > 0) {
+        out.add(fields.get(h));
+      }
+    }
+    return out;
+  }
+
+  private List<String> sentFields() {
+    List<String> out = new ArrayList<>();
+    for (int h = 0; h < bucketsOf.length; h++) {
+      if (bucketsOf[h].length > 0) {
+        out.add(fields.get(h));
+      }
+    }
+    return out;
+  }
+
+  /** Enqueues every bucket not yet enqueued, waiting only for the fields that were marked. */
+  private void flush() {
+    while (next < buckets.size()) {
+      enqueue(next++);
+    }
+  }
+
+  /**
+   * Bucket {@code b}: the communication stream waits for its fields' events, then its calls are enqueued as
+   * one group, with the guard's marks (on the communication stream) and one unit of the agreement check.
+   */
+  private void enqueue(int b) {
+    for (int h : handlesOf[b]) {
+      if (events[h] != null) {
+        stream.waitFor(events[h]);
+      }
+    }
+    boolean capturing = compiled.isCapturing(stream);
+    StreamProgress progress = Guards.progressOf(stream);
+    if (guard && !capturing && progress != null) {
+      marks.mark(stream, progress, progress.issue(), b, b + 1);
+    }
+    compiled.enqueueSteps(stream, b, b + 1, capturing);
+    enqueuedAny = true;
+    if (agreement != null && !capturing) {
+      agreement.bucket(agreementId, b, buckets.get(b).step(), stream);
+    }
+  }
+
+  private void reset() {
+    java.util.Arrays.fill(events, null);
+    for (Schedule.Bucket b : buckets) {
+      missing[b.index()] = handlesOf[b.index()].length;
+    }
+    marked = 0;
+    next = 0;
+  }
+}
