@@ -275,12 +275,7 @@ public final class BucketedPlan implements AutoCloseable {
     /**
      * The field {@code ringOut}: BF16, {@code @Shape({"h"})}, h elements.
      */
-    ringOut,
-
-    /**
-     * The field {@code ringIn}: BF16, {@code @Shape({"h"})}, h elements.
-     */
-    ringIn
+    ringOut
   }
 
   /**
@@ -498,7 +493,7 @@ public final class BucketedPlan implements AutoCloseable {
       b.recv(2, ringIn, "(rank - 1) % ranks");
       Plan plan = b.build();
       return new BucketedPlan(plan, new int[] {w1, b1, w2, b2, loss, losses, ringOut,
-          ringIn}, new int[] {w1, b1, w2, b2, loss, ringOut, ringIn});
+          ringIn}, new int[] {w1, b1, w2, b2, loss, ringOut});
     }
   }
 }

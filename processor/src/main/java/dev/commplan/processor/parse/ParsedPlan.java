@@ -1,5 +1,6 @@
 package dev.commplan.processor.parse;
 
+import dev.commplan.model.Collective;
 import dev.commplan.processor.lang.Identifiers;
 import java.util.List;
 import javax.lang.model.element.AnnotationMirror;
@@ -62,12 +63,12 @@ public record ParsedPlan(
   }
 
   /**
-   * The fields a collective sends, in declaration order: those that carry a collective annotation (the
-   * annotated field is the send buffer; a {@code @Recv}'s, the buffer it fills). A bucketed plan's
-   * generated {@code enum Field} has one constant for each.
+   * The fields a collective sends, in declaration order: those that carry a collective annotation other
+   * than {@code @Recv} (the annotated field is the send buffer; a {@code @Recv}'s is only written, and no
+   * bucket waits for it). A bucketed plan's generated {@code enum Field} has one constant for each.
    */
   public List<ParsedField> sentFields() {
-    return fields.stream().filter(f -> !f.collectives().isEmpty()).toList();
+    return fields.stream().filter(f -> f.collectives().stream().anyMatch(c -> c.kind() != Collective.RECV)).toList();
   }
 
   /** The class's simple name. */
