@@ -48,6 +48,8 @@ public final class LocalCommunicator extends AbstractCommunicator {
   private final List<LocalMailboxes.Transfer> groupRecvs = new ArrayList<>();
   /** The stream of the open group's first send or receive: the group's transfers are enqueued there. */
   private LocalStream groupStream;
+  /** Streams closed by their user whose worker still runs what they had. */
+  private final List<LocalStream> draining = new java.util.concurrent.CopyOnWriteArrayList<>();
   /** How many streams {@code newStream()} has made (their numbers, for names). */
   private int madeStreams;
   /**
@@ -116,14 +118,28 @@ public final class LocalCommunicator extends AbstractCommunicator {
     return new LocalStream(this, cluster.timeout(), ++madeStreams);
   }
 
-  /** This communicator's own stream and those {@code newStream()} made that are open: an abort fails them all. */
+  /**
+   * This communicator's own stream, those {@code newStream()} made that are open, and those closed by their
+   * user whose worker still runs what they had: an abort fails them all, a close stops them all.
+   */
   List<LocalStream> streams() {
     List<LocalStream> all = new ArrayList<>();
     all.add(stream);
     for (dev.commplan.runtime.spi.StreamBase made : madeStreams()) {
       all.add((LocalStream) made); // openStream makes only these
     }
+    all.addAll(draining);
     return all;
+  }
+
+  /** {@code s} was closed by its user: its worker runs what it has, then ends ({@link #drained}). */
+  void draining(LocalStream s) {
+    draining.add(s);
+  }
+
+  /** The worker of {@code s}, closed by its user, ran everything and ended. */
+  void drained(LocalStream s) {
+    draining.remove(s);
   }
 
   @Override
@@ -291,6 +307,10 @@ public final class LocalCommunicator extends AbstractCommunicator {
       child.close();
     }
     RuntimeException failure = closeMadeStreams(null); // they see this communicator closed: stopped at once
+    for (LocalStream s : draining) { // closed by their user, still running what they had: stopped too
+      s.shutDown(cluster.timeout().toMillis());
+    }
+    draining.clear();
     stream.shutDown(cluster.timeout().toMillis());
     for (LocalMemory block : openBlocks) {
       block.closeForOwner();

@@ -312,6 +312,7 @@ public final class LocalStream extends StreamBase {
       shutDown(comm.cluster().timeout().toMillis());
       return;
     }
+    comm.draining(this); // until its worker ends, an abort or the communicator's close still reaches it
     lock.lock();
     try {
       draining = true;
@@ -407,6 +408,11 @@ public final class LocalStream extends StreamBase {
     }
   }
 
+  /** The worker thread, for tests of its lifecycle. */
+  Thread worker() {
+    return worker;
+  }
+
   /** Whether the stream's work has failed (sticky). */
   boolean hasFailed() {
     lock.lock();
@@ -429,6 +435,9 @@ public final class LocalStream extends StreamBase {
           workAvailable.awaitUninterruptibly();
         }
         if (shutDown || queued == 0) { // shut down, or closed by its user with nothing left to run
+          if (!shutDown) {
+            comm.drained(this);
+          }
           return;
         }
         work = queue[head];

@@ -1,8 +1,7 @@
 package dev.commplan.runtime.mpi;
 
 import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.Arrays;
 
 /**
  * The streams of one {@link MpiCommunicator} (its own first, then those {@code newStream()} made and not yet
@@ -14,17 +13,24 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * must enqueue them in the same order, as MPI requires of its non-blocking collectives.
  */
 final class MpiStreams {
-  private final List<MpiStream> all = new CopyOnWriteArrayList<>();
+  /** Replaced, never changed, so that the waits walk it without allocating (an iterator would). */
+  private volatile MpiStream[] all;
 
   MpiStreams(MpiStream own) {
-    all.add(own);
+    all = new MpiStream[] {own};
   }
 
   /** A new stream of {@code own}'s communicator, kept here until it is closed. */
-  MpiStream open(Duration timeout) {
-    MpiStream s = new MpiStream((MpiCommunicator) all.getFirst().communicator(), timeout);
-    all.add(s);
+  synchronized MpiStream open(Duration timeout) {
+    MpiStream s = new MpiStream((MpiCommunicator) all[0].communicator(), timeout);
+    MpiStream[] more = Arrays.copyOf(all, all.length + 1);
+    more[all.length] = s;
+    all = more;
     return s;
+  }
+
+  private synchronized void forget(MpiStream s) {
+    all = Arrays.stream(all).filter(x -> x != s).toArray(MpiStream[]::new);
   }
 
   /**
@@ -38,7 +44,7 @@ final class MpiStreams {
       }
     } finally {
       if (s.inFlight.isEmpty()) {
-        all.remove(s); // else its requests keep the communicator's memory from being freed, as the own stream's do
+        forget(s); // else its requests keep the communicator's memory from being freed, as the own stream's do
       }
     }
   }

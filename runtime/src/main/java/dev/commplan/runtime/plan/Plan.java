@@ -38,6 +38,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * backend adds its flight record. The plan keeps its live captured plans and closes them before it frees
  * its memory, so that no graph outlives the addresses it holds.
  *
+ * <p><b>Buckets</b> ({@link PlanBuilder#bucketBytes}): {@link #ready} marks a field written by a producer
+ * stream's work and enqueues, on the plan's communication stream and in one order on every rank, each bucket
+ * whose fields are all marked; {@link #finish} makes a consumer stream wait for the last one. {@code execute}
+ * still issues the whole plan, but not while such a round is open.
+ *
  * <p><b>Inside someone else's capture.</b> When the stream is being captured into a CUDA graph by the
  * caller's own code ({@link CompiledSchedule#isCapturing}, asked once per execute), {@code execute}
  * records the calls into that graph and marks nothing: no work runs until the caller launches the

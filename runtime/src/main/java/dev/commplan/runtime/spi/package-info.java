@@ -11,11 +11,13 @@
  *       every communicator owes its users (one thread at a time, the rules and their ids, the agreement
  *       check, a schedule checked before it is compiled) and leaves the backend {@code enqueueDirect},
  *       {@code compileChecked}, {@code splitGroup}, {@code openGroup}/{@code closeGroup}, {@code
- *       ensureUsable}, and the rest of {@link dev.commplan.runtime.spi.BackendCommunicator} (rank, size,
- *       stream, allocate, close); its compiled schedules implement {@link
+ *       ensureUsable}, {@code openStream}, and the rest of {@link
+ *       dev.commplan.runtime.spi.BackendCommunicator} (rank, size, stream, allocate, close, which calls
+ *       {@code closeMadeStreams}); its compiled schedules implement {@link
  *       dev.commplan.runtime.plan.CompiledSchedule};
  *   <li>streams that extend {@link dev.commplan.runtime.spi.StreamBase}, made with their communicator as
- *       owner (whose gate they share) and implementing {@code awaitIdle};
+ *       owner (whose gate they share) and implementing {@code awaitIdle}, {@code recordEvent} (an {@link
+ *       dev.commplan.runtime.spi.EventBase}), {@code waitForEvent} and {@code closeStream};
  *   <li>for ranks that are threads of one process, a cluster that runs them through {@link
  *       dev.commplan.runtime.spi.RankSupervisor}, saying only what aborting a rank means;
  *   <li>where it fits, {@link dev.commplan.runtime.spi.HostMemoryBlock} (device memory that is host

@@ -176,22 +176,26 @@ class LocalStreamEventsTest {
   }
 
   @Test
-  void closingTheCommunicatorEndsItsStreamsWorkers() {
-    LocalCluster cluster = new LocalCluster(2);
-    try (cluster) {
+  void closingTheCommunicatorEndsItsStreamsWorkers() throws InterruptedException {
+    List<Thread> workers = new java.util.concurrent.CopyOnWriteArrayList<>();
+    CountDownLatch never = new CountDownLatch(1);
+    try (LocalCluster cluster = new LocalCluster(2)) {
       cluster.run(comm -> {
-        comm.newStream();
-        comm.newStream().close();
-        comm.newStream();
+        workers.add(((LocalStream) comm.newStream()).worker());
+        LocalStream closed = (LocalStream) comm.newStream();
+        closed.enqueueHostTask(never::await); // closed by its user, still running this when the cluster closes
+        closed.close();
+        workers.add(closed.worker());
+        workers.add(((LocalStream) comm.newStream()).worker());
       });
-      assertEquals(4, LiveThreads.named("commplan-local-stream-rank-").stream().filter(t -> t.contains("-rank-0-")
-          || t.contains("-rank-1-")).count(), LiveThreads.named("commplan-local-stream-rank-").toString());
+      for (Thread t : workers) {
+        assertTrue(t.isAlive(), t.getName());
+      }
     }
-    long deadline = System.nanoTime() + GENEROUS.toNanos();
-    while (!LiveThreads.named("commplan-local-stream-rank-").isEmpty() && System.nanoTime() < deadline) {
-      Thread.onSpinWait();
+    for (Thread t : workers) {
+      t.join(GENEROUS.toMillis());
+      assertFalse(t.isAlive(), t.getName() + " outlived its cluster");
     }
-    assertEquals(List.of(), LiveThreads.named("commplan-local-stream-rank-"));
   }
 
   @Test

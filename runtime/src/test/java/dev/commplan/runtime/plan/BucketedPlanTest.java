@@ -133,6 +133,39 @@ class BucketedPlanTest {
     }
   }
 
+  /**
+   * Each bucket is a unit of the agreement check: one rank's bucket and another's whole execute issue the same
+   * all-reduce (so the ranks meet), but the check, compared after the consumer's synchronize (which waited for
+   * the communication stream), fails both, naming the bucket.
+   */
+  @Test
+  void aBucketWhereAnotherRankExecutesTheWholePlanFailsTheAgreementCheck() {
+    try (LocalCluster cluster = new LocalCluster(2)) {
+      List<String> messages = assertTimeoutPreemptively(GENEROUS, () -> cluster.call(comm -> {
+        PlanBuilder b = new PlanBuilder("t.Unit", comm, 0).bucketBytes(1024);
+        int g = b.buffer("g", DataType.F32, 4, "{\"4\"}", null);
+        b.allReduce(0, g, g, ReduceOp.SUM);
+        try (Plan plan = b.build(); F32Buffer x = F32Buffer.allocate(comm, 1)) {
+          // the build's fingerprint is unit 1 and this call unit 2: the plan's unit is 3, after which a check
+          // is due, enqueued on the unit's stream (on rank 0 the communication stream, compared when the
+          // consumer, which waited for it, is synchronized)
+          comm.allReduce(x, x, ReduceOp.SUM, comm.stream());
+          if (comm.rank() == 0) {
+            plan.ready(g, comm.stream());
+            plan.finish(comm.stream());
+          } else {
+            plan.execute(comm.stream());
+          }
+          return assertThrows(dev.commplan.runtime.DisagreementException.class, comm.stream()::synchronize)
+              .getMessage();
+        }
+      }));
+      for (String m : messages) {
+        assertTrue(m.contains("plan t.Unit, bucket 0 (step 0)") && m.contains("plan t.Unit, execute"), m);
+      }
+    }
+  }
+
   @Test
   void aFieldMarkedTwiceIsRefusedAndChangesNothing() {
     runOnTwoRanks("t.Twice", (comm, plan) -> {

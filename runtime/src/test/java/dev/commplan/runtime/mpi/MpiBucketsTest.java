@@ -1,0 +1,43 @@
+package dev.commplan.runtime.mpi;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Streams, events and bucketed plans on the MPI backend across real processes: {@code mpirun --oversubscribe
+ * -np N} of {@link MpiBucketsMain} for N = 2, 3, 4: ranks that mark their fields in different orders still
+ * enqueue the buckets in one order (the agreement check, on by default, compares every bucket), with the
+ * reference's results. Skips, saying why, without mpirun or Open MPI.
+ */
+class MpiBucketsTest {
+  private static final Duration LIMIT = Duration.ofSeconds(120);
+
+  @BeforeAll
+  static void needsMpirun() {
+    String reason = MpiLauncher.unavailableReason();
+    if (reason != null) {
+      System.out.println("MpiBucketsTest skipped: " + reason);
+    }
+    assumeTrue(reason == null, reason);
+  }
+
+  @ParameterizedTest(name = "{0} processes")
+  @ValueSource(ints = {2, 3, 4})
+  void bucketedRoundsMatchTheReferenceWhateverOrderEachRankMarksIn(int ranks) throws Exception {
+    MpiLauncher.Result run = MpiLauncher.run(ranks, LIMIT, MpiLauncher.classPath(),
+        List.of("-D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + "=60"), MpiBucketsMain.class.getName());
+    assertFalse(run.killed(), run.toString());
+    assertEquals(0, run.exitCode(), run.toString());
+    for (int r = 0; r < ranks; r++) {
+      assertTrue(run.output().contains("mpi buckets rank " + r + " of " + ranks + ": all right"), run.toString());
+    }
+  }
+}
