@@ -369,8 +369,8 @@ public final class Plan implements AutoCloseable {
     try {
       unmarked = r.finish(consumer);
       StreamProgress progress = Guards.progressOf(consumer);
-      if (progress != null) {
-        track(consumer, progress, 0, stepMarks.units());
+      if (progress != null && hostAccessGuard) {
+        stepMarks.mark(consumer, progress, progress.issue(), 0, stepMarks.units());
       }
     } finally {
       gate.exit();

@@ -486,7 +486,8 @@ public final class PlanBuilder {
    */
   public Plan build() {
     checkNotBuilt();
-    int[][] orderTags = orderCheck ? OrderCheck.declare(this, declarations.calls(), comm.size()) : null; // calls too
+    // calls too; not in a bucketed plan, whose buckets the agreement check compares one by one
+    int[][] orderTags = orderCheck && bucketBytes == 0 ? OrderCheck.declare(this, declarations.calls(), comm.size()) : null;
     built = true;
     return new PlanAssembly(planName, comm, groups, declarations).assemble(orderTags, fingerprintCheck,
         hostAccessGuard, bucketBytes, commStream);
