@@ -50,4 +50,34 @@ public @interface CommPlan {
    * @return the axes' names; empty for a plan over the whole communicator only
    */
   String[] axes() default {};
+
+  /**
+   * The most bytes of one bucket, for overlapping the plan's communication with the computation that
+   * produces its buffers (a backward pass). 0, the default: no buckets, the plan runs whole with {@code
+   * execute}, as before.
+   *
+   * <p>N &gt; 0: within each step and each axis, the plan's collectives are cut into <em>buckets</em> in
+   * <b>reverse declaration order</b>, the order in which a backward pass produces gradients (declare the
+   * fields in forward order, first layer first). A bucket holds consecutive fields whose bytes (element
+   * count &times; element size of the buffer each collective sends) add up to at most N; a field larger
+   * than N is a bucket alone. Calls inside a bucket are coalesced as before. The bucket boundaries depend
+   * on the dims, so they are fixed when the plan is built, and are part of the plan's fingerprint.
+   *
+   * <p>The generated class of such a plan also has a nested {@code enum Field} (one constant per field
+   * that a collective sends, named as the field), {@code ready(Field, Stream)}, which marks a field as
+   * produced and enqueues each bucket on the plan's communication stream as soon as all its fields are
+   * ready, {@code finish(Stream)}, which makes a stream wait for every bucket, and {@code buckets()}; its
+   * builder has {@code commStream(Stream)} and {@code bucketBytes(long)}, which overrides N for one build
+   * (for a sweep over bucket sizes).
+   *
+   * <p>Choosing N: small buckets start communicating early but pay a collective's fixed cost many times;
+   * large ones pay it once but start late, and the last bucket, which no computation hides, is larger.
+   * The best N depends on the model, the network and the GPUs: measure, as the {@code overlap} sample's
+   * sweep does. docs/dsl.md, "Overlapping communication with computation", says how.
+   *
+   * <p>N &lt; 0 is a compile error on this attribute ({@code [CommPlan/BadBucket]}).
+   *
+   * @return the most bytes of one bucket; 0 for no buckets
+   */
+  long bucketBytes() default 0;
 }

@@ -60,6 +60,11 @@ public enum RuleId {
   /** A reserved ({@code rank}, {@code ranks}), duplicated or invalid axis name, or one that is also a dim. */
   BAD_AXIS("BadAxis", 20),
   /**
+   * A negative {@code @CommPlan(bucketBytes)} (at build: a negative {@code PlanBuilder.bucketBytes}), or a
+   * bucketed plan that sends more fields than its generated {@code enum Field} can hold.
+   */
+  BAD_BUCKET("BadBucket", 23),
+  /**
    * AVG on an fp8 type (F8E4M3, F8E5M2): NCCL computes it as a sum multiplied by 1/ranks rounded to fp8,
    * not an average, and fails on one rank, so no backend offers it (CommPlan's own rule).
    */

@@ -119,4 +119,86 @@ class EndToEndTest {
           + "] 4.0 " + previousAlongTp + " 4");
     }
   }
+
+  /**
+   * A bucketed plan through its generated API: the backward pass's fields marked ready last layer first
+   * with their {@code Field} constants, then {@code finish}, over two rounds; the buckets the annotation's
+   * size cuts (and the builder's override); a round with a field left unmarked fails naming it, and the
+   * next round works.
+   */
+  @Test
+  void aBucketedPlanRunsThroughReadyAndFinish() throws Exception {
+    // h = 64: weights 16 KiB, biases 256 B. From the last field: b2, w2 and b1 (16,896 B) fit in 32 KiB, w1
+    // does not: two buckets. With bucketBytes(1) from the builder, every field is a bucket alone.
+    JavaFileObject plan = source("p.Grads",
+        "@CommPlan(dims = \"h\", bucketBytes = 32 * 1024)",
+        "class Grads {",
+        "  @AllReduce(op = ReduceOp.AVG) @Shape({\"h\", \"h\"}) F32Buffer w1;",
+        "  @AllReduce(op = ReduceOp.AVG) @Shape(\"h\") F32Buffer b1;",
+        "  @AllReduce(op = ReduceOp.AVG) @Shape({\"h\", \"h\"}) F32Buffer w2;",
+        "  @AllReduce(op = ReduceOp.AVG) @Shape(\"h\") F32Buffer b2;",
+        "}");
+    JavaFileObject driver = source("p.BucketDriver",
+        "import java.util.List;",
+        "public final class BucketDriver {",
+        "  private BucketDriver() {}",
+        "  static void backward(GradsPlan plan, Stream compute, int r, int round) {",
+        "    plan.w2().fill(r + round);",
+        "    plan.ready(GradsPlan.Field.w2, compute);",
+        "    plan.b2().fill(2 * r + round);",
+        "    plan.ready(GradsPlan.Field.b2, compute);",
+        "    plan.b1().fill(3 * r + round);",
+        "    plan.ready(GradsPlan.Field.b1, compute);",
+        "    plan.w1().fill(4 * r + round);",
+        "    plan.ready(GradsPlan.Field.w1, compute);",
+        "    plan.finish(compute);",
+        "  }",
+        "  public static List<String> run() {",
+        "    try (Cluster cluster = Backends.cluster(\"local\", 4)) {",
+        "      return cluster.call(comm -> {",
+        "        int r = comm.rank();",
+        "        StringBuilder out = new StringBuilder();",
+        "        try (Stream compute = comm.newStream(); Stream comms = comm.newStream();",
+        "            GradsPlan plan = GradsPlan.builder().h(64).commStream(comms).build(comm)) {",
+        "          for (int round = 0; round < 2; round++) {",
+        "            backward(plan, compute, r, round);",
+        "            compute.synchronize();",
+        "            out.append(plan.w2().get(0)).append(' ').append(plan.b2().get(63)).append(' ')",
+        "                .append(plan.b1().get(0)).append(' ').append(plan.w1().get(4095)).append(\"; \");",
+        "          }",
+        "          out.append(plan.buckets()).append(\" buckets; \");",
+        "          plan.ready(GradsPlan.Field.w2, compute);",
+        "          try {",
+        "            plan.finish(compute);",
+        "            out.append(\"finish with fields unmarked did not throw; \");",
+        "          } catch (IllegalStateException e) {",
+        "            String m = e.getMessage();",
+        "            boolean named = m.contains(\"b2\") && m.contains(\"b1\") && m.contains(\"w1\") && !m.contains(\"w2\");",
+        "            out.append(named ? \"unmarked named; \" : m + \"; \");",
+        "          }",
+        "          compute.synchronize();",
+        "          backward(plan, compute, r, 5);",
+        "          compute.synchronize();",
+        "          out.append(plan.w1().get(0)).append(\"; \");",
+        "        }",
+        "        try (GradsPlan plan = GradsPlan.builder().h(64).bucketBytes(1).build(comm)) {",
+        "          out.append(plan.buckets()).append(\" buckets\");",
+        "        }",
+        "        return out.toString();",
+        "      });",
+        "    }",
+        "  }",
+        "}");
+    Compilation c = compile(plan, driver);
+    assertThat(c).succeededWithoutWarnings();
+
+    Class<?> driverClass = new CompiledClasses(c, EndToEndTest.class.getClassLoader()).loadClass("p.BucketDriver");
+    @SuppressWarnings("unchecked")
+    List<String> results = (List<String>) driverClass.getMethod("run").invoke(null);
+    // The mean over ranks 0..3 of k * r + round is 1.5 k + round.
+    for (int r = 0; r < 4; r++) {
+      assertThat(results.get(r)).isEqualTo(
+          "1.5 3.0 4.5 6.0; 2.5 4.0 5.5 7.0; 2 buckets; unmarked named; 11.0; 4 buckets");
+    }
+  }
 }

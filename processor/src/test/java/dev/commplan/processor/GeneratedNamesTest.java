@@ -44,12 +44,24 @@ class GeneratedNamesTest {
     "}",
   };
 
-  /** The simple names of the types the generated code refers to, and the roots of their packages. */
+  /**
+   * The simple names of the types the generated code refers to, and the roots of their packages: of {@link
+   * #RICH}, and of it with {@code bucketBytes} (whose class has more: Stream, IllegalArgumentException).
+   */
   private static Set<String> typesAndPackageRoots(Set<String> roots) throws IOException {
-    Compilation c = Toolchain.JAVAC.compile(Plans.source("p.Rich", RICH));
+    Set<String> types = new TreeSet<>(JAVA_LANG);
+    String[] bucketed = RICH.clone();
+    bucketed[0] = RICH[0].replace(")", ", bucketBytes = 4096)");
+    for (String[] plan : List.of(RICH, bucketed)) {
+      addTypesAndPackageRoots(plan, types, roots);
+    }
+    return types;
+  }
+
+  private static void addTypesAndPackageRoots(String[] plan, Set<String> types, Set<String> roots) throws IOException {
+    Compilation c = Toolchain.JAVAC.compile(Plans.source("p.Rich", plan));
     assertThat(c).succeededWithoutWarnings();
     String generated = c.generatedSourceFile("p.RichPlan").orElseThrow().getCharContent(false).toString();
-    Set<String> types = new TreeSet<>(JAVA_LANG);
     Matcher m = Pattern.compile("(?m)^import ((\\w+)(?:\\.\\w+)*)\\.(\\w+);$").matcher(generated);
     while (m.find()) {
       roots.add(m.group(2));
@@ -61,26 +73,33 @@ class GeneratedNamesTest {
       roots.add(full.group(1));
       types.add(full.group(2));
     }
-    return types;
   }
 
   static Stream<Arguments> planNamedLikeAType() throws IOException {
     Set<String> roots = new TreeSet<>();
     Set<String> types = typesAndPackageRoots(roots);
     assertWithMessage("package roots").that(roots).containsAtLeast("dev", "java", "javax");
-    assertWithMessage("types").that(types).containsAtLeast("DataType", "Objects", "PlanBuilder", "ReduceOp", "Generated");
+    assertWithMessage("types").that(types).containsAtLeast("DataType", "Objects", "PlanBuilder", "ReduceOp", "Generated",
+        "Stream", "IllegalArgumentException");
     List<Arguments> cases = new ArrayList<>();
     for (Toolchain compiler : Toolchain.values()) {
-      for (String type : types) {
-        cases.add(Arguments.of(compiler, type, List.copyOf(roots), List.copyOf(types)));
+      for (boolean bucketed : new boolean[] {false, true}) {
+        for (String type : types) {
+          cases.add(Arguments.of(compiler, type, bucketed, List.copyOf(roots), List.copyOf(types)));
+        }
       }
     }
     return cases.stream();
   }
 
-  @ParameterizedTest(name = "{0} name = \"{1}\"")
+  /**
+   * Also bucketed ({@code bucketBytes}), where every field below is sent and so also a constant of the enum
+   * Field, named like the type.
+   */
+  @ParameterizedTest(name = "{0} name = \"{1}\", bucketed {2}")
   @MethodSource("planNamedLikeAType")
-  void aPlanNamedLikeATypeItUsesCompiles(Toolchain compiler, String name, List<String> roots, List<String> types) {
+  void aPlanNamedLikeATypeItUsesCompiles(Toolchain compiler, String name, boolean bucketed, List<String> roots,
+      List<String> types) {
     List<String> names = new ArrayList<>(roots);
     names.addAll(types);
     names.remove(name); // a dim or field named like the plan itself is another test (below)
@@ -92,7 +111,7 @@ class GeneratedNamesTest {
       lines.add("import dev.commplan.runtime." + buffer + ";");
     }
     lines.add("@CommPlan(name = \"" + name + "\", dims = {" + String.join(", ", names.stream().map(n -> "\"" + n + "\"").toList())
-        + "})");
+        + "}" + (bucketed ? ", bucketBytes = 4096" : "") + ")");
     lines.add("class Named {");
     for (String n : names) {
       // Each in code that names types in expressions: DataType.F32, ReduceOp.SUM, PlanBuilder.count (two

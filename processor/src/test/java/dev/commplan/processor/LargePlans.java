@@ -16,11 +16,19 @@ final class LargePlans {
    * {@code b<k>} all-gathered into {@code c<k>} (step 3), {@code d<k>} broadcast from rank 0 (step 4).
    */
   static List<String> plan(String name, int fields) {
+    return plan(name, fields, "");
+  }
+
+  /**
+   * {@link #plan(String, int)} with more {@code @CommPlan} attributes, such as {@code ", bucketBytes = 64"}
+   * (three fields of four are sent: {@code a}, {@code b} and {@code d}).
+   */
+  static List<String> plan(String name, int fields, String moreAttributes) {
     if (fields % 4 != 0) {
       throw new IllegalArgumentException("fields must be a multiple of 4: " + fields);
     }
     List<String> body = new ArrayList<>();
-    body.add("@CommPlan(dims = {\"n\", \"m\"})");
+    body.add("@CommPlan(dims = {\"n\", \"m\"}" + moreAttributes + ")");
     body.add("class " + name + " {");
     for (int k = 0; k < fields / 4; k++) {
       body.add("  @AllReduce(step = " + (k % 3) + ") @Shape({\"n\", \"" + (1 + k % 8) + "\"}) F32Buffer a" + k + ";");

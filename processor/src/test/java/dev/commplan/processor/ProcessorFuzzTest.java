@@ -47,7 +47,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  *
  * <p>Each case is one source file holding one plan class: either generated at random (random dims, ranks,
  * names, mesh axes (valid, reserved, duplicated, dims, not identifiers) and {@code over} on collectives (a
- * declared axis, an unknown one, one in a plan without axes), axis names in shapes, fields of buffer and
+ * declared axis, an unknown one, one in a plan without axes), {@code bucketBytes} (positive, 0, negative), axis
+ * names in shapes, fields of buffer and
  * non-buffer types, collectives with random attributes, {@code @Shape} entries
  * that are valid, garbage, overflowing, unicode or empty, private fields, nested, inner, local, record, enum,
  * interface and annotation targets, attribute values javac rejects), or a valid plan mutated token by token
@@ -663,6 +664,10 @@ class ProcessorFuzzTest {
         }
         attrs.add("axes = " + (as.size() == 1 && chance(50) ? as.get(0) : "{" + String.join(", ", as) + "}"));
       }
+      String bucketBytes = bucketBytes();
+      if (bucketBytes != null) {
+        attrs.add(bucketBytes);
+      }
       if (chance(3)) {
         badValues = true;
         attrs.add(pick(new String[] {"ranks = \"4\"", "dims = 1", "name = null", "dims = {null}", "ranks = 4L",
@@ -674,6 +679,21 @@ class ProcessorFuzzTest {
         return "@CommPlan";
       }
       return "@CommPlan(" + String.join(", ", attrs) + ")";
+    }
+
+    /**
+     * {@code bucketBytes = ...} for one case in four, else null: positive (a bucketed plan, whose fields become
+     * constants of its enum Field), 0 or negative. Drawn from a generator of its own, seeded by the case, so that
+     * everything else in a case is what it was before bucketBytes existed.
+     */
+    private String bucketBytes() {
+      SplittableRandom b = new SplittableRandom((SEED * 0x9E3779B97F4A7C15L + index) ^ 0xB0C3E7B5L);
+      if (b.nextInt(100) >= 25) {
+        return null;
+      }
+      String[] values = {"1", "64", "4096", "1 << 20", "25L * 1024 * 1024", "Long.MAX_VALUE", "0", "-1",
+          "Long.MIN_VALUE"};
+      return "bucketBytes = " + values[b.nextInt(values.length)];
     }
 
     private String intValue(int[] usual) {

@@ -152,6 +152,16 @@ public enum Message {
   NEGATIVE_RANKS(RuleId.BAD_RANKS,
       "@CommPlan(ranks = %s) is negative. Fix: use 0 for any world size, or N > 0 to fix it to N ranks."),
 
+  // Rule 23: bucketBytes.
+  NEGATIVE_BUCKET(RuleId.BAD_BUCKET,
+      "@CommPlan(bucketBytes = %s) is negative. Fix: use 0 for no buckets (the plan runs whole with execute), or"
+          + " N > 0, the most bytes of one bucket (docs/dsl.md, \"Choosing bucketBytes\")."),
+  TOO_MANY_BUCKET_FIELDS(RuleId.BAD_BUCKET,
+      "@CommPlan(bucketBytes = %s) gives the generated class an enum Field of one constant per field that a"
+          + " collective sends, but '%s' sends %s fields, and an enum holds at most %s constants (its initializer"
+          + " must fit in the JVM's 64 KB per method). Fix: split the plan into plans of at most %s sent fields"
+          + " each, or leave bucketBytes 0 and run the plan whole with execute."),
+
   // Rule 20: axes and over.
   UNKNOWN_AXIS(RuleId.UNKNOWN_AXIS,
       "%s has over = \"%s\", but that is not an axis of this plan (declared: %s)%s."
@@ -186,6 +196,9 @@ public enum Message {
   NAME_IS_BUILDER(RuleId.BAD_NAME,
       "@CommPlan(name = \"%s\") would clash with the generated class's nested Builder. Fix: choose another"
           + " name, such as \"%sPlan\"."),
+  NAME_IS_FIELD(RuleId.BAD_NAME,
+      "@CommPlan(name = \"%s\") would clash with the generated class's nested enum Field, which a plan with"
+          + " bucketBytes has. Fix: choose another name, such as \"%sPlan\"."),
 
   // Annotations outside a plan.
   NOT_IN_PLAN(RuleId.NOT_IN_PLAN,

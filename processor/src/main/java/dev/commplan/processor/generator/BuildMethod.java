@@ -48,7 +48,7 @@ final class BuildMethod {
     String source = locals.claim(plan.overMesh() ? "mesh" : "comm");
     String pb = locals.claim("b");
     MethodSpec.Builder m = MethodSpec.methodBuilder("build")
-        .addJavadoc(plan.overMesh() ? meshJavadoc(source) : communicatorJavadoc(source))
+        .addJavadoc(plan.overMesh() ? meshJavadoc(source) : communicatorJavadoc(source, plan.bucketed()))
         .addModifiers(Modifier.PUBLIC)
         .addParameter(plan.overMesh() ? MESH : COMMUNICATOR, source)
         .returns(g.self);
@@ -67,6 +67,11 @@ final class BuildMethod {
     List<BufferSpec> buffers = g.buffers;
     List<String> axes = g.axesInCounts();
     Generation.BuilderFields f = g.fields;
+    if (plan.bucketed()) {
+      m.addStatement("$N.bucketBytes(this.$N)", pb, f.bucketBytes());
+      m.beginControlFlow("if (this.$N != null)", f.commStream())
+          .addStatement("$N.commStream(this.$N)", pb, f.commStream()).endControlFlow();
+    }
     m.beginControlFlow("if (this.$N != null)", f.guard())
         .addStatement("$N.hostAccessGuard(this.$N)", pb, f.guard()).endControlFlow();
     m.beginControlFlow("if (this.$N != null)", f.fingerprint())
@@ -123,11 +128,13 @@ final class BuildMethod {
         }
       }
       m.addStatement("$T $N = $N.build()", PLAN, built, pb);
-      CodeBlock.Builder handles = CodeBlock.builder();
-      for (int i = 0; i < handle.size(); i++) {
-        handles.add(i == 0 ? "$N" : ",$W$N", handle.get(i));
+      CodeBlock handles = list(handle);
+      if (plan.bucketed()) {
+        List<String> sent = plan.fieldConstants().stream().map(b -> handle.get(g.index.get(b.field()))).toList();
+        m.addStatement("return new $T($N, new int[] {$L}, new int[] {$L})", g.self, built, handles, list(sent));
+      } else {
+        m.addStatement("return new $T($N, new int[] {$L})", g.self, built, handles);
       }
-      m.addStatement("return new $T($N, new int[] {$L})", g.self, built, handles.build());
       return m.build();
     }
 
@@ -142,11 +149,29 @@ final class BuildMethod {
       m.addStatement("$N[$L] = $N.axisSize($S)", dims, axisSlot(axis), pb, axis);
     }
     m.addStatement("int[] $N = new int[$L]", handles, buffers.size());
+    if (plan.bucketed()) {
+      String fieldHandles = locals.claim("fieldHandles");
+      m.addStatement("int[] $N = new int[$L]", fieldHandles, plan.fieldConstants().size());
+      for (int p = 0; p < g.layout.parts().size(); p++) {
+        m.addStatement("$T.declare(this, $N, $N, $N, $N)", g.part(p), pb, dims, handles, fieldHandles);
+      }
+      m.addStatement("return new $T($N.build(), $N, $N)", g.self, pb, handles, fieldHandles);
+      return m.build();
+    }
     for (int p = 0; p < g.layout.parts().size(); p++) {
       m.addStatement("$T.declare(this, $N, $N, $N)", g.part(p), pb, dims, handles);
     }
     m.addStatement("return new $T($N.build(), $N)", g.self, pb, handles);
     return m.build();
+  }
+
+  /** The names as an array initializer's elements: {@code w, part, all}. */
+  private static CodeBlock list(List<String> names) {
+    CodeBlock.Builder out = CodeBlock.builder();
+    for (int i = 0; i < names.size(); i++) {
+      out.add(i == 0 ? "$N" : ",$W$N", names.get(i));
+    }
+    return out.build();
   }
 
   /** Part {@code p} of {@code count}: a private nested class with one method, which declares {@code part}. */
@@ -171,9 +196,15 @@ final class BuildMethod {
         .addParameter(PLAN_BUILDER, "b")
         .addParameter(long[].class, "d")
         .addParameter(int[].class, "h");
+    if (plan.bucketed()) {
+      m.addParameter(int[].class, "f");
+    }
     for (Declaration d : part) {
       switch (d) {
         case DimCheck c -> m.addStatement("d[$L] = $L", c.dim(), code.dimCheck(c, refs));
+        case BufferDeclaration b when g.buffers.get(b.buffer()).hasFieldConstant() ->
+            m.addStatement("h[$L] = f[$L] = $L", b.buffer(), g.fieldOrdinal.get(g.buffers.get(b.buffer()).field()),
+                code.bufferDeclaration(b, refs));
         case BufferDeclaration b -> m.addStatement("h[$L] = $L", b.buffer(), code.bufferDeclaration(b, refs));
         case CollectiveDeclaration c -> m.addStatement(code.collective(c.collective(), refs));
       }
@@ -181,8 +212,9 @@ final class BuildMethod {
     return TypeSpec.classBuilder(g.part(p))
         .addJavadoc("Part $L of $L of {@link $T#build} (in one method, a plan this large would pass the JVM's limit\n"
             + "of 64 KB per method): declares $L, in order, to {@code b}. {@code d} holds the dims' values,\n"
-            + "then the ranks$L; {@code h} receives the buffers' handles.\n",
-            p + 1, count, g.builder, describe(part), plan.overMesh() ? ", then the axes' sizes" : "")
+            + "then the ranks$L; {@code h} receives the buffers' handles$L.\n",
+            p + 1, count, g.builder, describe(part), plan.overMesh() ? ", then the axes' sizes" : "",
+            plan.bucketed() ? CodeBlock.of(", {@code f} those of the {@link $T} constants", g.fieldEnum) : "")
         .addModifiers(Modifier.PRIVATE, Modifier.STATIC, Modifier.FINAL)
         .addMethod(m.build())
         .build();
@@ -193,9 +225,10 @@ final class BuildMethod {
     return g.plan.dims().size() + 1 + g.plan.axes().indexOf(axis);
   }
 
-  private static CodeBlock communicatorJavadoc(String comm) {
+  private static CodeBlock communicatorJavadoc(String comm, boolean bucketed) {
     return CodeBlock.of("Builds the plan on {@code $N}: checks the dims and the bound buffers, allocates the\n"
         + "other buffers, and prepares the schedule once. Build one per rank, on its communicator.\n"
+        + (bucketed ? BUCKETS_AT_BUILD : "")
         + "\n"
         + "@throws $L if a dim is unset or not greater than 0, the communicator's\n"
         + "    size differs from the plan's fixed ranks, a root is out of range, or a count is not\n"
@@ -211,6 +244,7 @@ final class BuildMethod {
         + "root and peers are along the axis. Checks the dims and the bound buffers, allocates the other\n"
         + "buffers, and prepares the schedule once. Build one per rank, on its mesh; every rank's mesh must\n"
         + "have the axes $L (it may have more).\n"
+        + (g.plan.bucketed() ? BUCKETS_AT_BUILD : "")
         + "\n"
         + "@throws $L if the mesh lacks one of those axes, a dim is unset or not\n"
         + "    greater than 0, the world's size differs from the plan's fixed ranks, a root is out of\n"
@@ -220,6 +254,11 @@ final class BuildMethod {
         String.join(", ", g.plan.axes().stream().map(a -> "{@code " + a + "}").toList()),
         javadocName(PLAN_BUILD_EXCEPTION), javadocName(BUFFER_BINDING_EXCEPTION));
   }
+
+  /** What build does for a bucketed plan, in its Javadoc. */
+  private static final String BUCKETS_AT_BUILD =
+      "Cuts the collectives into buckets of at most {@link #bucketBytes} bytes, and makes the plan's\n"
+      + "communication stream with {@code newStream()} unless {@link #commStream} gave one.\n";
 
   private static String describe(List<Declaration> part) {
     List<String> what = new ArrayList<>();

@@ -2,7 +2,9 @@ package dev.commplan.processor.generator;
 
 import static dev.commplan.processor.generator.GeneratedTypes.BUFFER;
 import static dev.commplan.processor.generator.GeneratedTypes.BUFFER_IN_FLIGHT_EXCEPTION;
+import static dev.commplan.processor.generator.GeneratedTypes.ILLEGAL_ARGUMENT;
 import static dev.commplan.processor.generator.GeneratedTypes.OBJECTS;
+import static dev.commplan.processor.generator.GeneratedTypes.STREAM;
 import static dev.commplan.processor.generator.GeneratedTypes.bufferClass;
 import static dev.commplan.processor.generator.GeneratedTypes.javadocName;
 
@@ -11,6 +13,7 @@ import com.palantir.javapoet.FieldSpec;
 import com.palantir.javapoet.MethodSpec;
 import com.palantir.javapoet.ParameterSpec;
 import com.palantir.javapoet.TypeSpec;
+import dev.commplan.model.RuleId;
 import dev.commplan.processor.lang.Identifiers;
 import dev.commplan.processor.model.BufferSpec;
 import dev.commplan.processor.model.PlanModel;
@@ -18,7 +21,8 @@ import javax.lang.model.element.Modifier;
 
 /**
  * The generated plan's nested {@code Builder}: a value and a "set" flag per dim with its setter, a slot
- * per buffer with its bind method, the runtime's per-plan switches, and {@link BuildMethod build}.
+ * per buffer with its bind method, the runtime's per-plan switches, a bucketed plan's bucket size and
+ * communication stream, and {@link BuildMethod build}.
  */
 final class BuilderType {
   private final Generation g;
@@ -46,6 +50,12 @@ final class BuilderType {
     t.addField(FieldSpec.builder(Boolean.class, f.guard(), Modifier.PRIVATE).build());
     t.addField(FieldSpec.builder(Boolean.class, f.fingerprint(), Modifier.PRIVATE).build());
     t.addField(FieldSpec.builder(Boolean.class, f.order(), Modifier.PRIVATE).build());
+    if (plan.bucketed()) {
+      t.addField(FieldSpec.builder(long.class, f.bucketBytes(), Modifier.PRIVATE)
+          .initializer("$LL", plan.bucketBytes())
+          .build());
+      t.addField(FieldSpec.builder(STREAM, f.commStream(), Modifier.PRIVATE).build());
+    }
 
     t.addMethod(MethodSpec.constructorBuilder().addModifiers(Modifier.PRIVATE).build());
 
@@ -112,7 +122,53 @@ final class BuilderType {
         .addStatement("return this")
         .build());
 
+    if (plan.bucketed()) {
+      t.addMethod(bucketBytes());
+      t.addMethod(commStream());
+    }
     t.addMethod(new BuildMethod(g).build());
     return t.build();
+  }
+
+  /** A bucketed plan's {@code bucketBytes(long)}: the annotation's N is the field's initial value. */
+  private MethodSpec bucketBytes() {
+    return MethodSpec.methodBuilder("bucketBytes")
+        .addJavadoc("Sets the most bytes of one bucket for this build, instead of the $L bytes of\n"
+            + "{@code @CommPlan(bucketBytes)} (the default): for trying several sizes on your hardware, as the\n"
+            + "{@code overlap} sample's sweep does. Every rank must build with the same size: the buckets are\n"
+            + "part of the plan's fingerprint, which {@link #build} compares.\n"
+            + "\n"
+            + "@throws IllegalArgumentException if {@code bytes} is not greater than 0 (a plan generated with\n"
+            + "    {@code bucketBytes} is always built with buckets; to run it whole, call\n"
+            + "    {@link $T#execute})\n", g.plan.bucketBytes(), g.self)
+        .addModifiers(Modifier.PUBLIC)
+        .addParameter(long.class, "bytes")
+        .returns(g.builder)
+        .beginControlFlow("if (bytes <= 0)")
+        .addStatement("throw new $T($S + bytes$W+ $S$W+ $S)", ILLEGAL_ARGUMENT,
+            RuleId.BAD_BUCKET.tag() + " plan " + g.plan.planName() + ": bucketBytes(",
+            ") is not greater than 0, but a plan generated with @CommPlan(bucketBytes) is built with buckets.",
+            " Fix: pass the most bytes of one bucket, N > 0; to run the plan whole, call execute")
+        .endControlFlow()
+        .addStatement("this.$N = bytes", g.fields.bucketBytes())
+        .addStatement("return this")
+        .build();
+  }
+
+  /** A bucketed plan's {@code commStream(Stream)}. */
+  private MethodSpec commStream() {
+    return MethodSpec.methodBuilder("commStream")
+        .addJavadoc("Sets the stream the plan enqueues its buckets on (optional): a stream of the plan's\n"
+            + "communicator$L, such as one from {@code newStream()}, which stays yours to close after the\n"
+            + "plan. Without it, {@link #build} makes one with {@code newStream()}, and the plan closes it with\n"
+            + "itself. {@link #build} throws {@code IllegalArgumentException} for a stream of another\n"
+            + "communicator.\n",
+            g.plan.overMesh() ? " (of {@code mesh.world()})" : "")
+        .addModifiers(Modifier.PUBLIC)
+        .addParameter(STREAM, "stream")
+        .returns(g.builder)
+        .addStatement("this.$N = $T.requireNonNull(stream, $S)", g.fields.commStream(), OBJECTS, "stream")
+        .addStatement("return this")
+        .build();
   }
 }

@@ -23,6 +23,11 @@ final class GeneratedTypes {
    */
   static final ClassName MESH = ClassName.get(RUNTIME, "Mesh");
   static final ClassName STREAM = ClassName.get(RUNTIME, "Stream");
+  /**
+   * Named only in a bucketed plan, and only after {@code new} (a type context, where no variable can
+   * obscure it), so it is not in {@link #RESERVED}: plans keep their names.
+   */
+  static final ClassName ILLEGAL_ARGUMENT = ClassName.get(IllegalArgumentException.class);
   static final ClassName CAPTURED_PLAN = ClassName.get(RUNTIME, "CapturedPlan");
   static final ClassName DATA_TYPE = ClassName.get(RUNTIME, "DataType");
   static final ClassName BUFFER = ClassName.get(RUNTIME, "Buffer");

@@ -28,14 +28,19 @@ final class Generation {
   final Set<String> reserved;
   final Layout layout;
   final BuilderFields fields;
+  /** A bucketed plan's nested {@code enum Field}; null for a plan without buckets. */
+  final ClassName fieldEnum;
+  /** Each field constant's ordinal in {@link #fieldEnum}, by field name (the buffers with one only). */
+  final Map<String, Integer> fieldOrdinal = new HashMap<>();
 
   /**
    * The Builder's fields: per dim its value and whether it was set; the bound buffers; the runtime's
-   * per-plan switches (null leaves PlanBuilder's default, its system property).
+   * per-plan switches (null leaves PlanBuilder's default, its system property); a bucketed plan's bucket
+   * size and communication stream (null names for a plan without buckets).
    */
   record BuilderFields(
       Map<String, String> dimValue, Map<String, String> dimSet, String bound, String guard, String fingerprint,
-      String order) {}
+      String order, String bucketBytes, String commStream) {}
 
   Generation(PlanModel plan, PlanGenerator.Limits limits) {
     this.plan = plan;
@@ -47,6 +52,11 @@ final class Generation {
     this.buffers = plan.buffers();
     for (int i = 0; i < buffers.size(); i++) {
       index.put(buffers.get(i).field(), i);
+    }
+    this.fieldEnum = plan.bucketed() ? self.nestedClass("Field") : null;
+    List<BufferSpec> constants = plan.fieldConstants();
+    for (int i = 0; i < constants.size(); i++) {
+      fieldOrdinal.put(constants.get(i).field(), i);
     }
     this.layout = Layout.of(plan, limits);
     if (!layout.inline()) {
@@ -68,8 +78,14 @@ final class Generation {
     for (PlanModel.Dim d : plan.dims()) {
       dimSet.put(d.name(), names.claim(d.name() + "Set"));
     }
-    return new BuilderFields(dimValue, dimSet, names.claim("bound"), names.claim("hostAccessGuard"),
-        names.claim("fingerprintCheck"), names.claim("orderCheck"));
+    String bound = names.claim("bound");
+    String guard = names.claim("hostAccessGuard");
+    String fingerprint = names.claim("fingerprintCheck");
+    String order = names.claim("orderCheck");
+    // claimed last, so that the other fields keep the names they have in a plan without buckets
+    String bucketBytes = plan.bucketed() ? names.claim("bucketBytes") : null;
+    String commStream = plan.bucketed() ? names.claim("commStream") : null;
+    return new BuilderFields(dimValue, dimSet, bound, guard, fingerprint, order, bucketBytes, commStream);
   }
 
   /** Part {@code p}'s class: {@code Part<p>}, with {@code _} appended while the plan has that name. */

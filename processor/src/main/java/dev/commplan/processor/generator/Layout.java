@@ -23,8 +23,12 @@ record Layout(boolean inline, List<List<Declaration>> parts) {
   static Layout of(PlanModel plan, PlanGenerator.Limits limits) {
     List<Declaration> all = declarations(plan);
     List<BufferSpec> buffers = plan.buffers();
-    // build's own statements, the handles' array, and over a mesh each axis's size
+    // build's own statements, the handles' array, and over a mesh each axis's size; in a bucketed plan
+    // also the bucket size, the communication stream and the field constants' handles
     long inline = 400 + 8L * buffers.size() + 20L * plan.axes().size();
+    if (plan.bucketed()) {
+      inline += 40 + 8L * plan.fieldConstants().size();
+    }
     for (Declaration d : all) {
       inline += estimate(d, buffers) + 2; // a local's store may take a wide index
     }
@@ -67,13 +71,16 @@ record Layout(boolean inline, List<List<Declaration>> parts) {
    * calls 3): a dim check 24; a buffer 44, plus for a count of several factors 16 and 12 per factor; a
    * collective 30, or 40 through {@code PlanBuilder.collective} (a Collective, an op or null, and a root);
    * over an axis, 4 more for its name (and every collective but Send and Recv through {@code collective}).
+   * A buffer with a field constant (a bucketed plan's) 8 more in a part, which also stores its handle
+   * among the field constants' ({@code h[i] = f[k] = ...}).
    */
   private static int estimate(Declaration d, List<BufferSpec> buffers) {
     return switch (d) {
       case DimCheck c -> 24;
       case BufferDeclaration b -> {
-        int factors = factorCount(buffers.get(b.buffer()).count());
-        yield 44 + (factors > 1 ? 16 + 12 * factors : 0);
+        BufferSpec buffer = buffers.get(b.buffer());
+        int factors = factorCount(buffer.count());
+        yield 44 + (factors > 1 ? 16 + 12 * factors : 0) + (buffer.hasFieldConstant() ? 8 : 0);
       }
       case CollectiveDeclaration c when !c.collective().over().isEmpty() ->
           c.collective().kind().pointToPoint() ? 34 : 44;

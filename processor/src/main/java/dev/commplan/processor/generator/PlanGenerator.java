@@ -35,12 +35,16 @@ import javax.lang.model.element.Modifier;
  * one declares them in parts, private nested classes {@code Part0}, {@code Part1}, ... of at most that
  * size each (each class has its own constant pool), which keep the dims' values and the buffers' handles
  * in arrays. The plan class keeps its buffers in an array, and the builder its bound buffers, so that
- * neither a constructor nor a field initializer grows with the plan either.
+ * neither a constructor nor a field initializer grows with the plan either. The one exception is a
+ * bucketed plan's {@code enum Field}, whose static initializer has a constant per sent field: the
+ * processor refuses a plan of more than the enum can hold (rule 23, {@code BucketRules}); its fields'
+ * handles come from {@code build} as one array, like the buffers'.
  *
  * <p>This class writes the plan class itself (its accessors and the methods that hand on to the {@code
- * Plan}); {@link BuilderType} the Builder, {@link BuildMethod} its {@code build} and the parts, {@link
- * DeclarationCode} each declaration's code, {@link Layout} where the declarations go, {@link
- * PlanJavadoc} the class's Javadoc, and {@link GeneratedTypes} the types the code names.
+ * Plan}); {@link BucketMethods} a bucketed plan's {@code enum Field} and methods; {@link BuilderType} the
+ * Builder, {@link BuildMethod} its {@code build} and the parts, {@link DeclarationCode} each declaration's
+ * code, {@link Layout} where the declarations go, {@link PlanJavadoc} the class's Javadoc, and {@link
+ * GeneratedTypes} the types the code names.
  */
 public final class PlanGenerator {
   /** The processor's name in {@code @Generated}. */
@@ -86,6 +90,9 @@ public final class PlanGenerator {
     String buffersField = names.claim("buffers");
     String handles = names.claim("handles");
     String i = names.claim("i");
+    // A bucketed plan's handles of its Field constants' buffers, by ordinal (claimed last: the other names
+    // stay as in a plan without buckets).
+    String fieldHandles = plan.bucketed() ? names.claim("fieldHandles") : null;
     type.addField(FieldSpec.builder(PLAN, planField, Modifier.PRIVATE, Modifier.FINAL).build());
     MethodSpec.Builder ctor = MethodSpec.constructorBuilder()
         .addModifiers(Modifier.PRIVATE)
@@ -98,6 +105,10 @@ public final class PlanGenerator {
           .beginControlFlow("for (int $N = 0; $N < $N.length; $N++)", i, i, handles, i)
           .addStatement("this.$N[$N] = $N.buffer($N[$N])", buffersField, i, planField, handles, i)
           .endControlFlow();
+    }
+    if (plan.bucketed()) {
+      type.addField(FieldSpec.builder(int[].class, fieldHandles, Modifier.PRIVATE, Modifier.FINAL).build());
+      ctor.addParameter(int[].class, fieldHandles).addStatement("this.$N = $N", fieldHandles, fieldHandles);
     }
     type.addMethod(ctor.build());
 
@@ -122,7 +133,8 @@ public final class PlanGenerator {
 
     type.addMethod(MethodSpec.methodBuilder("execute")
         .addJavadoc("Enqueues the whole plan on {@code stream}, step by step, and returns without waiting, as\n"
-            + "NCCL does: call {@code stream.synchronize()} before reading the results.\n")
+            + "NCCL does: call {@code stream.synchronize()} before reading the results.\n"
+            + (plan.bucketed() ? BucketMethods.EXECUTE : ""))
         .addModifiers(Modifier.PUBLIC)
         .addParameter(STREAM, "stream")
         .addStatement("$N.execute(stream)", planField)
@@ -148,6 +160,9 @@ public final class PlanGenerator {
         .returns(CAPTURED_PLAN)
         .addStatement("return $N.capture(stream)", planField)
         .build());
+    if (plan.bucketed()) {
+      BucketMethods.add(type, g, planField, fieldHandles);
+    }
     type.addMethod(MethodSpec.methodBuilder("schedule")
         .addJavadoc("Returns what {@link #execute} issues: the steps and their NCCL calls.\n")
         .addModifiers(Modifier.PUBLIC)
@@ -168,12 +183,16 @@ public final class PlanGenerator {
         .addStatement("return $N.communicator()", planField)
         .build());
     type.addMethod(MethodSpec.methodBuilder("close")
-        .addJavadoc("Frees the buffers the plan allocated (bound buffers stay yours); idempotent.\n")
+        .addJavadoc("Frees the buffers the plan allocated (bound buffers stay yours); idempotent.\n"
+            + (plan.bucketed() ? BucketMethods.CLOSE : ""))
         .addAnnotation(Override.class)
         .addModifiers(Modifier.PUBLIC)
         .addStatement("$N.close()", planField)
         .build());
 
+    if (plan.bucketed()) {
+      type.addType(BucketMethods.fieldEnum(g));
+    }
     type.addType(new BuilderType(g).type());
     if (!g.layout.inline()) {
       BuildMethod build = new BuildMethod(g);

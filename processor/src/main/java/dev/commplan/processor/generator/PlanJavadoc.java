@@ -21,6 +21,15 @@ final class PlanJavadoc {
       doc.add("It runs over the mesh axes $L: build it on a {@code Mesh} that has them.\n",
           String.join(", ", plan.axes().stream().map(a -> "{@code " + a + "}").toList()));
     }
+    if (plan.bucketed()) {
+      doc.add("\n")
+          .add("<p>Its collectives are cut into buckets of at most $L bytes ({@code @CommPlan(bucketBytes)}; the\n"
+              + "builder's {@code bucketBytes} overrides it), so that communication overlaps the computation that\n"
+              + "produces the fields: in a backward pass, call {@link #ready} for each field of {@link Field} as\n"
+              + "soon as the work that writes it is enqueued, last layer first, and {@link #finish} before the\n"
+              + "optimizer reads the results. Each bucket is issued on the plan's communication stream as soon\n"
+              + "as its fields are ready. {@link #execute} still runs the whole plan at once.\n", plan.bucketBytes());
+    }
     if (!plan.collectives().isEmpty()) {
       doc.add("\n<ul>\n");
       for (CollectiveSpec c : plan.collectives()) {

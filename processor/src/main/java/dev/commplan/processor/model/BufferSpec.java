@@ -14,12 +14,20 @@ import java.util.List;
  * @param shape the {@code @Shape} entries as written
  * @param accessor the generated plan's accessor method
  * @param bindMethod the Builder's method that binds a user-owned buffer
+ * @param fieldConstant its constant in the generated {@code enum Field} of a bucketed plan; null where the
+ *     plan has no buckets or no collective sends the field
  */
 public record BufferSpec(
-    String field, ElementType type, Monomial count, List<String> shape, String accessor, String bindMethod) {
+    String field, ElementType type, Monomial count, List<String> shape, String accessor, String bindMethod,
+    String fieldConstant) {
 
   public BufferSpec {
     shape = List.copyOf(shape);
+  }
+
+  /** Whether it has a constant in the generated {@code enum Field}: the plan is bucketed and a collective sends it. */
+  public boolean hasFieldConstant() {
+    return fieldConstant != null;
   }
 
   /** The shape as written, in annotation syntax: {@code {"4", "hidden"}}. */

@@ -15,6 +15,8 @@ import java.util.List;
  *     communicator
  * @param buffers the plan's buffers in field declaration order
  * @param collectives the collectives by ascending step, in declaration order within a step
+ * @param bucketBytes {@code @CommPlan(bucketBytes)}: 0 for a plan without buckets, else the most bytes of
+ *     one bucket, the generated builder's default
  */
 public record PlanModel(
     String planName,
@@ -24,7 +26,8 @@ public record PlanModel(
     List<Dim> dims,
     List<String> axes,
     List<BufferSpec> buffers,
-    List<CollectiveSpec> collectives) {
+    List<CollectiveSpec> collectives,
+    long bucketBytes) {
 
   public PlanModel {
     dims = List.copyOf(dims);
@@ -36,6 +39,19 @@ public record PlanModel(
   /** Whether it runs over mesh axes, and is built on a {@code Mesh}. */
   public boolean overMesh() {
     return !axes.isEmpty();
+  }
+
+  /**
+   * Whether it is cut into buckets: its generated class has {@code enum Field}, {@code ready}, {@code
+   * finish} and {@code buckets()}, and its builder {@code commStream} and {@code bucketBytes}.
+   */
+  public boolean bucketed() {
+    return bucketBytes > 0;
+  }
+
+  /** The buffers that have a constant in the generated {@code enum Field}, in declaration order (the enum's). */
+  public List<BufferSpec> fieldConstants() {
+    return buffers.stream().filter(BufferSpec::hasFieldConstant).toList();
   }
 
   /** The generated class's qualified name. */

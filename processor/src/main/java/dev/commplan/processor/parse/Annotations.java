@@ -88,6 +88,14 @@ public final class Annotations {
     throw new Unreadable(attribute + " = " + v);
   }
 
+  static Attr<Long> longValue(Elements elements, AnnotationMirror mirror, String attribute) {
+    Object v = value(elements, mirror, attribute);
+    if (v instanceof Long l) {
+      return new Attr<>(l, explicit(mirror, attribute));
+    }
+    throw new Unreadable(attribute + " = " + v);
+  }
+
   static Attr<String> enumConstant(Elements elements, AnnotationMirror mirror, String attribute) {
     Object v = value(elements, mirror, attribute);
     if (v instanceof VariableElement constant) {
@@ -109,6 +117,11 @@ public final class Annotations {
    */
   static Attr<String> optionalString(Elements elements, AnnotationMirror mirror, String attribute) {
     return declares(mirror, attribute) ? string(elements, mirror, attribute) : new Attr<>("", null);
+  }
+
+  /** A {@code long} attribute added after the first release ({@code bucketBytes}): 0 where it is not declared. */
+  static Attr<Long> optionalLong(Elements elements, AnnotationMirror mirror, String attribute) {
+    return declares(mirror, attribute) ? longValue(elements, mirror, attribute) : new Attr<>(0L, null);
   }
 
   /** A {@code String[]} attribute added after the first release ({@code axes}); empty where it is not declared. */

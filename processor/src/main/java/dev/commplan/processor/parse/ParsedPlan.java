@@ -1,5 +1,6 @@
 package dev.commplan.processor.parse;
 
+import dev.commplan.model.Collective;
 import dev.commplan.processor.lang.Identifiers;
 import java.util.List;
 import javax.lang.model.element.AnnotationMirror;
@@ -27,6 +28,7 @@ import javax.lang.model.element.TypeElement;
  * @param dimsSource {@code dims} as written, or null
  * @param axes {@code @CommPlan(axes)}, one attribute per entry
  * @param axesSource {@code axes} as written, or null
+ * @param bucketBytes {@code @CommPlan(bucketBytes)}: 0 for a plan without buckets
  * @param fields every field declared in the class, in declaration order
  */
 public record ParsedPlan(
@@ -45,6 +47,7 @@ public record ParsedPlan(
     AnnotationValue dimsSource,
     List<Attr<String>> axes,
     AnnotationValue axesSource,
+    Attr<Long> bucketBytes,
     List<ParsedField> fields) {
 
   public ParsedPlan {
@@ -52,6 +55,20 @@ public record ParsedPlan(
     dims = List.copyOf(dims);
     axes = List.copyOf(axes);
     fields = List.copyOf(fields);
+  }
+
+  /** Whether it is cut into buckets ({@code bucketBytes > 0}): its generated class has {@code enum Field}. */
+  public boolean bucketed() {
+    return bucketBytes.value() > 0;
+  }
+
+  /**
+   * The fields a collective sends, in declaration order: those that carry a collective annotation other
+   * than {@code @Recv} (the annotated field is the send buffer; a {@code @Recv}'s is only written, and no
+   * bucket waits for it). A bucketed plan's generated {@code enum Field} has one constant for each.
+   */
+  public List<ParsedField> sentFields() {
+    return fields.stream().filter(f -> f.collectives().stream().anyMatch(c -> c.kind() != Collective.RECV)).toList();
   }
 
   /** The class's simple name. */

@@ -93,6 +93,7 @@ public final class PlanParser {
         Annotations.explicit(commPlan, "dims"),
         Annotations.optionalStrings(elements, commPlan, "axes"),
         Annotations.explicit(commPlan, "axes"),
+        Annotations.optionalLong(elements, commPlan, "bucketBytes"),
         fields);
   }
 

@@ -11,11 +11,11 @@ import dev.commplan.processor.parse.ParsedPlan;
  * found as a {@link ValidationReport}. Never throws for bad input: everything wrong with a plan is an item.
  *
  * <p>The rules live in one class per family, named for what they check ({@link TargetRules}, {@link
- * DimRules}, {@link AxisRules}, {@link ShapeRules}, {@link FieldRules}, {@link IntoRules}, {@link
- * SizeRules}, {@link RootRules}, {@link ReduceOpRules}, {@link PeerRules}, {@link RaceRules}); this class
- * runs them in order over one {@link PlanContext}: the class, then the plan's declarations (dims, axes),
- * then each field's shape, each field, each collective, and last what spans collectives (races,
- * point-to-point pairs).
+ * DimRules}, {@link AxisRules}, {@link BucketRules}, {@link ShapeRules}, {@link FieldRules}, {@link
+ * IntoRules}, {@link SizeRules}, {@link RootRules}, {@link ReduceOpRules}, {@link PeerRules}, {@link
+ * RaceRules}); this class runs them in order over one {@link PlanContext}: the class, then the plan's
+ * declarations (dims, axes, bucketBytes), then each field's shape, each field, each collective, and last
+ * what spans collectives (races, point-to-point pairs).
  */
 public final class PlanValidator {
   /** Validates one plan. */
@@ -28,6 +28,7 @@ public final class PlanValidator {
     private final TargetRules target;
     private final DimRules dims;
     private final AxisRules axes;
+    private final BucketRules buckets;
     private final ShapeRules shapes;
     private final FieldRules fields;
     private final IntoRules into;
@@ -43,6 +44,7 @@ public final class PlanValidator {
       this.target = new TargetRules(cx);
       this.dims = new DimRules(cx);
       this.axes = new AxisRules(cx);
+      this.buckets = new BucketRules(cx);
       this.shapes = new ShapeRules(cx);
       this.fields = new FieldRules(cx, suggest);
       this.into = new IntoRules(cx, suggest);
@@ -61,6 +63,7 @@ public final class PlanValidator {
       dims.checkRanks();
       dims.checkDims();
       axes.checkAxes();
+      buckets.checkBucketBytes();
       target.checkName();
       for (ParsedField f : plan.fields()) {
         if (f.shape() != null) {

@@ -61,6 +61,9 @@ final class TargetRules {
     } else if (generated.equals("Builder")) {
       cx.report.add(Message.NAME_IS_BUILDER, plan.element(), plan.mirror(), plan.name().source(), shown,
           plan.simpleName());
+    } else if (generated.equals("Field") && plan.bucketed()) {
+      cx.report.add(Message.NAME_IS_FIELD, plan.element(), plan.mirror(), plan.name().source(), shown,
+          plan.simpleName());
     } else if (Identifiers.same(generated, plan.simpleNames().getFirst())) {
       String qualified = plan.packageName().isEmpty() ? generated : plan.packageName() + "." + generated;
       cx.report.add(Message.NAME_CLASH, plan.element(), plan.mirror(), plan.name().source(), shown, qualified,

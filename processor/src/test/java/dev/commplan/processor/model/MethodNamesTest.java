@@ -52,4 +52,22 @@ class MethodNamesTest {
       assertEquals(List.of(m + "Buffer"), MethodNames.accessors(List.of(m), "GradsPlan"), m);
     }
   }
+
+  /** A bucketed plan's own methods are reserved in it only: other plans keep the names they had. */
+  @Test
+  void aBucketedPlanReservesItsOwnMethods() {
+    List<String> fields = List.of("ready", "finish", "buckets", "w");
+    assertEquals(List.of("readyBuffer", "finishBuffer", "bucketsBuffer", "w"),
+        MethodNames.accessors(fields, "GradsPlan", true));
+    assertEquals(fields, MethodNames.accessors(fields, "GradsPlan", false));
+    List<String> dims = List.of("commStream", "bucketBytes", "n");
+    assertEquals(List.of("commStreamDim", "bucketBytesDim", "n"), MethodNames.dimSetters(dims, List.of(), true));
+    assertEquals(dims, MethodNames.dimSetters(dims, List.of(), false));
+  }
+
+  @Test
+  void fieldConstantsAreTheFieldNamesAsJavacReadsThem() {
+    assertEquals(List.of("w", "ready", "Field", "values", "$VALUES", "g", "g_"),
+        MethodNames.fieldConstants(List.of("w", "ready", "Field", "values", "$VALUES", "g", "g\u200B")));
+  }
 }
