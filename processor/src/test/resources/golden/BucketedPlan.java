@@ -403,10 +403,10 @@ public final class BucketedPlan implements AutoCloseable {
     }
 
     /**
-     * Turns on (or off) the check that every rank executes this plan's steps where the others do
-     * (default: off, unless {@code -Dcommplan.orderCheck=true}): each step then carries one more small
-     * all-gather, and a synchronize after ranks executed plans in different orders throws
-     * {@code PlanOrderException} on every rank. The local backend checks this anyway, for free.
+     * Turns on (or off) the check that every rank executes this plan where the others do
+     * (default: off, unless {@code -Dcommplan.orderCheck=true}): the ranks' calls are then compared right
+     * after each execute, and a synchronize after ranks executed other plans (or another
+     * instance of this one) there throws {@code DisagreementException} on every rank.
      */
     public Builder orderCheck(boolean check) {
       this.orderCheck = check;
