@@ -1,6 +1,7 @@
 package dev.commplan.runtime.plan;
 
 import dev.commplan.model.Collective;
+import dev.commplan.model.RuleId;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.PlanBuildException;
@@ -95,7 +96,7 @@ final class Buckets {
   /** {@code bytes}, checked: 0 (not bucketed) or more. */
   static long checkBytes(String planName, long bytes) {
     if (bytes < 0) {
-      throw new PlanBuildException("[CommPlan/BadBucket] plan " + planName + ": bucketBytes = " + bytes
+      throw new PlanBuildException(RuleId.BAD_BUCKET.tag() + " plan " + planName + ": bucketBytes = " + bytes
           + " is negative; give the most bytes of gradients per bucket (say 25 MiB = 26214400), or 0 for no buckets");
     }
     return bytes;

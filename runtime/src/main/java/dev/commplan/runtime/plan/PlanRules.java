@@ -27,7 +27,8 @@ import java.util.List;
  * rule is {@link CallRules}' (the same rules and ids as the direct calls and the processor), applied to a
  * plan's declarations with their subjects (the plan, the annotation, the fields with their shapes), plus
  * the rules only a plan has: {@link RuleId#MISSING_INTO}, {@link RuleId#NOT_DIVISIBLE} and {@link
- * RuleId#STEP_RACE} ({@link PeerRules} has {@link RuleId#UNMATCHED_PEER}).
+ * RuleId#STEP_RACE} ({@link PeerRules} has {@link RuleId#UNMATCHED_PEER}, {@link Buckets} {@link
+ * RuleId#BAD_BUCKET}).
  */
 final class PlanRules {
   private PlanRules() {}

@@ -57,14 +57,16 @@ import java.util.Objects;
  *       <td>BufferBindingException</td><td>BufferBindingException</td></tr>
  *   <tr><td>Fp8Average</td><td>no AVG on fp8 ({@link #fp8Average})</td><td>PlanBuildException</td>
  *       <td>IllegalArgumentException</td></tr>
+ *   <tr><td>BadBucket</td><td>a plan's bucketBytes is 0 (no buckets) or more (the processor: rule 23)</td>
+ *       <td>PlanBuildException</td><td>(no buckets)</td></tr>
  * </table>
  *
  * <p>Besides: {@link NullPointerException} for a null argument, {@link IllegalStateException} for a
  * closed communicator, {@link IllegalArgumentException} for another communicator's stream. A check that
  * passes allocates nothing; {@code Plan.execute} checks nothing of this (it was checked at build).
  *
- * <p>The plan-only rules of the table (MissingInto, NotDivisible, StepRace, UnmatchedPeer) are the plan
- * package's ({@code PlanRules}, {@code PeerRules}), written with the primitives here. Not exported: the
+ * <p>The plan-only rules of the table (MissingInto, NotDivisible, StepRace, UnmatchedPeer, BadBucket) are the
+ * plan package's ({@code PlanRules}, {@code PeerRules}, {@code Buckets}), written with the primitives here. Not exported: the
  * rules are the runtime's, applied for every backend before it sees a call.
  */
 public final class CallRules {
