@@ -322,13 +322,12 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
    * waits for it ({@link Agreement#compareAtClose}): for a backend whose ranks live in separate processes,
    * where nobody compares them on the host (in-process clusters do, once every rank's task returns). Call
    * it first thing in a close that is not on the failure path, and on no other: it is a collective, which
-   * every rank of the communicator reaches after its last call there. A rank that throws inside
-   * try-with-resources closes normally too, while its peers may still wait in a call it skipped: call it only
-   * where the check's calls ({@link #issuingAgreementCheck}) run over a channel of their own, which the user's
-   * calls never use (MPI: a duplicate of each communicator), so that it cannot meet such a call (a mismatched
-   * collective) and waits for the peers' checks instead. Does nothing where the check is off,
-   * the communicator cannot be used (closed, aborted, its family failed), or a group is open. A difference
-   * throws {@link dev.commplan.runtime.DisagreementException}, naming the first differing call.
+   * every rank of the communicator reaches after its last call there. Call it only where the check's calls
+   * ({@link #issuingAgreementCheck}) have a channel the user's calls never use (MPI: a duplicate of each
+   * communicator): a rank that throws inside try-with-resources closes normally too, while its peers may still
+   * wait in a call it skipped, which the comparison must not meet (a mismatched collective). Does nothing where
+   * the check is off, the communicator cannot be used (closed, aborted, its family failed), or a group is
+   * open. A difference throws {@link dev.commplan.runtime.DisagreementException}, naming the first differing call.
    */
   protected final void compareLastCalls() {
     if (!agreementCheck) {
@@ -351,11 +350,9 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
   }
 
   /**
-   * Whether the call {@link #enqueueDirect} is enqueuing is one of the agreement check's own, so that the
+   * {@return whether the call {@link #enqueueDirect} is enqueuing is one of the agreement check's own} The
    * backend labels it so ({@link OperationLabel#agreementCheck}) in timeouts and its flight recorder, and may
    * run it over a channel of the check's own ({@link #compareLastCalls} says when it must).
-   *
-   * @return true while the agreement check enqueues its calls
    */
   protected final boolean issuingAgreementCheck() {
     return issuingCheck;
