@@ -5,7 +5,7 @@ import java.util.Locale;
 /**
  * The collectives of the DSL, each once, with everything the processor, the runtime's plans and its
  * backends need to know about it: the annotation, the NCCL function, whether it takes an op or a root,
- * its count rule and what in place means. Adding a collective starts here (docs/architecture.md lists
+ * its count rule and what in place means. Adding a collective starts here (CONTRIBUTING.md's recipe lists
  * the other files it touches).
  */
 public enum Collective {
