@@ -68,6 +68,10 @@ final class OverlapTiming {
   /**
    * The share of the communication a step pays for when nothing overlaps ({@code serial - compute}) that an
    * overlapped step hid: 1 when it takes no longer than the compute alone, 0 when as long as the serial step.
+   * The sample's "hidden fraction": its denominator is the communication as the serial step pays for it, which
+   * is what overlapping can win back; the report also gives {@code (serial - overlapped) / communication
+   * alone}, which differs where the compute and the communication slow each other down (shared cores or
+   * memory bandwidth).
    */
   static double hidden(double compute, double serial, double overlapped) {
     return (serial - overlapped) / (serial - compute);
@@ -78,7 +82,7 @@ final class OverlapTiming {
     List<String> lines = new ArrayList<>();
     lines.add("step time, the median of the timed steps; " + rule.describe("step and a synchronize", "step"));
     for (Timed t : timed) {
-      lines.add(String.format(Locale.ROOT, "  %-34s %10.3f ms   (%d steps timed; warm-up %s)", t.mode().description(),
+      lines.add(String.format(Locale.ROOT, "  %-36s %10.3f ms   (%d steps timed; warm-up %s)", t.mode().description(),
           t.medianMillis(), t.samples().count(), t.warmUp().summary("steps")));
     }
     return lines;
@@ -116,8 +120,8 @@ final class OverlapTiming {
           + " alone: %.3f ms", exposedWhenSerial(), communication));
       if (!Double.isNaN(overlapped)) {
         lines.add(String.format(Locale.ROOT, "communication hidden by the overlap: %.0f %% ((serial - overlapped)"
-            + " / (serial - compute alone) = (%.3f - %.3f) / %.3f)", 100 * hidden(), serial, overlapped,
-            exposedWhenSerial()));
+            + " / (serial - compute alone) = (%.3f - %.3f) / %.3f); %.0f %% of the communication alone", 100 * hidden(),
+            serial, overlapped, exposedWhenSerial(), 100 * (serial - overlapped) / communication));
       }
       if (!Double.isNaN(overlapped) && !Double.isNaN(lastBucket)) {
         lines.add(String.format(Locale.ROOT, "target: overlapped <= 1.1 x max(compute %.3f, communication %.3f)"

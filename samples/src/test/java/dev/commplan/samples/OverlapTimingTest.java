@@ -50,7 +50,7 @@ class OverlapTimingTest {
     assertEquals(11.5, f.target(), 1e-12);
     assertEquals(List.of("communication in the serial step (serial - compute alone): 5.000 ms; alone: 4.000 ms",
         "communication hidden by the overlap: 80 % ((serial - overlapped) / (serial - compute alone) = (15.000 -"
-            + " 11.000) / 5.000)",
+            + " 11.000) / 5.000); 100 % of the communication alone",
         "target: overlapped <= 1.1 x max(compute 10.000, communication 4.000) + last bucket 0.500 = 11.500 ms;"
             + " overlapped 11.000 ms: met"), f.lines());
     assertTrue(new OverlapTiming.Figures(10, 4, 15, 12, 0.5).lines().get(2).endsWith(": missed"));
@@ -66,9 +66,10 @@ class OverlapTimingTest {
     assertEquals(10, sizes.size());
     // A tiny model: from the smallest bucket tried to the whole plan (4,612 bytes).
     assertEquals(List.of(4096L, 8192L), BucketSweep.sizes(new OverlapModel.Size(8, 2)));
+    SteadyState.WarmUp warmUp = new SteadyState.WarmUp(40, 40, 812.5, SteadyState.Ending.STABLE, 12.5e6);
     assertEquals(List.of("bucket size against the overlapped step (compute alone 10.000 ms, serial 15.000 ms):",
-        "   bucketBytes  buckets     step (ms)  hidden",
-        "       4.0 MiB       33        12.500     50%"),
-        BucketSweep.lines(List.of(new BucketSweep.Row(4 << 20, 33, 12.5)), 10, 15));
+        "   bucketBytes  buckets     step (ms)  hidden  warm-up",
+        "       4.0 MiB       33        12.500     50%  40 steps, 812.5 ms, stable"),
+        BucketSweep.lines(List.of(new BucketSweep.Row(4 << 20, 33, 12.5, warmUp)), 10, 15));
   }
 }
