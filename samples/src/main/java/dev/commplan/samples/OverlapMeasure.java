@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Function;
 
 /**
  * The {@code overlap} sample's measurement ({@code --measure}, {@code --sweep}): its step timed each way of
@@ -28,10 +29,10 @@ final class OverlapMeasure {
    *
    * @param timed each way's times, in the order of {@link #MEASURED}
    * @param buckets the measured plan's buckets
-   * @param sweep the overlapped step at each size of {@link BucketSweep#sizes}; empty without --sweep
+   * @param sweep the overlapped step at each size of {@link BucketSweep#sizes}; null without --sweep
    * @param spans a serial step's spans, then an overlapped step's; empty without a timeline
    */
-  record Measured(List<OverlapTiming.Timed> timed, List<Schedule.Bucket> buckets, List<BucketSweep.Row> sweep,
+  record Measured(List<OverlapTiming.Timed> timed, List<Schedule.Bucket> buckets, BucketSweep.Sweep sweep,
       List<StepTrace.Span> spans) {}
 
   /**
@@ -46,17 +47,7 @@ final class OverlapMeasure {
       TrainStep step = new TrainStep(compute, grads);
       List<OverlapTiming.Timed> timed = OverlapTiming.time(MEASURED, OverlapTiming.steps(step, compute.stream()),
           steady, rule, units, OverlapTiming.MEASURE_MAX_NANOS);
-      List<BucketSweep.Row> sweep = new ArrayList<>();
-      if (options.sweep()) {
-        for (long bucketBytes : BucketSweep.sizes(size)) {
-          try (GradPlan bucketed = GradPlan.build(comm, size.width(), bucketBytes)) {
-            OverlapTiming.Timed t = OverlapTiming.time(List.of(TrainStep.Mode.OVERLAPPED),
-                OverlapTiming.steps(new TrainStep(compute, bucketed), compute.stream()), steady, rule, units,
-                OverlapTiming.MEASURE_MAX_NANOS).get(0);
-            sweep.add(new BucketSweep.Row(bucketBytes, bucketed.buckets().size(), t.medianMillis(), t.warmUp()));
-          }
-        }
-      }
+      BucketSweep.Sweep sweep = options.sweep() ? sweep(comm, compute, step, steady, rule, units, size) : null;
       if (!options.timeline()) {
         return new Measured(timed, grads.buckets(), sweep, List.of());
       }
@@ -67,6 +58,43 @@ final class OverlapMeasure {
         step.run(1, TrainStep.Mode.OVERLAPPED, trace);
         compute.stream().synchronize();
         return new Measured(timed, grads.buckets(), sweep, trace.spans());
+      }
+    }
+  }
+
+  /**
+   * The overlapped step at each size of {@link BucketSweep#sizes}, a plan built for each, next to the compute
+   * alone and the serial step: every way warmed up in turn, then all timed interleaved ({@link
+   * OverlapTiming#interleaved}), so that the table's rows are compared under the same conditions.
+   */
+  private static BucketSweep.Sweep sweep(Communicator comm, StepCompute compute, TrainStep step, SteadyState steady,
+      SteadyState.Rule rule, int units, OverlapModel.Size size) {
+    List<Long> sizes = BucketSweep.sizes(size);
+    List<GradPlan> plans = new ArrayList<>();
+    try {
+      Function<TrainStep.Mode, SteadyState.Unit> steps = OverlapTiming.steps(step, compute.stream());
+      List<SteadyState.Unit> ways = new ArrayList<>(List.of(steps.apply(TrainStep.Mode.COMPUTE),
+          steps.apply(TrainStep.Mode.SERIAL)));
+      for (long bucketBytes : sizes) {
+        GradPlan plan = GradPlan.build(comm, size.width(), bucketBytes);
+        plans.add(plan);
+        ways.add(OverlapTiming.steps(new TrainStep(compute, plan), compute.stream()).apply(TrainStep.Mode.OVERLAPPED));
+      }
+      List<SteadyState.WarmUp> warmUps = new ArrayList<>();
+      for (SteadyState.Unit way : ways) {
+        warmUps.add(steady.warmUp(rule, 1, way));
+      }
+      List<SteadyState.Samples> samples = OverlapTiming.interleaved(ways, steady, units, OverlapTiming.MEASURE_MAX_NANOS);
+      List<BucketSweep.Row> rows = new ArrayList<>();
+      for (int i = 0; i < sizes.size(); i++) {
+        rows.add(new BucketSweep.Row(sizes.get(i), plans.get(i).buckets().size(), samples.get(2 + i).median() / 1e6,
+            warmUps.get(2 + i)));
+      }
+      return new BucketSweep.Sweep(samples.get(0).median() / 1e6, samples.get(1).median() / 1e6, samples.get(0).count(),
+          rows);
+    } finally {
+      for (int i = plans.size() - 1; i >= 0; i--) {
+        plans.get(i).close();
       }
     }
   }
@@ -111,9 +139,8 @@ final class OverlapMeasure {
         OverlapTiming.medianMillis(timed, TrainStep.Mode.SERIAL),
         OverlapTiming.medianMillis(timed, TrainStep.Mode.OVERLAPPED),
         communication * last.bytes() / gradients).lines().forEach(out::println);
-    if (!measured.sweep().isEmpty()) {
-      BucketSweep.lines(measured.sweep(), OverlapTiming.medianMillis(timed, TrainStep.Mode.COMPUTE),
-          OverlapTiming.medianMillis(timed, TrainStep.Mode.SERIAL)).forEach(out::println);
+    if (measured.sweep() != null) {
+      measured.sweep().lines().forEach(out::println);
     }
   }
 

@@ -200,8 +200,8 @@ class OverlapSampleTest {
         + " per rank, 2 ranks, local backend, host compute on each rank's stream worker\n"), out);
     assertTrue(out.contains("\noverlapped: 16 buckets of at most 8.0 KiB (the builder's bucketBytes), last layer"
         + " first: b15..b14 (4.3 KiB), w14..b13 (4.1 KiB), "), out);
-    assertTrue(out.contains("\nstep time, the median of the timed steps; warm-up: 3 steps (fixed; no steady-state"
-        + " rule), in units of one step and a synchronize\n"), out);
+    assertTrue(out.contains("\nstep time, the median of the timed steps, a step of each way in turn after every way's"
+        + " warm-up; warm-up: 3 steps (fixed; no steady-state rule), in units of one step and a synchronize\n"), out);
     for (TrainStep.Mode mode : OverlapMeasure.MEASURED) {
       assertTrue(out.matches("(?s).*\n  " + java.util.regex.Pattern.quote(mode.description())
           + " +\\d+\\.\\d{3} ms   \\(4 steps timed; warm-up 3 steps, [\\d.]+ ms, fixed\\)\n.*"), mode + "\n" + out);
