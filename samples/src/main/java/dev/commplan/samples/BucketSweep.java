@@ -1,5 +1,6 @@
 package dev.commplan.samples;
 
+import dev.commplan.timing.SteadyState;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -37,19 +38,39 @@ final class BucketSweep {
    *
    * @param buckets the plan's buckets at this size
    * @param overlappedMillis the overlapped step's median time
+   * @param warmUp what its warm-up took
    */
-  record Row(long bucketBytes, int buckets, double overlappedMillis) {}
+  record Row(long bucketBytes, int buckets, double overlappedMillis, SteadyState.WarmUp warmUp) {}
 
-  /** The table: a header, then a line per size with the share of the serial step's communication hidden. */
-  static List<String> lines(List<Row> rows, double computeMillis, double serialMillis) {
+  /**
+   * The sweep's result: each size's row, and the compute alone and the serial step timed with them.
+   *
+   * @param computeMillis the compute alone's median step time
+   * @param serialMillis the serial step's
+   * @param rounds the steps timed of each way, interleaved
+   */
+  record Sweep(double computeMillis, double serialMillis, int rounds, List<Row> rows) {
+    /** The table ({@link BucketSweep#lines}). */
+    List<String> lines() {
+      return BucketSweep.lines(rows, computeMillis, serialMillis, rounds);
+    }
+  }
+
+  /**
+   * The table: a header, then a line per size with the share of the serial step's communication hidden
+   * ({@link OverlapTiming#hidden}) and the size's warm-up.
+   */
+  static List<String> lines(List<Row> rows, double computeMillis, double serialMillis, int rounds) {
     List<String> lines = new ArrayList<>();
-    lines.add(String.format(Locale.ROOT, "bucket size against the overlapped step (compute alone %.3f ms, serial"
-        + " %.3f ms):", computeMillis, serialMillis));
-    lines.add(String.format(Locale.ROOT, "  %12s  %7s  %12s  %6s", "bucketBytes", "buckets", "step (ms)", "hidden"));
+    lines.add(String.format(Locale.ROOT, "bucket size against the overlapped step (medians of %d steps each, every"
+        + " size, the compute alone (%.3f ms) and the serial step (%.3f ms) timed in turn):", rounds, computeMillis,
+        serialMillis));
+    lines.add(String.format(Locale.ROOT, "  %12s  %7s  %12s  %6s  %s", "bucketBytes", "buckets", "step (ms)", "hidden",
+        "warm-up"));
     for (Row row : rows) {
       double hidden = OverlapTiming.hidden(computeMillis, serialMillis, row.overlappedMillis());
-      lines.add(String.format(Locale.ROOT, "  %12s  %7d  %12.3f  %5.0f%%", OverlapModel.bytes(row.bucketBytes()),
-          row.buckets(), row.overlappedMillis(), 100 * hidden));
+      lines.add(String.format(Locale.ROOT, "  %12s  %7d  %12.3f  %5.0f%%  %s", OverlapModel.bytes(row.bucketBytes()),
+          row.buckets(), row.overlappedMillis(), 100 * hidden, row.warmUp().summary("steps")));
     }
     return lines;
   }

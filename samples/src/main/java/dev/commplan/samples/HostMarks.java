@@ -2,7 +2,8 @@ package dev.commplan.samples;
 
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.local.LocalStream;
-import java.util.Arrays;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Marks read from the host's clock ({@code System.nanoTime}, one origin for every rank of the JVM): on a
@@ -11,27 +12,30 @@ import java.util.Arrays;
  * the mark ran on the calling thread (MPI's host compute) and only there.
  */
 final class HostMarks implements StepTrace.Marks {
-  private long[] nanos = new long[64];
+  /** Marks per chunk. Chunks are never copied: a task still to run writes into the chunk it was given. */
+  private static final int CHUNK = 64;
+  private final List<long[]> chunks = new ArrayList<>();
   private int count;
 
   @Override
   public int mark(Stream stream) {
     int index = count++;
-    if (index == nanos.length) {
-      nanos = Arrays.copyOf(nanos, 2 * index); // before the task that writes it is enqueued
+    if (index / CHUNK == chunks.size()) {
+      chunks.add(new long[CHUNK]);
     }
-    long[] into = nanos;
+    long[] into = chunks.get(index / CHUNK);
+    int at = index % CHUNK;
     if (stream instanceof LocalStream local) {
-      local.enqueueHostTask(() -> into[index] = System.nanoTime());
+      local.enqueueHostTask(() -> into[at] = System.nanoTime());
     } else {
-      into[index] = System.nanoTime();
+      into[at] = System.nanoTime();
     }
     return index;
   }
 
   @Override
   public double millis(int index) {
-    return nanos[index] / 1e6;
+    return chunks.get(index / CHUNK)[index % CHUNK] / 1e6;
   }
 
   @Override

@@ -28,8 +28,9 @@ public final class Main {
           moe       mixture-of-experts token dispatch and combine (all-to-all), checked against one host
           tp        Megatron-style tensor-parallel MLP over tp, data-parallel over dp, on a 2-D mesh; checked against one host
           3d        pipeline x data x tensor parallel training on a 3-D mesh (pp, dp, tp), checked against one host
-          overlap   data-parallel training of 16 linear layers (host compute, or cuBLAS on GPUs), checked against one
-                    host; with --measure, the step timed compute alone, communication alone and serial, and drawn (SVG)
+          overlap   data-parallel training of 16 linear layers (host compute, or cuBLAS on GPUs), the gradients'
+                    all-reduce in buckets overlapped with the backward pass, checked against one host; with
+                    --measure, the step timed compute alone, communication alone, serial and overlapped, and drawn
         options:
           --ranks N            number of ranks (default 4; with mpi, mpirun's -np decides)
           --mesh AXES          tp and 3d: the mesh, outermost axis first (tp: default dp=2,tp=4; 3d: default
@@ -40,9 +41,13 @@ public final class Main {
                                overlap)
           --out FILE           where ddp writes its loss curve (default ddp-loss.svg in the working directory), and
                                overlap --measure its timeline (default overlap-timeline.svg)
-          --measure            overlap: also time the step each way and draw one step's timeline
+          --measure            overlap: also time the step each way and draw a serial and an overlapped step
+          --sweep              overlap: --measure, then the overlapped step for bucket sizes from 1/16 of a weight
+                               gradient to all the gradients, in powers of two
           --width N, --batch N overlap --measure: the measured model's width and samples per rank (default 256 and
                                4; on nccl 1024 and 1024)
+          --bucket-bytes N     overlap --measure: the measured plan's bucketBytes (default 1M; on nccl the
+                               annotation's, 16M; K, M and G mean KiB, MiB and GiB)
       """;
 
   /**

@@ -12,10 +12,18 @@ import dev.commplan.runtime.F32Buffer;
  * averaged over the data-parallel ranks in place. Declared in forward order, so that the backward pass,
  * which produces the last layer's gradients first, produces them in reverse declaration order. The loss
  * rides along (every rank then holds the global batch's loss, which the check compares); it is declared
- * first, so it goes out with the first layer's gradients. Generates {@link OverlapGradsPlan}.
+ * first, so it goes out with the first layer's gradients. With {@code bucketBytes}, the plan cuts them into
+ * buckets, last-declared first, which the backward pass marks ready layer by layer ({@link TrainStep}).
+ * Generates {@link OverlapGradsPlan}.
  */
-@CommPlan(dims = {"width"})
+@CommPlan(dims = {"width"}, bucketBytes = OverlapGrads.BUCKET_BYTES)
 final class OverlapGrads {
+  /**
+   * Buckets of at most 16 MiB: three layers of 1024 (4 MiB a weight gradient) each, the GPU's measured
+   * model. A guess until the sweep on GPUs; the builder's bucketBytes(long) overrides it per build.
+   */
+  static final long BUCKET_BYTES = 16L << 20;
+
   /** This rank's mean loss; afterwards, the global batch's. */
   @AllReduce(op = ReduceOp.AVG)
   @Shape("1")

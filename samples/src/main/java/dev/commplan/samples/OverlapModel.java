@@ -181,14 +181,28 @@ final class OverlapModel {
    * samples, on one host, no communication.
    */
   static Trained reference(Size size, int ranks, int steps) {
-    int width = size.width();
-    int batch = ranks * size.batch();
+    return train(size.width(), ranks * size.batch(), p -> firstSample(p, ranks, 0, size.batch()), steps);
+  }
+
+  /**
+   * What rank {@code rank} of {@code ranks} trains when nothing averages its gradients (the compute alone):
+   * {@code steps} steps on one host of that rank's share of each global batch only.
+   */
+  static Trained referenceAlone(Size size, int ranks, int rank, int steps) {
+    return train(size.width(), size.batch(), p -> firstSample(p, ranks, rank, size.batch()), steps);
+  }
+
+  /**
+   * {@code steps} SGD steps from {@link #init} on one host, on batches of {@code batch} samples: step s on
+   * the samples from {@code first(s mod DATA_BATCHES)} on.
+   */
+  private static Trained train(int width, int batch, java.util.function.IntUnaryOperator first, int steps) {
     Params params = init(width);
     HostLayers model = new HostLayers(params.weights(), params.biases(), batch);
     float[][] x = new float[DATA_BATCHES][batch * width];
     float[][] t = new float[DATA_BATCHES][batch * width];
     for (int p = 0; p < DATA_BATCHES; p++) {
-      samples(width, firstSample(p, ranks, 0, size.batch()), batch, x[p], t[p]);
+      samples(width, first.applyAsInt(p), batch, x[p], t[p]);
     }
     float[][] dw = new float[LAYERS][width * width];
     float[][] db = new float[LAYERS][width];

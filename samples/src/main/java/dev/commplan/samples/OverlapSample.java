@@ -2,9 +2,9 @@ package dev.commplan.samples;
 
 import dev.commplan.runtime.Backends;
 import dev.commplan.runtime.Cluster;
-import dev.commplan.runtime.CollectiveConsensus;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.nccl.NcclBackend;
+import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.timing.SteadyState;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -15,18 +15,27 @@ import java.util.Locale;
 
 /**
  * Data-parallel training of {@link OverlapModel}, a stack of 16 linear layers, whose gradients {@link
- * OverlapGrads} averages over the ranks. The compute is real on every backend: host work on each rank's
- * stream worker on the local backend ({@link HostStepCompute}), on the rank's thread on MPI, cuBLAS GEMMs
- * on each rank's GPU on NCCL ({@link CublasStepCompute}).
+ * OverlapGrads} averages over the ranks in buckets. The compute is real on every backend: host work on each
+ * rank's stream worker on the local backend ({@link HostStepCompute}), on the rank's thread on MPI, cuBLAS
+ * GEMMs on each rank's GPU on NCCL ({@link CublasStepCompute}).
  *
- * <p>It checks a small model's training against the one-host model ({@link OverlapModel#reference}), then,
- * with {@code --measure}, times a step each way ({@link TrainStep.Mode}) in the JVM's steady state and
- * draws one step as an SVG timeline ({@link TimelineSvg}).
+ * <p>It trains a small model each way that trains ({@link #CHECKED}: overlapped, serial, compute alone) and
+ * checks each against one host, then, with {@code --measure}, times a step each way in the JVM's steady
+ * state, with {@code --sweep} the overlapped step for a range of bucket sizes too, and draws a serial and an
+ * overlapped step as an SVG timeline ({@link OverlapMeasure}).
  */
 final class OverlapSample {
   /** The model the check trains on every backend: small enough for the host's one-host model. */
   static final OverlapModel.Size CHECK_SIZE = new OverlapModel.Size(64, 16);
   static final int CHECK_STEPS = 10;
+  /**
+   * The check's bucketBytes: three of its weight gradients (48 KiB), so that its 260 KiB of gradients go in
+   * 8 buckets of about two layers each (the annotation's size would make them one).
+   */
+  static final long CHECK_BUCKET_BYTES = 3 * CHECK_SIZE.weightBytes();
+  /** The ways the check trains, in the order it prints them. */
+  static final List<TrainStep.Mode> CHECKED = List.of(TrainStep.Mode.OVERLAPPED, TrainStep.Mode.SERIAL,
+      TrainStep.Mode.COMPUTE);
   static final Path DEFAULT_OUT = Path.of("overlap-timeline.svg");
 
   private OverlapSample() {}
@@ -77,20 +86,18 @@ final class OverlapSample {
       return packed;
     }
 
-    static Trained unpack(float[] packed, int steps, int width) {
-      return new Trained(Arrays.copyOf(packed, steps), OverlapModel.Params.unpack(packed, steps, width));
+    static Trained unpack(float[] packed, int from, int steps, int width) {
+      return new Trained(Arrays.copyOfRange(packed, from, from + steps),
+          OverlapModel.Params.unpack(packed, from + steps, width));
+    }
+
+    static int packedLength(int steps, int width) {
+      return steps + OverlapModel.LAYERS * (width * width + width);
     }
   }
 
-  /** What a rank's measurement found: each way's times, and one step's spans (empty without a timeline). */
-  record Measured(List<OverlapTiming.Timed> timed, List<StepTrace.Span> spans) {}
-
-  /** What a rank of a cluster ends with; {@code measured} is null without --measure. */
-  private record RankResult(Trained trained, Measured measured) {}
-
-  /** The ways the measurement times, in order. */
-  static final List<TrainStep.Mode> MEASURED = List.of(TrainStep.Mode.COMPUTE, TrainStep.Mode.COMMUNICATION,
-      TrainStep.Mode.SERIAL);
+  /** What a rank ends with: its training each way of {@link #CHECKED}; {@code measured} null without --measure. */
+  private record RankResult(List<Trained> trained, OverlapMeasure.Measured measured) {}
 
   /** The compute of {@code comm}'s rank: cuBLAS on NCCL, host work elsewhere. */
   static StepCompute compute(Communicator comm, OverlapModel.Size size) {
@@ -101,11 +108,13 @@ final class OverlapSample {
 
   /**
    * Trains {@code steps} steps of {@code size} from {@link OverlapModel#init} on this rank (every rank calls
-   * it), synchronizing after each step to read the global loss.
+   * it), the gradients in buckets of {@code bucketBytes} marked ready in {@code order} where {@code mode}
+   * overlaps, synchronizing after each step to read the global loss.
    */
-  static Trained train(Communicator comm, OverlapModel.Size size, int steps, TrainStep.Mode mode) {
-    try (StepCompute compute = compute(comm, size); GradPlan grads = GradPlan.build(comm, size.width())) {
-      TrainStep step = new TrainStep(compute, grads);
+  static Trained train(Communicator comm, OverlapModel.Size size, int steps, TrainStep.Mode mode, long bucketBytes,
+      ReadyOrder order) {
+    try (StepCompute compute = compute(comm, size); GradPlan grads = GradPlan.build(comm, size.width(), bucketBytes)) {
+      TrainStep step = new TrainStep(compute, grads, order);
       float[] losses = new float[steps];
       for (int s = 0; s < steps; s++) {
         step.run(s, mode, StepTrace.OFF);
@@ -116,26 +125,19 @@ final class OverlapSample {
     }
   }
 
-  /**
-   * Times this rank's step each way ({@link #MEASURED}), then traces one serial step where {@code timeline}
-   * says so (every rank calls it together).
-   */
-  static Measured measure(Communicator comm, OverlapModel.Size size, SteadyState.Rule rule, int units,
-      boolean timeline) {
-    try (StepCompute compute = compute(comm, size); GradPlan grads = GradPlan.build(comm, size.width())) {
-      TrainStep step = new TrainStep(compute, grads);
-      SteadyState steady = new SteadyState(CollectiveConsensus.of(comm));
-      List<OverlapTiming.Timed> timed = OverlapTiming.time(MEASURED, OverlapTiming.steps(step, compute.stream()),
-          steady, rule, units, OverlapTiming.MEASURE_MAX_NANOS);
-      if (!timeline) {
-        return new Measured(timed, List.of());
-      }
-      try (StepTrace.Marks marks = comm.backendName().equals("nccl") ? new CudaMarks() : new HostMarks()) {
-        StepTrace trace = new StepTrace(marks, comm.rank());
-        step.run(0, TrainStep.Mode.SERIAL, trace);
-        compute.stream().synchronize();
-        return new Measured(timed, trace.spans());
-      }
+  /** The check's training of this rank each way of {@link #CHECKED}, in that order. */
+  static List<Trained> check(Communicator comm) {
+    List<Trained> trained = new ArrayList<>();
+    for (TrainStep.Mode mode : CHECKED) {
+      trained.add(train(comm, CHECK_SIZE, CHECK_STEPS, mode, CHECK_BUCKET_BYTES, ReadyOrder.AS_PRODUCED));
+    }
+    return trained;
+  }
+
+  /** The check plan's buckets (the same on every rank and backend), built on {@code comm} to ask. */
+  private static List<Schedule.Bucket> checkBuckets(Communicator comm) {
+    try (GradPlan grads = GradPlan.build(comm, CHECK_SIZE.width(), CHECK_BUCKET_BYTES)) {
+      return grads.buckets();
     }
   }
 
@@ -147,80 +149,116 @@ final class OverlapSample {
   /** {@link #run(String, int, OverlapOptions, Path, PrintStream)} with the measurement's warm-up and units given. */
   static boolean run(String backend, int ranks, OverlapOptions options, Path svg, PrintStream out,
       SteadyState.Rule rule, int units) {
-    printCheckHeader(out, ranks, backend);
     List<RankResult> results;
+    List<Schedule.Bucket> buckets;
     try (Cluster cluster = Backends.cluster(backend, ranks)) {
-      results = cluster.call(comm -> new RankResult(train(comm, CHECK_SIZE, CHECK_STEPS, TrainStep.Mode.SERIAL),
-          options.measure() ? measure(comm, options.size(), rule, units, true) : null));
+      buckets = cluster.call(OverlapSample::checkBuckets).get(0);
+      results = cluster.call(comm -> new RankResult(check(comm),
+          options.measure() ? OverlapMeasure.measure(comm, options, rule, units) : null));
     }
+    printCheckHeader(out, ranks, backend, buckets);
     boolean pass = printCheck(out, results.stream().map(RankResult::trained).toList());
     if (options.measure()) {
-      printMeasurement(out, ranks, backend, options.size(), rule, results.get(0).measured().timed());
-      List<StepTrace.Span> spans = new ArrayList<>();
-      for (RankResult r : results) {
-        spans.addAll(r.measured().spans());
-      }
-      Path written = TimelineSvg.write(svg, "overlap: one serial training step, " + LossTable.ranks(ranks) + ", "
-          + backend + " backend", timelineNotes(backend, options.size()), StepTrace.fromZero(spans));
-      out.println("timeline of one serial step: " + written.toAbsolutePath());
+      OverlapMeasure.print(out, ranks, backend, options, rule, results.get(0).measured());
+      OverlapMeasure.drawTimeline(out, svg, ranks, backend, options,
+          results.stream().map(RankResult::measured).toList());
     }
     return pass;
   }
 
   /** The sample as one rank of {@code MPI_COMM_WORLD}: rank 0 prints the report; no timeline. */
   static boolean runMpi(int ranks, OverlapOptions options, PrintStream out) {
-    List<List<OverlapTiming.Timed>> timed = new ArrayList<>();
+    List<OverlapMeasure.Measured> measured = new ArrayList<>();
+    List<List<Schedule.Bucket>> buckets = new ArrayList<>();
     MpiWorld.Gathered world = MpiWorld.run(ranks, comm -> {
-      float[] packed = train(comm, CHECK_SIZE, CHECK_STEPS, TrainStep.Mode.SERIAL).packed();
+      buckets.add(checkBuckets(comm));
+      List<Trained> trained = check(comm);
       if (options.measure()) {
-        timed.add(measure(comm, options.size(), SteadyState.Rule.DEFAULT, OverlapTiming.MEASURED_STEPS, false)
-            .timed());
+        measured.add(OverlapMeasure.measure(comm, options, SteadyState.Rule.DEFAULT, OverlapTiming.MEASURED_STEPS));
+      }
+      int length = Trained.packedLength(CHECK_STEPS, CHECK_SIZE.width());
+      float[] packed = new float[trained.size() * length];
+      for (int m = 0; m < trained.size(); m++) {
+        System.arraycopy(trained.get(m).packed(), 0, packed, m * length, length);
       }
       return packed;
     }, out);
-    printCheckHeader(world.out(), world.results().size(), "mpi");
-    List<Trained> trained = new ArrayList<>();
+    printCheckHeader(world.out(), world.results().size(), "mpi", buckets.get(0));
+    int length = Trained.packedLength(CHECK_STEPS, CHECK_SIZE.width());
+    List<List<Trained>> trained = new ArrayList<>();
     for (float[] packed : world.results()) {
-      trained.add(Trained.unpack(packed, CHECK_STEPS, CHECK_SIZE.width()));
+      List<Trained> ways = new ArrayList<>();
+      for (int m = 0; m < CHECKED.size(); m++) {
+        ways.add(Trained.unpack(packed, m * length, CHECK_STEPS, CHECK_SIZE.width()));
+      }
+      trained.add(ways);
     }
     boolean pass = printCheck(world.out(), trained);
     if (options.measure()) {
-      printMeasurement(world.out(), world.results().size(), "mpi", options.size(), SteadyState.Rule.DEFAULT,
-          timed.get(0));
+      OverlapMeasure.print(world.out(), world.results().size(), "mpi", options, SteadyState.Rule.DEFAULT,
+          measured.get(0));
       world.out().println("timeline: not drawn on mpi, where a rank's compute and its communication share one thread");
     }
     return pass;
   }
 
-  private static void printCheckHeader(PrintStream out, int ranks, String backend) {
-    out.printf(Locale.ROOT, "overlap: %s, %s, %s backend; %d SGD steps, gradients averaged by OverlapGradsPlan"
-        + " after the backward pass, checked against one host%n", CHECK_SIZE.describe(), LossTable.ranks(ranks),
-        backend, CHECK_STEPS);
+  private static void printCheckHeader(PrintStream out, int ranks, String backend, List<Schedule.Bucket> buckets) {
+    out.printf(Locale.ROOT, "overlap: %s, %s, %s backend; %d SGD steps each way, checked against one host%n",
+        CHECK_SIZE.describe(), LossTable.ranks(ranks), backend, CHECK_STEPS);
+    out.printf(Locale.ROOT, "gradients: OverlapGradsPlan in %s of at most %s, last layer first: %s%n",
+        OverlapMeasure.buckets(buckets.size()), OverlapModel.bytes(CHECK_BUCKET_BYTES),
+        OverlapMeasure.describe(buckets));
   }
 
-  /** The check against the one-host model; returns whether it passed. */
-  private static boolean printCheck(PrintStream out, List<Trained> trained) {
-    OverlapModel.Trained reference = OverlapModel.reference(CHECK_SIZE, trained.size(), CHECK_STEPS);
-    List<float[]> losses = trained.stream().map(Trained::losses).toList();
-    return Report.check(out, losses, reference.losses(), r -> trained.get(r).params().maxDiff(reference.params()),
-        r -> "rank " + r, LossTable.ranks(trained.size()));
-  }
-
-  private static void printMeasurement(PrintStream out, int ranks, String backend, OverlapModel.Size size,
-      SteadyState.Rule rule, List<OverlapTiming.Timed> timed) {
-    out.printf(Locale.ROOT, "measure: %s, %s, %s backend, %s%n", size.describe(), LossTable.ranks(ranks), backend,
-        backend.equals("nccl") ? "cuBLAS on each rank's stream" : backend.equals("local")
-            ? "host compute on each rank's stream worker" : "host compute on each rank's thread");
-    OverlapTiming.lines(rule, timed).forEach(out::println);
-    new OverlapTiming.Figures(OverlapTiming.medianMillis(timed, TrainStep.Mode.COMPUTE),
-        OverlapTiming.medianMillis(timed, TrainStep.Mode.COMMUNICATION),
-        OverlapTiming.medianMillis(timed, TrainStep.Mode.SERIAL), Double.NaN, Double.NaN).lines().forEach(out::println);
-  }
-
-  private static List<String> timelineNotes(String backend, OverlapModel.Size size) {
-    return List.of(size.describe() + "; after the timed steps",
-        backend.equals("nccl")
-            ? "times: CUDA events with timing on each rank's streams, from the rank's first (ranks aligned at their start)"
-            : "times: the host's clock, read by a host task in each rank's stream order (one clock for every rank)");
+  /**
+   * The check against one host, each way of {@link #CHECKED}: the overlapped training's loss curve next to
+   * the one-host model's, a line per way with its worst rank, and the check line; returns whether it passed.
+   * Overlapped and serial are checked against the one-host model of the global batch; the compute alone, where
+   * nothing averages, each rank against one host that trains on that rank's share alone.
+   *
+   * @param trained per rank, its training each way of {@link #CHECKED}
+   */
+  private static boolean printCheck(PrintStream out, List<List<Trained>> trained) {
+    int ranks = trained.size();
+    OverlapModel.Trained reference = OverlapModel.reference(CHECK_SIZE, ranks, CHECK_STEPS);
+    List<OverlapModel.Trained> alone = new ArrayList<>();
+    for (int r = 0; r < ranks; r++) {
+      alone.add(OverlapModel.referenceAlone(CHECK_SIZE, ranks, r, CHECK_STEPS));
+    }
+    int overlapped = CHECKED.indexOf(TrainStep.Mode.OVERLAPPED);
+    String name = "loss (overlapped, " + LossTable.ranks(ranks) + ")";
+    out.printf(Locale.ROOT, "step  %s  %15s  |diff|%n", name, "loss (one host)");
+    float[] shown = trained.get(0).get(overlapped).losses();
+    for (int step = 0; step < CHECK_STEPS; step++) {
+      out.printf(Locale.ROOT, "%4d  %" + name.length() + ".6f  %15.6f  %.1e%n", step, shown[step],
+          reference.losses()[step], Math.abs(shown[step] - reference.losses()[step]));
+    }
+    out.printf(Locale.ROOT, "%-38s  %s%n", "max |diff| vs one host, worst rank:", "loss     parameters");
+    double worst = 0;
+    int wrong = 0;
+    for (int m = 0; m < CHECKED.size(); m++) {
+      TrainStep.Mode mode = CHECKED.get(m);
+      double loss = 0;
+      double params = 0;
+      for (int r = 0; r < ranks; r++) {
+        OverlapModel.Trained expected = mode == TrainStep.Mode.COMPUTE ? alone.get(r) : reference;
+        Trained got = trained.get(r).get(m);
+        loss = Math.max(loss, LossTable.maxDiff(got.losses(), expected.losses()));
+        params = Math.max(params, got.params().maxDiff(expected.params()));
+      }
+      boolean ok = loss <= ParallelMlp.TOLERANCE && params <= ParallelMlp.TOLERANCE;
+      wrong += ok ? 0 : 1;
+      worst = Math.max(worst, Math.max(loss, params));
+      out.printf(Locale.ROOT, "  %-36s  %.1e  %.1e     %s%s%n", mode.description(), loss, params, ok ? "ok" : "WRONG",
+          mode == TrainStep.Mode.COMPUTE ? " (each rank vs one host trained on its share alone)" : "");
+    }
+    if (wrong == 0) {
+      out.printf(Locale.ROOT, "check: PASS, each way %s parameters and loss curves match one host (max |diff| %.1e,"
+          + " tolerance %.0e)%n", ranks == 1 ? "the rank's" : "all " + ranks + " ranks'", worst, ParallelMlp.TOLERANCE);
+    } else {
+      out.printf(Locale.ROOT, "check: FAILED, %d of %d ways differ from one host by more than %.0e (max |diff| %.1e)%n",
+          wrong, CHECKED.size(), ParallelMlp.TOLERANCE, worst);
+    }
+    return wrong == 0;
   }
 }

@@ -3,6 +3,7 @@ package dev.commplan.samples;
 import dev.commplan.runtime.Stream;
 import dev.commplan.timing.SteadyState;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Function;
@@ -10,10 +11,11 @@ import java.util.function.Function;
 /**
  * The {@code overlap} sample's measurement: its training step timed in each way ({@link TrainStep.Mode}),
  * every way warmed up to the JVM's steady state first ({@link SteadyState}, the rule every timing tool of
- * CommPlan uses; the ranks agree when to stop), and what the times say ({@link Figures}).
+ * CommPlan uses; the ranks agree when to stop), then the ways timed interleaved, a step of each in turn
+ * ({@link #interleaved}), and what the times say ({@link Figures}).
  */
 final class OverlapTiming {
-  /** Steps timed per way after its warm-up. */
+  /** Steps timed per way after the warm-ups. */
   static final int MEASURED_STEPS = 50;
   /** The most time the timed steps of one way may take; fewer are timed where this passes first. */
   static final long MEASURE_MAX_NANOS = 20_000_000_000L;
@@ -33,21 +35,59 @@ final class OverlapTiming {
   }
 
   /**
-   * Warms up and times each of {@code modes} in turn (every rank calls this together, on its own thread).
+   * Warms up each of {@code modes} in turn, then times them interleaved ({@link #interleaved}); every rank
+   * calls this together, on its own thread.
    *
    * @param unit what one unit of a mode runs: on the ranks, one step and the synchronize of its stream
-   * @param units how many units to time per mode after its warm-up
+   * @param units how many units to time per mode after the warm-ups
+   * @param maxNanos the most time the timed units of one mode may take together
    * @return the times, in the order of {@code modes}
    */
   static List<Timed> time(List<TrainStep.Mode> modes, Function<TrainStep.Mode, SteadyState.Unit> unit,
       SteadyState steady, SteadyState.Rule rule, int units, long maxNanos) {
+    List<SteadyState.Unit> runs = modes.stream().map(unit).toList();
+    List<SteadyState.WarmUp> warmUps = new ArrayList<>();
+    for (SteadyState.Unit run : runs) {
+      warmUps.add(steady.warmUp(rule, 1, run));
+    }
+    List<SteadyState.Samples> samples = interleaved(runs, steady, units, maxNanos);
     List<Timed> timed = new ArrayList<>();
-    for (TrainStep.Mode mode : modes) {
-      SteadyState.Unit run = unit.apply(mode);
-      SteadyState.WarmUp warmUp = steady.warmUp(rule, 1, run);
-      timed.add(new Timed(mode, warmUp, steady.measure(1, units, maxNanos, run)));
+    for (int m = 0; m < modes.size(); m++) {
+      timed.add(new Timed(modes.get(m), warmUps.get(m), samples.get(m)));
     }
     return timed;
+  }
+
+  /**
+   * Times {@code ways} interleaved, after their warm-ups: up to {@code rounds} rounds, each one unit of every
+   * way in turn, each unit timed alone (the ranks agree on its time, {@link SteadyState#measure}); stops after
+   * the round in which the ways' timed units passed {@code maxNanos} per way. Interleaved, so that what else
+   * runs on the machine meanwhile (a shared build machine's other jobs, a clock that changes) weighs on every
+   * way alike: their differences are what the comparison needs, and timing one way after another let the
+   * load of the moment decide them.
+   *
+   * @return each way's samples, in the order of {@code ways}
+   */
+  static List<SteadyState.Samples> interleaved(List<SteadyState.Unit> ways, SteadyState steady, int rounds,
+      long maxNanos) {
+    double[][] nanos = new double[ways.size()][rounds];
+    double total = 0;
+    int done = 0;
+    while (done < rounds && total < (double) maxNanos * ways.size()) {
+      for (int w = 0; w < ways.size(); w++) {
+        double t = steady.measure(1, 1, Long.MAX_VALUE, ways.get(w)).perCallNanos()[0];
+        nanos[w][done] = t;
+        total += t; // agreed over the ranks, so every rank stops after the same round
+      }
+      done++;
+    }
+    List<SteadyState.Samples> samples = new ArrayList<>();
+    for (double[] way : nanos) {
+      double[] sorted = Arrays.copyOf(way, done);
+      Arrays.sort(sorted);
+      samples.add(new SteadyState.Samples(sorted, Arrays.stream(sorted).sum() / 1e6));
+    }
+    return samples;
   }
 
   /** The median step time of {@code mode} in {@code timed}, in milliseconds; NaN where it was not timed. */
@@ -68,6 +108,10 @@ final class OverlapTiming {
   /**
    * The share of the communication a step pays for when nothing overlaps ({@code serial - compute}) that an
    * overlapped step hid: 1 when it takes no longer than the compute alone, 0 when as long as the serial step.
+   * The sample's "hidden fraction": its denominator is the communication as the serial step pays for it, which
+   * is what overlapping can win back; the report also gives {@code (serial - overlapped) / communication
+   * alone}, which differs where the compute and the communication slow each other down (shared cores or
+   * memory bandwidth).
    */
   static double hidden(double compute, double serial, double overlapped) {
     return (serial - overlapped) / (serial - compute);
@@ -76,9 +120,10 @@ final class OverlapTiming {
   /** The report's lines for {@code timed}: a header, then one line per way. */
   static List<String> lines(SteadyState.Rule rule, List<Timed> timed) {
     List<String> lines = new ArrayList<>();
-    lines.add("step time, the median of the timed steps; " + rule.describe("step and a synchronize", "step"));
+    lines.add("step time, the median of the timed steps, a step of each way in turn after every way's warm-up; "
+        + rule.describe("step and a synchronize", "step"));
     for (Timed t : timed) {
-      lines.add(String.format(Locale.ROOT, "  %-34s %10.3f ms   (%d steps timed; warm-up %s)", t.mode().description(),
+      lines.add(String.format(Locale.ROOT, "  %-36s %10.3f ms   (%d steps timed; warm-up %s)", t.mode().description(),
           t.medianMillis(), t.samples().count(), t.warmUp().summary("steps")));
     }
     return lines;
@@ -116,8 +161,8 @@ final class OverlapTiming {
           + " alone: %.3f ms", exposedWhenSerial(), communication));
       if (!Double.isNaN(overlapped)) {
         lines.add(String.format(Locale.ROOT, "communication hidden by the overlap: %.0f %% ((serial - overlapped)"
-            + " / (serial - compute alone) = (%.3f - %.3f) / %.3f)", 100 * hidden(), serial, overlapped,
-            exposedWhenSerial()));
+            + " / (serial - compute alone) = (%.3f - %.3f) / %.3f); %.0f %% of the communication alone", 100 * hidden(),
+            serial, overlapped, exposedWhenSerial(), 100 * (serial - overlapped) / communication));
       }
       if (!Double.isNaN(overlapped) && !Double.isNaN(lastBucket)) {
         lines.add(String.format(Locale.ROOT, "target: overlapped <= 1.1 x max(compute %.3f, communication %.3f)"

@@ -29,13 +29,16 @@ class NcclOverlapTest {
     return Math.min(4, NcclBackend.deviceCount());
   }
 
-  /** One rank, so that nothing but the compute differs from the one-host model: cuBLAS's sums against Java's. */
+  /**
+   * One rank, so that nothing but the compute differs from the one-host model: cuBLAS's sums against Java's,
+   * the gradients marked ready on the compute stream layer by layer and the buckets on a stream of their own.
+   */
   @Test
   void cublasTrainsWhatTheHostTrains() {
     List<OverlapSample.Trained> trained;
     try (Cluster cluster = Backends.cluster("nccl", 1)) {
       trained = cluster.call(comm -> OverlapSample.train(comm, OverlapSample.CHECK_SIZE, OverlapSample.CHECK_STEPS,
-          TrainStep.Mode.SERIAL));
+          TrainStep.Mode.OVERLAPPED, OverlapSample.CHECK_BUCKET_BYTES, ReadyOrder.AS_PRODUCED));
     }
     OverlapModel.Trained reference = OverlapModel.reference(OverlapSample.CHECK_SIZE, 1, OverlapSample.CHECK_STEPS);
     double params = trained.get(0).params().maxDiff(reference.params());
@@ -49,13 +52,41 @@ class NcclOverlapTest {
     SampleRun run = SampleRun.main("overlap", "--backend", "nccl", "--ranks", Integer.toString(ranks()));
     assertEquals(0, run.status(), run.out() + run.err());
     assertTrue(run.out().contains(", nccl backend; "), run.out());
-    assertTrue(run.out().contains("\ncheck: PASS, "), run.out());
+    assertTrue(run.out().contains("\ncheck: PASS, each way "), run.out());
+  }
+
+  /** Every rank marks the gradients ready in an order of its own; the buckets still pair, and the sums are right. */
+  @Test
+  void ranksThatMarkInDifferentOrdersStillTrainTheOneHostModel() {
+    int ranks = ranks();
+    OverlapModel.Size size = OverlapSample.CHECK_SIZE;
+    List<OverlapSample.Trained> trained;
+    try (Cluster cluster = Backends.cluster("nccl", ranks)) {
+      trained = cluster.call(comm -> {
+        try (StepCompute compute = OverlapSample.compute(comm, size);
+            GradPlan grads = GradPlan.build(comm, size.width(), OverlapSample.CHECK_BUCKET_BYTES)) {
+          TrainStep step = new TrainStep(compute, grads, ReadyOrder.shuffled(1000 + comm.rank()));
+          float[] losses = new float[OverlapSample.CHECK_STEPS];
+          for (int s = 0; s < losses.length; s++) {
+            step.run(s, TrainStep.Mode.OVERLAPPED, StepTrace.OFF);
+            compute.stream().synchronize();
+            losses[s] = grads.loss().get(0);
+          }
+          return new OverlapSample.Trained(losses, compute.params());
+        }
+      });
+    }
+    OverlapModel.Trained reference = OverlapModel.reference(size, ranks, OverlapSample.CHECK_STEPS);
+    for (int r = 0; r < ranks; r++) {
+      double params = trained.get(r).params().maxDiff(reference.params());
+      assertTrue(params <= ParallelMlp.TOLERANCE, "rank " + r + ": parameters " + params);
+    }
   }
 
   @Test
   void theMeasurementTimesTheGpuAndDrawsItsTimeline(@TempDir Path dir) throws Exception {
     int ranks = ranks();
-    OverlapOptions options = new OverlapOptions(true, true, new OverlapModel.Size(256, 64));
+    OverlapOptions options = new OverlapOptions(true, false, true, new OverlapModel.Size(256, 64), 512L << 10);
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     Path svg = dir.resolve("t.svg");
     boolean pass = OverlapSample.run("nccl", ranks, options, svg, new PrintStream(bytes, true, StandardCharsets.UTF_8),
@@ -65,14 +96,22 @@ class NcclOverlapTest {
     assertTrue(out.contains("nccl backend, cuBLAS on each rank's stream"), out);
     assertTrue(Files.readString(svg, StandardCharsets.UTF_8).contains("times: CUDA events with timing"), out);
     try (Cluster cluster = Backends.cluster("nccl", ranks)) {
-      for (OverlapSample.Measured m : cluster.call(comm -> OverlapSample.measure(comm, new OverlapModel.Size(64, 16),
-          SteadyState.Rule.fixed(2), 2, true))) {
-        List<StepTrace.Span> spans = m.spans();
-        assertEquals(1 + 16 + 15 + 1 + 1, spans.size(), spans.toString());
-        for (int i = 1; i < spans.size(); i++) { // one stream: each span starts at the event that ended the last
-          assertEquals(spans.get(i - 1).endMillis(), spans.get(i).startMillis(), spans.toString());
+      OverlapOptions small = new OverlapOptions(true, false, true, new OverlapModel.Size(64, 16),
+          OverlapSample.CHECK_BUCKET_BYTES);
+      for (OverlapMeasure.Measured m : cluster.call(comm -> OverlapMeasure.measure(comm, small,
+          SteadyState.Rule.fixed(2), 2))) {
+        List<StepTrace.Span> serial = m.spans().subList(0, 1 + 16 + 15 + 1 + 1);
+        for (int i = 1; i < serial.size(); i++) { // one stream: each span starts at the event that ended the last
+          assertEquals(serial.get(i - 1).endMillis(), serial.get(i).startMillis(), serial.toString());
         }
-        assertEquals(0, spans.get(0).startMillis());
+        assertEquals(0, serial.get(0).startMillis());
+        List<StepTrace.Span> overlapped = m.spans().subList(serial.size(), m.spans().size());
+        List<StepTrace.Span> buckets = overlapped.stream().filter(s -> s.kind() == StepTrace.Kind.COMMUNICATION)
+            .toList();
+        assertEquals(m.buckets().size(), buckets.size(), overlapped.toString());
+        StepTrace.Span update = overlapped.get(overlapped.size() - 1);
+        assertEquals(StepTrace.Kind.UPDATE, update.kind());
+        assertTrue(update.startMillis() >= buckets.get(buckets.size() - 1).endMillis(), "finish: " + overlapped);
       }
     }
   }
