@@ -96,12 +96,28 @@ final class NcclMultiRank {
         initSeen, variableAtFirstInit, setHere);
   }
 
-  /** Called just before every communicator is made: records what NCCL reads of the variable the first time. */
+  /**
+   * Called just before every communicator is made: applies our property's opt-in at the process's first
+   * communicator ({@link #setAtFirstInit}), then records what NCCL reads of the variable.
+   */
   static synchronized void beforeInit() {
     if (!initSeen) {
+      if (setAtFirstInit(optIn())) {
+        ProcessEnvironment.set(VARIABLE, "1");
+        setHere = true;
+      }
       variableAtFirstInit = ProcessEnvironment.get(VARIABLE);
       initSeen = true;
     }
+  }
+
+  /**
+   * Whether the variable must be set before this process's first communicator, whatever its size: NCCL reads
+   * it once, there, so a one-rank-per-GPU communicator made first would otherwise lock every later shared GPU
+   * out for the life of the process. Setting it changes nothing for ranks on GPUs of their own.
+   */
+  static boolean setAtFirstInit(OptIn optIn) {
+    return !optIn.ncclReadIt() && optIn.variable() == null && optIn.propertyOn();
   }
 
   /**

@@ -326,16 +326,17 @@ class NcclMeshGpuTest {
 
   @Test
   void aTimeoutInASplitsSynchronizeEndsTheFamily() {
-    Duration t = Duration.ofMillis(100);
+    // 1 s, not less: the split itself must finish inside it (NCCL 2.30's ncclCommSplit took over 100 ms on an H100)
+    Duration t = Duration.ofSeconds(1);
     AtomicReference<String> world = new AtomicReference<>();
     AtomicReference<CommTimeoutException> timeout = new AtomicReference<>();
     try (Cluster cluster = NcclBackend.cluster(1, CommOptions.timeout(t))) {
       cluster.run(c -> {
         Communicator child = c.split(0, 0, "slow group");
-        // 1 GiB device copies out of place (a 1-rank in-place all-reduce copies nothing): ~1,000 of them queued
-        // outlast the 100 ms timeout (as NcclFailureGpuTest's timeout test does on the world)
+        // 4 GiB device copies out of place (a 1-rank in-place all-reduce copies nothing), each over 2 ms at an
+        // H100's or H200's memory bandwidth: 1,000 of them queued outlast the 1 s timeout several times over
         PlanBuilder b = new PlanBuilder("gpu.Slow", child, 0);
-        long n = 256L << 20;
+        long n = 1L << 30;
         int x = b.buffer("x", DataType.F32, n, "{\"n\"}", null);
         int y = b.buffer("y", DataType.F32, n, "{\"n\"}", null);
         b.allReduce(0, x, y, ReduceOp.SUM);
@@ -347,7 +348,7 @@ class NcclMeshGpuTest {
         world.set(assertThrows(RankAbortedException.class, () -> c.stream().synchronize()).getMessage());
       });
     }
-    assertMentions(timeout.get().getMessage(), "rank 0 of slow group (device", "timed out after PT0.1S", "gpu.Slow");
+    assertMentions(timeout.get().getMessage(), "rank 0 of slow group (device", "timed out after PT1S", "gpu.Slow");
     assertMentions(world.get(), "rank 0 of world", "its family failed", "rank 0 of slow group", "timed out");
   }
 

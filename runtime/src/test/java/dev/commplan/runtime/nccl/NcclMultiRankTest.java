@@ -102,6 +102,17 @@ class NcclMultiRankTest {
   }
 
   @Test
+  void thePropertySetsTheVariableAtTheProcesssFirstCommunicatorWhateverItsSize() {
+    // A one-rank cluster made first used to leave the variable unset when NCCL read it, so every later
+    // cluster of ranks sharing the GPU was refused (the GPU tests at 2 ranks, 2026-12-06)
+    assertTrue(NcclMultiRank.setAtFirstInit(new OptIn(null, "true", false, null)));
+    assertFalse(NcclMultiRank.setAtFirstInit(new OptIn(null, "true", true, null)), "NCCL read it already");
+    assertFalse(NcclMultiRank.setAtFirstInit(new OptIn("0", "true", false, null)), "the user's value is kept");
+    assertFalse(NcclMultiRank.setAtFirstInit(new OptIn(null, null, false, null)), "no opt-in");
+    assertFalse(NcclMultiRank.setAtFirstInit(new OptIn(null, "false", false, null)), "no opt-in");
+  }
+
+  @Test
   void afterNcclReadTheVariableUnsetTheOptInComesTooLateAndSaysSo() {
     String m = NcclMultiRank.refusal(2, WHERE, FEWER, NEW, new OptIn(null, "true", true, null));
     assertMentions(m, "NCCL_MULTI_RANK_GPU_ENABLE is not set, and NCCL read it when this process made its first"
