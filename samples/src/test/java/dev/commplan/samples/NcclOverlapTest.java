@@ -25,8 +25,9 @@ import org.junit.jupiter.api.io.TempDir;
 @Tag("gpu")
 @ExtendWith({NeedsGpu.class, NeedsCublas.class})
 class NcclOverlapTest {
+  /** The largest world size of {@code -Dcommplan.gpu.ranks} (several ranks on one GPU with NCCL 2.30), else the GPUs, up to 4. */
   private static int ranks() {
-    return Math.min(4, NcclBackend.deviceCount());
+    return NcclSamplesTest.ranks().stream().max(Integer::compare).orElse(1);
   }
 
   /**
