@@ -58,12 +58,9 @@ final class GradPlan implements AutoCloseable {
    * Builds the plan for layers of {@code width} on {@code comm}, its buckets of at most {@code bucketBytes}
    * (0: the annotation's), enqueued on a new stream of {@code comm}.
    *
-   * <p>On the local backend the host-access guard is off: there the compute's host tasks stand for GPU
-   * kernels and write a layer's gradients on the compute stream's worker, possibly after {@code ready} has
-   * enqueued the bucket that waits for them (the bucket waits for the compute stream's event, so it reads what
-   * they wrote), and the guard, which sees host writes but not that wait, would refuse them. The runtime's own
-   * bucket tests with host-task producers turn it off for the same reason; on NCCL the GPU writes, which the
-   * guard never sees, and on MPI the compute writes before it marks.
+   * <p>The host-access guard stays on: on the local backend the compute's host tasks, which may write a
+   * layer's gradients after {@code ready} has enqueued the bucket that waits for them, run on a stream's
+   * worker, whose accesses are device work to the guard (as GPU kernels are on NCCL).
    */
   static GradPlan build(Communicator comm, int width, long bucketBytes) {
     Stream commStream = comm.newStream();
@@ -71,9 +68,6 @@ final class GradPlan implements AutoCloseable {
       OverlapGradsPlan.Builder builder = OverlapGradsPlan.builder().width(width).commStream(commStream);
       if (bucketBytes > 0) {
         builder.bucketBytes(bucketBytes);
-      }
-      if (comm.backendName().equals("local")) {
-        builder.hostAccessGuard(false);
       }
       return new GradPlan(builder.build(comm), commStream);
     } catch (RuntimeException | Error e) {

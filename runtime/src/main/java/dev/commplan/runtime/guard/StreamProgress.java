@@ -138,9 +138,12 @@ public final class StreamProgress {
     return null;
   }
 
-  /** Whether the calling thread is the one that runs the stream's work in order. */
+  /**
+   * Whether the calling thread's access is device work, not the host's: the thread that runs this stream's
+   * work in order, or any {@link StreamWorkerThread}.
+   */
   public boolean isInStreamOrder() {
-    return inOrderThread != null && Thread.currentThread() == inOrderThread;
+    return (inOrderThread != null && Thread.currentThread() == inOrderThread) || StreamWorkerThread.isCurrent();
   }
 
   @Override

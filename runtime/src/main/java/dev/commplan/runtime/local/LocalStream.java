@@ -3,6 +3,7 @@ package dev.commplan.runtime.local;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.RankAbortedException;
+import dev.commplan.runtime.guard.StreamWorkerThread;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
 import dev.commplan.runtime.spi.StreamBase;
@@ -103,12 +104,10 @@ public final class LocalStream extends StreamBase {
     this.comm = comm;
     this.index = index;
     this.recorder = new FlightRecorder(comm.worldRank(), FlightRecorder.DEFAULT_CAPACITY);
-    this.worker = Thread.ofPlatform()
-        .name("commplan-local-stream-rank-" + comm.worldRank() + (index == 0 ? "" : "-" + index)
-            + (comm.group().isWorld() ? "" : " (" + comm.group().label + ")"))
-        .daemon(true)
-        .unstarted(this::workLoop);
-    runsInOrderOn(worker); // the worker's own host access is in stream order
+    // device work: no access of its is refused by the host-access guard (StreamWorkerThread says why)
+    this.worker = new StreamWorkerThread(this::workLoop, "commplan-local-stream-rank-" + comm.worldRank()
+        + (index == 0 ? "" : "-" + index) + (comm.group().isWorld() ? "" : " (" + comm.group().label + ")"));
+    runsInOrderOn(worker);
     worker.start();
   }
 

@@ -98,6 +98,37 @@ class LocalBucketedPlanTest {
   }
 
   /**
+   * A producer's host task (device work) may write a field after the bucket that waits for it is enqueued,
+   * with the guard on: the bucket waits for the producer's event. The rank's own thread may not.
+   */
+  @Test
+  void aProducersHostTaskWritesAFieldItsBucketWaitsForWithTheGuardOn() {
+    try (LocalCluster cluster = new LocalCluster(2)) {
+      List<Float> seen = assertTimeoutPreemptively(GENEROUS, () -> cluster.call(comm -> {
+        try (Plan plan = BucketSuite.build(comm, "t.DeviceWrites", true, null); Stream producer = comm.newStream()) {
+          F32Buffer f6 = (F32Buffer) plan.buffer(6);
+          f6.fill(0);
+          CountDownLatch marked = new CountDownLatch(1);
+          LocalStream local = (LocalStream) producer;
+          local.enqueueHostTask(() -> {
+            marked.await(); // runs only once every field is marked and the buckets are enqueued
+            f6.fill(3);
+          });
+          for (int h = 0; h < BucketSuite.fields(); h++) {
+            plan.ready(h, producer);
+          }
+          assertThrows(BufferInFlightException.class, () -> f6.set(0, 1)); // the host's own write
+          marked.countDown();
+          plan.finish(comm.stream());
+          comm.stream().synchronize();
+          return f6.get(0);
+        }
+      }));
+      assertEquals(List.of(6f, 6f), seen, "each rank's 3, summed over 2 ranks");
+    }
+  }
+
+  /**
    * After finish, the plan's buffers are in flight on the consumer until it is synchronized; before, a bucket's
    * buffers are in flight on the communication stream once it is enqueued.
    */
