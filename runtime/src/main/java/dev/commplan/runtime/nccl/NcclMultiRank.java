@@ -103,8 +103,7 @@ final class NcclMultiRank {
   static synchronized void beforeInit() {
     if (!initSeen) {
       if (setAtFirstInit(optIn())) {
-        ProcessEnvironment.set(VARIABLE, "1");
-        setHere = true;
+        setVariableHere();
       }
       variableAtFirstInit = ProcessEnvironment.get(VARIABLE);
       initSeen = true;
@@ -243,10 +242,15 @@ final class NcclMultiRank {
     Decision d = decide(ranksPerGpu, where, fewer, loaded, optIn(),
         System.getProperty(NcclBackend.MAX_CTAS_PROPERTY), ProcessEnvironment.get(MAX_CTAS_VARIABLE));
     if (d.setVariable()) {
-      ProcessEnvironment.set(VARIABLE, "1");
-      setHere = true;
+      setVariableHere();
     }
     return d.sharing();
+  }
+
+  /** Sets {@value #VARIABLE}{@code =1} for this process, for our property (what descriptions then say). */
+  private static void setVariableHere() {
+    ProcessEnvironment.set(VARIABLE, "1");
+    setHere = true;
   }
 
   /**
@@ -284,7 +288,7 @@ final class NcclMultiRank {
       optInText = optIn.setHere() ? setByProperty : VARIABLE + "=" + optIn.variable() + " from the environment";
     } else if (optIn.ncclReadIt() && OptIn.enabled(optIn.variableWhenRead())) {
       optInText = VARIABLE + "=" + optIn.variableWhenRead() + " when NCCL read it (this process's first communicator)";
-    } else if (optIn.variable() == null && !optIn.ncclReadIt() && optIn.propertyOn()) {
+    } else if (setAtFirstInit(optIn)) {
       set = true;
       optInText = setByProperty;
     } else if (ranksPerGpu == 0) {
