@@ -42,9 +42,10 @@ public final class StreamProgress {
   }
 
   /**
-   * Names the thread that runs the stream's work, in order (the local backend's worker, whose host tasks
-   * run after the work enqueued before them): host access from that thread is in stream order and is not
-   * refused. None by default (a CUDA stream has no such thread).
+   * Names the thread that runs the stream's work, in order (a backend's worker, whose host tasks run after
+   * the work enqueued before them): host access from that thread is in stream order and is not refused. None
+   * by default (a CUDA stream has no such thread); the local backend's workers are {@link StreamWorkerThread}s
+   * instead, exempt on every stream.
    */
   public void runsInOrderOn(Thread worker) {
     this.inOrderThread = worker;

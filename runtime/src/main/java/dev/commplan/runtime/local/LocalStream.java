@@ -107,7 +107,6 @@ public final class LocalStream extends StreamBase {
     // device work: no access of its is refused by the host-access guard (StreamWorkerThread says why)
     this.worker = new StreamWorkerThread(this::workLoop, "commplan-local-stream-rank-" + comm.worldRank()
         + (index == 0 ? "" : "-" + index) + (comm.group().isWorld() ? "" : " (" + comm.group().label + ")"));
-    runsInOrderOn(worker);
     worker.start();
   }
 

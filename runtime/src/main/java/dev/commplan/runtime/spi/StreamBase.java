@@ -98,8 +98,8 @@ public abstract class StreamBase implements Stream {
   }
 
   /**
-   * For a stream whose work runs on one thread of the JVM (the local backend's worker): host access from
-   * that thread is in stream order, so the guard never refuses it.
+   * For a stream whose work runs on one thread of the JVM (a backend's worker, as the local backend has):
+   * host access from that thread is in stream order, so the guard never refuses it.
    *
    * @param worker the thread that runs this stream's work
    */
