@@ -51,12 +51,7 @@ class EndToEndTest {
         "    }",
         "  }",
         "}");
-    Compilation c = compile(plan, driver);
-    assertThat(c).succeededWithoutWarnings();
-
-    Class<?> driverClass = new CompiledClasses(c, EndToEndTest.class.getClassLoader()).loadClass("p.Driver");
-    @SuppressWarnings("unchecked")
-    List<String> results = (List<String>) driverClass.getMethod("run").invoke(null);
+    List<String> results = runDriver(plan, driver, "p.Driver");
     assertThat(results).hasSize(4);
     for (int r = 0; r < 4; r++) {
       String slice = "[" + (4 * 3 * r) + ", " + (4 * (3 * r + 1)) + ", " + (4 * (3 * r + 2)) + "]";
@@ -102,12 +97,7 @@ class EndToEndTest {
         "    }",
         "  }",
         "}");
-    Compilation c = compile(plan, driver);
-    assertThat(c).succeededWithoutWarnings();
-
-    Class<?> driverClass = new CompiledClasses(c, EndToEndTest.class.getClassLoader()).loadClass("p.MeshDriver");
-    @SuppressWarnings("unchecked")
-    List<String> results = (List<String>) driverClass.getMethod("run").invoke(null);
+    List<String> results = runDriver(plan, driver, "p.MeshDriver");
     // Rank r = dp * 2 + tp. Over tp: ranks {2dp, 2dp + 1}; over dp: ranks {tp, tp + 2}.
     for (int r = 0; r < 4; r++) {
       int dp = r / 2;
@@ -189,16 +179,21 @@ class EndToEndTest {
         "    }",
         "  }",
         "}");
-    Compilation c = compile(plan, driver);
-    assertThat(c).succeededWithoutWarnings();
-
-    Class<?> driverClass = new CompiledClasses(c, EndToEndTest.class.getClassLoader()).loadClass("p.BucketDriver");
-    @SuppressWarnings("unchecked")
-    List<String> results = (List<String>) driverClass.getMethod("run").invoke(null);
+    List<String> results = runDriver(plan, driver, "p.BucketDriver");
     // The mean over ranks 0..3 of k * r + round is 1.5 k + round.
     for (int r = 0; r < 4; r++) {
       assertThat(results.get(r)).isEqualTo(
           "1.5 3.0 4.5 6.0; 2.5 4.0 5.5 7.0; 2 buckets; unmarked named; 11.0; 4 buckets");
     }
+  }
+
+  /** Compiles the plan and its driver, which must give no warning; returns what the driver's static run() returns. */
+  @SuppressWarnings("unchecked")
+  private static List<String> runDriver(JavaFileObject plan, JavaFileObject driver, String driverClass)
+      throws Exception {
+    Compilation c = compile(plan, driver);
+    assertThat(c).succeededWithoutWarnings();
+    Class<?> loaded = new CompiledClasses(c, EndToEndTest.class.getClassLoader()).loadClass(driverClass);
+    return (List<String>) loaded.getMethod("run").invoke(null);
   }
 }

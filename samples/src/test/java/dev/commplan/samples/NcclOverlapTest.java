@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.commplan.runtime.Backends;
 import dev.commplan.runtime.Cluster;
-import dev.commplan.runtime.nccl.NcclBackend;
 import dev.commplan.timing.SteadyState;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
