@@ -9,6 +9,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.nccl.internal.Cuda;
 import dev.commplan.runtime.nccl.internal.CudaGraphs;
+import dev.commplan.runtime.nccl.internal.CudaStreamOrderedMemory;
 import dev.commplan.runtime.nccl.internal.NativeAccess;
 import dev.commplan.runtime.nccl.internal.NcclCommunicators;
 import dev.commplan.runtime.nccl.internal.NcclConfig;
@@ -288,6 +289,19 @@ final class Checked {
       cuda("cudaMalloc", Cuda.cudaMalloc(out, bytes));
       return out.get(JAVA_LONG, 0);
     }
+  }
+
+  /** {@code cudaMallocAsync} of {@code bytes} on {@code stream}: usable in that stream's order after this call. */
+  static long cudaMallocAsync(long bytes, long stream) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(ADDRESS);
+      cuda("cudaMallocAsync", CudaStreamOrderedMemory.cudaMallocAsync(out, bytes, stream));
+      return out.get(JAVA_LONG, 0);
+    }
+  }
+
+  static void cudaFreeAsync(long pointer, long stream) {
+    cuda("cudaFreeAsync", CudaStreamOrderedMemory.cudaFreeAsync(pointer, stream));
   }
 
   /** {@code cudaMemGetInfo} of the current device: {free, total} bytes, or null if it fails. */

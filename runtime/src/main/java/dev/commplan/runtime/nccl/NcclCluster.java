@@ -74,7 +74,7 @@ final class NcclCluster implements Cluster {
     int devices = NcclEnvironment.deviceCount();
     NcclVersion version = NcclEnvironment.requireNccl();
     NcclGpuSharing sharing = NcclMultiRank.prepare(NcclEnvironment.ranksPerGpu(ranks, devices),
-        NcclEnvironment.clusterText(ranks, devices), NcclEnvironment.fewerRanks(devices), version);
+        NcclEnvironment.clusterText(ranks, devices), NcclEnvironment.fewerRanks(devices), version).inOneContext();
     int[] deviceOf = new int[ranks];
     for (int r = 0; r < ranks; r++) {
       deviceOf[r] = r % devices;

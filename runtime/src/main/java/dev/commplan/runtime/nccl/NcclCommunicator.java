@@ -60,6 +60,9 @@ public final class NcclCommunicator extends AbstractCommunicator {
   /** The stream host copies run on, and the copies themselves (see {@link HostCopies}). */
   private final long copyStream;
   private final HostCopies hostCopies;
+  private final DeviceAllocator allocator; // DeviceAllocator#choose
+  /** The streams {@link #openStream} made, until destroyed: a stream-ordered free waits for their work too. */
+  private final Set<NcclStream> madeStreams = ConcurrentHashMap.newKeySet();
   private final Set<NcclMemory> live = ConcurrentHashMap.newKeySet();
   private final StepEvents events;
   private final NcclEvents eventPool;
@@ -118,6 +121,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
     this.stream = new NcclStream(this, s, true, options.timeout());
     this.copyStream = copies;
     this.hostCopies = new HostCopies(CudaCopyEngine.INSTANCE, device, copies);
+    this.allocator = DeviceAllocator.choose(family.sharing(), copies, this::orderAfterRankWork);
     this.graphs = new NcclGraphs(device);
     this.state = new NcclRankState(comm, rank, size, device, label, family, options.timeout(), events, graphs,
         this::release);
@@ -232,14 +236,14 @@ public final class NcclCommunicator extends AbstractCommunicator {
   @Override
   public DeviceMemory allocate(long bytes) {
     state.ensureUsable();
-    NcclMemory memory = NcclMemory.allocate(this, hostCopies, live::remove, bytes);
+    NcclMemory memory = NcclMemory.allocate(this, hostCopies, allocator, live::remove, bytes);
     live.add(memory);
     return memory;
   }
 
   NcclMemory wrap(long address, long bytes) {
     state.ensureUsable();
-    NcclMemory memory = new NcclMemory(this, hostCopies, live::remove, address, bytes, false);
+    NcclMemory memory = new NcclMemory(this, hostCopies, allocator, live::remove, address, bytes, false);
     live.add(memory);
     return memory;
   }
@@ -254,8 +258,19 @@ public final class NcclCommunicator extends AbstractCommunicator {
   protected dev.commplan.runtime.spi.StreamBase openStream() {
     state.ensureUsable();
     useDevice();
-    return new NcclStream(this, Checked.cudaStreamCreateNonBlocking(), true, options.timeout());
+    NcclStream made = new NcclStream(this, Checked.cudaStreamCreateNonBlocking(), true, options.timeout());
+    madeStreams.add(made);
+    return made;
   }
+
+  /** Makes {@code waiter} wait on the device for the work so far on this rank's stream and those it made. */
+  private void orderAfterRankWork(long waiter) {
+    madeStreams.removeIf(NcclStream::isDestroyed);
+    List<Long> streams = new ArrayList<>(List.of(stream.handle()));
+    madeStreams.forEach(s -> streams.add(s.handle()));
+    eventPool.makeWait(waiter, streams);
+  }
+
 
   /** The CUDA events behind this communicator's {@code Event}s. */
   NcclEvents eventPool() {

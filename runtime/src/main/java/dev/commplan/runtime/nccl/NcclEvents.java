@@ -59,7 +59,7 @@ final class NcclEvents {
     CLEANER.register(owner, () -> giveBack(handle));
   }
 
-  /** Gives {@code handle} back at once (its record failed, so no event object holds it). */
+  /** Gives {@code handle} back at once: no event object holds it (its record failed, or {@link #makeWait}). */
   synchronized void giveBack(long handle) {
     if (destroyed) {
       return; // destroyed with the rest
@@ -81,5 +81,22 @@ final class NcclEvents {
     }
     madeCount = 0;
     freeCount = 0;
+  }
+
+  /**
+   * Makes {@code waiter} wait on the device for the work enqueued so far on each of {@code streams}: an event
+   * of the pool recorded on each, then {@code cudaStreamWaitEvent}, which captures that record at once, so
+   * the event goes back to the pool right after. The host does not wait.
+   */
+  void makeWait(long waiter, java.util.List<Long> streams) {
+    for (long s : streams) {
+      long event = take();
+      try {
+        Checked.cudaEventRecord(event, s);
+        Checked.cudaStreamWaitEvent(waiter, event);
+      } finally {
+        giveBack(event);
+      }
+    }
   }
 }

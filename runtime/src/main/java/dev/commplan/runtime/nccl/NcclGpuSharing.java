@@ -10,10 +10,18 @@ package dev.commplan.runtime.nccl;
  * @param maxCtas the CTA limit passed to NCCL, or 0 for none (NCCL's own choice, or {@code NCCL_MAX_CTAS})
  * @param ctaText the limit that applies and why, in words
  * @param optInText where {@code NCCL_MULTI_RANK_GPU_ENABLE} came from, in words
+ * @param oneContext whether the ranks that share a GPU are threads of this one process (an in-JVM cluster),
+ *     and so share the GPU's CUDA context, where a device-wide wait of one rank also waits for its peers'
+ *     kernels ({@link DeviceAllocator})
  */
-record NcclGpuSharing(int ranksPerGpu, int maxCtas, String ctaText, String optInText) {
+record NcclGpuSharing(int ranksPerGpu, int maxCtas, String ctaText, String optInText, boolean oneContext) {
   /** One rank per GPU: nothing shared, no limit, nothing to say. */
-  static final NcclGpuSharing ONE_RANK_PER_GPU = new NcclGpuSharing(1, 0, "", "");
+  static final NcclGpuSharing ONE_RANK_PER_GPU = new NcclGpuSharing(1, 0, "", "", false);
+
+  /** The same sharing, by ranks that are threads of this process (a cluster's); one rank per GPU stays as it is. */
+  NcclGpuSharing inOneContext() {
+    return ranksPerGpu == 1 ? this : new NcclGpuSharing(ranksPerGpu, maxCtas, ctaText, optInText, true);
+  }
 
   /**
    * What a communicator's or cluster's description adds: nothing for one rank per GPU, else {@code ", 8 ranks
@@ -24,7 +32,7 @@ record NcclGpuSharing(int ranksPerGpu, int maxCtas, String ctaText, String optIn
     if (ranksPerGpu == 1) {
       return "";
     }
-    return ", " + (ranksPerGpu > 1 ? ranksPerGpu + " ranks share each GPU" : "ranks per GPU unknown") + ", " + ctaText
-        + "; " + optInText;
+    return ", " + (ranksPerGpu > 1 ? ranksPerGpu + " ranks share each GPU" : "ranks per GPU unknown")
+        + (oneContext ? " in this process" : "") + ", " + ctaText + "; " + optInText;
   }
 }

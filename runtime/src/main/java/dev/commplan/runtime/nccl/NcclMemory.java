@@ -8,13 +8,14 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
- * A block of device memory: {@code cudaMalloc}'d and zeroed (owned), or a device pointer someone else
- * owns, wrapped by {@link NcclInterop#wrapDevicePointer} (not freed here). Host copies and the zeroing go
- * through the rank's {@link HostCopies}, so each has reached the device when it returns.
+ * A block of device memory: allocated by the rank's {@link DeviceAllocator} and zeroed (owned), or a device
+ * pointer someone else owns, wrapped by {@link NcclInterop#wrapDevicePointer} (not freed here). Host copies
+ * and the zeroing go through the rank's {@link HostCopies}, so each has reached the device when it returns.
  */
 final class NcclMemory implements DeviceMemory {
   private final Communicator owner;
   private final HostCopies copies;
+  private final DeviceAllocator allocator;
   private final Consumer<NcclMemory> onClose;
   private final long address;
   private final long byteSize;
@@ -24,28 +25,33 @@ final class NcclMemory implements DeviceMemory {
   /**
    * @param onClose told once when the block is closed (the communicator forgets it)
    */
-  NcclMemory(Communicator owner, HostCopies copies, Consumer<NcclMemory> onClose, long address, long byteSize,
-      boolean owned) {
+  NcclMemory(Communicator owner, HostCopies copies, DeviceAllocator allocator, Consumer<NcclMemory> onClose,
+      long address, long byteSize, boolean owned) {
     this.owner = Objects.requireNonNull(owner, "owner");
     this.copies = Objects.requireNonNull(copies, "copies");
+    this.allocator = Objects.requireNonNull(allocator, "allocator");
     this.onClose = Objects.requireNonNull(onClose, "onClose");
     this.address = address;
     this.byteSize = byteSize;
     this.owned = owned;
   }
 
-  /** Allocates {@code bytes} on the copies' device and zeroes them; the zeros are there when it returns. */
-  static NcclMemory allocate(Communicator owner, HostCopies copies, Consumer<NcclMemory> onClose, long bytes) {
+  /**
+   * Allocates {@code bytes} on the copies' device and zeroes them on the copy stream, which {@link HostCopies}
+   * synchronizes: the zeros are there when it returns, and every stream of the device may use the block.
+   */
+  static NcclMemory allocate(Communicator owner, HostCopies copies, DeviceAllocator allocator,
+      Consumer<NcclMemory> onClose, long bytes) {
     if (bytes < 0) {
       throw new IllegalArgumentException("bytes must be >= 0, was " + bytes);
     }
     if (bytes == 0) {
-      return new NcclMemory(owner, copies, onClose, 0, 0, true);
+      return new NcclMemory(owner, copies, allocator, onClose, 0, 0, true);
     }
     Checked.cudaSetDevice(copies.device());
     long pointer;
     try {
-      pointer = Checked.cudaMalloc(bytes);
+      pointer = allocator.allocate(bytes);
     } catch (CudaException e) {
       if (e.rawCode() != Cuda.ERROR_MEMORY_ALLOCATION) {
         throw e;
@@ -53,15 +59,15 @@ final class NcclMemory implements DeviceMemory {
       long[] info = Checked.cudaMemGetInfo();
       throw new IllegalArgumentException("cannot allocate " + bytes + " bytes on CUDA device " + copies.device()
           + " of rank " + owner.rank() + (info == null ? "" : ": the device has " + info[0] + " bytes free of "
-          + info[1]) + " (cudaMalloc: cudaErrorMemoryAllocation)", e);
+          + info[1]) + " (" + allocator.allocatingCall() + ": cudaErrorMemoryAllocation)", e);
     }
     try {
       copies.zero(pointer, bytes);
     } catch (RuntimeException e) {
-      Checked.cudaFreeQuietly(pointer);
+      allocator.freeQuietly(pointer);
       throw e;
     }
-    return new NcclMemory(owner, copies, onClose, pointer, bytes, true);
+    return new NcclMemory(owner, copies, allocator, onClose, pointer, bytes, true);
   }
 
   /** The device address; the block must be open. */
@@ -139,7 +145,7 @@ final class NcclMemory implements DeviceMemory {
     onClose.accept(this);
     if (owned && address != 0) {
       Checked.cudaSetDeviceQuietly(copies.device());
-      Checked.cudaFree(address);
+      allocator.free(address);
     }
   }
 

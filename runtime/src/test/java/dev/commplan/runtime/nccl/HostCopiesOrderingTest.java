@@ -140,7 +140,7 @@ class HostCopiesOrderingTest {
   void everyBufferWriteIsVisibleToTheNextCollective() {
     LateDmaDevice device = new LateDmaDevice(DEVICE, MEMORY);
     HostCopies copies = new HostCopies(device, DEVICE, COPY_STREAM, CHUNK);
-    NcclMemory block = new NcclMemory(owner, copies, m -> { }, LateDmaDevice.BASE, MEMORY, false);
+    NcclMemory block = new NcclMemory(owner, copies, DeviceAllocator.DEVICE_WIDE, m -> { }, LateDmaDevice.BASE, MEMORY, false);
     SplittableRandom random = new SplittableRandom(4);
     for (DataType type : DataType.values()) {
       for (int size : sizes()) {

@@ -247,4 +247,24 @@ class NcclMultiRankTest {
       assertTrue(text != null && text.contains(part), () -> "'" + part + "' missing from: " + text);
     }
   }
+
+  @Test
+  void memoryIsStreamOrderedWhereRanksOfThisProcessShareAGpuUnlessThePropertySaysOtherwise() {
+    NcclGpuSharing processes = NcclMultiRank.decide(4, WHERE, FEWER, NEW, PROPERTY, null, null).sharing();
+    NcclGpuSharing threads = processes.inOneContext();
+    assertFalse(processes.oneContext(), "ranks of separate processes have contexts of their own");
+    assertTrue(threads.oneContext());
+    assertEquals(NcclGpuSharing.ONE_RANK_PER_GPU, NcclGpuSharing.ONE_RANK_PER_GPU.inOneContext());
+    assertMentions(threads.describe(), "4 ranks share each GPU in this process");
+    for (String auto : new String[] {null, "", " auto "}) {
+      assertTrue(DeviceAllocator.streamOrdered(threads, auto));
+      assertFalse(DeviceAllocator.streamOrdered(processes, auto));
+      assertFalse(DeviceAllocator.streamOrdered(NcclGpuSharing.ONE_RANK_PER_GPU, auto));
+    }
+    assertTrue(DeviceAllocator.streamOrdered(NcclGpuSharing.ONE_RANK_PER_GPU, "true"));
+    assertFalse(DeviceAllocator.streamOrdered(threads, "FALSE"));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> DeviceAllocator.streamOrdered(threads, "yes"));
+    assertMentions(e.getMessage(), DeviceAllocator.PROPERTY, "'yes'", "auto", "true or false");
+  }
 }

@@ -58,7 +58,8 @@ public final class NativeLibrary {
         lib = cudart;
         if (lib == null) {
           lib = open("the CUDA runtime", CUDART_SONAME, CUDART_PROPERTY, System.getProperty(CUDART_PROPERTY),
-              java.util.stream.Stream.concat(Cuda.FUNCTIONS.stream(), CudaGraphs.FUNCTIONS.stream()).toList(), "install the CUDA 13 runtime (cuda-cudart-13-0)");
+              java.util.stream.Stream.of(Cuda.FUNCTIONS, CudaGraphs.FUNCTIONS, CudaStreamOrderedMemory.FUNCTIONS)
+                  .flatMap(List::stream).toList(), "install the CUDA 13 runtime (cuda-cudart-13-0)");
           cudart = lib;
         }
       }
