@@ -19,8 +19,9 @@ import org.junit.jupiter.api.TestInstance;
 
 /**
  * Ranks of one process that share a GPU allocate and free memory while a peer's kernel waits for them
- * ({@link DeviceAllocator}). The order is forced, not timed: the sender enqueues a send and only then lets
- * its peer on the same GPU go on; the peer allocates (or frees) a block, writes it, and only then posts the
+ * ({@link DeviceAllocator}). The order is forced, not timed: a first exchange connects the pair (NCCL connects
+ * send/receive peers lazily, inside the first call, where both must be), then the sender enqueues a send and
+ * only then lets its peer on the same GPU go on; the peer allocates (or frees) a block, writes it, and only then posts the
  * matching receive. The send's kernel cannot finish before that receive, so an allocation or a free that
  * waits for the whole device ({@code cudaMalloc}, {@code cudaFree}) waits for it forever; the cluster's
  * timeout then fails the test instead of hanging it. {@code -Dcommplan.nccl.streamOrderedMemory=false} shows
@@ -32,7 +33,7 @@ import org.junit.jupiter.api.TestInstance;
 @NcclRanksGpuTest
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class NcclSharedGpuMemoryTest {
-  private static final Duration TIMEOUT = Duration.ofSeconds(20);
+  private static final Duration TIMEOUT = Duration.ofSeconds(10);
   private static final int COUNT = 1 << 16;
   private static final long BLOCK_FLOATS = 4L << 20; // 16 MiB
 
@@ -86,6 +87,8 @@ class NcclSharedGpuMemoryTest {
     cluster.run(comm -> {
       if (comm.rank() == 0) {
         try (F32Buffer x = F32Buffer.allocate(comm, COUNT)) {
+          comm.send(x, peer, comm.stream()); // connects the pair; returns once both are in it
+          comm.stream().synchronize();
           x.fill(7f);
           comm.send(x, peer, comm.stream());
           sent.countDown();
@@ -94,6 +97,8 @@ class NcclSharedGpuMemoryTest {
       } else if (comm.rank() == peer) {
         before.accept(comm);
         try (F32Buffer y = F32Buffer.allocate(comm, COUNT)) {
+          comm.recv(y, 0, comm.stream());
+          comm.stream().synchronize();
           assertTrue(sent.await(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS), "rank 0 never enqueued its send");
           betweenSendAndReceive.accept(comm);
           comm.recv(y, 0, comm.stream());
