@@ -14,7 +14,8 @@ import java.util.function.LongConsumer;
  *       stream, for ranks of one process that share a GPU (an in-JVM cluster with more ranks than GPUs).
  *       They share one CUDA context, so a device-wide wait in one rank's thread would also wait for a peer's
  *       NCCL kernel, and that kernel spins until this very rank joins the call: a deadlock. The
- *       stream-ordered allocator waits for no other stream.
+ *       stream-ordered allocator waits for no other stream. (On the GPU, the send/receive suite at 4 ranks
+ *       sharing one GPU hung with {@code cudaMalloc}/{@code cudaFree} and runs with this: docs/gpu.md.)
  * </ul>
  */
 sealed interface DeviceAllocator permits DeviceAllocator.DeviceWide, DeviceAllocator.StreamOrdered {

@@ -19,13 +19,18 @@ import org.junit.jupiter.api.TestInstance;
 
 /**
  * Ranks of one process that share a GPU allocate and free memory while a peer's kernel waits for them
- * ({@link DeviceAllocator}). The order is forced, not timed: a first exchange connects the pair (NCCL connects
- * send/receive peers lazily, inside the first call, where both must be), then the sender enqueues a send and
- * only then lets its peer on the same GPU go on; the peer allocates (or frees) a block, writes it, and only then posts the
- * matching receive. The send's kernel cannot finish before that receive, so an allocation or a free that
- * waits for the whole device ({@code cudaMalloc}, {@code cudaFree}) waits for it forever; the cluster's
- * timeout then fails the test instead of hanging it. {@code -Dcommplan.nccl.streamOrderedMemory=false} shows
- * that: both tests fail so.
+ * ({@link DeviceAllocator}): nothing a rank does with its own memory may wait for that kernel, which cannot
+ * finish before this very rank joins it. The order is forced, not timed: a first exchange connects the pair
+ * (NCCL connects send/receive peers inside the first call, where both must be), then the sender enqueues a
+ * send and only then lets its peer on the same GPU go on; the peer allocates (or frees) a block of its own,
+ * writes it, and only then posts the matching receive. An allocation or free that waited for the whole
+ * device would wait for the send forever, and the cluster's timeout would fail the test.
+ *
+ * <p>What it does not show (run 11, docs/perf/h100-11): it passed with {@code
+ * -Dcommplan.nccl.streamOrderedMemory=false} too, so a {@code cudaMalloc}/{@code cudaFree} of a block no
+ * NCCL call has used does not wait for the pending send on that driver. The deadlock the stream-ordered
+ * allocator removed shows in {@code NcclPointToPointTest} at 4 ranks, which hung with {@code cudaMalloc}/{@code
+ * cudaFree} (runs 10 and 11) and passes with the allocator the cluster chooses.
  *
  * <p>Runs where {@code 2 x} the device count of ranks can share the GPUs (NCCL 2.30 and the opt-in): the
  * sender is rank 0 and its peer is rank {@code devices}, on the same GPU; the other ranks do nothing.
