@@ -28,7 +28,8 @@ final class TextExchange {
   /**
    * Every rank's text, indexed by rank, or null where every rank's is this rank's (or there is one rank, or
    * {@code comm} is not built on the SPI and has no exchange). A timeout in either all-gather is thrown
-   * saying what was compared: {@code timedOut + ", and ranks [2] " + missed + " (" + the wait's summary + ")"}.
+   * saying what was compared: {@code timedOut + ", and ranks [2] " + missed + " (" + the wait's summary + ")"}
+   * ({@link #whoMissed}).
    *
    * @param comm the communicator the ranks compare over
    * @param text this rank's text
@@ -44,9 +45,18 @@ final class TextExchange {
     try {
       return differing(agreement, text);
     } catch (CommTimeoutException e) { // the usual cause: a rank that never came to this comparison
-      throw new CommTimeoutException(timedOut + ", and ranks " + e.missingRanks() + " " + missed + " (" + e.summary()
+      throw new CommTimeoutException(timedOut + ", and " + whoMissed(e.missingRanks()) + " " + missed + " (" + e.summary()
           + ")", planName, -1, e.collective(), List.of(), e.rank(), e.timeout(), e.missingRanks(), e.flightRecord(), e);
     }
+  }
+
+  /**
+   * The ranks a timeout names as missing, for the message: {@code "ranks [1, 2]"}, or, where the backend
+   * cannot tell (NCCL's wait knows only that its own call is pending), {@code "a rank (which one, this
+   * backend cannot tell)"} rather than an empty list that reads as "every rank came".
+   */
+  static String whoMissed(List<Integer> missing) {
+    return missing.isEmpty() ? "a rank (which one, this backend cannot tell)" : "ranks " + missing;
   }
 
   private static List<String> differing(Agreement agreement, String text) {
