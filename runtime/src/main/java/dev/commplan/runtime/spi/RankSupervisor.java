@@ -104,6 +104,7 @@ public final class RankSupervisor implements AutoCloseable {
   private boolean closed; // guarded by state
   /** The current run's futures, by rank: which ranks are still running when an abort comes. */
   private volatile List<? extends Future<?>> current;
+  private volatile RankWhereabouts whereabouts = RankWhereabouts.NONE; // the running ranks' stacks at the abort
 
   /**
    * Starts one daemon platform thread per rank, so that an abort can interrupt every rank from the first run
@@ -199,6 +200,7 @@ public final class RankSupervisor implements AutoCloseable {
       running = true;
       abortCause = null;
       abortingRank = -1;
+      whereabouts = RankWhereabouts.NONE;
     }
     Throwable[] failures = new Throwable[ranks];
     boolean[] done = new boolean[ranks];
@@ -364,6 +366,7 @@ public final class RankSupervisor implements AutoCloseable {
     Throwable cause = failures[first];
     CommPlanException failure = new CommPlanException("rank " + first + " of " + ranks + " failed: " + cause, cause);
     for (int rank : failureOrder) {
+      whereabouts.attachTo(rank, failures[rank]);
       if (rank != first) {
         failure.addSuppressed(failures[rank]);
       }
@@ -392,8 +395,10 @@ public final class RankSupervisor implements AutoCloseable {
       inRun = running;
     }
     List<? extends Future<?>> futures = current;
+    IntPredicate stillRunning = r -> r != rank && (futures == null || !futures.get(r).isDone());
+    whereabouts = RankWhereabouts.read(threads, rank, stillRunning); // before the abort moves them
     if (c != null) {
-      c.abortRanks(rank, cause, r -> r != rank && (futures == null || !futures.get(r).isDone()));
+      c.abortRanks(rank, cause, stillRunning);
       if (!inRun && !c.usableAfterFailure()) {
         refuseRuns((rank >= 0 ? "rank " + rank : "the cluster") + " failed between runs (" + cause + ")");
       }
@@ -492,5 +497,4 @@ public final class RankSupervisor implements AutoCloseable {
   public String toString() {
     return "RankSupervisor[" + name + ", " + ranks + " ranks" + (isBroken() ? ", broken" : "") + "]";
   }
-
 }

@@ -154,6 +154,53 @@ class RankSupervisorTest {
     }
   }
 
+  /**
+   * A rank stuck in a call no timeout watches (run 11: two NCCL ranks that never joined an all-gather) is
+   * named with where it was: its failure carries the stack read at the abort. The rank that failed and a
+   * rank that had returned carry none.
+   */
+  @Test
+  void aRankStillRunningAtTheAbortCarriesTheStackItHadThen() {
+    Recording control = new Recording(3);
+    CountDownLatch parked = new CountDownLatch(1);
+    CountDownLatch returned = new CountDownLatch(1);
+    try (RankSupervisor s = supervisor(Duration.ofSeconds(5), control)) {
+      CommPlanException e = assertThrows(CommPlanException.class, () -> s.call(c -> {
+        String me = Thread.currentThread().getName();
+        if (me.endsWith("-1")) {
+          return waitsWhereTheAbortFindsIt(parked);
+        }
+        if (me.endsWith("-2")) {
+          returned.countDown();
+          return 2;
+        }
+        parked.await();
+        returned.await();
+        throw new IllegalStateException("boom");
+      }));
+      assertEquals(List.of(), whereaboutsOf(e.getCause()), "the failed rank's own failure says where it failed");
+      assertEquals(1, e.getSuppressed().length, "rank 1's failure; rank 2 returned: " + List.of(e.getSuppressed()));
+      List<RankWhereabouts.WhereItWas> where = whereaboutsOf(e.getSuppressed()[0]);
+      assertEquals(1, where.size(), e.getSuppressed()[0].toString());
+      assertEquals("rank 1's thread was here when rank 0's failure aborted the run (its stack, read at the abort)",
+          where.getFirst().getMessage());
+      assertTrue(List.of(where.getFirst().getStackTrace()).stream()
+          .anyMatch(f -> f.getMethodName().equals("waitsWhereTheAbortFindsIt")), List.of(where.getFirst().getStackTrace())
+          .toString());
+    }
+  }
+
+  private static int waitsWhereTheAbortFindsIt(CountDownLatch parked) throws InterruptedException {
+    parked.countDown();
+    new CountDownLatch(1).await(); // until the abort interrupts it
+    return 1;
+  }
+
+  private static List<RankWhereabouts.WhereItWas> whereaboutsOf(Throwable t) {
+    return java.util.Arrays.stream(t.getSuppressed()).filter(RankWhereabouts.WhereItWas.class::isInstance)
+        .map(RankWhereabouts.WhereItWas.class::cast).toList();
+  }
+
   @Test
   void aClusterWhoseRanksSurviveAFailureRunsAgain() {
     Recording control = new Recording(1);
