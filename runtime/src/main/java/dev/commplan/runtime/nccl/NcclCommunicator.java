@@ -271,7 +271,6 @@ public final class NcclCommunicator extends AbstractCommunicator {
     eventPool.makeWait(waiter, streams);
   }
 
-
   /** The CUDA events behind this communicator's {@code Event}s. */
   NcclEvents eventPool() {
     return eventPool;

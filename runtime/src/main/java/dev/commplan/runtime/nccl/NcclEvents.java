@@ -2,6 +2,7 @@ package dev.commplan.runtime.nccl;
 
 import java.lang.ref.Cleaner;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * The CUDA events behind one communicator's {@link dev.commplan.runtime.Event}s ({@code
@@ -88,7 +89,7 @@ final class NcclEvents {
    * of the pool recorded on each, then {@code cudaStreamWaitEvent}, which captures that record at once, so
    * the event goes back to the pool right after. The host does not wait.
    */
-  void makeWait(long waiter, java.util.List<Long> streams) {
+  void makeWait(long waiter, List<Long> streams) {
     for (long s : streams) {
       long event = take();
       try {
