@@ -375,14 +375,16 @@ public final class RankSupervisor implements AutoCloseable {
   }
 
   /**
-   * Aborts the current run because {@code rank} failed with {@code cause} (-1: not a rank), from any
-   * thread: the backend makes the ranks still running give up, and their threads are interrupted. Only
-   * the first abort of a run counts.
+   * Aborts the current run because {@code rank} failed with {@code cause} (-1: not a rank), from any thread:
+   * the backend makes the ranks still running give up and their threads are interrupted; the first abort counts.
    *
    * @param rank the rank that failed, or -1
    * @param cause its failure
    */
   public void abort(int rank, Throwable cause) {
+    List<? extends Future<?>> futures = current;
+    IntPredicate stillRunning = r -> r != rank && (futures == null || !futures.get(r).isDone());
+    RankWhereabouts where = RankWhereabouts.read(threads, rank, stillRunning); // before the abort moves any
     RankControl c;
     boolean inRun;
     synchronized (state) {
@@ -391,12 +393,10 @@ public final class RankSupervisor implements AutoCloseable {
       }
       abortCause = cause;
       abortingRank = rank;
+      whereabouts = where;
       c = control;
       inRun = running;
     }
-    List<? extends Future<?>> futures = current;
-    IntPredicate stillRunning = r -> r != rank && (futures == null || !futures.get(r).isDone());
-    whereabouts = RankWhereabouts.read(threads, rank, stillRunning); // before the abort moves them
     if (c != null) {
       c.abortRanks(rank, cause, stillRunning);
       if (!inRun && !c.usableAfterFailure()) {
