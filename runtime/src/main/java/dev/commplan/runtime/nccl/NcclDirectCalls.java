@@ -55,10 +55,10 @@ final class NcclDirectCalls {
     state.watchdog().enter(label);
     int rc;
     if (NcclCalls.isNative(collective)) {
-      rc = NcclCalls.enqueue(collective, NcclCommunicator.pointer(send), NcclCommunicator.pointer(recv), count, type,
+      rc = NcclCalls.enqueue(collective, NcclMemory.pointer(send), NcclMemory.pointer(recv), count, type,
           ncclOp, root, handle, s, groupDepth > 0);
     } else {
-      rc = viaSendRecv(collective, NcclCommunicator.pointer(send), NcclCommunicator.pointer(recv), count,
+      rc = viaSendRecv(collective, NcclMemory.pointer(send), NcclMemory.pointer(recv), count,
           send.dataType(), type, root, handle, s);
     }
     state.watchdog().leave();

@@ -81,7 +81,7 @@ public final class NcclInterop {
   public static long devicePointer(Buffer buffer) {
     Objects.requireNonNull(buffer, "buffer");
     nccl(buffer.communicator());
-    return NcclCommunicator.pointer(buffer);
+    return NcclMemory.pointer(buffer);
   }
 
   /**

@@ -1,5 +1,6 @@
 package dev.commplan.runtime.nccl;
 
+import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.nccl.internal.Cuda;
 import dev.commplan.runtime.DeviceMemory;
@@ -153,5 +154,14 @@ final class NcclMemory implements DeviceMemory {
   public String toString() {
     return (owned ? "NcclMemory" : "NcclMemory(wrapped)") + "[" + byteSize + " bytes at 0x"
         + Long.toHexString(address) + ", rank " + owner.rank() + ", device " + copies.device() + "]";
+  }
+
+  /** The device address of {@code buffer}'s first element (the buffer was checked to be ours and open). */
+  static long pointer(Buffer buffer) {
+    if (!(buffer.memory() instanceof NcclMemory memory)) {
+      throw new IllegalArgumentException(buffer + " is not NCCL backend memory (allocate it through an NCCL"
+          + " communicator, or wrap the device pointer with NcclInterop.wrapDevicePointer)");
+    }
+    return memory.address() + buffer.byteOffset();
   }
 }

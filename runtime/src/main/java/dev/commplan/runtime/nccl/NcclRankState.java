@@ -412,7 +412,7 @@ final class NcclRankState implements NcclFamily.Member {
       try {
         Checked.ncclCommDestroy(comm);
       } catch (RuntimeException e) {
-        failure = failure == null ? e : add(failure, e);
+        failure = Failures.add(failure, e);
       }
       destroyed = System.nanoTime();
     }
@@ -442,11 +442,6 @@ final class NcclRankState implements NcclFamily.Member {
     }
     Checked.cudaSetDeviceQuietly(device);
     return resources.release(failure);
-  }
-
-  private static RuntimeException add(RuntimeException first, RuntimeException next) {
-    first.addSuppressed(next);
-    return first;
   }
 
   /** {@code "rank 3"} in the world, {@code "rank 1 of axis tp of mesh [dp=2, tp=2]"} in a split group. */
