@@ -75,6 +75,9 @@ final class NcclCluster implements Cluster {
     NcclVersion version = NcclEnvironment.requireNccl();
     NcclGpuSharing sharing = NcclMultiRank.prepare(NcclEnvironment.ranksPerGpu(ranks, devices),
         NcclEnvironment.clusterText(ranks, devices), NcclEnvironment.fewerRanks(devices), version).inOneContext();
+    if (sharing.oneContext()) {
+      NcclMultiRank.raiseHardwareQueues();
+    }
     int[] deviceOf = new int[ranks];
     for (int r = 0; r < ranks; r++) {
       deviceOf[r] = r % devices;

@@ -79,22 +79,26 @@ public final class NcclCommunicator extends AbstractCommunicator {
   private final NcclDirectCalls direct;
   /** The communicator this one was split from, or null; it forgets this one when this one closes. */
   private volatile NcclCommunicator parent;
+  /** Its place among the world's splits, which names its fences ({@link SharedContextFences}). */
+  private final SharedContextFences.Lineage lineage;
 
   /**
    * Wraps an initialized {@code ncclComm_t} of a world whose GPUs are shared as {@code sharing} says: reads
    * its rank, size and device, creates its streams and the flight recorder's events.
    */
   NcclCommunicator(long comm, NcclVersion version, CommOptions options, NcclGpuSharing sharing) {
-    this(comm, version, options, "world", new NcclFamily(sharing));
+    this(comm, version, options, "world", new NcclFamily(sharing), SharedContextFences.Lineage.world());
   }
 
   /**
    * Wraps an initialized {@code ncclComm_t} of {@code family} (a split's: {@link NcclSplit}), whose group
    * messages call {@code label}; joins the family (and is aborted at once if the family failed already).
    */
-  NcclCommunicator(long comm, NcclVersion version, CommOptions options, String label, NcclFamily family) {
+  NcclCommunicator(long comm, NcclVersion version, CommOptions options, String label, NcclFamily family,
+      SharedContextFences.Lineage lineage) {
     super(options.agreementCheck());
     this.comm = comm;
+    this.lineage = lineage;
     this.label = Objects.requireNonNull(label, "label");
     this.family = Objects.requireNonNull(family, "family");
     this.version = version;
@@ -190,6 +194,11 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   NcclGraphs graphs() {
     return graphs;
+  }
+
+  /** {@return its place among the world's splits} */
+  SharedContextFences.Lineage lineage() {
+    return lineage;
   }
 
   NcclFamily family() {
@@ -344,15 +353,6 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   // ---------------------------------------------------------------- helpers for this package
 
-  /** The device address of {@code buffer}'s first element (the buffer was checked to be ours and open). */
-  static long pointer(Buffer buffer) {
-    if (!(buffer.memory() instanceof NcclMemory memory)) {
-      throw new IllegalArgumentException(buffer + " is not NCCL backend memory (allocate it through an NCCL"
-          + " communicator, or wrap the device pointer with NcclInterop.wrapDevicePointer)");
-    }
-    return memory.address() + buffer.byteOffset();
-  }
-
   /** The {@code cudaStream_t} of {@code stream}, which must be a stream of this communicator. */
   long streamHandle(Stream stream) {
     Objects.requireNonNull(stream, "stream");
@@ -408,7 +408,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
       try {
         child.abort();
       } catch (RuntimeException e) {
-        failure = add(failure, e);
+        failure = Failures.add(failure, e);
       }
     }
     if (failure != null) {
@@ -437,13 +437,18 @@ public final class NcclCommunicator extends AbstractCommunicator {
       try {
         child.close();
       } catch (RuntimeException e) {
-        failure = add(failure, e);
+        failure = Failures.add(failure, e);
       }
     }
+    boolean destroys = state.isOpen(); // not when closed already, nor aborted (its kernels were stopped)
     try {
       state.close();
     } catch (RuntimeException e) {
-      failure = add(failure, e);
+      failure = Failures.add(failure, e);
+    }
+    SharedContextFences fences = family.sharing().fences();
+    if (destroys && fences != null) {
+      fences.afterClose(lineage, options.timeout(), () -> family.failure() != null);
     }
     family.leave(state);
     if (parent != null) {
@@ -460,31 +465,23 @@ public final class NcclCommunicator extends AbstractCommunicator {
       try {
         memory.close();
       } catch (RuntimeException e) {
-        failure = add(failure, e);
+        failure = Failures.add(failure, e);
       }
     }
     failure = closeMadeStreams(failure);
     try {
       stream.destroy();
     } catch (RuntimeException e) {
-      failure = add(failure, e);
+      failure = Failures.add(failure, e);
     }
     eventPool.destroyAll();
     try {
       Checked.cudaStreamDestroy(copyStream);
     } catch (RuntimeException e) {
-      failure = add(failure, e);
+      failure = Failures.add(failure, e);
     }
     events.destroy();
     return failure;
-  }
-
-  private static RuntimeException add(RuntimeException first, RuntimeException next) {
-    if (first == null) {
-      return next;
-    }
-    first.addSuppressed(next);
-    return first;
   }
 
   /** The live allocations, for tests. */

@@ -1,5 +1,8 @@
 package dev.commplan.runtime.nccl;
 
+import dev.commplan.runtime.nccl.internal.ProcessEnvironment;
+import java.util.Objects;
+
 /**
  * How many ranks of a world share each GPU, and what {@link NcclMultiRank} chose for that: the CTA limit
  * passed to NCCL (its communicators' and their splits' {@code ncclConfig_t.maxCTAs}) and where the opt-in
@@ -13,14 +16,21 @@ package dev.commplan.runtime.nccl;
  * @param oneContext whether the ranks that share a GPU are threads of this one process (an in-JVM cluster),
  *     and so share the GPU's CUDA context, where a device-wide wait of one rank also waits for its peers'
  *     kernels ({@link DeviceAllocator})
+ * @param fences the host fences of the ranks that share a context, where splits are made and closed ({@link
+ *     SharedContextFences}); null where {@code oneContext} is false or the fences are turned off
  */
-record NcclGpuSharing(int ranksPerGpu, int maxCtas, String ctaText, String optInText, boolean oneContext) {
+record NcclGpuSharing(int ranksPerGpu, int maxCtas, String ctaText, String optInText, boolean oneContext,
+    SharedContextFences fences) {
   /** One rank per GPU: nothing shared, no limit, nothing to say. */
-  static final NcclGpuSharing ONE_RANK_PER_GPU = new NcclGpuSharing(1, 0, "", "", false);
+  static final NcclGpuSharing ONE_RANK_PER_GPU = new NcclGpuSharing(1, 0, "", "", false, null);
 
-  /** The same sharing, by ranks that are threads of this process (a cluster's); one rank per GPU stays as it is. */
+  /**
+   * The same sharing, by ranks that are threads of this process (a cluster's), with fences of their own;
+   * one rank per GPU stays as it is.
+   */
   NcclGpuSharing inOneContext() {
-    return ranksPerGpu == 1 ? this : new NcclGpuSharing(ranksPerGpu, maxCtas, ctaText, optInText, true);
+    return ranksPerGpu == 1 ? this : new NcclGpuSharing(ranksPerGpu, maxCtas, ctaText, optInText, true,
+        SharedContextFences.forOneContext(System.getProperty(SharedContextFences.PROPERTY)));
   }
 
   /**
@@ -33,6 +43,8 @@ record NcclGpuSharing(int ranksPerGpu, int maxCtas, String ctaText, String optIn
       return "";
     }
     return ", " + (ranksPerGpu > 1 ? ranksPerGpu + " ranks share each GPU" : "ranks per GPU unknown")
-        + (oneContext ? " in this process" : "") + ", " + ctaText + "; " + optInText;
+        + (oneContext ? " in this process (" + NcclMultiRank.QUEUES_VARIABLE + "="
+            + Objects.requireNonNullElse(ProcessEnvironment.get(NcclMultiRank.QUEUES_VARIABLE), "unset: 8") + ")" : "")
+        + ", " + ctaText + "; " + optInText;
   }
 }

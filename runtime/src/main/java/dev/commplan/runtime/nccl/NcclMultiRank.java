@@ -41,6 +41,10 @@ final class NcclMultiRank {
 
   /** NCCL's opt-in: non-zero lets ranks of a communicator share a GPU. */
   static final String VARIABLE = "NCCL_MULTI_RANK_GPU_ENABLE";
+  /** CUDA's number of hardware queues per context ({@link #raiseHardwareQueues}). */
+  static final String QUEUES_VARIABLE = "CUDA_DEVICE_MAX_CONNECTIONS";
+  /** The value {@link #raiseHardwareQueues} sets: CUDA's most. */
+  static final String QUEUES = "32";
   /** NCCL's own CTA limit, which overrides {@code ncclConfig_t.maxCTAs}. */
   static final String MAX_CTAS_VARIABLE = "NCCL_MAX_CTAS";
 
@@ -247,6 +251,21 @@ final class NcclMultiRank {
     return d.sharing();
   }
 
+  /**
+   * For ranks of this process that share a GPU (a cluster's): sets {@value #QUEUES_VARIABLE}{@code =}{@value
+   * #QUEUES} unless the user set it. CUDA feeds a context's streams to the GPU through that many hardware queues
+   * (8 by default); with more streams than queues, streams share one, and work in a shared queue waits for the
+   * work ahead of it. There a rank's NCCL kernel can wait behind a peer's kernel that spins until this very
+   * kernel runs: the ranks of a cluster share one context and each has several streams (its own and NCCL's).
+   * CUDA reads the variable when it makes the context, so this works only before the process's first CUDA
+   * context; {@link NcclGpuSharing#describe()} says the value in force.
+   */
+  static synchronized void raiseHardwareQueues() {
+    if (ProcessEnvironment.get(QUEUES_VARIABLE) == null) {
+      ProcessEnvironment.set(QUEUES_VARIABLE, QUEUES);
+    }
+  }
+
   /** Sets {@value #VARIABLE}{@code =1} for this process, for our property (what descriptions then say). */
   private static void setVariableHere() {
     ProcessEnvironment.set(VARIABLE, "1");
@@ -301,7 +320,7 @@ final class NcclMultiRank {
         ? "-D" + NcclBackend.MAX_CTAS_PROPERTY + "=" + ctaProperty.strip()
         : ranksPerGpu == 0 ? "ranks per GPU unknown, so no rule applies" : "the rule for " + ruleRange(ranksPerGpu);
     return new Decision(new NcclGpuSharing(ranksPerGpu, maxCtas, ctaText(maxCtas, source, maxCtasVariable),
-        optInText, false), set);
+        optInText, false, null), set);
   }
 
   /** "at most 2 CTAs a rank (ncclConfig_t.maxCTAs, the rule for 5-8 ranks a GPU)", or NCCL_MAX_CTAS's over it. */

@@ -27,6 +27,10 @@ import java.util.concurrent.TimeUnit;
  * abort flag ({@code childAbortFlag}), so the call returns, and the family fails with a {@code
  * CommTimeoutException} naming the parent's group, the rank and the split.
  *
+ * <p><b>Ranks that share a CUDA context</b> (an in-JVM cluster with more ranks than GPUs) meet at a host
+ * fence after the split and after closing what it made ({@link SharedContextFences}): NCCL's allocations and
+ * frees there may wait for a peer's kernel.
+ *
  * <p><b>Older NCCLs.</b> {@code ncclCommSplit} came with NCCL {@value #SINCE}; it is looked up by symbol
  * ({@link NcclCommunicators#hasCommSplit()}), and where it is missing {@code split} fails with {@link
  * BackendUnavailableException} naming the loaded version and what is needed. There is deliberately no
@@ -55,6 +59,7 @@ final class NcclSplit {
           + " and groupEnd(): the new communicator would only exist after groupEnd(); split outside the group");
     }
     NcclRankState state = parent.state();
+    int number = parent.lineage().nextSplit(); // counted alike on every rank: a split is collective over the parent
     parent.useDevice();
     OperationLabel what = OperationLabel.direct("split(color " + color + ", key " + key + ") into " + label);
     String call = "ncclCommSplit (NCCL waits there for every rank of " + parent.groupLabel() + " to split it)";
@@ -85,9 +90,14 @@ final class NcclSplit {
       }
       throw rc[0] != 0 ? state.failed("ncclCommSplit (" + what + ")", rc[0]) : state.notUsable();
     }
+    SharedContextFences fences = parent.family().sharing().fences();
+    if (fences != null) { // no rank goes on while a peer sharing its CUDA context may still be making its group
+      fences.afterSplit(parent.lineage(), number, parent.size(), parent.options().timeout(), () -> !state.isOpen());
+    }
     NcclCommunicator made;
     try {
-      made = new NcclCommunicator(child, parent.ncclVersion(), parent.options(), label, parent.family());
+      made = new NcclCommunicator(child, parent.ncclVersion(), parent.options(), label, parent.family(),
+          parent.lineage().child(number, color, parent.size()));
     } catch (RuntimeException e) {
       Checked.ncclCommAbortQuietly(child);
       throw e;
