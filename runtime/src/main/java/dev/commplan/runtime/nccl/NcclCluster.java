@@ -76,7 +76,7 @@ final class NcclCluster implements Cluster {
     NcclGpuSharing sharing = NcclMultiRank.prepare(NcclEnvironment.ranksPerGpu(ranks, devices),
         NcclEnvironment.clusterText(ranks, devices), NcclEnvironment.fewerRanks(devices), version).inOneContext();
     if (sharing.oneContext()) {
-      NcclMultiRank.raiseHardwareQueues();
+      NcclMultiRank.prepareSharedContext();
     }
     int[] deviceOf = new int[ranks];
     for (int r = 0; r < ranks; r++) {

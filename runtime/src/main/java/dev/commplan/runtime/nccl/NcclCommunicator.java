@@ -81,6 +81,8 @@ public final class NcclCommunicator extends AbstractCommunicator {
   private volatile NcclCommunicator parent;
   /** Its place among the world's splits, which names its fences ({@link SharedContextFences}). */
   private final SharedContextFences.Lineage lineage;
+  /** Met before each launch all the group's ranks make, where they share this process's GPU; else null. */
+  private final SharedContextFences.LaunchFence launchFence;
 
   /**
    * Wraps an initialized {@code ncclComm_t} of a world whose GPUs are shared as {@code sharing} says: reads
@@ -130,6 +132,8 @@ public final class NcclCommunicator extends AbstractCommunicator {
     this.state = new NcclRankState(comm, rank, size, device, label, family, options.timeout(), events, graphs,
         this::release);
     this.direct = new NcclDirectCalls(this, state, events);
+    SharedContextFences fences = family.sharing().fences();
+    this.launchFence = fences != null ? fences.launchFence(lineage, size) : null;
     family.join(state);
   }
 
@@ -366,20 +370,15 @@ public final class NcclCommunicator extends AbstractCommunicator {
         + ": use its stream(), one its newStream() made, or a stream made by NcclInterop.wrapStream for it");
   }
 
-  /**
-   * {@code ncclAvg} and {@code ncclBfloat16} need NCCL 2.10.3 or newer, the fp8 types 2.24.3 ({@link
-   * NcclVersion#FP8}): on an older NCCL a plan ({@code forPlan}) fails to build with a {@link
-   * PlanBuildException}, a direct call with a {@link BackendUnavailableException}, naming both versions.
-   */
-  void requireSupported(DataType type, ReduceOp op, boolean forPlan) {
-    RuntimeException e = NcclTypeSupport.unsupported(version, type, op, forPlan);
-    if (e != null) {
-      throw e;
-    }
-  }
-
   void useDevice() {
     Checked.cudaSetDevice(device);
+  }
+
+  /** Before a launch every rank of the group makes: the group's launch fence, where there is one. */
+  void fenceLaunch() {
+    if (launchFence != null) {
+      launchFence.pass(options.timeout(), state::toldToStop);
+    }
   }
 
   /** Throws if this communicator was closed or aborted; gives up if the cluster asked it to. */
@@ -461,6 +460,9 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   /** Frees the memory allocated through this communicator and destroys its streams and events (once, by the state). */
   private RuntimeException release(RuntimeException failure) {
+    if (launchFence != null) {
+      launchFence.leave();
+    }
     for (NcclMemory memory : new ArrayList<>(live)) {
       try {
         memory.close();

@@ -47,11 +47,14 @@ final class NcclDirectCalls {
    */
   void enqueue(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int root, long s,
       boolean agreementCheck) {
-    comm.requireSupported(send.dataType(), op, false);
+    NcclTypeSupport.require(comm.ncclVersion(), send.dataType(), op, false);
     int type = NcclArgs.dataType(send.dataType());
     int ncclOp = op == null ? 0 : NcclArgs.op(op);
     OperationLabel label = (agreementCheck ? CHECK_LABELS : LABELS).get(collective);
     long handle = comm.handle();
+    if (groupDepth == 0 && !collective.pointToPoint()) {
+      comm.fenceLaunch(); // every rank of the group makes this launch: no kernel before all are enqueued
+    }
     state.watchdog().enter(label);
     int rc;
     if (NcclCalls.isNative(collective)) {

@@ -134,7 +134,7 @@ final class NcclDowncalls {
         NcclMemory rm = memory(owner, call.recvMemory(), where, "recv");
         distinct.put(sm, sm);
         distinct.put(rm, rm);
-        owner.requireSupported(call.dataType(), call.op(), true);
+        NcclTypeSupport.require(owner.ncclVersion(), call.dataType(), call.op(), true);
         Collective collective = call.collective();
         long sendAt = sm.rawAddress() + call.sendByteOffset();
         long recvAt = rm.rawAddress() + call.recvByteOffset();

@@ -43,8 +43,12 @@ record NcclGpuSharing(int ranksPerGpu, int maxCtas, String ctaText, String optIn
       return "";
     }
     return ", " + (ranksPerGpu > 1 ? ranksPerGpu + " ranks share each GPU" : "ranks per GPU unknown")
-        + (oneContext ? " in this process (" + NcclMultiRank.QUEUES_VARIABLE + "="
-            + Objects.requireNonNullElse(ProcessEnvironment.get(NcclMultiRank.QUEUES_VARIABLE), "unset: 8") + ")" : "")
+        + (oneContext ? " in this process (" + variable(NcclMultiRank.QUEUES_VARIABLE) + ", "
+            + variable(NcclMultiRank.CONNECT_VARIABLE) + (fences == null ? ", fences off" : "") + ")" : "")
         + ", " + ctaText + "; " + optInText;
+  }
+
+  private static String variable(String name) {
+    return name + "=" + Objects.requireNonNullElse(ProcessEnvironment.get(name), "(unset)");
   }
 }

@@ -41,10 +41,12 @@ final class NcclMultiRank {
 
   /** NCCL's opt-in: non-zero lets ranks of a communicator share a GPU. */
   static final String VARIABLE = "NCCL_MULTI_RANK_GPU_ENABLE";
-  /** CUDA's number of hardware queues per context ({@link #raiseHardwareQueues}). */
+  /** CUDA's number of hardware queues per context ({@link #prepareSharedContext}). */
   static final String QUEUES_VARIABLE = "CUDA_DEVICE_MAX_CONNECTIONS";
-  /** The value {@link #raiseHardwareQueues} sets: CUDA's most. */
+  /** The value {@link #prepareSharedContext} sets: CUDA's most. */
   static final String QUEUES = "32";
+  /** NCCL's choice between connecting peers at init (0) and at their first collective (1, its default). */
+  static final String CONNECT_VARIABLE = "NCCL_RUNTIME_CONNECT";
   /** NCCL's own CTA limit, which overrides {@code ncclConfig_t.maxCTAs}. */
   static final String MAX_CTAS_VARIABLE = "NCCL_MAX_CTAS";
 
@@ -252,17 +254,24 @@ final class NcclMultiRank {
   }
 
   /**
-   * For ranks of this process that share a GPU (a cluster's): sets {@value #QUEUES_VARIABLE}{@code =}{@value
-   * #QUEUES} unless the user set it. CUDA feeds a context's streams to the GPU through that many hardware queues
-   * (8 by default); with more streams than queues, streams share one, and work in a shared queue waits for the
-   * work ahead of it. There a rank's NCCL kernel can wait behind a peer's kernel that spins until this very
-   * kernel runs: the ranks of a cluster share one context and each has several streams (its own and NCCL's).
-   * CUDA reads the variable when it makes the context, so this works only before the process's first CUDA
-   * context; {@link NcclGpuSharing#describe()} says the value in force.
+   * For ranks of this process that share a GPU (a cluster's), sets two variables unless the user set them:
+   * <ul>
+   *   <li>{@value #QUEUES_VARIABLE}{@code =}{@value #QUEUES}: CUDA feeds a context's streams to the GPU through
+   *       that many hardware queues (8 by default). Streams beyond that share one, and work in a shared queue
+   *       waits for the work ahead of it, which can be a peer's NCCL kernel spinning until this rank launches.
+   *       CUDA reads it when it makes the context: it works only before the process's first CUDA context.
+   *   <li>{@value #CONNECT_VARIABLE}{@code =0}: NCCL connects a communicator's peers when it is made (where
+   *       {@link SharedContextFences} fence it), not inside the first collective that needs them (its default
+   *       since 2.22). Connecting allocates device memory, which waits for the whole context, where a peer's
+   *       kernel may spin until this very rank joins it. NCCL reads it once, at the process's first communicator.
+   * </ul>
+   * {@link NcclGpuSharing#describe()} says the values in force.
    */
-  static synchronized void raiseHardwareQueues() {
-    if (ProcessEnvironment.get(QUEUES_VARIABLE) == null) {
-      ProcessEnvironment.set(QUEUES_VARIABLE, QUEUES);
+  static synchronized void prepareSharedContext() {
+    for (String[] v : new String[][] {{QUEUES_VARIABLE, QUEUES}, {CONNECT_VARIABLE, "0"}}) {
+      if (ProcessEnvironment.get(v[0]) == null) {
+        ProcessEnvironment.set(v[0], v[1]);
+      }
     }
   }
 

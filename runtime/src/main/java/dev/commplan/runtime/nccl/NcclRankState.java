@@ -104,6 +104,11 @@ final class NcclRankState implements NcclFamily.Member {
     return state.get() == OPEN;
   }
 
+  /** Whether it left OPEN or was asked to give up: a rank waiting for its peers on the host stops waiting. */
+  boolean toldToStop() {
+    return state.get() != OPEN || requestedCause != null;
+  }
+
   /** Whether it was aborted: by itself, by {@code abort()}, by the cluster, or with its family. */
   boolean isAborted() {
     int s = state.get();

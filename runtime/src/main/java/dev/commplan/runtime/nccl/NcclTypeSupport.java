@@ -12,7 +12,18 @@ import dev.commplan.runtime.PlanBuildException;
 final class NcclTypeSupport {
   private NcclTypeSupport() {}
 
-  /** What {@code NcclCommunicator.requireSupported} throws on NCCL {@code version}, or null when it supports {@code type} and {@code op}. */
+  /**
+   * Throws {@link #unsupported}'s exception: on an older NCCL a plan ({@code forPlan}) fails to build with a
+   * {@link PlanBuildException}, a direct call with a {@link BackendUnavailableException}, naming both versions.
+   */
+  static void require(NcclVersion version, DataType type, ReduceOp op, boolean forPlan) {
+    RuntimeException e = unsupported(version, type, op, forPlan);
+    if (e != null) {
+      throw e;
+    }
+  }
+
+  /** What {@link #require} throws on NCCL {@code version}, or null when it supports {@code type} and {@code op}. */
   static RuntimeException unsupported(NcclVersion version, DataType type, ReduceOp op, boolean forPlan) {
     if (type.isFloat8() && !version.atLeast(NcclVersion.FP8)) {
       String message = "DataType." + type + " (ncclFloat8" + type.name().substring(2).toLowerCase(java.util.Locale.ROOT)

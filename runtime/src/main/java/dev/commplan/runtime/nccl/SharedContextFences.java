@@ -4,6 +4,9 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Phaser;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
@@ -26,6 +29,8 @@ import java.util.function.BooleanSupplier;
  * thus collective over its parent where ranks share a context, as the contract's {@code Mesh.close()}
  * already is.
  *
+ * <p>Beside these, each group has a {@link LaunchFence}, met before every launch all its ranks make.
+ *
  * <p>A fence waits at most the communicator's timeout and ends early when the rank is told to give up;
  * then the rank goes on. It prevents a hang; it is not a check (a hang that follows is timed out where it
  * happens). {@code -D}{@value #PROPERTY}{@code =false} turns the fences off, to compare.
@@ -38,6 +43,7 @@ final class SharedContextFences {
   private static final long POLL_MILLIS = 10;
 
   private final Map<String, Meeting> meetings = new ConcurrentHashMap<>();
+  private final Map<String, LaunchFence> launchFences = new ConcurrentHashMap<>();
 
   /** The fences for one cluster's ranks that share a context, or null where {@value #PROPERTY} turns them off. */
   static SharedContextFences forOneContext(String property) {
@@ -71,9 +77,71 @@ final class SharedContextFences {
     return meet(child.closedFence, child.parentSize, limit, giveUp);
   }
 
+  /**
+   * The launch fence of the group {@code lineage} names ({@code size} ranks, all of this process), shared by
+   * its ranks' communicators; null for a group of one.
+   */
+  LaunchFence launchFence(Lineage lineage, int size) {
+    return size < 2 ? null : launchFences.computeIfAbsent(lineage.key, key -> new LaunchFence(key, size));
+  }
+
   /** How many fences some rank waits at or a rank never reached (for tests: none after a clean run). */
   int open() {
     return meetings.size();
+  }
+
+  /** How many groups have a launch fence: those with a communicator not closed yet on some rank. */
+  int launchFences() {
+    return launchFences.size();
+  }
+
+  /**
+   * Where every rank of one group meets before each launch that all of them make: a direct collective, a
+   * plan's steps, a captured plan's graph. CUDA does not promise that two streams progress independently
+   * (work of streams that share one of the context's hardware queues waits in line), so a rank whose host
+   * copy or launch is queued behind a peer's NCCL kernel never launches the kernel that peer spins for (run
+   * 12: at 8 ranks, seven ranks' graphs spun while the eighth waited for its host write before its launch).
+   * Met here, no rank's kernel runs before every peer's is enqueued. Sends and receives are not fenced:
+   * their peers are not the whole group.
+   */
+  final class LaunchFence {
+    private final String key;
+    private final Phaser phaser;
+
+    private LaunchFence(String key, int size) {
+      this.key = key;
+      this.phaser = new Phaser(size);
+    }
+
+    /**
+     * Waits until every rank of the group has arrived, at most {@code limit}, or until {@code giveUp}; then
+     * the rank launches (past the limit too: a hang that follows is timed out where it happens).
+     */
+    void pass(Duration limit, BooleanSupplier giveUp) {
+      int phase = phaser.arrive();
+      long deadline = System.nanoTime() + limit.toNanos();
+      while (true) {
+        try {
+          phaser.awaitAdvanceInterruptibly(phase, POLL_MILLIS, TimeUnit.MILLISECONDS);
+          return;
+        } catch (TimeoutException e) {
+          if (giveUp.getAsBoolean() || System.nanoTime() - deadline > 0) {
+            return;
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    }
+
+    /** This rank's communicator of the group is closed: it launches no more; the last to leave forgets the fence. */
+    void leave() {
+      phaser.arriveAndDeregister();
+      if (phaser.getRegisteredParties() == 0) {
+        launchFences.remove(key, this);
+      }
+    }
   }
 
   private boolean meet(String where, int parties, Duration limit, BooleanSupplier giveUp) {

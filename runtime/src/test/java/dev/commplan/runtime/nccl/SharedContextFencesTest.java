@@ -17,6 +17,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -105,6 +107,50 @@ class SharedContextFencesTest {
     // the nested split closed on one rank of its parent of 2
     assertFalse(fences.afterClose(nested, Duration.ofMillis(1), () -> false), "it waits for its parent's other rank");
     assertTrue(fences.afterClose(Lineage.world(), Duration.ofMillis(1), () -> false), "a world has no close fence");
+  }
+
+  @Test
+  void noRankLaunchesBeforeEveryRankOfItsGroupHasArrivedAndTheLastToLeaveForgetsTheFence() throws Exception {
+    SharedContextFences fences = new SharedContextFences();
+    Lineage group = Lineage.world().child(0, 0, 4);
+    int ranks = 3;
+    int rounds = 200;
+    AtomicIntegerArray arrived = new AtomicIntegerArray(rounds);
+    AtomicInteger early = new AtomicInteger();
+    ExecutorService pool = Executors.newFixedThreadPool(ranks);
+    try {
+      List<Future<?>> running = new ArrayList<>();
+      for (int r = 0; r < ranks; r++) {
+        running.add(pool.submit(() -> {
+          SharedContextFences.LaunchFence fence = fences.launchFence(group, ranks);
+          for (int round = 0; round < rounds; round++) {
+            arrived.incrementAndGet(round);
+            fence.pass(LONG, () -> false);
+            if (arrived.get(round) != ranks) {
+              early.incrementAndGet(); // launched while a peer had not reached this launch yet
+            }
+          }
+          fence.leave();
+          return null;
+        }));
+      }
+      for (Future<?> f : running) {
+        f.get(30, TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertEquals(0, early.get(), "launches past the fence with a peer still away");
+    assertEquals(0, fences.launchFences(), "closed on every rank: the fence is forgotten");
+    assertNull(fences.launchFence(group, 1), "a group of one has nobody to wait for");
+  }
+
+  @Test
+  void aLaunchFenceEndsWhenTheRankIsToldToStop() {
+    SharedContextFences.LaunchFence fence = new SharedContextFences().launchFence(Lineage.world(), 2);
+    long start = System.nanoTime();
+    fence.pass(LONG, () -> true);
+    assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5), "a rank told to stop still waited");
   }
 
   @Test
