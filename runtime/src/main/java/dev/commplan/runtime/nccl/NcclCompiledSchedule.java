@@ -336,14 +336,6 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     } finally {
       Checked.cudaGraphDestroyQuietly(graph); // the executable graph does not need it
     }
-    // Uploaded and waited for here, where no peer can be spinning in this graph yet (each meets the launch
-    // fence first), rather than by the first launch, behind what peers' graphs have started by then.
-    int uploadRc = CudaGraphs.cudaGraphUpload(exec, s);
-    if (uploadRc != 0) {
-      CudaGraphs.cudaGraphExecDestroy(exec);
-      throw Checked.cudaError("cudaGraphUpload (" + planName + ")", uploadRc);
-    }
-    state.awaitStream(s, comm.options().timeout(), stream, s == comm.streamHandle(comm.stream()));
     // Registered with every communicator it captured calls of: NCCL waits for the graph in the destroy or
     // abort of each (see NcclGraphs), so closing any of them must destroy it first.
     NcclGraphs[] registries = new NcclGraphs[1 + calls.groups.length];

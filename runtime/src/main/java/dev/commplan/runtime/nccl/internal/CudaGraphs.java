@@ -41,8 +41,8 @@ public final class CudaGraphs {
   public static final int CAPTURE_STATUS_INVALIDATED = 2;
 
   static final List<String> FUNCTIONS = List.of("cudaStreamBeginCapture", "cudaStreamEndCapture",
-      "cudaStreamIsCapturing", "cudaGraphInstantiateWithFlags", "cudaGraphUpload", "cudaGraphLaunch",
-      "cudaGraphExecDestroy", "cudaGraphDestroy");
+      "cudaStreamIsCapturing", "cudaGraphInstantiateWithFlags", "cudaGraphLaunch", "cudaGraphExecDestroy",
+      "cudaGraphDestroy");
 
   private static MethodHandle handle(String name, FunctionDescriptor descriptor, Linker.Option... options) {
     return Cuda.handle(name, descriptor, options);
@@ -120,22 +120,6 @@ public final class CudaGraphs {
   public static int cudaGraphInstantiateWithFlags(MemorySegment pGraphExec, long graph, long flags) {
     try {
       return (int) cudaGraphInstantiateWithFlags.H.invokeExact(pGraphExec, graph, flags);
-    } catch (Throwable t) {
-      throw NativeAccess.unreachable(t);
-    }
-  }
-
-  private static final class cudaGraphUpload {
-    static final MethodHandle H = handle("cudaGraphUpload", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG));
-  }
-
-  /**
-   * {@code cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream)}: makes the executable
-   * graph ready to run on the device, in the order of {@code stream}, which a first launch would otherwise do.
-   */
-  public static int cudaGraphUpload(long graphExec, long stream) {
-    try {
-      return (int) cudaGraphUpload.H.invokeExact(graphExec, stream);
     } catch (Throwable t) {
       throw NativeAccess.unreachable(t);
     }
