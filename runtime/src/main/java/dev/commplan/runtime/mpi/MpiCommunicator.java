@@ -319,7 +319,10 @@ public final class MpiCommunicator extends AbstractCommunicator {
    */
   void synchronize(MpiStream s, Duration timeout) {
     ensureUsable();
-    MpiStreams.complete(s, timeout.toNanos());
+    // The comparison a close makes waits twice the timeout: its peers may still be waiting out the timeout in
+    // a call before it, where the rank that times out names the rank that never came. A close timing out
+    // first would name a peer that was only waiting too.
+    MpiStreams.complete(s, direct.checkingAtClose() ? 2 * timeout.toNanos() : timeout.toNanos());
   }
 
   private void completeInFlight() {
