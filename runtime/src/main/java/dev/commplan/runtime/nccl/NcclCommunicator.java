@@ -447,7 +447,9 @@ public final class NcclCommunicator extends AbstractCommunicator {
     }
     SharedContextFences fences = family.sharing().fences();
     if (destroys && fences != null) {
-      fences.afterClose(lineage, options.timeout(), () -> family.failure() != null);
+      NcclCommunicator from = parent; // still open: it says whether this rank was told to give up
+      fences.afterClose(lineage, options.timeout(), () -> family.failure() != null
+          || from != null && from.state.toldToStop());
     }
     family.leave(state);
     if (parent != null) {

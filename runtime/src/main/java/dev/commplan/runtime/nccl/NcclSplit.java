@@ -92,7 +92,7 @@ final class NcclSplit {
     }
     SharedContextFences fences = parent.family().sharing().fences();
     if (fences != null) { // no rank goes on while a peer sharing its CUDA context may still be making its group
-      fences.afterSplit(parent.lineage(), number, parent.size(), parent.options().timeout(), () -> !state.isOpen());
+      fences.afterSplit(parent.lineage(), number, parent.size(), parent.options().timeout(), state::toldToStop);
     }
     NcclCommunicator made;
     try {
