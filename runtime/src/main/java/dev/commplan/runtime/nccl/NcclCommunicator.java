@@ -81,8 +81,8 @@ public final class NcclCommunicator extends AbstractCommunicator {
   private volatile NcclCommunicator parent;
   /** Its place among the world's splits, which names its fences ({@link SharedContextFences}). */
   private final SharedContextFences.Lineage lineage;
-  /** Met before each launch all the group's ranks make, where they share this process's GPU; else null. */
-  private final SharedContextFences.LaunchFence launchFence;
+  /** Where its group's ranks meet, where they share this process's GPU ({@link #meetGroup}); else null. */
+  private final SharedContextFences.GroupFence groupFence;
 
   /**
    * Wraps an initialized {@code ncclComm_t} of a world whose GPUs are shared as {@code sharing} says: reads
@@ -133,7 +133,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
         this::release);
     this.direct = new NcclDirectCalls(this, state, events);
     SharedContextFences fences = family.sharing().fences();
-    this.launchFence = fences != null ? fences.launchFence(lineage, size) : null;
+    this.groupFence = fences != null ? fences.groupFence(lineage, size) : null;
     family.join(state);
   }
 
@@ -374,10 +374,10 @@ public final class NcclCommunicator extends AbstractCommunicator {
     Checked.cudaSetDevice(device);
   }
 
-  /** Before a launch every rank of the group makes: the group's launch fence, where there is one. */
-  void fenceLaunch() {
-    if (launchFence != null) {
-      launchFence.pass(options.timeout(), state::toldToStop);
+  /** Where ranks share this process's GPU, waits for the group's other ranks ({@link SharedContextFences}). */
+  void meetGroup() {
+    if (groupFence != null) {
+      groupFence.pass(options.timeout(), state::toldToStop);
     }
   }
 
@@ -445,11 +445,9 @@ public final class NcclCommunicator extends AbstractCommunicator {
     } catch (RuntimeException e) {
       failure = Failures.add(failure, e);
     }
-    SharedContextFences fences = family.sharing().fences();
-    if (destroys && fences != null) {
-      NcclCommunicator from = parent; // still open: it says whether this rank was told to give up
-      fences.afterClose(lineage, options.timeout(), () -> family.failure() != null
-          || from != null && from.state.toldToStop());
+    NcclCommunicator from = parent;
+    if (destroys && from != null) {
+      from.meetGroup(); // sharing a GPU: no rank goes on while NCCL may still free this split's memory
     }
     family.leave(state);
     if (parent != null) {
@@ -462,8 +460,8 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   /** Frees the memory allocated through this communicator and destroys its streams and events (once, by the state). */
   private RuntimeException release(RuntimeException failure) {
-    if (launchFence != null) {
-      launchFence.leave();
+    if (groupFence != null) {
+      groupFence.leave();
     }
     for (NcclMemory memory : new ArrayList<>(live)) {
       try {

@@ -132,7 +132,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     long s = comm.streamHandle(stream);
     checkMemoriesOpen();
     if (!capturing && fromIndex < endStep) {
-      comm.fenceLaunch(); // every rank runs these steps; after the fence none blocks before its last launch
+      comm.meetGroup(); // every rank runs these steps; after the fence none blocks before its last launch
     }
     for (int step = fromIndex; step < endStep; step++) {
       Failure failure = issueStep(step, s);
@@ -378,7 +378,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
    * waits forever must end in a timeout, not a hang.
    */
   int launchGraph(long exec, long cudaStream) {
-    comm.fenceLaunch();
+    comm.meetGroup();
     state.watchdog().enter(graphStepLabel.length > 0 ? graphStepLabel[0] : null);
     int rc = CudaGraphs.cudaGraphLaunch(exec, cudaStream);
     state.watchdog().leave();

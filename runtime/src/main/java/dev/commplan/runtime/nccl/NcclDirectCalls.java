@@ -53,7 +53,7 @@ final class NcclDirectCalls {
     OperationLabel label = (agreementCheck ? CHECK_LABELS : LABELS).get(collective);
     long handle = comm.handle();
     if (groupDepth == 0 && !collective.pointToPoint()) {
-      comm.fenceLaunch(); // every rank of the group makes this launch: no kernel before all are enqueued
+      comm.meetGroup(); // every rank of the group makes this launch: no kernel before all are enqueued
     }
     state.watchdog().enter(label);
     int rc;

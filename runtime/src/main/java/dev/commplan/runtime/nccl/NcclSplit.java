@@ -27,9 +27,9 @@ import java.util.concurrent.TimeUnit;
  * abort flag ({@code childAbortFlag}), so the call returns, and the family fails with a {@code
  * CommTimeoutException} naming the parent's group, the rank and the split.
  *
- * <p><b>Ranks that share a CUDA context</b> (an in-JVM cluster with more ranks than GPUs) meet at a host
- * fence after the split and after closing what it made ({@link SharedContextFences}): NCCL's allocations and
- * frees there may wait for a peer's kernel.
+ * <p><b>Ranks that share a CUDA context</b> (an in-JVM cluster with more ranks than GPUs) meet at the
+ * parent's fence after the split and after closing what it made ({@link SharedContextFences}): NCCL's
+ * allocations and frees there may wait for a peer's kernel.
  *
  * <p><b>Older NCCLs.</b> {@code ncclCommSplit} came with NCCL {@value #SINCE}; it is looked up by symbol
  * ({@link NcclCommunicators#hasCommSplit()}), and where it is missing {@code split} fails with {@link
@@ -90,14 +90,11 @@ final class NcclSplit {
       }
       throw rc[0] != 0 ? state.failed("ncclCommSplit (" + what + ")", rc[0]) : state.notUsable();
     }
-    SharedContextFences fences = parent.family().sharing().fences();
-    if (fences != null) { // no rank goes on while a peer sharing its CUDA context may still be making its group
-      fences.afterSplit(parent.lineage(), number, parent.size(), parent.options().timeout(), state::toldToStop);
-    }
+    parent.meetGroup(); // sharing a GPU: no rank goes on while a peer may still be making its group
     NcclCommunicator made;
     try {
       made = new NcclCommunicator(child, parent.ncclVersion(), parent.options(), label, parent.family(),
-          parent.lineage().child(number, color, parent.size()));
+          parent.lineage().child(number, color));
     } catch (RuntimeException e) {
       Checked.ncclCommAbortQuietly(child);
       throw e;

@@ -12,7 +12,8 @@ import java.util.function.BooleanSupplier;
 
 /**
  * Host fences for the ranks of an in-JVM cluster that share a GPU, and so its CUDA context ({@link
- * NcclGpuSharing#oneContext()}), where a split's communicators are made and destroyed. One per cluster.
+ * NcclGpuSharing#oneContext()}): before launches all of a group's ranks make, and where a split's
+ * communicators are made and destroyed. One per cluster.
  *
  * <p><b>Why.</b> NCCL frees the device memory of a communicator's ranks in a process when the last of them
  * destroys it ({@code commReclaim} in NCCL's {@code init.cc}: the last {@code ncclCommDestroy} cleans up
@@ -21,15 +22,17 @@ import java.util.function.BooleanSupplier;
  * until the destroying rank joins it: neither moves. Making a communicator allocates device memory the same
  * way. ({@link DeviceAllocator} keeps the ranks' own allocations off that path; NCCL's cannot be.)
  *
- * <p><b>The rule.</b> After a split, every rank of the parent waits until all of them have returned from
- * {@code ncclCommSplit}. After closing a split's communicator, a rank waits until every rank of the split
- * has destroyed its own (a split gives every rank of the parent a group, so that is every rank of the
- * parent). So no rank of the process enqueues work while a peer makes or frees a communicator. A mesh closes
- * its axes in one order on every rank, so every rank meets each axis's fence in turn. Closing a split is
- * thus collective over its parent where ranks share a context, as the contract's {@code Mesh.close()}
- * already is.
- *
- * <p>Beside these, each group has a {@link LaunchFence}, met before every launch all its ranks make.
+ * <p><b>The rule.</b> Each group (the world, each split's group) has one {@link GroupFence}, shared by its
+ * ranks' communicators, where every rank of the group meets:
+ * <ul>
+ *   <li>before every launch all of them make (below);
+ *   <li>after a split of the group, once {@code ncclCommSplit} returned on this rank;
+ *   <li>after this rank destroyed its communicator of a split of the group: a split gives every rank of the
+ *       group a communicator, and a mesh closes its axes in one order on every rank, so every rank meets
+ *       there in turn. Closing a split is thus collective over its parent where ranks share a context, as
+ *       the contract's {@code Mesh.close()} already is.
+ * </ul>
+ * So no rank of the process enqueues work while a peer makes or frees a communicator.
  *
  * <p>A fence waits at most the communicator's timeout and ends early when the rank is told to give up;
  * then the rank goes on. It prevents a hang; it is not a check (a hang that follows is timed out where it
@@ -42,8 +45,7 @@ final class SharedContextFences {
   /** How often a waiting rank looks whether it was told to give up. */
   private static final long POLL_MILLIS = 10;
 
-  private final Map<String, Meeting> meetings = new ConcurrentHashMap<>();
-  private final Map<String, LaunchFence> launchFences = new ConcurrentHashMap<>();
+  private final Map<String, GroupFence> groupFences = new ConcurrentHashMap<>();
 
   /** The fences for one cluster's ranks that share a context, or null where {@value #PROPERTY} turns them off. */
   static SharedContextFences forOneContext(String property) {
@@ -59,143 +61,86 @@ final class SharedContextFences {
   }
 
   /**
-   * After {@code ncclCommSplit} of {@code parent} returned on this rank: waits for the parent's other ranks.
-   *
-   * @param split the parent's split number ({@link Lineage#nextSplit()})
-   * @param parties the parent's size
-   * @return whether every rank came within {@code limit}
-   */
-  boolean afterSplit(Lineage parent, int split, int parties, Duration limit, BooleanSupplier giveUp) {
-    return meet(parent.key + " split " + split + " made", parties, limit, giveUp);
-  }
-
-  /** After this rank destroyed the communicator of {@code child}: waits for the split's other ranks. */
-  boolean afterClose(Lineage child, Duration limit, BooleanSupplier giveUp) {
-    if (child.closedFence == null) {
-      return true; // a world: the cluster closes all of them at once
-    }
-    return meet(child.closedFence, child.parentSize, limit, giveUp);
-  }
-
-  /**
-   * The launch fence of the group {@code lineage} names ({@code size} ranks, all of this process), shared by
+   * The fence of the group {@code lineage} names ({@code size} ranks, all of this process), shared by
    * its ranks' communicators; null for a group of one.
    */
-  LaunchFence launchFence(Lineage lineage, int size) {
-    return size < 2 ? null : launchFences.computeIfAbsent(lineage.key, key -> new LaunchFence(key, size));
+  GroupFence groupFence(Lineage lineage, int size) {
+    return size < 2 ? null : groupFences.computeIfAbsent(lineage.key, key -> new GroupFence(key, size));
   }
 
-  /** How many fences some rank waits at or a rank never reached (for tests: none after a clean run). */
-  int open() {
-    return meetings.size();
-  }
-
-  /** How many groups have a launch fence: those with a communicator not closed yet on some rank. */
-  int launchFences() {
-    return launchFences.size();
+  /** How many groups have a fence: those with a communicator not closed yet on some rank. */
+  int groupFences() {
+    return groupFences.size();
   }
 
   /**
-   * Where every rank of one group meets before each launch that all of them make: a direct collective, a
-   * plan's steps, a captured plan's graph. CUDA does not promise that two streams progress independently
-   * (work of streams that share one of the context's hardware queues waits in line), so a rank whose host
+   * Where every rank of one group meets: after a split of it and after closing a communicator split from it
+   * (the class comment), and before each launch that all of them make: a direct collective, a plan's steps,
+   * a captured plan's graph. CUDA does not promise that two streams progress independently (work of
+   * streams that share one of the context's hardware queues waits in line), so a rank whose host
    * copy or launch is queued behind a peer's NCCL kernel never launches the kernel that peer spins for (run
    * 12: at 8 ranks, seven ranks' graphs spun while the eighth waited for its host write before its launch).
    * Met here, no rank's kernel runs before every peer's is enqueued. Sends and receives are not fenced:
    * their peers are not the whole group.
    */
-  final class LaunchFence {
+  final class GroupFence {
     private final String key;
     private final Phaser phaser;
 
-    private LaunchFence(String key, int size) {
+    private GroupFence(String key, int size) {
       this.key = key;
       this.phaser = new Phaser(size);
     }
 
     /**
      * Waits until every rank of the group has arrived, at most {@code limit}, or until {@code giveUp}; then
-     * the rank launches (past the limit too: a hang that follows is timed out where it happens).
+     * the rank goes on (past the limit too: a hang that follows is timed out where it happens).
+     *
+     * @return whether every rank arrived
      */
-    void pass(Duration limit, BooleanSupplier giveUp) {
+    boolean pass(Duration limit, BooleanSupplier giveUp) {
       int phase = phaser.arrive();
       long deadline = System.nanoTime() + limit.toNanos();
       while (true) {
         try {
           phaser.awaitAdvanceInterruptibly(phase, POLL_MILLIS, TimeUnit.MILLISECONDS);
-          return;
+          return true;
         } catch (TimeoutException e) {
           if (giveUp.getAsBoolean() || System.nanoTime() - deadline > 0) {
-            return;
+            return false;
           }
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
-          return;
+          return false;
         }
       }
     }
 
-    /** This rank's communicator of the group is closed: it launches no more; the last to leave forgets the fence. */
+    /** This rank's communicator of the group is closed: it meets no more; the last to leave forgets the fence. */
     void leave() {
       phaser.arriveAndDeregister();
       if (phaser.getRegisteredParties() == 0) {
-        launchFences.remove(key, this);
+        groupFences.remove(key, this);
       }
     }
-  }
-
-  private boolean meet(String where, int parties, Duration limit, BooleanSupplier giveUp) {
-    Meeting meeting = meetings.computeIfAbsent(where, w -> new Meeting());
-    long deadline = System.nanoTime() + limit.toNanos();
-    synchronized (meeting) {
-      meeting.arrived++;
-      if (meeting.arrived >= parties) {
-        meetings.remove(where);
-        meeting.notifyAll();
-        return true;
-      }
-      try {
-        while (meeting.arrived < parties && !giveUp.getAsBoolean()) {
-          long left = deadline - System.nanoTime();
-          if (left <= 0) {
-            return false;
-          }
-          meeting.wait(Math.max(1, Math.min(POLL_MILLIS, left / 1_000_000)));
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return false;
-      }
-      return meeting.arrived >= parties;
-    }
-  }
-
-  /** The ranks that arrived at one fence so far; its monitor guards {@link #arrived}. */
-  private static final class Meeting {
-    private int arrived;
   }
 
   /**
-   * A communicator's place among its world's splits, which names its fences the same on every rank: the
+   * A communicator's place among its world's splits, which names its group's fence the same on every rank: the
    * world is {@code world}, the group of color 1 in the world's third split {@code world/2:1}. One per
    * communicator; a split is collective over its parent, so every rank counts its parent's splits alike.
    */
   static final class Lineage {
     private final String key;
-    /** The fence after closing this communicator, or null for a world. */
-    private final String closedFence;
-    private final int parentSize;
     private final AtomicInteger splits = new AtomicInteger();
 
-    private Lineage(String key, String closedFence, int parentSize) {
+    private Lineage(String key) {
       this.key = key;
-      this.closedFence = closedFence;
-      this.parentSize = parentSize;
     }
 
     /** A world's. */
     static Lineage world() {
-      return new Lineage("world", null, 0);
+      return new Lineage("world");
     }
 
     /** The number of this communicator's next split (0 first). */
@@ -204,8 +149,8 @@ final class SharedContextFences {
     }
 
     /** The lineage of the group of {@code color} made by split number {@code split} of this communicator. */
-    Lineage child(int split, int color, int size) {
-      return new Lineage(key + "/" + split + ":" + color, key + " split " + split + " closed", size);
+    Lineage child(int split, int color) {
+      return new Lineage(key + "/" + split + ":" + color);
     }
 
     @Override

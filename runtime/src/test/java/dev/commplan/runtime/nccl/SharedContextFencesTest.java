@@ -30,10 +30,9 @@ class SharedContextFencesTest {
   private static final Duration LONG = Duration.ofSeconds(20);
 
   @Test
-  void noRankPassesTheSplitFenceBeforeTheLastArrives() throws Exception {
+  void noRankPassesItsGroupsFenceBeforeTheLastArrives() throws Exception {
     SharedContextFences fences = new SharedContextFences();
     Lineage world = Lineage.world();
-    int split = world.nextSplit();
     CountDownLatch threeWaiting = new CountDownLatch(3);
     AtomicBoolean lastArrived = new AtomicBoolean();
     List<Boolean> passedEarly = new ArrayList<>();
@@ -43,7 +42,7 @@ class SharedContextFencesTest {
       for (int r = 0; r < 3; r++) {
         ranks.add(pool.submit(() -> {
           threeWaiting.countDown();
-          boolean met = fences.afterSplit(world, split, 4, LONG, () -> false);
+          boolean met = fences.groupFence(world, 4).pass(LONG, () -> false); // as after a split of the world
           synchronized (passedEarly) {
             passedEarly.add(!lastArrived.get());
           }
@@ -54,65 +53,52 @@ class SharedContextFencesTest {
       Thread.sleep(100); // the three are at the fence (or about to be): none may pass while the fourth is away
       assertEquals(List.of(), passedEarly, "a rank passed the fence with the fourth still away");
       lastArrived.set(true);
-      assertTrue(fences.afterSplit(world, split, 4, LONG, () -> false));
+      assertTrue(fences.groupFence(world, 4).pass(LONG, () -> false));
       for (Future<Boolean> rank : ranks) {
         assertTrue(rank.get(10, TimeUnit.SECONDS));
       }
       assertEquals(List.of(false, false, false), passedEarly);
-      assertEquals(0, fences.open(), "a fence every party passed is forgotten");
     } finally {
       pool.shutdownNow();
     }
   }
 
   @Test
-  void theGroupsOfOneSplitMeetTogetherAfterClosing() throws Exception {
+  void theRanksOfAGroupShareOneFenceAndEachGroupOfASplitHasItsOwn() {
     SharedContextFences fences = new SharedContextFences();
     Lineage world = Lineage.world();
     int split = world.nextSplit();
-    // a 2x2 mesh's dp axis: colors 0 and 1, two ranks each; a rank closing color 0 waits for color 1's too
-    Lineage color0 = world.child(split, 0, 4);
-    Lineage color1 = world.child(split, 1, 4);
+    // a 2x2 mesh's dp axis: colors 0 and 1, two ranks each; closing either, a rank meets the world's fence
+    Lineage color0 = world.child(split, 0);
+    Lineage color1 = world.child(split, 1);
     assertEquals("world/0:0", color0.toString());
     assertEquals("world/0:1", color1.toString());
-    ExecutorService pool = Executors.newFixedThreadPool(3);
-    try {
-      List<Future<Boolean>> early = List.of(
-          pool.submit(() -> fences.afterClose(color0, LONG, () -> false)),
-          pool.submit(() -> fences.afterClose(color0, LONG, () -> false)),
-          pool.submit(() -> fences.afterClose(color1, LONG, () -> false)));
-      Thread.sleep(100);
-      for (Future<Boolean> f : early) {
-        assertFalse(f.isDone(), "passed before the last rank of the other group closed");
-      }
-      assertTrue(fences.afterClose(color1, LONG, () -> false));
-      for (Future<Boolean> f : early) {
-        assertTrue(f.get(10, TimeUnit.SECONDS));
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    SharedContextFences.GroupFence worlds = fences.groupFence(world, 4);
+    assertTrue(worlds == fences.groupFence(Lineage.world(), 4), "every rank's world meets at one fence");
+    SharedContextFences.GroupFence dp0 = fences.groupFence(color0, 2);
+    SharedContextFences.GroupFence dp1 = fences.groupFence(color1, 2);
+    assertTrue(dp0 == fences.groupFence(world.child(split, 0), 2), "both ranks of color 0 meet at one fence");
+    assertTrue(dp0 != dp1 && dp0 != worlds && dp1 != worlds, "each group meets at a fence of its own");
   }
 
   @Test
   void splitsOfOneParentAndNestedSplitsHaveFencesOfTheirOwn() {
     Lineage world = Lineage.world();
-    Lineage first = world.child(world.nextSplit(), 0, 4);
-    Lineage second = world.child(world.nextSplit(), 0, 4);
-    Lineage nested = first.child(first.nextSplit(), 1, 2);
+    Lineage first = world.child(world.nextSplit(), 0);
+    Lineage second = world.child(world.nextSplit(), 0);
+    Lineage nested = first.child(first.nextSplit(), 1);
     assertEquals("world/0:0", first.toString());
     assertEquals("world/1:0", second.toString());
     assertEquals("world/0:0/0:1", nested.toString());
     SharedContextFences fences = new SharedContextFences();
-    // the nested split closed on one rank of its parent of 2
-    assertFalse(fences.afterClose(nested, Duration.ofMillis(1), () -> false), "it waits for its parent's other rank");
-    assertTrue(fences.afterClose(Lineage.world(), Duration.ofMillis(1), () -> false), "a world has no close fence");
+    assertTrue(fences.groupFence(first, 2) != fences.groupFence(second, 2));
+    assertTrue(fences.groupFence(nested, 2) != fences.groupFence(first, 2));
   }
 
   @Test
   void noRankLaunchesBeforeEveryRankOfItsGroupHasArrivedAndTheLastToLeaveForgetsTheFence() throws Exception {
     SharedContextFences fences = new SharedContextFences();
-    Lineage group = Lineage.world().child(0, 0, 4);
+    Lineage group = Lineage.world().child(0, 0);
     int ranks = 3;
     int rounds = 200;
     AtomicIntegerArray arrived = new AtomicIntegerArray(rounds);
@@ -122,7 +108,7 @@ class SharedContextFencesTest {
       List<Future<?>> running = new ArrayList<>();
       for (int r = 0; r < ranks; r++) {
         running.add(pool.submit(() -> {
-          SharedContextFences.LaunchFence fence = fences.launchFence(group, ranks);
+          SharedContextFences.GroupFence fence = fences.groupFence(group, ranks);
           for (int round = 0; round < rounds; round++) {
             arrived.incrementAndGet(round);
             fence.pass(LONG, () -> false);
@@ -141,28 +127,19 @@ class SharedContextFencesTest {
       pool.shutdownNow();
     }
     assertEquals(0, early.get(), "launches past the fence with a peer still away");
-    assertEquals(0, fences.launchFences(), "closed on every rank: the fence is forgotten");
-    assertNull(fences.launchFence(group, 1), "a group of one has nobody to wait for");
+    assertEquals(0, fences.groupFences(), "closed on every rank: the fence is forgotten");
+    assertNull(fences.groupFence(group, 1), "a group of one has nobody to wait for");
   }
 
   @Test
-  void aLaunchFenceEndsWhenTheRankIsToldToStop() {
-    SharedContextFences.LaunchFence fence = new SharedContextFences().launchFence(Lineage.world(), 2);
-    long start = System.nanoTime();
-    fence.pass(LONG, () -> true);
-    assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5), "a rank told to stop still waited");
-  }
-
-  @Test
-  void aFenceEndsAtItsLimitOrWhenTheRankGivesUp() {
+  void aFenceEndsAtItsLimitOrWhenTheRankIsToldToStop() {
     SharedContextFences fences = new SharedContextFences();
-    Lineage world = Lineage.world();
     long start = System.nanoTime();
-    assertFalse(fences.afterSplit(world, world.nextSplit(), 2, Duration.ofMillis(60), () -> false));
+    assertFalse(fences.groupFence(Lineage.world(), 2).pass(Duration.ofMillis(60), () -> false));
     assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(60), "ended before its limit");
     start = System.nanoTime();
-    assertFalse(fences.afterSplit(world, world.nextSplit(), 2, LONG, () -> true));
-    assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5), "a rank told to give up still waited");
+    assertFalse(fences.groupFence(Lineage.world().child(0, 0), 2).pass(LONG, () -> true));
+    assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5), "a rank told to stop still waited");
   }
 
   @Test
