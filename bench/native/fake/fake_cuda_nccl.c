@@ -24,11 +24,20 @@ enum Kind { K_AR, K_BC, K_RED, K_AG, K_RS, K_GA, K_SC, K_A2A, K_SEND, K_RECV };
 static const char *KIND_NAME[] = {"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "Gather",
                                   "Scatter", "AlltoAll", "Send", "Recv"};
 
+/* The ranks of one communicator: the world's, or a split's (ncclCommSplit). */
+typedef struct Group {
+  pthread_barrier_t barrier;
+  const struct Op *slot[64];
+  const struct Op *sendbox[64];
+  struct { int color, key; struct Group *made; } split[64]; /* ncclCommSplit's exchange */
+} Group;
+
 struct ncclComm {
   int rank, nranks;
+  Group *g;
 };
 
-typedef struct {
+typedef struct Op {
   enum Kind kind;
   const float *send;
   float *recv;
@@ -64,26 +73,30 @@ static void push(OpList *l, Op op) {
 /* ---------------------------------------------------------------- the ranks */
 
 static pthread_mutex_t initLock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_barrier_t barrier;
+static Group *world;
 static int nranks;
-static const Op *slot[64];
-static const Op *sendbox[64];
 
-static void await_all(void) { pthread_barrier_wait(&barrier); }
+static Group *newGroup(int n) {
+  Group *g = calloc(1, sizeof(Group));
+  pthread_barrier_init(&g->barrier, NULL, (unsigned) n);
+  return g;
+}
 
 static float at(const Op *op, size_t i) { return op->send[i]; }
 
 static void runOp(const Op *op) {
   int me = op->comm->rank, n = op->comm->nranks;
+  Group *g = op->comm->g;
+  const Op **slot = g->slot, **sendbox = g->sendbox;
   size_t c = op->count;
   if (op->kind == K_SEND) {
     sendbox[me] = op;
-    await_all();
-    await_all();
+    pthread_barrier_wait(&g->barrier);
+    pthread_barrier_wait(&g->barrier);
     return;
   }
   slot[me] = op;
-  await_all();
+  pthread_barrier_wait(&g->barrier);
   size_t outCount = 0;
   float *tmp = NULL;
   int writes = 1;
@@ -117,7 +130,7 @@ static void runOp(const Op *op) {
   if ((op->kind == K_RED || op->kind == K_GA) && me != op->root) writes = 0; /* recvbuff unused off the root */
   const char *corrupt = getenv("FAKE_NCCL_CORRUPT");
   if (corrupt && strcmp(corrupt, KIND_NAME[op->kind]) == 0 && me == 0 && outCount) tmp[outCount - 1] += 1;
-  await_all(); /* everyone has read the inputs */
+  pthread_barrier_wait(&g->barrier); /* everyone has read the inputs */
   if (writes) memcpy(op->recv, tmp, sizeof(float) * outCount);
   free(tmp);
 }
@@ -172,13 +185,37 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int n, ncclUniqueId id, in
   pthread_mutex_lock(&initLock);
   if (nranks == 0) {
     nranks = n;
-    pthread_barrier_init(&barrier, NULL, (unsigned) n);
+    world = newGroup(n);
   }
   pthread_mutex_unlock(&initLock);
   if (n != nranks || rank < 0 || rank >= n) return ncclInvalidArgument;
   *comm = calloc(1, sizeof(struct ncclComm));
   (*comm)->rank = rank;
   (*comm)->nranks = n;
+  (*comm)->g = world;
+  return ncclSuccess;
+}
+/* Every rank of comm calls it: the ranks of one color, ordered by key then rank, make a new group. */
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config) {
+  (void) config;
+  Group *g = comm->g;
+  int me = comm->rank, n = comm->nranks, rank = 0, size = 0, leader = -1;
+  g->split[me].color = color;
+  g->split[me].key = key;
+  pthread_barrier_wait(&g->barrier);
+  for (int r = 0; r < n; r++) {
+    if (g->split[r].color != color) continue;
+    if (leader < 0) leader = r;
+    size++;
+    if (g->split[r].key < key || (g->split[r].key == key && r < me)) rank++;
+  }
+  if (me == leader) g->split[me].made = newGroup(size);
+  pthread_barrier_wait(&g->barrier);
+  *newcomm = calloc(1, sizeof(struct ncclComm));
+  (*newcomm)->rank = rank;
+  (*newcomm)->nranks = size;
+  (*newcomm)->g = g->split[leader].made;
+  pthread_barrier_wait(&g->barrier); /* everyone has read the exchange before a next split writes it */
   return ncclSuccess;
 }
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
@@ -290,6 +327,30 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags) {
 cudaError_t cudaStreamDestroy(cudaStream_t s) {
   free(s->captured.ops);
   free(s);
+  return cudaSuccess;
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t s) {
+  (void) s;
+  return cudaSuccess;
+}
+cudaError_t cudaMallocHost(void **p, size_t n) { return cudaMalloc(p, n); }
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags) {
+  (void) flags;
+  *e = (cudaEvent_t) calloc(1, 1);
+  return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
+  (void) e;
+  return s->capturing ? cudaErrorStreamCaptureUnsupported : cudaSuccess;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+  (void) e;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags) {
+  (void) s;
+  (void) e;
+  (void) flags;
   return cudaSuccess;
 }
 cudaError_t cudaStreamQuery(cudaStream_t s) {

@@ -33,6 +33,8 @@ CFLAGS="-std=gnu11 -O2 -Wall -Wextra -Werror -I$CUDA_HOME/include -I$inc"
 gcc $CFLAGS -fPIC -shared -o "$work/libfake.so" "$here/fake_cuda_nccl.c" -lpthread || exit 1
 gcc $CFLAGS -o "$work/multirank_perf" "$root/bench/native/multirank_perf.c" -L"$work" -lfake -lpthread \
   -Wl,-rpath,"$work" || exit 1
+gcc $CFLAGS -o "$work/multirank_graph" "$root/bench/native/multirank_graph.c" -L"$work" -lfake -lpthread \
+  -Wl,-rpath,"$work" || exit 1
 
 pass=0 failed=0
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
@@ -99,6 +101,19 @@ if [ "$(echo "$limits" | wc -l)" = 10 ] && ! echo "$limits" | grep -qE '^(0|1[0-
 else
   bad "gpu-multirank-perf's dry run"; echo "$dry"
 fi
+
+# multirank_graph: captured launches right on the world and across a mesh's two axes; a wrong result, a bad
+# option and a hang each end it with their own status
+graph() { "$work/multirank_graph" "$@" > "$work/out" 2> "$work/err"; }
+for args in "-n 1" "-n 2 -k 3" "-n 4 -s" "-n 8 -s -x" "-n 8 -b 0 -l 50"; do
+  if graph $args && grep -q '^ok: ' "$work/out"; then ok "multirank_graph $args"; else bad "multirank_graph $args: exit $?"; cat "$work/err"; fi
+done
+FAKE_NCCL_CORRUPT=AllReduce graph -n 4 -s; rc=$?
+if [ $rc = 1 ] && grep -q 'expected' "$work/err"; then ok "multirank_graph: a wrong element exits 1"; else bad "multirank_graph corrupt: rc=$rc"; fi
+for args in "-n 3 -s" "-n 0" "-q"; do
+  graph $args; rc=$?
+  if [ $rc = 2 ]; then ok "multirank_graph usage error: '$args'"; else bad "multirank_graph usage '$args': rc=$rc"; fi
+done
 
 echo "$pass passed, $failed failed"
 [ "$failed" = 0 ]
