@@ -1,19 +1,17 @@
 package dev.commplan.runtime.local;
 
+import static dev.commplan.runtime.OppositeOrders.sumPlan;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.CommPlanException;
-import dev.commplan.runtime.Communicator;
-import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.DisagreementException;
+import dev.commplan.runtime.OppositeOrders;
 import dev.commplan.runtime.plan.Plan;
-import dev.commplan.runtime.plan.PlanBuilder;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -24,28 +22,12 @@ import org.junit.jupiter.api.Test;
  * now compares the plans' steps where the ranks meet anyway, so every rank fails naming both plans.
  */
 class LocalExecuteOrderTest {
-  private static Plan plan(Communicator comm, String name) {
-    PlanBuilder b = new PlanBuilder(name, comm, 0);
-    int x = b.buffer("x", DataType.F32, 256, "{\"256\"}", null);
-    b.allReduce(0, x, x, ReduceOp.SUM);
-    return b.build();
-  }
-
   @Test
   void plansExecutedInDifferentOrdersFailEveryRankNamingBothPlans() {
     try (LocalCluster cluster = new LocalCluster(3)) {
       CommPlanException e = assertThrows(CommPlanException.class, () -> cluster.run(comm -> {
-        try (Plan a = plan(comm, "t.A"); Plan b = plan(comm, "t.B")) {
-          ((F32Buffer) a.buffer(0)).fill(1f);
-          ((F32Buffer) b.buffer(0)).fill(10f);
-          if (comm.rank() == 2) {
-            b.execute(comm.stream());
-            a.execute(comm.stream());
-          } else {
-            a.execute(comm.stream());
-            b.execute(comm.stream());
-          }
-          comm.stream().synchronize();
+        try (Plan a = sumPlan(comm, "t.A"); Plan b = sumPlan(comm, "t.B")) {
+          OppositeOrders.execute(comm, a, 1f, b, 10f, 2);
         }
       }));
       DisagreementException order = findOrder(e);
@@ -65,15 +47,8 @@ class LocalExecuteOrderTest {
   void aPlanStepAndADirectCallInOppositeOrdersFailEveryRank() {
     try (LocalCluster cluster = new LocalCluster(2)) {
       CommPlanException e = assertThrows(CommPlanException.class, () -> cluster.run(comm -> {
-        try (Plan a = plan(comm, "t.A"); F32Buffer direct = F32Buffer.allocate(comm, 256)) {
-          if (comm.rank() == 1) {
-            comm.allReduce(direct, direct, ReduceOp.SUM, comm.stream());
-            a.execute(comm.stream());
-          } else {
-            a.execute(comm.stream());
-            comm.allReduce(direct, direct, ReduceOp.SUM, comm.stream());
-          }
-          comm.stream().synchronize();
+        try (Plan a = sumPlan(comm, "t.A"); F32Buffer direct = F32Buffer.allocate(comm, 256)) {
+          OppositeOrders.executeAgainstDirectCall(comm, a, direct, 1);
         }
       }));
       DisagreementException order = findOrder(e);
@@ -87,7 +62,7 @@ class LocalExecuteOrderTest {
   void theSameOrderOnEveryRankRunsAndSums() {
     try (LocalCluster cluster = new LocalCluster(3)) {
       cluster.run(comm -> {
-        try (Plan a = plan(comm, "t.A"); Plan b = plan(comm, "t.B")) {
+        try (Plan a = sumPlan(comm, "t.A"); Plan b = sumPlan(comm, "t.B")) {
           ((F32Buffer) a.buffer(0)).fill(1f);
           ((F32Buffer) b.buffer(0)).fill(10f);
           a.execute(comm.stream());

@@ -2,11 +2,10 @@ package dev.commplan.runtime.mpi;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.CommPlanException;
-import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.I32Buffer;
+import dev.commplan.runtime.OppositeOrders;
 import dev.commplan.runtime.plan.Plan;
-import dev.commplan.runtime.plan.PlanBuilder;
 
 /**
  * One process of {@link MpiMultiProcessTest}'s MPI-error cases (issue 25, part 2), started by mpirun on every
@@ -148,27 +147,11 @@ public final class MpiErrorsMain {
    * sums (p and q both 101 on two ranks, where 2 and 200 are due) unless the check names both instances.
    */
   private static void instancesInOppositeOrders(MpiCommunicator comm, boolean orderCheck) {
-    try (Plan p = sumPlan(comm, orderCheck); Plan q = sumPlan(comm, orderCheck)) {
-      ((F32Buffer) p.buffer(0)).fill(1f);
-      ((F32Buffer) q.buffer(0)).fill(100f);
-      if (comm.rank() == 1) {
-        q.execute(comm.stream());
-        p.execute(comm.stream());
-      } else {
-        p.execute(comm.stream());
-        q.execute(comm.stream());
-      }
-      comm.stream().synchronize();
-      System.out.println("rank " + comm.rank() + ": p " + ((F32Buffer) p.buffer(0)).get(0) + ", q "
-          + ((F32Buffer) q.buffer(0)).get(0));
+    try (Plan p = OppositeOrders.sumPlan(comm, "errors.Sum", orderCheck);
+        Plan q = OppositeOrders.sumPlan(comm, "errors.Sum", orderCheck)) {
+      OppositeOrders.execute(comm, p, 1f, q, 100f, 1);
+      System.out.println("rank " + comm.rank() + ": " + OppositeOrders.sums(p, q));
     }
-  }
-
-  private static Plan sumPlan(MpiCommunicator comm, boolean orderCheck) {
-    PlanBuilder b = new PlanBuilder("errors.Sum", comm, 0).orderCheck(orderCheck);
-    int x = b.buffer("x", DataType.F32, 256, "{\"256\"}", null);
-    b.allReduce(0, x, x, ReduceOp.SUM);
-    return b.build();
   }
 
   /**
@@ -176,18 +159,9 @@ public final class MpiErrorsMain {
    * execute-order check ({@code order-direct}) or with the agreement check alone ({@code order}).
    */
   private static void planAndDirectCallInOppositeOrders(MpiCommunicator comm, boolean orderCheck) {
-    PlanBuilder b = new PlanBuilder(orderCheck ? "errors.Ordered" : "errors.Order", comm, 0).orderCheck(orderCheck);
-    int x = b.buffer("x", DataType.F32, 256, "{\"256\"}", null);
-    b.allReduce(0, x, x, ReduceOp.SUM);
-    try (Plan plan = b.build(); F32Buffer y = F32Buffer.allocate(comm, 256)) {
-      if (comm.rank() == 1) {
-        comm.allReduce(y, y, ReduceOp.SUM, comm.stream());
-        plan.execute(comm.stream());
-      } else {
-        plan.execute(comm.stream());
-        comm.allReduce(y, y, ReduceOp.SUM, comm.stream());
-      }
-      comm.stream().synchronize();
+    try (Plan plan = OppositeOrders.sumPlan(comm, orderCheck ? "errors.Ordered" : "errors.Order", orderCheck);
+        F32Buffer y = F32Buffer.allocate(comm, 256)) {
+      OppositeOrders.executeAgainstDirectCall(comm, plan, y, 1);
     }
   }
 }

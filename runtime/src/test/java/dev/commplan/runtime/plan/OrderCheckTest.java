@@ -1,17 +1,17 @@
 package dev.commplan.runtime.plan;
 
+import static dev.commplan.runtime.OppositeOrders.sumPlan;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.Communicator;
-import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DisagreementException;
 import dev.commplan.runtime.F32Buffer;
+import dev.commplan.runtime.OppositeOrders;
 import dev.commplan.runtime.PlanMismatchException;
 import dev.commplan.runtime.local.LocalCluster;
 import dev.commplan.runtime.local.LocalCommunicator;
@@ -28,13 +28,6 @@ import org.junit.jupiter.api.Test;
  * (issue 34, item 3), which the local backend's rendezvous, comparing names, cannot tell apart.
  */
 class OrderCheckTest {
-  private static Plan plan(Communicator comm, String name, boolean check) {
-    PlanBuilder b = new PlanBuilder(name, comm, 0).orderCheck(check);
-    int x = b.buffer("x", DataType.F32, 256, "{\"256\"}", null);
-    b.allReduce(0, x, x, ReduceOp.SUM);
-    return b.build();
-  }
-
   /** The agreement check's own calls this rank's flight recorder holds (two all-gathers per comparison). */
   private static long checkCalls(Communicator comm) {
     return ((LocalCommunicator) comm).flightRecorder().snapshot().stream()
@@ -45,7 +38,7 @@ class OrderCheckTest {
   void theOrderCheckAddsNoCallAndComparesAfterEveryExecuteEvenWithTheCheckOff() {
     try (LocalCluster cluster = new LocalCluster(2, CommOptions.defaults().withAgreementCheck(false))) {
       cluster.run(comm -> {
-        try (Plan a = plan(comm, "t.A", true); Plan b = plan(comm, "t.B", false)) {
+        try (Plan a = sumPlan(comm, "t.A", true); Plan b = sumPlan(comm, "t.B", false)) {
           assertTrue(a.orderCheck());
           assertFalse(b.orderCheck());
           assertEquals(1, a.schedule().steps().getFirst().calls().size(), a.describe());
@@ -80,18 +73,9 @@ class OrderCheckTest {
   void twoInstancesOfOnePlanClassInOppositeOrdersFailEveryRankNamingBoth(boolean orderCheck, boolean agreement) {
     try (LocalCluster cluster = new LocalCluster(3, CommOptions.defaults().withAgreementCheck(agreement))) {
       List<Object> results = cluster.call(comm -> {
-        try (Plan p = plan(comm, "t.Sum", orderCheck); Plan q = plan(comm, "t.Sum", orderCheck)) {
-          ((F32Buffer) p.buffer(0)).fill(1f);
-          ((F32Buffer) q.buffer(0)).fill(100f);
-          if (comm.rank() == 1) {
-            q.execute(comm.stream());
-            p.execute(comm.stream());
-          } else {
-            p.execute(comm.stream());
-            q.execute(comm.stream());
-          }
-          comm.stream().synchronize();
-          return (Object) ("p " + ((F32Buffer) p.buffer(0)).get(0) + ", q " + ((F32Buffer) q.buffer(0)).get(0));
+        try (Plan p = sumPlan(comm, "t.Sum", orderCheck); Plan q = sumPlan(comm, "t.Sum", orderCheck)) {
+          OppositeOrders.execute(comm, p, 1f, q, 100f, 1);
+          return (Object) OppositeOrders.sums(p, q);
         } catch (DisagreementException e) {
           return e;
         }
@@ -115,7 +99,7 @@ class OrderCheckTest {
   void ranksThatDisagreeAboutTheOrderCheckFailAtBuild() {
     try (LocalCluster cluster = new LocalCluster(2)) {
       List<Object> results = cluster.call(comm -> {
-        try (Plan a = plan(comm, "t.A", comm.rank() == 0)) {
+        try (Plan a = sumPlan(comm, "t.A", comm.rank() == 0)) {
           return (Object) a.describe();
         } catch (PlanMismatchException e) {
           return e;
