@@ -1,6 +1,7 @@
 package dev.commplan.runtime;
 
 import dev.commplan.runtime.guard.AgreementAccess;
+import dev.commplan.runtime.guard.Failures;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -254,11 +255,7 @@ public final class Mesh implements AutoCloseable {
       try {
         group.close();
       } catch (RuntimeException e) {
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
+        failure = Failures.add(failure, e);
       }
     }
     multiAxisGroups.clear();

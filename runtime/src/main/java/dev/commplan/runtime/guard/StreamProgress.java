@@ -113,11 +113,7 @@ public final class StreamProgress {
       try {
         check.verify();
       } catch (RuntimeException e) {
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
+        failure = Failures.add(failure, e);
       }
     }
     if (failure != null) {

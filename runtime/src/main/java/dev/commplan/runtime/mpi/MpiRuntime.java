@@ -5,6 +5,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.commplan.runtime.BackendUnavailableException;
+import dev.commplan.runtime.guard.Failures;
 import dev.commplan.runtime.mpi.internal.Mpi;
 import dev.commplan.runtime.mpi.internal.MpiLibrary;
 import java.lang.foreign.Arena;
@@ -196,11 +197,7 @@ final class MpiRuntime {
       try {
         comm.close();
       } catch (RuntimeException e) {
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
+        failure = Failures.add(failure, e);
       }
     }
     if (failedFamilyTimeout > 0 && state == INITIALIZED && initializedHere && !boundedFinalize()) {

@@ -8,6 +8,7 @@ import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.agreement.Agreement;
 import dev.commplan.runtime.guard.CallGate;
+import dev.commplan.runtime.guard.Failures;
 import dev.commplan.runtime.guard.Guards;
 import dev.commplan.runtime.guard.StreamProgress;
 import java.util.List;
@@ -456,11 +457,7 @@ public final class Plan implements AutoCloseable {
       try {
         captured.closeBecause("its plan was closed");
       } catch (RuntimeException e) { // a graph that could not be destroyed can no longer be launched either
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
+        failure = Failures.add(failure, e);
       }
     }
     if (ownedMemory != null) {

@@ -1,5 +1,6 @@
 package dev.commplan.runtime.spi;
 
+import dev.commplan.runtime.guard.Failures;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -29,11 +30,7 @@ final class MadeStreams {
       try {
         stream.close();
       } catch (RuntimeException e) {
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
+        failure = Failures.add(failure, e);
       }
     }
     return failure;
