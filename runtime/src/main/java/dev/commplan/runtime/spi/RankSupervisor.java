@@ -384,16 +384,16 @@ public final class RankSupervisor implements AutoCloseable {
   public void abort(int rank, Throwable cause) {
     List<? extends Future<?>> futures = current;
     IntPredicate stillRunning = r -> r != rank && (futures == null || !futures.get(r).isDone());
-    RankWhereabouts where = RankWhereabouts.read(threads, rank, stillRunning); // before the abort moves any
     RankControl c;
     boolean inRun;
     synchronized (state) {
       if (abortCause != null) {
         return;
       }
+      // only the first abort in a run reads (a run's failure reports them), before the abort moves any rank
+      whereabouts = running ? RankWhereabouts.read(threads, rank, stillRunning) : RankWhereabouts.NONE;
       abortCause = cause;
       abortingRank = rank;
-      whereabouts = where;
       c = control;
       inRun = running;
     }

@@ -4,11 +4,11 @@ import java.util.Arrays;
 import java.util.function.IntPredicate;
 
 /**
- * Where the ranks still running were when a run was aborted: each one's thread stack, read at the abort
- * before anything woke it ({@link RankSupervisor#abort}), then attached to that rank's failure. A rank
- * stuck in a call no timeout watches (a native call that waits for the device, a lock of its own) is
- * otherwise known only as "was aborted"; with this its failure also says where it was, as a thread dump
- * would.
+ * Where the ranks still running were when a run was aborted: each one's thread stack, read at the run's
+ * first abort before anything woke it ({@link RankSupervisor#abort}), then attached to that rank's
+ * failure. A rank stuck in a call no timeout watches (a native call that waits for the device, a lock of
+ * its own) is otherwise known only as "was aborted"; with this its failure also says where it was, as a
+ * thread dump would.
  */
 final class RankWhereabouts {
   /** The most frames kept of a stack: enough to reach the user's code from inside a backend's call. */
