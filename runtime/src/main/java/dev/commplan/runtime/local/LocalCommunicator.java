@@ -53,7 +53,6 @@ public final class LocalCommunicator extends AbstractCommunicator {
   /** Streams closed by their user whose worker still runs what they had. */
   private final List<LocalStream> draining = new java.util.concurrent.CopyOnWriteArrayList<>();
   /** The streams {@code newStream()} made that are open, and how many it has made (their numbers, for names). */
-  private final List<LocalStream> madeStreams = new java.util.concurrent.CopyOnWriteArrayList<>();
   private int madeCount;
   /**
    * The number the next collective gets, taken when it is enqueued (on any stream of this communicator, or
@@ -119,9 +118,7 @@ public final class LocalCommunicator extends AbstractCommunicator {
   @Override
   protected dev.commplan.runtime.spi.StreamBase openStream() {
     checkOpen();
-    LocalStream made = new LocalStream(this, cluster.timeout(), ++madeCount);
-    madeStreams.add(made);
-    return made;
+    return new LocalStream(this, cluster.timeout(), ++madeCount);
   }
 
   /**
@@ -131,14 +128,14 @@ public final class LocalCommunicator extends AbstractCommunicator {
   List<LocalStream> streams() {
     List<LocalStream> all = new ArrayList<>();
     all.add(stream);
-    all.addAll(madeStreams);
+    madeStreams().forEach(s -> all.add((LocalStream) s));
+    all.removeAll(draining); // one closing is in both for a moment (it drains before its user's close ends)
     all.addAll(draining);
     return all;
   }
 
   /** {@code s} was closed by its user: its worker runs what it has, then ends ({@link #drained}). */
   void draining(LocalStream s) {
-    madeStreams.remove(s);
     draining.add(s);
   }
 

@@ -2,6 +2,7 @@ package dev.commplan.runtime.nccl;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
+import dev.commplan.runtime.guard.Failures;
 import dev.commplan.runtime.spi.AbstractCommunicator;
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.Buffer;
@@ -62,7 +63,6 @@ public final class NcclCommunicator extends AbstractCommunicator {
   private final HostCopies hostCopies;
   private final DeviceAllocator allocator; // DeviceAllocator#choose
   /** The streams {@link #openStream} made, until destroyed: a stream-ordered free waits for their work too. */
-  private final Set<NcclStream> madeStreams = ConcurrentHashMap.newKeySet();
   private final Set<NcclMemory> live = ConcurrentHashMap.newKeySet();
   private final StepEvents events;
   private final NcclEvents eventPool;
@@ -271,16 +271,17 @@ public final class NcclCommunicator extends AbstractCommunicator {
   protected dev.commplan.runtime.spi.StreamBase openStream() {
     state.ensureUsable();
     useDevice();
-    NcclStream made = new NcclStream(this, Checked.cudaStreamCreateNonBlocking(), true, options.timeout());
-    madeStreams.add(made);
-    return made;
+    return new NcclStream(this, Checked.cudaStreamCreateNonBlocking(), true, options.timeout());
   }
 
   /** Makes {@code waiter} wait on the device for the work so far on this rank's stream and those it made. */
   private void orderAfterRankWork(long waiter) {
-    madeStreams.removeIf(NcclStream::isDestroyed);
     List<Long> streams = new ArrayList<>(List.of(stream.handle()));
-    madeStreams.forEach(s -> streams.add(s.handle()));
+    for (var made : madeStreams()) {
+      if (!((NcclStream) made).isDestroyed()) { // one being closed by its user is still listed for a moment
+        streams.add(((NcclStream) made).handle());
+      }
+    }
     eventPool.makeWait(waiter, streams);
   }
 

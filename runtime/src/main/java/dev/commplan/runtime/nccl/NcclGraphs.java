@@ -2,6 +2,7 @@ package dev.commplan.runtime.nccl;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
+import dev.commplan.runtime.guard.Failures;
 import dev.commplan.runtime.nccl.internal.CudaGraphs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -97,11 +98,7 @@ final class NcclGraphs {
       try {
         graph.closeBecause(why);
       } catch (RuntimeException e) {
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
+        failure = Failures.add(failure, e);
       }
     }
     return failure;

@@ -103,12 +103,12 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     }
   }
 
-  /**
-   * Closes the streams {@link #newStream()} made that are still open; a backend's close and abort call it.
-   *
-   * @param failure what already failed while closing, or null
-   * @return {@code failure} with anything that failed here added (or the first failure here)
-   */
+  /** {@return the streams {@link #newStream()} made that are still open (a snapshot), each of {@link #openStream()}} */
+  protected final java.util.List<StreamBase> madeStreams() {
+    return madeStreams.open();
+  }
+
+  /** Closes those streams; a backend's close and abort call it. Returns {@code failure} with what failed here added. */
   protected final RuntimeException closeMadeStreams(RuntimeException failure) {
     return madeStreams.closeAll(failure);
   }

@@ -19,6 +19,11 @@ final class MadeStreams {
     return stream;
   }
 
+  /** {@return the streams made and not closed yet, as a snapshot} */
+  List<StreamBase> open() {
+    return List.copyOf(open);
+  }
+
   /** {@code stream} was closed by its user. */
   void remove(StreamBase stream) {
     open.remove(stream);
