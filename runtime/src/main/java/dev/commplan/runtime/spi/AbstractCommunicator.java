@@ -36,9 +36,8 @@ import dev.commplan.runtime.rules.CallRules;
  *       own comparison through the same dispatch.
  * </ol>
  *
- * <p>A backend's communicator extends this class and implements those methods and the rest of {@link
- * BackendCommunicator} (rank, size, stream, allocate, close); its streams extend {@link StreamBase}, made
- * with this communicator as their owner.
+ * <p>A backend's communicator extends this class and implements those methods and the rest of {@link BackendCommunicator}
+ * (rank, size, stream, allocate, close); its streams extend {@link StreamBase}, made with this as their owner.
  *
  * <p>The agreement check reaches the backend only through this class ({@link Agreement.Exchange}), also
  * where the check is off: a plan's fingerprint and a mesh are compared through the same exchange.
@@ -59,10 +58,8 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
   private volatile Agreement agreement;
   /** Whether the calls being enqueued now are the agreement check's own; touched holding the gate. */
   private boolean issuingCheck;
-
   /** How deep the calling thread's groups are nested ({@link #groupStart()}); touched holding the gate. */
   private int groupDepth;
-
   private final MadeStreams madeStreams = new MadeStreams(); // those newStream() made, not yet closed
   private final CallGate gate = new CallGate((holder, holderDoing, caller, callerDoing) ->
       ConcurrentUseException.of(this, holder, holderDoing, caller, callerDoing));
@@ -108,7 +105,11 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     return madeStreams.open();
   }
 
-  /** Closes those streams; a backend's close and abort call it. Returns {@code failure} with what failed here added. */
+  /**
+   * {@return {@code failure} (or the first failure here) with what failed here added} Closes those streams
+   * (a backend's close and abort call it).
+   * @param failure what already failed while closing, or null
+   */
   protected final RuntimeException closeMadeStreams(RuntimeException failure) {
     return madeStreams.closeAll(failure);
   }
@@ -307,11 +308,10 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     Agreement a = agreement;
     if (a == null) {
       synchronized (this) {
-        a = agreement;
-        if (a == null) {
-          a = new Agreement(new CheckCalls(), rank(), size(), groupLabel(), agreementCheck);
-          agreement = a;
+        if (agreement == null) {
+          agreement = new Agreement(new CheckCalls(), rank(), size(), groupLabel(), agreementCheck);
         }
+        a = agreement;
       }
     }
     return a;
