@@ -58,8 +58,8 @@ public abstract class CapturedPlanSuite {
   /** The world sizes of the matrix. */
   protected abstract int[] worldSizes();
 
-  /** Whether the backend captures CUDA graphs ({@link CapturedPlan#isGraph()}). */
-  protected abstract boolean expectsGraph();
+  /** Whether the backend captures CUDA graphs ({@link CapturedPlan#isGraph()}) at {@code ranks} ranks. */
+  protected abstract boolean expectsGraph(int ranks);
 
   /** The unit roundoff of the backend's floating-point reductions (see {@link CollectiveCorrectnessSuite}). */
   protected double accumulationRoundoff(DataType type) {
@@ -105,7 +105,7 @@ public abstract class CapturedPlanSuite {
                 cases.addAll(CollectiveCorrectnessSuite.cases(collective, type, ranks));
               }
               List<List<String>> failures = clusterOf(ranks).call(comm -> launchCasesOnRank(comm, cases, COUNT,
-                  launches(), this::accumulationRoundoff, expectsGraph()));
+                  launches(), this::accumulationRoundoff, expectsGraph(ranks)));
               for (List<String> f : failures) {
                 assertEquals(List.of(), f.subList(0, Math.min(10, f.size())));
               }
@@ -347,7 +347,7 @@ public abstract class CapturedPlanSuite {
         F32Buffer x = (F32Buffer) plan.buffer(0);
         F32Buffer y = (F32Buffer) plan.buffer(1);
         assertSame(comm.stream(), captured.stream());
-        assertEquals(expectsGraph(), captured.isGraph());
+        assertEquals(expectsGraph(comm.size()), captured.isGraph());
         assertFalse(captured.isClosed());
         x.fill(2f);
         y.fill(-1f);

@@ -262,6 +262,9 @@ final class NcclCompiledSchedule implements CompiledSchedule {
    * NCCL treats "captured" as a property of the operation that all ranks share, and a first capture may
    * connect the peers inside {@code ncclGroupEnd}, as a first execute does.
    *
+   * <p>Where ranks of this process share the GPU, the recording is no graph unless asked for ({@link
+   * NcclGraphs#SHARED_CONTEXT_PROPERTY}): each launch enqueues the steps again, as {@code execute} does.
+   *
    * <p>If a step fails, the capture is still ended (and its partial graph destroyed) before the failure
    * is acted on ({@link NcclRankState#failed} may abort the communicator, which would free the stream).
    */
@@ -286,6 +289,9 @@ final class NcclCompiledSchedule implements CompiledSchedule {
       throw new IllegalStateException(planName + ": " + stream + " is already being captured into a CUDA graph"
           + " (by your own code): capture(...) makes a graph of its own and needs a stream that is not capturing;"
           + " inside your capture, call execute(stream), which records the plan into your graph");
+    }
+    if (!comm.family().sharing().graphs()) { // ranks of this process share the GPU: NcclGraphs.SHARED_CONTEXT_PROPERTY
+      return CompiledSchedule.super.capture(stream);
     }
     int rc = CudaGraphs.cudaStreamBeginCapture(s, CudaGraphs.CAPTURE_MODE_THREAD_LOCAL);
     if (rc != 0) {

@@ -18,11 +18,18 @@ import java.util.Objects;
  *     kernels ({@link DeviceAllocator})
  * @param fences the host fences of the ranks that share a context, where splits are made and closed ({@link
  *     SharedContextFences}); null where {@code oneContext} is false or the fences are turned off
+ * @param graphs whether captured plans are CUDA graphs: true but where ranks share a context ({@link
+ *     NcclGraphs#SHARED_CONTEXT_PROPERTY})
  */
 record NcclGpuSharing(int ranksPerGpu, int maxCtas, String ctaText, String optInText, boolean oneContext,
-    SharedContextFences fences) {
+    SharedContextFences fences, boolean graphs) {
   /** One rank per GPU: nothing shared, no limit, nothing to say. */
-  static final NcclGpuSharing ONE_RANK_PER_GPU = new NcclGpuSharing(1, 0, "", "", false, null);
+  static final NcclGpuSharing ONE_RANK_PER_GPU = new NcclGpuSharing(1, 0, "", "", false, null, true);
+
+  /** Sharing by ranks of separate processes, each its own CUDA context. */
+  NcclGpuSharing(int ranksPerGpu, int maxCtas, String ctaText, String optInText) {
+    this(ranksPerGpu, maxCtas, ctaText, optInText, false, null, true);
+  }
 
   /**
    * The same sharing, by ranks that are threads of this process (a cluster's), with fences of their own;
@@ -30,7 +37,8 @@ record NcclGpuSharing(int ranksPerGpu, int maxCtas, String ctaText, String optIn
    */
   NcclGpuSharing inOneContext() {
     return ranksPerGpu == 1 ? this : new NcclGpuSharing(ranksPerGpu, maxCtas, ctaText, optInText, true,
-        SharedContextFences.forOneContext(System.getProperty(SharedContextFences.PROPERTY)));
+        SharedContextFences.forOneContext(System.getProperty(SharedContextFences.PROPERTY)),
+        NcclGraphs.inSharedContext(System.getProperty(NcclGraphs.SHARED_CONTEXT_PROPERTY)));
   }
 
   /**
@@ -44,7 +52,8 @@ record NcclGpuSharing(int ranksPerGpu, int maxCtas, String ctaText, String optIn
     }
     return ", " + (ranksPerGpu > 1 ? ranksPerGpu + " ranks share each GPU" : "ranks per GPU unknown")
         + (oneContext ? " in this process (" + variable(NcclMultiRank.QUEUES_VARIABLE) + ", "
-            + variable(NcclMultiRank.CONNECT_VARIABLE) + (fences == null ? ", fences off" : "") + ")" : "")
+            + variable(NcclMultiRank.CONNECT_VARIABLE) + (fences == null ? ", fences off" : "")
+            + (graphs ? "" : ", captured plans replay their steps") + ")" : "")
         + ", " + ctaText + "; " + optInText;
   }
 

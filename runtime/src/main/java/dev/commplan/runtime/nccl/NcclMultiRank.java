@@ -329,7 +329,7 @@ final class NcclMultiRank {
         ? "-D" + NcclBackend.MAX_CTAS_PROPERTY + "=" + ctaProperty.strip()
         : ranksPerGpu == 0 ? "ranks per GPU unknown, so no rule applies" : "the rule for " + ruleRange(ranksPerGpu);
     return new Decision(new NcclGpuSharing(ranksPerGpu, maxCtas, ctaText(maxCtas, source, maxCtasVariable),
-        optInText, false, null), set);
+        optInText), set);
   }
 
   /** "at most 2 CTAs a rank (ncclConfig_t.maxCTAs, the rule for 5-8 ranks a GPU)", or NCCL_MAX_CTAS's over it. */

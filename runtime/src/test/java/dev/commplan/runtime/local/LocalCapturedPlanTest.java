@@ -42,7 +42,7 @@ class LocalCapturedPlanTest extends CapturedPlanSuite {
   }
 
   @Override
-  protected boolean expectsGraph() {
+  protected boolean expectsGraph(int ranks) {
     return false;
   }
 

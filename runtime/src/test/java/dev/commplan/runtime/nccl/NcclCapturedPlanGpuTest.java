@@ -10,8 +10,8 @@ import dev.commplan.runtime.DataType;
  * collective × data type × op or root × in and out of place captured once and launched on fresh inputs,
  * each launch checked against the reference; a multi-step plan launched 200 times with host writes in
  * between, interleaved with execute and executeStep; the misuse cases. At the world sizes of {@link
- * GpuRanks} (one rank per GPU by default; several on one GPU with NCCL 2.30 and the opt-in, where a graph
- * holds real communication). Skips, saying why, where there is no GPU or no size runs.
+ * GpuRanks} (one rank per GPU by default; several on one GPU with NCCL 2.30 and the opt-in, where a plan
+ * replays its steps unless graphs are asked for). Skips, saying why, where there is no GPU or no size runs.
  */
 @NcclRanksGpuTest
 class NcclCapturedPlanGpuTest extends CapturedPlanSuite {
@@ -25,9 +25,14 @@ class NcclCapturedPlanGpuTest extends CapturedPlanSuite {
     return GpuRanks.runnable();
   }
 
+  /**
+   * CUDA graphs, but where ranks of this process share a GPU (more ranks than devices): there the plan
+   * replays its steps, unless {@value NcclGraphs#SHARED_CONTEXT_PROPERTY} is true.
+   */
   @Override
-  protected boolean expectsGraph() {
-    return true;
+  protected boolean expectsGraph(int ranks) {
+    return ranks <= NcclBackend.deviceCount()
+        || "true".equalsIgnoreCase(System.getProperty(NcclGraphs.SHARED_CONTEXT_PROPERTY, "").strip());
   }
 
   /** NCCL passes partial sums between GPUs in the buffer's own type (see NcclCollectiveCorrectnessTest). */

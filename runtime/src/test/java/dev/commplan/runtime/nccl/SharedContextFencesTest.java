@@ -156,8 +156,25 @@ class SharedContextFencesTest {
   @Test
   void onlyClustersOfRanksThatShareAGpuGetFences() {
     assertNull(NcclGpuSharing.ONE_RANK_PER_GPU.inOneContext().fences());
-    NcclGpuSharing threads = new NcclGpuSharing(4, 4, "at most 4 CTAs", "opted in", false, null).inOneContext();
+    NcclGpuSharing threads = new NcclGpuSharing(4, 4, "at most 4 CTAs", "opted in").inOneContext();
     assertTrue(threads.oneContext());
     assertNotNull(threads.fences());
+  }
+
+  @Test
+  void capturedPlansReplayWhereRanksShareAContextUnlessGraphsAreAskedFor() {
+    assertTrue(NcclGpuSharing.ONE_RANK_PER_GPU.inOneContext().graphs());
+    assertTrue(new NcclGpuSharing(4, 4, "at most 4 CTAs", "opted in").graphs(), "separate processes capture graphs");
+    NcclGpuSharing threads = new NcclGpuSharing(4, 4, "at most 4 CTAs", "opted in").inOneContext();
+    assertEquals("true".equalsIgnoreCase(System.getProperty(NcclGraphs.SHARED_CONTEXT_PROPERTY, "").strip()),
+        threads.graphs());
+    assertTrue(threads.graphs() || threads.describe().contains("captured plans replay their steps"), threads.describe());
+    assertFalse(NcclGraphs.inSharedContext(null));
+    assertFalse(NcclGraphs.inSharedContext(" auto "));
+    assertFalse(NcclGraphs.inSharedContext("false"));
+    assertTrue(NcclGraphs.inSharedContext("TRUE"));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NcclGraphs.inSharedContext("yes"));
+    assertTrue(e.getMessage().contains(NcclGraphs.SHARED_CONTEXT_PROPERTY) && e.getMessage().contains("'yes'"),
+        e.getMessage());
   }
 }
