@@ -51,16 +51,10 @@ sealed interface DeviceAllocator permits DeviceAllocator.DeviceWide, DeviceAlloc
    * @throws IllegalArgumentException naming the property where it is anything else
    */
   static boolean streamOrdered(NcclGpuSharing sharing, String property) {
-    if (property == null || property.isBlank() || property.strip().equalsIgnoreCase("auto")) {
-      return sharing.oneContext();
-    }
-    return switch (property.strip().toLowerCase(java.util.Locale.ROOT)) {
-      case "true" -> true;
-      case "false" -> false;
-      default -> throw new IllegalArgumentException("the system property " + PROPERTY + " is '" + property
-          + "'; it is auto (stream-ordered where ranks of this process share a GPU), true or false");
-    };
+    return NcclGpuSharing.setting(PROPERTY, property, sharing.oneContext(),
+        "stream-ordered where ranks of this process share a GPU");
   }
+
 
   /**
    * The allocator for a communicator whose GPU is shared as {@code sharing} says ({@link #streamOrdered}).

@@ -1,6 +1,7 @@
 package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.nccl.internal.ProcessEnvironment;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -55,6 +56,29 @@ record NcclGpuSharing(int ranksPerGpu, int maxCtas, String ctaText, String optIn
             + variable(NcclMultiRank.CONNECT_VARIABLE) + (fences == null ? ", fences off" : "")
             + (graphs ? "" : ", captured plans replay their steps") + ")" : "")
         + ", " + ctaText + "; " + optInText;
+  }
+
+  /**
+   * A switch of ranks that share a context, as its system property says: {@code auto} or unset ({@code
+   * whenAuto}), {@code true} or {@code false}, any case.
+   *
+   * @param name the property's name, for the refusal
+   * @param value its value, or null
+   * @param whenAuto what {@code auto} chooses
+   * @param autoMeans what {@code auto} does, in words, for the refusal
+   * @throws IllegalArgumentException naming the property and its value where it is none of those
+   */
+  static boolean setting(String name, String value, boolean whenAuto, String autoMeans) {
+    if (value == null || value.isBlank()) {
+      return whenAuto;
+    }
+    return switch (value.strip().toLowerCase(Locale.ROOT)) {
+      case "auto" -> whenAuto;
+      case "true" -> true;
+      case "false" -> false;
+      default -> throw new IllegalArgumentException("the system property " + name + " is '" + value
+          + "'; it is auto (" + autoMeans + "), true or false");
+    };
   }
 
   private static String variable(String name) {

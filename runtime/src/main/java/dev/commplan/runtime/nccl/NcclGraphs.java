@@ -40,16 +40,8 @@ final class NcclGraphs {
 
   /** {@return whether captured plans are CUDA graphs where ranks of this process share a GPU, as {@code property} says} */
   static boolean inSharedContext(String property) {
-    if (property == null || property.isBlank()) {
-      return false;
-    }
-    return switch (property.strip().toLowerCase(java.util.Locale.ROOT)) {
-      case "auto", "false" -> false;
-      case "true" -> true;
-      default -> throw new IllegalArgumentException("the system property " + SHARED_CONTEXT_PROPERTY + " is '"
-          + property + "'; it is auto (captured plans replay their steps where ranks of this process share a"
-          + " GPU), false (the same) or true (CUDA graphs there too)");
-    };
+    return NcclGpuSharing.setting(SHARED_CONTEXT_PROPERTY, property, false,
+        "captured plans replay their steps where ranks of this process share a GPU");
   }
 
   private final int device;

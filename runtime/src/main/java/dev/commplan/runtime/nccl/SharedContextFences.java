@@ -1,7 +1,6 @@
 package dev.commplan.runtime.nccl;
 
 import java.time.Duration;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Phaser;
@@ -49,15 +48,8 @@ final class SharedContextFences {
 
   /** The fences for one cluster's ranks that share a context, or null where {@value #PROPERTY} turns them off. */
   static SharedContextFences forOneContext(String property) {
-    if (property == null || property.isBlank()) {
-      return new SharedContextFences();
-    }
-    return switch (property.strip().toLowerCase(Locale.ROOT)) {
-      case "auto", "true" -> new SharedContextFences();
-      case "false" -> null;
-      default -> throw new IllegalArgumentException("the system property " + PROPERTY + " is '" + property
-          + "'; it is auto (fence where ranks of this process share a GPU) or false");
-    };
+    return NcclGpuSharing.setting(PROPERTY, property, true, "fence where ranks of this process share a GPU")
+        ? new SharedContextFences() : null;
   }
 
   /**
