@@ -52,7 +52,7 @@ public final class LocalCommunicator extends AbstractCommunicator {
   private LocalStream groupStream;
   /** Streams closed by their user whose worker still runs what they had. */
   private final List<LocalStream> draining = new java.util.concurrent.CopyOnWriteArrayList<>();
-  /** The streams {@code newStream()} made that are open, and how many it has made (their numbers, for names). */
+  /** How many streams {@code newStream()} has made (their numbers, for names). */
   private int madeCount;
   /**
    * The number the next collective gets, taken when it is enqueued (on any stream of this communicator, or

@@ -62,7 +62,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
   private final long copyStream;
   private final HostCopies hostCopies;
   private final DeviceAllocator allocator; // DeviceAllocator#choose
-  /** The streams {@link #openStream} made, until destroyed: a stream-ordered free waits for their work too. */
+  /** The memory allocated through this communicator and not freed yet: freed with it at the latest. */
   private final Set<NcclMemory> live = ConcurrentHashMap.newKeySet();
   private final StepEvents events;
   private final NcclEvents eventPool;
