@@ -453,9 +453,8 @@ public final class RankSupervisor implements AutoCloseable {
   }
 
   /**
-   * Stops the rank threads: work still queued is dropped and a thread still running is interrupted.
-   * Idempotent. The backend closes its communicators first (on their threads, with {@link
-   * #submitToEachRank}).
+   * Stops the rank threads and waits up to a second for each other one to end: work still queued is dropped, a
+   * thread still running interrupted. Idempotent. The backend first closes its communicators ({@link #submitToEachRank}).
    */
   @Override
   public void close() {
@@ -468,13 +467,14 @@ public final class RankSupervisor implements AutoCloseable {
     for (ExecutorService e : executors) {
       e.shutdownNow();
     }
-    for (ExecutorService e : executors) {
-      try {
-        e.awaitTermination(1, TimeUnit.SECONDS);
-      } catch (InterruptedException interrupted) {
-        Thread.currentThread().interrupt();
-        return;
+    try {
+      for (Thread t : threads) { // joined: an executor counts as terminated before its thread has ended
+        if (t != Thread.currentThread()) {
+          t.join(1000);
+        }
       }
+    } catch (InterruptedException interrupted) {
+      Thread.currentThread().interrupt();
     }
   }
 

@@ -290,6 +290,24 @@ class RankSupervisorTest {
     }
   }
 
+  /**
+   * The leak tests count live threads right after a close: close() returns once the rank threads have ended,
+   * not only once their executors say so (they do while the thread is still on its way out). Many closes,
+   * each checked at once, since one close rarely lands in that window.
+   */
+  @Test
+  void closeReturnsOnceEveryRankThreadHasEnded() {
+    for (int i = 0; i < 300; i++) {
+      Recording control = new Recording(4);
+      RankSupervisor s = supervisor(Duration.ofSeconds(1), control);
+      List<Thread> threads = s.call(c -> Thread.currentThread());
+      s.close();
+      for (Thread t : threads) {
+        assertFalse(t.isAlive(), "close " + i + ": " + t.getName() + " is still alive");
+      }
+    }
+  }
+
   @Test
   void oneTaskAtATimeAndNoneAfterClose() throws InterruptedException {
     Recording control = new Recording(1);
