@@ -233,6 +233,11 @@ final class MpiFamily {
     return e;
   }
 
+  /** {@return how long ranks get to answer a notice: a tenth of {@code timeout}, 0.2 to 2 s} */
+  static long answerGrace(java.time.Duration timeout) {
+    return Math.min(2_000_000_000L, Math.max(200_000_000L, timeout.toNanos() / 10));
+  }
+
   /**
    * Whether this rank has not looked for notices for a while (a millisecond): a rank that was away (computing,
    * stalled) looks before it starts or waits for calls, so that it does not run a call its peers gave up on.
@@ -263,7 +268,7 @@ final class MpiFamily {
     } finally {
       MpiRuntime.LOCK.unlock();
     }
-    long grace = Math.min(2_000_000_000L, Math.max(200_000_000L, timeout.toNanos() / 10));
+    long grace = answerGrace(timeout);
     long start = System.nanoTime();
     while (System.nanoTime() - start < grace) {
       MpiRuntime.LOCK.lock();

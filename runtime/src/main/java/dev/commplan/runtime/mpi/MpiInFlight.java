@@ -27,6 +27,11 @@ final class MpiInFlight {
   /** How many steps were ever added, and how many of them have completed (in start order). */
   private long started;
   private long finished;
+  /** While positive, how long after a notice the calls in flight may still complete ({@link #completingDespiteNotices}). */
+  private long noticeGraceNanos;
+  /** The notice that will end the current wait once the grace after it has passed, and when it came. */
+  private MpiFamily.Notice putOff;
+  private long putOffAt;
 
   MpiInFlight(MpiCommunicator comm) {
     this.comm = comm;
@@ -67,14 +72,58 @@ final class MpiInFlight {
     if (!comm.family().due(now)) {
       return;
     }
+    MpiFamily.Notice notice;
     MpiRuntime.LOCK.lock();
     try {
-      MpiFamily.Notice notice = MpiRuntime.isInitialized() ? comm.family().poll() : null;
-      if (notice != null) {
-        throw comm.family().gaveUp(comm, doing + table.describeStep(step), notice);
-      }
+      notice = MpiRuntime.isInitialized() ? comm.family().poll() : null;
     } finally {
       MpiRuntime.LOCK.unlock();
+    }
+    endIfNoticed(notice, table, step, doing, now);
+  }
+
+  /**
+   * Runs {@code waits}, in which another rank's notice ends a wait only when the calls in flight have not
+   * completed within {@code graceNanos} of it. For the exchange before a blocking MPI call that every rank
+   * of the group must make ({@code MPI_Comm_split}, which has no timeout): a peer whose exchange completed
+   * before the notice reached it is inside that call already, and only this rank joining it lets it out.
+   * Every rank that started the exchange completes it within the grace (it needs no more than their
+   * starts), so they all make the call; if one never started it, no rank completes it, and none does.
+   *
+   * @return the notice put off while the calls completed, or null: the caller makes the blocking call, then
+   *     gives up with it
+   */
+  MpiFamily.Notice completingDespiteNotices(long graceNanos, Runnable waits) {
+    noticeGraceNanos = graceNanos;
+    try {
+      waits.run();
+      return putOff;
+    } finally {
+      noticeGraceNanos = 0;
+      putOff = null;
+    }
+  }
+
+  /**
+   * A notice (or one put off before, when {@code notice} is null) ends the wait for step {@code step} of
+   * {@code table}, at once or, while notices are put off, once the grace after it has passed.
+   */
+  private void endIfNoticed(MpiFamily.Notice notice, MpiCallTable table, int step, String doing, long now) {
+    if (notice != null && putOff == null) {
+      putOffAt = now;
+    }
+    if (notice != null && (putOff == null || putOff.kind() == MpiFamily.GAVE_UP && notice.kind() != MpiFamily.GAVE_UP)) {
+      putOff = notice; // as MpiFamily.poll chooses: a failure or timeout rather than a rank that gave up on it
+    }
+    if (putOff != null && (noticeGraceNanos == 0 || now - putOffAt > noticeGraceNanos)) {
+      MpiFamily.Notice ending = putOff;
+      putOff = null;
+      MpiRuntime.LOCK.lock();
+      try {
+        throw comm.family().gaveUp(comm, doing + table.describeStep(step), ending);
+      } finally {
+        MpiRuntime.LOCK.unlock();
+      }
     }
   }
 
@@ -141,15 +190,8 @@ final class MpiInFlight {
         if (done != 0) {
           break;
         }
-        if (notice != null) {
-          MpiRuntime.LOCK.lock();
-          try {
-            throw family.gaveUp(comm, "waiting for " + table.describeStep(step), notice);
-          } finally {
-            MpiRuntime.LOCK.unlock();
-          }
-        }
         long now = System.nanoTime();
+        endIfNoticed(notice, table, step, "waiting for ", now);
         if (now - deadline > 0) {
           comm.timedOut(now - start, describe(), table, step);
         }
