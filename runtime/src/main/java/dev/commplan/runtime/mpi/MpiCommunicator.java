@@ -319,10 +319,8 @@ public final class MpiCommunicator extends AbstractCommunicator {
    */
   void synchronize(MpiStream s, Duration timeout) {
     ensureUsable();
-    // The comparison a close makes waits twice the timeout: its peers may still be waiting out the timeout in
-    // a call before it, where the rank that times out names the rank that never came. A close timing out
-    // first would name a peer that was only waiting too.
-    MpiStreams.complete(s, direct.checkingAtClose() ? 2 * timeout.toNanos() : timeout.toNanos());
+    // the comparison a close makes waits as long as a close waits, longer than the calls before it
+    MpiStreams.complete(s, direct.checkingAtClose() ? MpiFamily.closeWaitNanos(timeout.toNanos()) : timeout.toNanos());
   }
 
   private void completeInFlight() {
@@ -412,7 +410,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
    * call over one is still in flight elsewhere, such as a plan's call over a mesh axis on the world's stream,
    * once that call completes, see {@link MpiCommHandle}) and every block allocated through it (unless calls of
    * the family that failed may still use them). Closing {@link MpiBackend#world()}'s communicator also waits, at
-   * most the timeout, until every rank closes it ({@link MpiFamily#closeWorld}), and throws if another rank of the
+   * most twice the timeout, until every rank closes it ({@link MpiFamily#closeWorld}), and throws if another rank of the
    * family failed: a rank whose own calls all succeeded learns there, at the latest, that a peer's did not.
    * Idempotent. MPI itself stays initialized until {@link MpiBackend#finalizeMpi()} or the JVM exits.
    */

@@ -31,8 +31,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>A rank waiting for its calls looks for notices between bursts of polls ({@link #poll}); one that
  *       arrives ends the wait with a {@link RankAbortedException} naming the rank, its group and what it
  *       said, and this rank gives up too (and says so, once).
- *   <li>Closing the world ({@link #closeWorld}) is a barrier on the control communicator, waited for with
- *       the timeout and with notices looked for, so that a rank whose own calls all succeeded still learns,
+ *   <li>Closing the world ({@link #closeWorld}) is a barrier on the control communicator, waited for as
+ *       long as a close waits ({@link #closeWaitNanos}) and with notices looked for, so that a rank whose own calls all succeeded still learns,
  *       at the latest when it closes, that another failed (a send that completed into a receive that was
  *       too short). A rank that has waited there a second says so ({@link #LEFT}): not a failure, but a
  *       rank that times out names it as the one that left its call.
@@ -233,6 +233,16 @@ final class MpiFamily {
     return e;
   }
 
+  /**
+   * {@return how long a close waits for the other ranks: twice {@code timeoutNanos}, where a call waits once} Its
+   * peers may still be waiting out the timeout in a call before it; there the rank that times out names the rank
+   * that never came. A close that timed out first would name only peers that were waiting too, and its notice
+   * would end their waits before they could name it. For the comparison a close makes and the world's barrier.
+   */
+  static long closeWaitNanos(long timeoutNanos) {
+    return 2 * timeoutNanos;
+  }
+
   /** {@return how long ranks get to answer a notice: a tenth of {@code timeout}, 0.2 to 2 s} */
   static long answerGrace(java.time.Duration timeout) {
     return Math.min(2_000_000_000L, Math.max(200_000_000L, timeout.toNanos() / 10));
@@ -375,7 +385,7 @@ final class MpiFamily {
 
   /**
    * Closing the world communicator {@code world}: a barrier on the control communicator, waited for at most
-   * {@code timeoutNanos} while looking for notices, unless the family already failed (then this rank's
+   * {@link #closeWaitNanos} of {@code timeoutNanos} while looking for notices, unless the family already failed (then this rank's
    * peers know, and nobody waits for it here). Throws when another rank failed, or when the barrier times
    * out; frees the control communicator when the barrier completed. Takes and lets go of the lock itself,
    * between polls. Unless the control communicator was freed, the family stays reachable until MPI is finalized:
@@ -409,6 +419,7 @@ final class MpiFamily {
       MpiRuntime.LOCK.unlock();
     }
     long start = System.nanoTime();
+    long limit = closeWaitNanos(timeoutNanos);
     while (true) {
       MpiRuntime.LOCK.lock();
       try {
@@ -438,10 +449,10 @@ final class MpiFamily {
           MpiRuntime.LOCK.unlock();
         }
       }
-      if (waited > timeoutNanos) {
-        CommPlanException e = new CommPlanException(world.rankText() + ": " + CLOSING + " waited " + waited / 1_000_000_000L
-            + " s (the timeout) for the other ranks of world to close it too; a rank that is still working, stalled"
-            + " or gone leaves the others waiting here");
+      if (waited > limit) {
+        CommPlanException e = new CommPlanException(String.format(java.util.Locale.ROOT, "%s: %s waited %.1f s (twice the"
+            + " timeout) for the other ranks of world to close it too; a rank that is still working, stalled or gone"
+            + " leaves the others waiting here", world.rankText(), CLOSING, waited / 1e9));
         MpiRuntime.LOCK.lock();
         try {
           fail(world, TIMED_OUT, e);

@@ -15,7 +15,8 @@ import java.time.Duration;
  * {@code tp}, {@code dp} or {@code pp}), executed and synchronized in three rounds. In round 1 the last world
  * rank, before its execute, faults as {@code args[2]} says: {@code throw} (an exception out of main, through
  * the try-with-resources that close the plan, the mesh and the world), {@code stall} (sleeps 1.5 times the
- * timeout, then goes on), {@code exit} ({@code System.exit(3)}), {@code kill} (SIGKILL from outside, as the OOM killer
+ * timeout, then goes on), {@code exit} ({@code System.exit(3)}), {@code exit-late} (the same, and every other rank
+ * comes to that execute a quarter of the timeout late), {@code kill} (SIGKILL from outside, as the OOM killer
  * does). The timeout is {@code args[3]} seconds.
  *
  * <p>Before the timed world, every rank builds the same mesh and plan once on a world with a long timeout, so
@@ -100,6 +101,8 @@ public final class MpiFaultMain {
         for (int round = 0; round < rounds; round++) {
           if (rank == faulty && round == 1) {
             fault(rank, fault, world.timeout());
+          } else if (round == 1 && fault.equals("exit-late")) {
+            Thread.sleep(world.timeout().toMillis() / 4); // the exiting rank's close must not time out before them
           }
           plan.execute(world.stream());
           world.stream().synchronize();
@@ -114,7 +117,7 @@ public final class MpiFaultMain {
     switch (fault) {
       case "throw" -> throw new IllegalStateException("rank " + rank + " throws on purpose in round 1");
       case "stall" -> Thread.sleep(timeout.toMillis() * 3 / 2); // wakes before the others' finalize gives up on it
-      case "exit" -> {
+      case "exit", "exit-late" -> {
         report(rank, "exited 3");
         System.exit(3);
       }
