@@ -410,8 +410,8 @@ public final class MpiCommunicator extends AbstractCommunicator {
    * call over one is still in flight elsewhere, such as a plan's call over a mesh axis on the world's stream,
    * once that call completes, see {@link MpiCommHandle}) and every block allocated through it (unless calls of
    * the family that failed may still use them). Closing {@link MpiBackend#world()}'s communicator also waits, at
-   * most twice the timeout, until every rank closes it ({@link MpiFamily#closeWorld}), and throws if another rank of the
-   * family failed: a rank whose own calls all succeeded learns there, at the latest, that a peer's did not.
+   * most twice the timeout, until every rank closes it ({@link MpiFamily#closeWorld}), and throws if another rank
+   * of the family failed: a rank whose own calls all succeeded learns there, at the latest, that a peer's did not.
    * Idempotent. MPI itself stays initialized until {@link MpiBackend#finalizeMpi()} or the JVM exits.
    */
   @Override

@@ -32,10 +32,10 @@ import java.util.concurrent.ConcurrentHashMap;
  *       arrives ends the wait with a {@link RankAbortedException} naming the rank, its group and what it
  *       said, and this rank gives up too (and says so, once).
  *   <li>Closing the world ({@link #closeWorld}) is a barrier on the control communicator, waited for as
- *       long as a close waits ({@link #closeWaitNanos}) and with notices looked for, so that a rank whose own calls all succeeded still learns,
- *       at the latest when it closes, that another failed (a send that completed into a receive that was
- *       too short). A rank that has waited there a second says so ({@link #LEFT}): not a failure, but a
- *       rank that times out names it as the one that left its call.
+ *       long as a close waits ({@link #closeWaitNanos}) and with notices looked for, so that a rank whose own
+ *       calls all succeeded still learns, at the latest when it closes, that another failed (a send that
+ *       completed into a receive that was too short). A rank that has waited there a second says so ({@link
+ *       #LEFT}): not a failure, but a rank that times out names it as the one that left its call.
  *   <li>A rank that times out ({@link #timedOut}) tells every rank, collects their answers for a moment,
  *       and names the ranks of its group that did not answer or are closing a communicator: at the world's
  *       close barrier, or in the comparison of the last calls that a close makes (over the agreement
@@ -85,6 +85,14 @@ final class MpiFamily {
         case LEFT -> "is closing world";
         default -> "gave up";
       };
+    }
+
+    /**
+     * {@return whether this notice, of one wait, is the one to name rather than {@code earlier} (or none)}: the
+     * first failure or timeout rather than a rank that gave up on it.
+     */
+    boolean outranks(Notice earlier) {
+      return earlier == null || earlier.kind() == GAVE_UP && kind != GAVE_UP;
     }
   }
 
@@ -172,8 +180,8 @@ final class MpiFamily {
       if (n.kind() == LEFT) {
         continue;
       }
-      if (chosen == null || chosen.kind() == GAVE_UP && n.kind() != GAVE_UP) {
-        chosen = n; // of those already here, the first failure or timeout rather than a rank that gave up on it
+      if (n.outranks(chosen)) {
+        chosen = n;
       }
       if (chosen.kind() != GAVE_UP) {
         break;
@@ -385,11 +393,11 @@ final class MpiFamily {
 
   /**
    * Closing the world communicator {@code world}: a barrier on the control communicator, waited for at most
-   * {@link #closeWaitNanos} of {@code timeoutNanos} while looking for notices, unless the family already failed (then this rank's
-   * peers know, and nobody waits for it here). Throws when another rank failed, or when the barrier times
-   * out; frees the control communicator when the barrier completed. Takes and lets go of the lock itself,
-   * between polls. Unless the control communicator was freed, the family stays reachable until MPI is finalized:
-   * its posted receive and its notices' sends still point into its memory.
+   * {@link #closeWaitNanos} of {@code timeoutNanos} while looking for notices, unless the family already failed
+   * (then this rank's peers know, and nobody waits for it here). Throws when another rank failed, or when the
+   * barrier times out; frees the control communicator when the barrier completed. Takes and lets go of the lock
+   * itself, between polls. Unless the control communicator was freed, the family stays reachable until MPI is
+   * finalized: its posted receive and its notices' sends still point into its memory.
    */
   void closeWorld(MpiCommunicator world, long timeoutNanos) {
     try {
@@ -450,9 +458,9 @@ final class MpiFamily {
         }
       }
       if (waited > limit) {
-        CommPlanException e = new CommPlanException(String.format(java.util.Locale.ROOT, "%s: %s waited %.1f s (twice the"
-            + " timeout) for the other ranks of world to close it too; a rank that is still working, stalled or gone"
-            + " leaves the others waiting here", world.rankText(), CLOSING, waited / 1e9));
+        CommPlanException e = new CommPlanException(String.format(java.util.Locale.ROOT, "%s: %s waited %.1f s"
+            + " (twice the timeout) for the other ranks of world to close it too; a rank that is still working,"
+            + " stalled or gone leaves the others waiting here", world.rankText(), CLOSING, waited / 1e9));
         MpiRuntime.LOCK.lock();
         try {
           fail(world, TIMED_OUT, e);

@@ -27,7 +27,10 @@ final class MpiInFlight {
   /** How many steps were ever added, and how many of them have completed (in start order). */
   private long started;
   private long finished;
-  /** While positive, how long after a notice the calls in flight may still complete ({@link #completingDespiteNotices}). */
+  /**
+   * Positive inside {@link #completingDespiteNotices}: how long after a notice the calls in flight may still
+   * complete.
+   */
   private long noticeGraceNanos;
   /** The notice that will end the current wait once the grace after it has passed, and when it came. */
   private MpiFamily.Notice putOff;
@@ -109,11 +112,9 @@ final class MpiInFlight {
    * {@code table}, at once or, while notices are put off, once the grace after it has passed.
    */
   private void endIfNoticed(MpiFamily.Notice notice, MpiCallTable table, int step, String doing, long now) {
-    if (notice != null && putOff == null) {
-      putOffAt = now;
-    }
-    if (notice != null && (putOff == null || putOff.kind() == MpiFamily.GAVE_UP && notice.kind() != MpiFamily.GAVE_UP)) {
-      putOff = notice; // as MpiFamily.poll chooses: a failure or timeout rather than a rank that gave up on it
+    if (notice != null && notice.outranks(putOff)) {
+      putOffAt = putOff == null ? now : putOffAt; // the grace counts from the first notice
+      putOff = notice;
     }
     if (putOff != null && (noticeGraceNanos == 0 || now - putOffAt > noticeGraceNanos)) {
       MpiFamily.Notice ending = putOff;

@@ -55,7 +55,6 @@ sealed interface DeviceAllocator permits DeviceAllocator.DeviceWide, DeviceAlloc
         "stream-ordered where ranks of this process share a GPU");
   }
 
-
   /**
    * The allocator for a communicator whose GPU is shared as {@code sharing} says ({@link #streamOrdered}).
    *

@@ -453,8 +453,8 @@ public final class RankSupervisor implements AutoCloseable {
   }
 
   /**
-   * Stops the rank threads and waits up to a second for each other one to end: work still queued is dropped, a
-   * thread still running interrupted. Idempotent. The backend first closes its communicators ({@link #submitToEachRank}).
+   * Stops the rank threads and waits up to a second for each other one to end: queued work is dropped, a running
+   * thread interrupted. Idempotent. The backend first closes its communicators ({@link #submitToEachRank}).
    */
   @Override
   public void close() {
