@@ -110,32 +110,6 @@ class ArchitectureTest {
         .check(runtime);
   }
 
-  /**
-   * No main source file of the library over 500 lines: a class that grows past that is doing several
-   * things. The library is this module and the ones it ships with (the processor, the model, the
-   * annotations), read by path from the repository (tests run in this module's directory).
-   */
-  @Test
-  void noMainFileOverFiveHundredLines() throws java.io.IOException {
-    java.util.List<String> tooLong = new java.util.ArrayList<>();
-    for (String module : java.util.List.of("runtime", "processor", "model", "annotations")) {
-      java.nio.file.Path main = java.nio.file.Path.of("..", module, "src/main/java");
-      org.junit.jupiter.api.Assertions.assertTrue(java.nio.file.Files.isDirectory(main), main + " is not a directory");
-      try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.walk(main)) {
-        for (java.nio.file.Path f : (Iterable<java.nio.file.Path>) files.filter(p -> p.toString().endsWith(".java"))::iterator) {
-          long lines;
-          try (java.util.stream.Stream<String> l = java.nio.file.Files.lines(f)) {
-            lines = l.count();
-          }
-          if (lines > 500) {
-            tooLong.add(module + "/" + main.relativize(f) + " (" + lines + " lines)");
-          }
-        }
-      }
-    }
-    org.junit.jupiter.api.Assertions.assertEquals(java.util.List.of(), tooLong);
-  }
-
   /** The raw bindings are the bottom of their backend: they never call up into it. */
   @Test
   void rawBindingsDoNotDependOnTheirBackend() {
