@@ -56,7 +56,7 @@ class ArchitectureTest {
         .whereLayer("agreement").mayOnlyBeAccessedByLayers("plan", "spi")
         .whereLayer("api").mayOnlyBeAccessedByLayers("agreement", "rules", "plan", "spi", "bootstrap", "backends")
         .whereLayer("launch").mayOnlyBeAccessedByLayers("api", "bootstrap", "backends")
-        .whereLayer("guard").mayOnlyBeAccessedByLayers("api", "agreement", "plan", "spi", "backends")
+        .whereLayer("guard").mayOnlyBeAccessedByLayers("api", "agreement", "rules", "plan", "spi", "backends")
         .check(runtime);
   }
 

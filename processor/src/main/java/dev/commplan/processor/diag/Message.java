@@ -156,6 +156,10 @@ public enum Message {
   NEGATIVE_BUCKET(RuleId.BAD_BUCKET,
       "@CommPlan(bucketBytes = %s) is negative. Fix: use 0 for no buckets (the plan runs whole with execute), or"
           + " N > 0, the most bytes of one bucket (docs/dsl.md, \"Choosing bucketBytes\")."),
+  OVERFLOWED_BUCKET(RuleId.BAD_BUCKET,
+      "@CommPlan(bucketBytes = %s) is negative: an int expression overflowed before it became the long"
+          + " bucketBytes (1 << 31, or 2048 * 1024 * 1024, is %s in int). Fix: write it as a long, such as 1L << 31"
+          + " or 2048L * 1024 * 1024."),
   TOO_MANY_BUCKET_FIELDS(RuleId.BAD_BUCKET,
       "@CommPlan(bucketBytes = %s) gives the generated class an enum Field of one constant per field that a"
           + " collective sends, but '%s' sends %s fields, and an enum holds at most %s constants (its initializer"

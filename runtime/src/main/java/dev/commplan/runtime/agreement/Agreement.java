@@ -144,6 +144,8 @@ public final class Agreement {
 
   private final long[] window = new long[MAX_INTERVAL * CallRecord.LONGS];
   private int windowLength;
+  /** A comparison was due at a unit that enqueues nothing ({@link #roundClosed}): the next unit makes it first. */
+  private boolean comparisonOwed;
   private long units;
   private long nextCheck = 1;
 
@@ -219,7 +221,19 @@ public final class Agreement {
    * @return what names the plan in records: the hash of its name and its instance on this communicator
    */
   public PlanKey registerPlan(String planName) {
-    return plans.register(planName);
+    return plans.register(planName, List.of());
+  }
+
+  /**
+   * As {@link #registerPlan(String)}, with the plan's fields by handle, so that messages can name the fields
+   * of a record that lists some ({@link #roundClosed}).
+   *
+   * @param planName the plan's name
+   * @param fields the plan's fields, by handle
+   * @return what names the plan in records
+   */
+  public PlanKey registerPlan(String planName, List<String> fields) {
+    return plans.register(planName, fields);
   }
 
   /**
@@ -272,20 +286,48 @@ public final class Agreement {
     unit(CallRecord.BUCKET | (long) bucket << 32, plan.instance(), plan.name(), step, stream, compareNow);
   }
 
+  /**
+   * A bucketed plan was closed while its ready()/finish() round was open, before bucket {@code nextBucket} was
+   * enqueued: a unit, so that peers which enqueued that bucket find this rank's unit differing there, and their
+   * messages name the open round. Closing a plan is not a collective, so this enqueues nothing: a comparison due
+   * at this unit is made at this rank's next unit instead, over the window up to this one.
+   *
+   * @param plan the plan's {@link #registerPlan} key
+   * @param nextBucket the first bucket of the round this rank never enqueued
+   * @param unmarked the handles (below 63) not marked ready in the round as bits; bit 63: a higher one too
+   */
+  public void roundClosed(PlanKey plan, int nextBucket, long unmarked) {
+    if (windowLength == MAX_INTERVAL) {
+      return; // only where a comparison is owed already and its window is full: its record would not fit
+    }
+    record(CallRecord.ROUND_CLOSED | (long) nextBucket << 32, plan.instance(), plan.name(), unmarked);
+    if (++units == nextCheck) {
+      nextCheck = next(units);
+      comparisonOwed = true;
+    }
+  }
+
   /** Four stores and two counters: the digest is made when the window is compared ({@link WindowCheck#arm}). */
   private void unit(long word0, long word1, long plan, long step, Stream stream, boolean compareNow) {
-    int at = windowLength * CallRecord.LONGS;
-    window[at] = word0;
-    window[at + 1] = word1;
-    window[at + 2] = plan;
-    window[at + 3] = step;
-    windowLength++;
+    if (comparisonOwed) { // due at a unit that could enqueue nothing (roundClosed): the window up to that unit
+      compareWindow(stream, false);
+    }
+    record(word0, word1, plan, step);
     if (++units == nextCheck) {
       nextCheck = next(units);
       compareWindow(stream, false);
     } else if (compareNow) {
       compareWindow(stream, false);
     }
+  }
+
+  private void record(long word0, long word1, long plan, long step) {
+    int at = windowLength * CallRecord.LONGS;
+    window[at] = word0;
+    window[at + 1] = word1;
+    window[at + 2] = plan;
+    window[at + 3] = step;
+    windowLength++;
   }
 
   /** The unit (or message) after which the next check runs: 1, 3, 7, ..., 1023, then every {@value #MAX_INTERVAL}. */
@@ -307,6 +349,7 @@ public final class Agreement {
       progress.afterSynchronize(check, progress.issue());
     }
     windowLength = 0;
+    comparisonOwed = false;
   }
 
   /**

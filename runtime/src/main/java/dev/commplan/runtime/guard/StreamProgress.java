@@ -30,6 +30,7 @@ public final class StreamProgress {
   private final CallGate gate;
   private volatile long issuedTicket;
   private volatile long synchronizedTicket;
+  private volatile boolean closed;
 
   /** @param gate the stream's communicator's gate: plans hold it while they execute on the stream */
   public StreamProgress(CallGate gate) {
@@ -56,6 +57,16 @@ public final class StreamProgress {
     long ticket = issuedTicket + 1;
     issuedTicket = ticket;
     return ticket;
+  }
+
+  /** Records that the stream was closed: it takes no more work, and no event can be recorded on it. */
+  public void closed() {
+    closed = true;
+  }
+
+  /** Whether the stream was closed ({@link #closed()}). */
+  public boolean isClosed() {
+    return closed;
   }
 
   /** The last ticket issued (0 before the first). */

@@ -109,8 +109,12 @@ public final class LocalCommunicator extends AbstractCommunicator {
     return owner instanceof LocalCommunicator other && other.cluster == cluster && other.worldRank == worldRank;
   }
 
+  /** {@inheritDoc} Here: the rank's first worker; {@link IllegalStateException} once this communicator is closed. */
   @Override
   public LocalStream stream() {
+    if (closed) {
+      throw closedStreamRefusal();
+    }
     return stream;
   }
 

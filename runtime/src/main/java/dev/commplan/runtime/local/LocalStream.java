@@ -8,6 +8,7 @@ import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
 import dev.commplan.runtime.spi.StreamBase;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -17,9 +18,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * order, like a CUDA stream. Enqueueing returns at once; results are only guaranteed visible to the host
  * after {@link #synchronize()} (a read before it may well see the old data).
  *
- * <p>Errors are sticky, as on a GPU: once a piece of work fails, the work after it is discarded, every
- * later {@code synchronize()} throws that failure, and the cluster is aborted so that no other rank
- * waits for this one.
+ * <p>Errors are sticky, as on a GPU: once a piece of work fails, the work after it is discarded and every
+ * later {@code synchronize()} throws that failure. The cluster is aborted when the failure leaves other ranks
+ * waiting for this one: a collective, send or receive that fails, or that is discarded because the stream
+ * failed before it. A host task that throws (caught by its rank at {@code synchronize()}) fails the stream
+ * alone.
  *
  * <p>Nothing waits forever: a collective waits for the other ranks at most the cluster's timeout ({@link
  * LocalCluster#timeout()}), and {@code synchronize()} gives up with {@link CommTimeoutException} when the
@@ -67,6 +70,15 @@ public final class LocalStream extends StreamBase {
     default LocalCommunicator sequencedBy() {
       return null;
     }
+
+    /**
+     * Whether other ranks wait for this work (a collective, a send or receive): if it fails, or is skipped
+     * because the stream failed before it, the cluster is aborted so that they do not wait for nothing. Host
+     * tasks and waits for events involve no other rank: their failure fails this stream alone (sticky).
+     */
+    default boolean peersWaitForIt() {
+      return true;
+    }
   }
 
   private static final OperationLabel HOST_TASK = OperationLabel.direct("host task");
@@ -84,6 +96,8 @@ public final class LocalStream extends StreamBase {
   private long enqueued;
   private long completed;
   private Throwable failure;
+  /** The stream whose event this stream's worker waits for now ({@link #awaitOnWorker}), or null. */
+  private volatile LocalStream waitingOn;
   /** The first item the failure kept from completing (the failed one, or the next after an abort). */
   private long failedAt = Long.MAX_VALUE;
   private boolean shutDown;
@@ -118,7 +132,17 @@ public final class LocalStream extends StreamBase {
    */
   public void enqueueHostTask(HostTask task) {
     Objects.requireNonNull(task, "task");
-    enqueue((stream, sequence) -> task.run());
+    enqueue(new Work() {
+      @Override
+      public void run(LocalStream stream, long sequence) throws Exception {
+        task.run();
+      }
+
+      @Override
+      public boolean peersWaitForIt() {
+        return false;
+      }
+    });
   }
 
   /**
@@ -220,16 +244,23 @@ public final class LocalStream extends StreamBase {
     return t + Math.min(t / 4, 1_000_000_000L);
   }
 
+  /**
+   * The timeout of a stream that made no progress for {@code waitedNanos}: it names what the stream was running,
+   * or, where its worker waits for an event of another stream, that wait and what the other stream was running
+   * (its plan, step and fields), which is what never finished.
+   */
   private CommTimeoutException stalled(long waitedNanos) {
-    FlightRecorder.Entry pending = recorder.oldestPending();
+    LocalStream origin = waitingOn;
+    FlightRecorder.Entry pending = (origin != null ? origin.recorder : recorder).oldestPending();
     OperationLabel what = pending != null ? pending.label() : HOST_TASK;
     Duration timeout = comm.cluster().timeout();
-    String summary = "local backend: " + who() + " timed out after " + timeout + ": its stream made no"
-        + " progress for " + Duration.ofNanos(waitedNanos) + " while running " + what
+    String summary = "local backend: " + who() + " timed out after " + timeout + ": "
+        + (origin != null ? "it waited for an event of " + origin + ", whose stream" : "its stream")
+        + " made no progress for " + Duration.ofNanos(waitedNanos) + " while running " + what
         + (pending != null ? " (operation #" + pending.sequence() + ")" : "")
         + " (a host task that blocks, or work that waits for something that never comes); the cluster is aborted";
     return new CommTimeoutException(summary, what.planName(), what.step(), what.collective(), what.fields(),
-        comm.rank(), timeout, java.util.List.of(), recorder.format(), null);
+        comm.rank(), timeout, List.of(), recorder.format(), null);
   }
 
   /** A fresh exception for this caller, so that each throw has the synchronizing thread's stack. */
@@ -332,14 +363,23 @@ public final class LocalStream extends StreamBase {
 
   /**
    * Blocks this (another stream's) worker until the worker of this stream has run the first {@code target}
-   * items, at most {@code timeout}; throws if this stream failed or was shut down first, or on the timeout.
+   * items; throws if this stream failed or was shut down first. This stream's own work has its own timeouts (a
+   * collective's names its plan, step or bucket, fields and the ranks that never came), and its failure is
+   * rethrown here as it is, so the wait gives up on its own only where this stream makes no progress for
+   * {@link #stallLimitNanos} of {@code timeout} (a host task that blocks), naming what this stream was running.
    */
   void awaitOnWorker(long target, Duration timeout, LocalStream waiting) throws InterruptedException {
     lock.lock();
+    waiting.waitingOn = this;
     try {
-      long deadline = System.nanoTime() + timeout.toNanos();
+      long stallLimit = stallLimitNanos(timeout);
+      long seen = completed;
+      long lastProgress = System.nanoTime();
       while (completed < target || failedAt < target) {
         if (failedAt < target) {
+          if (failure instanceof CommTimeoutException timedOut) {
+            throw new CommTimeoutException(timedOut); // what this stream's work waited for, in its own words
+          }
           throw new CommPlanException(waiting.who() + "'s stream waited for an event of " + this + ", whose work"
               + " failed: " + failure.getMessage(), failure);
         }
@@ -347,31 +387,51 @@ public final class LocalStream extends StreamBase {
           throw new IllegalStateException(waiting.who() + "'s stream waited for an event of " + this + ", which was"
               + " shut down (its cluster is closed)");
         }
-        long left = deadline - System.nanoTime();
+        long now = System.nanoTime();
+        if (completed != seen) {
+          seen = completed;
+          lastProgress = now;
+        }
+        long left = lastProgress + stallLimit - now;
         if (left <= 0) {
-          throw new CommTimeoutException("local backend: " + waiting + " waited for an event"
-              + " of " + this + " (after its operation #" + (target - 1) + ") longer than the timeout " + timeout
-              + "; that stream has run " + completed + " of its operations. Whatever that stream waits for never came"
-              + " (a host task that blocks, a collective a peer never joined)\n" + recorder.format(), null, -1,
-              "wait for an event", java.util.List.of(), comm.rank(), timeout, java.util.List.of(), waiting.recorder.format(),
-              null);
+          throw waiting.stalled(now - lastProgress);
         }
         progress.awaitNanos(left);
       }
+    } finally {
+      waiting.waitingOn = null;
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Marks the stream failed (if it has not failed already) and wakes whoever waits; for aborts, and for the
+   * peers of a collective that timed out. An abort that finds the worker waiting for an event of a stream
+   * whose work timed out fails this stream with that timeout instead: it says what the wait waited for (the
+   * plan, bucket, fields and missing ranks), the abort only that a rank failed.
+   */
+  void fail(Throwable cause) {
+    LocalStream origin = waitingOn;
+    Throwable originFailure = origin == null || !(cause instanceof RankAbortedException) ? null : origin.failure();
+    Throwable reported = originFailure instanceof CommTimeoutException timedOut ? new CommTimeoutException(timedOut)
+        : cause;
+    lock.lock();
+    try {
+      if (failure == null) {
+        failure = reported;
+        failedAt = completed;
+      }
+      progress.signalAll();
     } finally {
       lock.unlock();
     }
   }
 
-  /** Marks the stream failed (if it has not failed already) and wakes whoever waits; for aborts. */
-  void fail(Throwable cause) {
+  /** The stream's failure, or null. */
+  private Throwable failure() {
     lock.lock();
     try {
-      if (failure == null) {
-        failure = cause;
-        failedAt = completed;
-      }
-      progress.signalAll();
+      return failure;
     } finally {
       lock.unlock();
     }
@@ -465,6 +525,7 @@ public final class LocalStream extends StreamBase {
         recorder.failed(seq, System.nanoTime()); // skipped: the stream had already failed
       }
       Thread.interrupted(); // an abort's interrupt is for the work it hit, not for the next one
+      Throwable strandsPeers = null; // a failure that leaves other ranks waiting in this work: abort the cluster
       lock.lock();
       try {
         completed++;
@@ -472,12 +533,15 @@ public final class LocalStream extends StreamBase {
           failure = thrown;
           failedAt = seq;
         }
+        if ((thrown != null || skip) && work.peersWaitForIt()) {
+          strandsPeers = thrown != null ? thrown : failure;
+        }
         progress.signalAll();
       } finally {
         lock.unlock();
       }
-      if (thrown != null) {
-        comm.cluster().abort(comm.worldRank(), thrown);
+      if (strandsPeers != null) {
+        comm.cluster().abort(comm.worldRank(), strandsPeers);
       }
     }
   }

@@ -17,8 +17,10 @@ import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.spi.HostMemoryBlock;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 
 /**
  * Steps of NCCL-style calls resolved once to MPI's non-blocking collectives: pointers, {@code int}
@@ -478,6 +480,19 @@ final class MpiCallTable {
   /** The MPI function call {@code index} starts with. */
   String function(int index) {
     return MpiTypes.startFunction(kind[index]);
+  }
+
+  /** The fields of step {@code step}'s calls, each once, in call order: what a timeout of the step names. */
+  List<String> stepFields(int step) {
+    Set<String> out = new LinkedHashSet<>();
+    for (int i = stepStart[step], end = stepStart[step + 1]; i < end; i++) {
+      if (fields[i] != null) {
+        for (Object field : fields[i]) {
+          out.add(field.toString());
+        }
+      }
+    }
+    return List.copyOf(out);
   }
 
   String describeStep(int step) {

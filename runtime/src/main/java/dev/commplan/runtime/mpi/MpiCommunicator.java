@@ -156,6 +156,12 @@ public final class MpiCommunicator extends AbstractCommunicator {
 
   @Override
   public Stream stream() {
+    if (closed) {
+      if (MpiRuntime.endingReason() != null) {
+        ensureUsable(); // says that the process is being ended, not that the user closed it
+      }
+      throw closedStreamRefusal();
+    }
     return stream;
   }
 
@@ -356,7 +362,9 @@ public final class MpiCommunicator extends AbstractCommunicator {
   @Override
   protected void ensureUsable() {
     if (closed) {
-      throw new IllegalStateException("mpi communicator of " + rankText() + " is closed");
+      String ending = MpiRuntime.endingReason();
+      throw new IllegalStateException("mpi communicator of " + rankText() + (ending != null ? " " + ending
+          : " is closed"));
     }
     RuntimeException f = failure != null ? failure : family.failure();
     if (f != null) {

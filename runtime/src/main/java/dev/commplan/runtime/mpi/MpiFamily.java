@@ -301,7 +301,7 @@ final class MpiFamily {
     }
     MpiTimeoutReport report = new MpiTimeoutReport(where, worldRank, waited, timeout, pending, notices, grace);
     CommTimeoutException e = new CommTimeoutException(report.text(), first.planName, first.planName == null ? -1
-        : first.stepNumber(step), first.describeStep(step), List.of(), where.rank(), timeout, report.missing(), null,
+        : first.stepNumber(step), first.describeStep(step), first.stepFields(step), where.rank(), timeout, report.missing(), null,
         null);
     MpiRuntime.LOCK.lock();
     try {

@@ -41,6 +41,8 @@ final class MpiRuntime {
   private static volatile boolean finalizing;
   /** Set once {@link #finalizeMpi} closes what is still open: those closes compare no last calls. */
   private static volatile boolean closingAll;
+  /** Set by the shutdown hook: the JVM is ending (mpirun ended the job, a signal, System.exit). */
+  private static volatile boolean processEnding;
 
   private MpiRuntime() {}
 
@@ -164,6 +166,15 @@ final class MpiRuntime {
     failedFamilyTimeout = Math.max(failedFamilyTimeout, timeoutNanos);
   }
 
+  /**
+   * Why a communicator that this process closed for its user cannot be used, where the process is being ended
+   * (its shutdown hook closed it), or null: a rank told "is closed" would think its own code closed it.
+   */
+  static String endingReason() {
+    return processEnding ? "was closed because this process is being ended (its JVM runs its shutdown hooks: mpirun"
+        + " ended the job, a signal arrived, or System.exit was called)" : null;
+  }
+
   /** Whether {@link #finalizeMpi} is closing what the program left open (closes that compare nothing). */
   static boolean closingAll() {
     return closingAll;
@@ -266,6 +277,7 @@ final class MpiRuntime {
 
   /** The shutdown hook: finalizes unless the rank's thread still holds MPI (then mpirun reports it). */
   private static void finalizeAtShutdown() {
+    processEnding = true;
     if (finalizing) {
       return; // a bounded finalize gave up on MPI_Finalize already
     }

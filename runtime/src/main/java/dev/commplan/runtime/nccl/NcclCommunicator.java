@@ -176,6 +176,9 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   @Override
   public Stream stream() {
+    if (state.isClosedByUser()) {
+      throw closedStreamRefusal();
+    }
     return stream;
   }
 

@@ -434,6 +434,11 @@ final class NcclRankState implements NcclFamily.Member {
     return closeTimes;
   }
 
+  /** Whether its user closed it ({@link #close()}), not aborted: its stream is gone with it. */
+  boolean isClosedByUser() {
+    return state.get() == CLOSED && !isAborted();
+  }
+
   /** Whether {@link #close()} or an abort has ended it. */
   boolean isClosedOrAborted() {
     return state.get() != OPEN;

@@ -31,6 +31,8 @@ final class BucketRound {
   private final Agreement agreement;
   private final Agreement.PlanKey agreementKey;
   private final boolean orderCheck;
+  /** The plan's: a bucket is ordered after the plan's work on another stream (the two-stream rule). */
+  private final LastStream lastStream;
 
   /** This round: each handle's producer event (null: not marked), each bucket's unmarked fields, the next bucket. */
   private final Event[] events;
@@ -41,7 +43,7 @@ final class BucketRound {
 
   BucketRound(String planName, Stream stream, boolean ownsStream, CompiledSchedule compiled,
       List<Schedule.Bucket> buckets, List<String> fields, GuardMarks marks, boolean guard, Agreement agreement,
-      Agreement.PlanKey agreementKey, boolean orderCheck) {
+      Agreement.PlanKey agreementKey, boolean orderCheck, LastStream lastStream) {
     this.planName = planName;
     this.stream = stream;
     this.ownsStream = ownsStream;
@@ -53,6 +55,7 @@ final class BucketRound {
     this.agreement = agreement;
     this.agreementKey = agreementKey;
     this.orderCheck = orderCheck;
+    this.lastStream = lastStream;
     this.handlesOf = new int[buckets.size()][];
     List<List<Integer>> bucketsByHandle = new ArrayList<>();
     for (int h = 0; h < fields.size(); h++) {
@@ -143,20 +146,23 @@ final class BucketRound {
   }
 
   /**
-   * For the plan's close: ends an open round as {@link #finish} would without a consumer, then waits for the
-   * communication stream (at most its timeout), so that no bucket still runs on memory about to be freed, and
-   * closes the stream if the plan made it.
+   * For the plan's close, which issues no collective: records an open round with the agreement check (so that
+   * peers that enqueued a bucket this rank never will find the open round named), waits for the buckets already
+   * enqueued (at most the timeout) so that none still runs on memory about to be freed, ends the round without
+   * enqueueing the rest, and closes the stream if the plan made it. Every bound buffer keeps what the buckets
+   * enqueued before the close left in it.
    *
+   * @param usable whether the communicator can still be waited on (not closed or aborted)
    * @return the fields that were not marked in the open round (empty when none was open)
    */
   List<String> close(boolean usable) {
     List<String> unmarked = isOpen() ? unmarkedFields() : List.of();
     try {
-      if (usable) {
-        flush();
-        if (enqueuedAny) {
-          stream.synchronize();
-        }
+      if (isOpen() && next < buckets.size() && agreement != null) { // buckets that peers may enqueue, this rank never
+        agreement.roundClosed(agreementKey, next, unmarkedMask());
+      }
+      if (usable && enqueuedAny) {
+        stream.synchronize();
       }
     } finally {
       reset();
@@ -165,6 +171,25 @@ final class BucketRound {
       }
     }
     return unmarked;
+  }
+
+  /** The buckets enqueued in the open round: {@code [0, next)}. */
+  int enqueuedInRound() {
+    return next;
+  }
+
+  /**
+   * The handles (below 63) not marked in this round as bits, with bit 63 set when a handle of 63 or more is
+   * unmarked too: what the agreement check's record of an open round carries.
+   */
+  private long unmarkedMask() {
+    long mask = 0;
+    for (int h = 0; h < events.length; h++) {
+      if (events[h] == null && bucketsOf[h].length > 0) {
+        mask |= h < 63 ? 1L << h : 1L << 63;
+      }
+    }
+    return mask;
   }
 
   /** The fields marked ready in this round, in declaration order. */
@@ -206,8 +231,9 @@ final class BucketRound {
   }
 
   /**
-   * Bucket {@code b}: the communication stream waits for its fields' events, then its calls are enqueued as
-   * one group, with the guard's marks (on the communication stream) and one unit of the agreement check.
+   * Bucket {@code b}: the communication stream waits for its fields' events and for the plan's work on another
+   * stream that may still run, then its calls are enqueued as one group, with the guard's marks (on the
+   * communication stream) and one unit of the agreement check.
    */
   private void enqueue(int b) {
     for (int h : handlesOf[b]) {
@@ -217,10 +243,19 @@ final class BucketRound {
     }
     boolean capturing = compiled.isCapturing(stream);
     StreamProgress progress = Guards.progressOf(stream);
-    if (guard && !capturing && progress != null) {
-      marks.mark(stream, progress, progress.issue(), b, b + 1);
+    boolean tracked = !capturing && progress != null;
+    long ticket = 0;
+    if (tracked) {
+      lastStream.orderBefore(stream);
+      ticket = progress.issue();
+      if (guard) {
+        marks.mark(stream, progress, ticket, b, b + 1);
+      }
     }
     compiled.enqueueSteps(stream, b, b + 1, capturing);
+    if (tracked) {
+      lastStream.enqueued(stream, ticket);
+    }
     enqueuedAny = true;
     if (agreement != null && !capturing) {
       agreement.bucket(agreementKey, b, buckets.get(b).step(), stream, orderCheck);

@@ -64,6 +64,8 @@ public final class Plan implements AutoCloseable {
   private final boolean hostAccessGuard;
   /** Per step (schedule order): the guard's marks of what it writes and reads. */
   private final GuardMarks stepMarks;
+  /** Where the plan's work last went, for the two-stream rule; shared with its rounds. */
+  private final LastStream lastStream = new LastStream();
   /** A bucketed plan's ready/finish rounds; null for a plan that is not bucketed. */
   private BucketRound round;
   /** The captured plans not yet closed: closed before the plan frees its memory. */
@@ -112,8 +114,13 @@ public final class Plan implements AutoCloseable {
     this.orderCheck = orderCheck;
     Agreement check = Agreement.of(comm);
     // every build is counted, so that the k-th plan of a name is the same instance on every rank
-    this.agreementKey = check == null ? null : check.registerPlan(name);
+    this.agreementKey = check == null ? null : check.registerPlan(name, fields);
     this.agreement = check != null && (check.recordsCalls() || orderCheck) ? check : null;
+  }
+
+  /** {@return where the plan's work last went (its rounds share it)} */
+  LastStream lastStream() {
+    return lastStream;
   }
 
   /** Set once by the builder, before the plan is handed out, when it is bucketed. */
@@ -255,10 +262,16 @@ public final class Plan implements AutoCloseable {
     gate.enter(recording == null ? executeLabel : launchLabel);
     try {
       boolean capturing = compiled.isCapturing(stream);
-      if (!capturing) { // inside a capture nothing runs now: nothing to guard or to check after a synchronize
-        track(stream, progress, from, to);
+      long ticket = 0;
+      if (!capturing) { // inside a capture nothing runs now: nothing to order, guard or check after a synchronize
+        lastStream.orderBefore(stream);
+        ticket = progress.issue();
+        track(stream, progress, ticket, from, to);
       }
       issue(stream, from, to, recording, capturing);
+      if (!capturing) {
+        lastStream.enqueued(stream, ticket);
+      }
       enqueued(stream, capturing, step, recording != null);
     } finally {
       gate.exit();
@@ -285,12 +298,12 @@ public final class Plan implements AutoCloseable {
   }
 
   /**
-   * The host-side bookkeeping of an enqueue of steps {@code [from, to)}, under one new ticket of the
+   * The host-side bookkeeping of an enqueue of steps {@code [from, to)}, under the enqueue's new ticket of the
    * stream: the guard's marks. Nothing at all when the guard is off.
    */
-  private void track(Stream stream, StreamProgress progress, int from, int to) {
+  private void track(Stream stream, StreamProgress progress, long ticket, int from, int to) {
     if (hostAccessGuard) {
-      stepMarks.mark(stream, progress, progress.issue(), from, to);
+      stepMarks.mark(stream, progress, ticket, from, to);
     }
   }
 
@@ -299,10 +312,8 @@ public final class Plan implements AutoCloseable {
     if (closed) {
       throw new IllegalStateException("plan " + name + " is closed");
     }
-    if (comm.isClosed()) { // closed or aborted: the backend says which, and why
-      String why = comm instanceof CompiledSchedule.Compiler backend ? backend.unusableReason() : null;
-      throw new IllegalStateException("plan " + name + ": its communicator (" + comm.backendName() + " rank "
-          + comm.rank() + ") " + (why != null ? "cannot run it: " + why : "is closed"));
+    if (comm.isClosed()) {
+      throw unusable(name, comm);
     }
     if (stream.communicator() != comm) {
       throw new IllegalArgumentException("plan " + name + " was built for " + comm + "; use a stream of that"
@@ -314,6 +325,16 @@ public final class Plan implements AutoCloseable {
             "plan " + name + ": the buffer bound to field '" + fields.get(handle) + "' has been closed");
       }
     }
+  }
+
+  /**
+   * What building or running plan {@code planName} on a closed or aborted {@code comm} throws: the backend says
+   * which, and why.
+   */
+  static IllegalStateException unusable(String planName, Communicator comm) {
+    String why = comm instanceof CompiledSchedule.Compiler backend ? backend.unusableReason() : null;
+    return new IllegalStateException("plan " + planName + ": its communicator (" + comm.backendName() + " rank "
+        + comm.rank() + ") " + (why != null ? "cannot run it: " + why : "is closed"));
   }
 
   /**
@@ -436,7 +457,14 @@ public final class Plan implements AutoCloseable {
 
   /**
    * Closes the plan's captured plans (destroying their graphs), then frees the plan-owned buffers;
-   * idempotent. Bound buffers stay open (the user owns them).
+   * idempotent. Bound buffers stay open (the user owns them). Not a collective: closing issues no call, so no
+   * buffer changes at close. A bucketed plan first waits for the buckets it enqueued (so that none runs on
+   * memory being freed); a ready()/finish() round left open is the caller's error: its remaining buckets are
+   * not enqueued, the agreement check records the open round (a peer that finished the round learns of it at
+   * its next check, or times out in the bucket this rank never enqueued), and close throws once the plan is
+   * closed.
+   *
+   * @throws IllegalStateException naming the fields never marked ready, where a round was left open
    */
   @Override
   public void close() {
@@ -446,8 +474,10 @@ public final class Plan implements AutoCloseable {
     closed = true;
     RuntimeException failure = null;
     List<String> unmarked = List.of();
+    int enqueued = 0;
     if (round != null) {
       try {
+        enqueued = round.enqueuedInRound();
         unmarked = round.close(!comm.isClosed()); // before the memory goes: no bucket may still run on it
       } catch (RuntimeException e) {
         failure = e;
@@ -465,9 +495,10 @@ public final class Plan implements AutoCloseable {
     }
     if (!unmarked.isEmpty()) {
       IllegalStateException e = new IllegalStateException("plan " + name + " was closed during a ready()/finish()"
-          + " round with fields never marked ready: " + unmarked + "; its remaining buckets were enqueued and waited"
-          + " for (so that no peer is left waiting), then the plan was closed. End each round with finish(consumer)"
-          + " before close()");
+          + " round, with fields never marked ready: " + unmarked + ". Closing issues no collective: bucket "
+          + enqueued + " and those after it were not enqueued on this rank, so a peer that finished the round waits"
+          + " there for rank " + comm.rank() + " (until its timeout, or its agreement check names this round). End"
+          + " each round with finish(consumer) before close()");
       if (failure != null) {
         e.addSuppressed(failure);
       }

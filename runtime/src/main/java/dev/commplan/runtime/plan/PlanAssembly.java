@@ -143,6 +143,6 @@ final class PlanAssembly {
     boolean owns = commStream == null;
     Stream stream = owns ? comm.newStream() : commStream;
     return new BucketRound(planName, stream, owns, compiled, buckets, names, marks, hostAccessGuard,
-        plan.agreement(), plan.agreementKey(), plan.orderCheck());
+        plan.agreement(), plan.agreementKey(), plan.orderCheck(), plan.lastStream());
   }
 }

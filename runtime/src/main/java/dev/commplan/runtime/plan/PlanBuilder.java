@@ -76,6 +76,7 @@ public final class PlanBuilder {
    * @param comm the communicator the plan runs on; its backend allocates the plan's memory and compiles it
    * @param fixedRanks {@code @CommPlan(ranks)}: 0 for any size, else the size the plan needs
    * @throws PlanBuildException if {@code fixedRanks > 0} and {@code comm.size() != fixedRanks}
+   * @throws IllegalStateException if {@code comm} is closed or aborted (the message says which, and why)
    */
   public PlanBuilder(String planName, Communicator comm, int fixedRanks) {
     this(planName, comm, fixedRanks, List.of(new Schedule.Group("", Objects.requireNonNull(comm, "comm"))));
@@ -91,6 +92,7 @@ public final class PlanBuilder {
    * @param axes the axes the plan's calls run over ({@code @CommPlan(axes)}), each an axis of {@code mesh}
    * @throws PlanBuildException if the mesh lacks one of {@code axes} (naming the plan's axes and the mesh's),
    *     or {@code fixedRanks > 0} and the world's size differs
+   * @throws IllegalStateException if the mesh's world is closed or aborted
    */
   public PlanBuilder(String planName, Mesh mesh, int fixedRanks, String... axes) {
     this(planName, Objects.requireNonNull(mesh, "mesh").world(), fixedRanks, PlanAssembly.groupsOf(planName, mesh, axes));
@@ -105,7 +107,7 @@ public final class PlanBuilder {
       throw new IllegalArgumentException("plan " + planName + ": fixedRanks must be >= 0, was " + fixedRanks);
     }
     if (comm.isClosed()) {
-      throw new PlanBuildException("plan " + planName + ": the communicator (rank " + comm.rank() + ") is closed");
+      throw Plan.unusable(planName, comm);
     }
     if (fixedRanks > 0 && comm.size() != fixedRanks) {
       throw new PlanBuildException(

@@ -14,6 +14,8 @@ import dev.commplan.runtime.guard.CallGate;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.rules.CallRules;
+import dev.commplan.runtime.rules.StreamOrder;
+import java.util.function.Predicate;
 
 /**
  * What every backend's communicator is built on, so that none can skip what a direct call owes its
@@ -61,6 +63,8 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
   /** How deep the calling thread's groups are nested ({@link #groupStart()}); touched holding the gate. */
   private int groupDepth;
   private final MadeStreams madeStreams = new MadeStreams(); // those newStream() made, not yet closed
+  /** {@link #isCapturing}, made once: the direct calls ask it only where the two-stream rule may wait. */
+  private final Predicate<Stream> capturing = this::isCapturing;
   private final CallGate gate = new CallGate((holder, holderDoing, caller, callerDoing) ->
       ConcurrentUseException.of(this, holder, holderDoing, caller, callerDoing));
 
@@ -86,6 +90,18 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
   /** The gate, one per communicator: its streams carry it ({@link StreamBase}), so that plans hold it when they execute. */
   final CallGate gate() {
     return gate;
+  }
+
+  /**
+   * What {@link Communicator#stream()} throws once the communicator was closed by its user (its streams closed
+   * with it), as {@link #newStream()} refuses: a backend's {@code stream()} throws it rather than hand out a
+   * closed stream.
+   *
+   * @return the exception, naming this communicator
+   */
+  protected final IllegalStateException closedStreamRefusal() {
+    return new IllegalStateException(this + " is closed, and its stream with it: stream() and newStream() work on an"
+        + " open communicator only");
   }
 
   /** {@inheritDoc} Here: holding the gate, the backend's {@link #openStream()}, closed with this at the latest. */
@@ -176,6 +192,7 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
             + collective.counterpart().methodName() + "() in the same group (NCCL would wait for it forever). Fix:"
             + " call groupStart(), the send and the receive, then groupEnd(); or copy the buffer instead");
       }
+      orderAfterPlanWork(buffer, buffer, stream);
       enqueueDirect(collective, buffer, buffer, count, null, peer, stream);
       if (agreementCheck) {
         agreement().pointToPoint(collective == Collective.SEND, peer, buffer.dataType(), count, stream);
@@ -190,12 +207,21 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     try {
       ensureUsable();
       long count = CallRules.checkCollective(collective, this, send, recv, op, root, stream);
+      orderAfterPlanWork(send, recv, stream);
       enqueueDirect(collective, send, recv, count, op, root, stream);
       if (agreementCheck) {
         agreement().collective(collective, send.dataType(), op, root, count, stream);
       }
     } finally {
       gate.exit();
+    }
+  }
+
+  /** The two-stream rule ({@link StreamOrder}) for a direct call: after plan work on its buffers elsewhere. */
+  private void orderAfterPlanWork(Buffer send, Buffer recv, Stream stream) {
+    StreamOrder.afterPlanWorkOn(send, stream, capturing);
+    if (recv != send) {
+      StreamOrder.afterPlanWorkOn(recv, stream, capturing);
     }
   }
 

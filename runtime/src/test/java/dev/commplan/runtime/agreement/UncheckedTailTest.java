@@ -121,6 +121,40 @@ class UncheckedTailTest {
         + " execute"), e.getMessage());
   }
 
+  /**
+   * Issue 40, item 1: a rank that closed a bucketed plan with its round open, before bucket 1, against a peer
+   * that enqueued bucket 1: the record names the open round and the fields never marked ready there.
+   */
+  @Test
+  void aPlanClosedWithItsRoundOpenIsNamedWithTheFieldsNeverMarked() {
+    Agreement[] a = ranks(2);
+    Agreement.PlanKey[] keys = new Agreement.PlanKey[2];
+    for (int r = 0; r < 2; r++) {
+      keys[r] = a[r].registerPlan("t.Grads", List.of("x", "y", "z"));
+      a[r].bucket(keys[r], 0, 0, stream, false); // call 1, a check point: the tail starts at call 2
+    }
+    a[0].roundClosed(keys[0], 1, 0b011); // x and y never marked
+    a[1].bucket(keys[1], 1, 0, stream, false);
+    DisagreementException e = Agreement.compareUnchecked(a);
+    assertNotNull(e);
+    assertEquals("plan t.Grads, closed during a ready()/finish() round before bucket 1 was enqueued (fields never"
+        + " marked ready: x, y)", e.thisRank());
+    assertEquals("plan t.Grads, bucket 1 (step 0)", e.otherRank());
+    assertTrue(e.getMessage().contains("call 2 was, on rank 0, plan t.Grads, closed during"), e.getMessage());
+  }
+
+  /** Ranks that all closed the plan at the same point of an open round agree. */
+  @Test
+  void ranksThatClosedTheSameOpenRoundAgree() {
+    Agreement[] a = ranks(2);
+    for (Agreement r : a) {
+      Agreement.PlanKey key = r.registerPlan("t.Grads", List.of("x", "y", "z"));
+      r.bucket(key, 0, 0, stream, false);
+      r.roundClosed(key, 1, 0b011);
+    }
+    assertNull(Agreement.compareUnchecked(a));
+  }
+
   @Test
   void aRankWithAnExtraCallIsNamed() {
     Agreement[] a = ranks(2);

@@ -40,4 +40,38 @@ class MpiBucketsTest {
       assertTrue(run.output().contains("mpi buckets rank " + r + " of " + ranks + ": all right"), run.toString());
     }
   }
+
+  /** Issue 40, items 1 and 2: closing changes nothing, a close is no collective, two streams are ordered. */
+  @ParameterizedTest(name = "{0} processes")
+  @ValueSource(ints = {2, 3, 4})
+  void closingIsNoCollectiveAndTwoStreamsAreOrdered(int ranks) throws Exception {
+    MpiLauncher.Result run = MpiLauncher.run(ranks, LIMIT, MpiLauncher.classPath(),
+        List.of("-D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + "=60"), MpiBucketEdgesMain.class.getName(),
+        "edges");
+    assertFalse(run.killed(), run.toString());
+    assertEquals(0, run.exitCode(), run.toString());
+    for (int r = 0; r < ranks; r++) {
+      assertTrue(run.output().contains("mpi edges rank " + r + " of " + ranks + ": all right"), run.toString());
+    }
+  }
+
+  /**
+   * Issue 40, items 1 and 3: rank 0 closes the plan with its round open after bucket 0; it is told which fields
+   * it never marked, and every other rank times out in bucket 1, naming the plan, the field and rank 0.
+   */
+  @ParameterizedTest(name = "{0} processes")
+  @ValueSource(ints = {2, 3})
+  void aPlanClosedMidRoundIsNamedOnEveryRank(int ranks) throws Exception {
+    MpiLauncher.Result run = MpiLauncher.run(ranks, LIMIT, MpiLauncher.classPath(),
+        List.of("-D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + "=2"), MpiBucketEdgesMain.class.getName(),
+        "open-round");
+    assertFalse(run.killed(), run.toString());
+    assertEquals(0, run.exitCode(), run.toString());
+    assertTrue(run.output().contains("rank 0: close threw: plan edges.OpenRound was closed during a ready()/finish()"
+        + " round, with fields never marked ready: [x, y]"), run.toString());
+    for (int r = 1; r < ranks; r++) {
+      assertTrue(run.output().contains("rank " + r + ": timeout: plan edges.OpenRound, fields [y], missing [0]"),
+          run.toString());
+    }
+  }
 }
