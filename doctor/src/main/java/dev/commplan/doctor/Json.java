@@ -84,6 +84,9 @@ final class Json {
     }
     while (true) {
       skipSpace();
+      if (peek() == '}' && !members.isEmpty()) {
+        throw error("a comma before '}' (JSON allows none after the last member)");
+      }
       if (peek() != '"') {
         throw error(at >= text.length() ? "unexpected end of input" : "expected a member name in quotes, found "
             + describe(text.charAt(at)));
@@ -119,6 +122,9 @@ final class Json {
     }
     while (true) {
       skipSpace();
+      if (peek() == ']' && !items.isEmpty()) {
+        throw error("a comma before ']' (JSON allows none after the last item)");
+      }
       items.add(value(depth + 1));
       skipSpace();
       if (peek() == ',') {

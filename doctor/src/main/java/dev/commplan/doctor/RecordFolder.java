@@ -105,7 +105,8 @@ final class RecordFolder {
     }
     if (!missing.isEmpty()) {
       throw new BadInputException(folder + ": no file for " + Words.ranks(missing) + " (job " + Words.quote(first.job())
-          + " has " + first.worldSize() + " ranks; files for " + Words.ranks(byRank.keySet()) + ")");
+          + " has " + first.worldSize() + " ranks; files for " + Words.ranks(byRank.keySet())
+          + "; a rank killed before it could write leaves none)");
     }
     return new Run(folder, first.job(), first.backend(), List.copyOf(byRank.values()));
   }
