@@ -42,6 +42,7 @@ final class AlignedGroup {
   private final List<Map<Long, Operation>> bySeq;
   private final long first;
   private final long last;
+  private final long[] kept;
 
   private AlignedGroup(GroupKey key, List<FlightRecord> files, List<Group> records) {
     this.key = key;
@@ -66,6 +67,8 @@ final class AlignedGroup {
     }
     this.first = lo == Long.MAX_VALUE ? 0 : lo;
     this.last = hi;
+    this.kept = bySeq.stream().flatMap(m -> m.keySet().stream()).mapToLong(Long::longValue).distinct().sorted()
+        .toArray();
   }
 
   /**
@@ -133,6 +136,14 @@ final class AlignedGroup {
   /** The highest number any member issued: where the table ends ({@code first() - 1} when none did). */
   long last() {
     return last;
+  }
+
+  /**
+   * The numbers that some member kept, ascending: the only ones where members can be compared, so the
+   * analysis walks these rather than the whole range (a rank far behind would make that range long).
+   */
+  long[] keptSeqs() {
+    return kept;
   }
 
   Slot slot(int m, long seq) {

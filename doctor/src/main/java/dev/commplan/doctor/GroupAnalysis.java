@@ -145,7 +145,9 @@ final class GroupAnalysis {
   }
 
   private static Completed lastCompleted(AlignedGroup group) {
-    for (long seq = group.last(); seq >= group.first(); seq--) {
+    long[] kept = group.keptSeqs();
+    for (int i = kept.length - 1; i >= 0; i--) {
+      long seq = kept[i];
       boolean all = true;
       for (int m = 0; m < group.size() && all; m++) {
         Slot s = group.slot(m, seq);
@@ -162,7 +164,7 @@ final class GroupAnalysis {
   }
 
   private static Difference difference(AlignedGroup group) {
-    for (long seq = group.first(); seq <= group.last(); seq++) {
+    for (long seq : group.keptSeqs()) {
       Map<Signature, Variant> variants = new LinkedHashMap<>();
       List<Integer> unknown = new ArrayList<>();
       for (int m = 0; m < group.size(); m++) {
@@ -227,7 +229,10 @@ final class GroupAnalysis {
   private static Failure failure(AlignedGroup group, Difference difference, Stall stall) {
     long until = Math.min(difference != null ? difference.seq() : Long.MAX_VALUE,
         stall != null ? stall.seq() : Long.MAX_VALUE);
-    for (long seq = group.first(); seq <= group.last() && seq < until; seq++) {
+    for (long seq : group.keptSeqs()) {
+      if (seq >= until) {
+        break;
+      }
       List<Integer> failed = new ArrayList<>();
       Operation op = null;
       for (int m = 0; m < group.size(); m++) {

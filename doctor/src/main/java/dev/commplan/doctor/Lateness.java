@@ -53,7 +53,7 @@ final class Lateness {
     for (int m = 0; m < n; m++) {
       per.add(new ArrayList<>());
     }
-    for (long seq = group.first(); seq <= group.last(); seq++) {
+    for (long seq : group.keptSeqs()) {
       long[] waited = counted(group, seq);
       if (waited == null) {
         continue;

@@ -113,6 +113,23 @@ class AlignmentTest {
     assertEquals(List.of(), a.problems());
   }
 
+  /** A rank ten million operations ahead of another: the analysis and the page stay quick. */
+  @Test
+  void aRankFarAheadCostsNothing() {
+    long ahead = 10_000_000;
+    Diagnosis d = Diagnosis.of(Records.run(
+        file(0, 2, group("world", TWO, 0, ahead, sum(ahead - 2, State.COMPLETED, 0L), sum(ahead - 1,
+            State.STARTED, null))),
+        file(1, 2, group("world", TWO, 1, 3, sums(0, 3)))), 10 * Records.MS);
+    org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(5), () -> {
+      GroupAnalysis a = d.groups().get(0);
+      assertEquals(3, a.stall.seq());
+      assertEquals(List.of(1), a.stall.absent().stream().map(GroupAnalysis.Absent::worldRank).toList());
+      String page = HtmlReport.render(d);
+      assertTrue(page.contains("operations are left out; the last 600 are drawn"), page.substring(0, 2000));
+    });
+  }
+
   private static Operation[] sums(int from, int to) {
     return LongStream.range(from, to).mapToObj(k -> sum(k, State.COMPLETED, 0L)).toArray(Operation[]::new);
   }
