@@ -311,7 +311,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
           "starting " + table.describe(failed) + " on " + rankText());
       MpiRuntime.LOCK.lock();
       try {
-        family.fail(this, MpiFamily.FAILED, e);
+        family.fail(this, MpiNotice.FAILED, e);
       } finally {
         MpiRuntime.LOCK.unlock();
       }
@@ -403,7 +403,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
     MpiRuntime.LOCK.lock();
     try {
       if (MpiRuntime.isInitialized() && !isClosed()) {
-        family.fail(this, MpiFamily.FAILED, failure);
+        family.fail(this, MpiNotice.FAILED, failure);
       }
     } finally {
       MpiRuntime.LOCK.unlock();

@@ -33,7 +33,7 @@ final class MpiInFlight {
    */
   private long noticeGraceNanos;
   /** The notice that will end the current wait once the grace after it has passed, and when it came. */
-  private MpiFamily.Notice putOff;
+  private MpiNotice putOff;
   private long putOffAt;
 
   MpiInFlight(MpiCommunicator comm) {
@@ -75,7 +75,7 @@ final class MpiInFlight {
     if (!comm.family().due(now)) {
       return;
     }
-    MpiFamily.Notice notice;
+    MpiNotice notice;
     MpiRuntime.LOCK.lock();
     try {
       notice = MpiRuntime.isInitialized() ? comm.family().poll() : null;
@@ -96,7 +96,7 @@ final class MpiInFlight {
    * @return the notice put off while the calls completed, or null: the caller makes the blocking call, then
    *     gives up with it
    */
-  MpiFamily.Notice completingDespiteNotices(long graceNanos, Runnable waits) {
+  MpiNotice completingDespiteNotices(long graceNanos, Runnable waits) {
     noticeGraceNanos = graceNanos;
     try {
       waits.run();
@@ -111,13 +111,13 @@ final class MpiInFlight {
    * A notice (or one put off before, when {@code notice} is null) ends the wait for step {@code step} of
    * {@code table}, at once or, while notices are put off, once the grace after it has passed.
    */
-  private void endIfNoticed(MpiFamily.Notice notice, MpiCallTable table, int step, String doing, long now) {
+  private void endIfNoticed(MpiNotice notice, MpiCallTable table, int step, String doing, long now) {
     if (notice != null && notice.outranks(putOff)) {
       putOffAt = putOff == null ? now : putOffAt; // the grace counts from the first notice
       putOff = notice;
     }
     if (putOff != null && (noticeGraceNanos == 0 || now - putOffAt > noticeGraceNanos)) {
-      MpiFamily.Notice ending = putOff;
+      MpiNotice ending = putOff;
       putOff = null;
       MpiRuntime.LOCK.lock();
       try {
@@ -169,7 +169,7 @@ final class MpiInFlight {
       while (true) {
         int rc = Mpi.SUCCESS;
         int done = 0;
-        MpiFamily.Notice notice = null;
+        MpiNotice notice = null;
         MpiRuntime.LOCK.lock(); // once per burst of polls: the lock is for the shutdown hook, not for speed
         try {
           comm.requireMpiAlive();
@@ -247,7 +247,7 @@ final class MpiInFlight {
     MpiException e = table.failure(step, rc, comm.rankText());
     table.abandon(step);
     removeFirst();
-    comm.family().fail(comm, MpiFamily.FAILED, e);
+    comm.family().fail(comm, MpiNotice.FAILED, e);
     return e;
   }
 

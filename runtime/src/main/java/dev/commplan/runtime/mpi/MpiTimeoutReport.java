@@ -28,16 +28,16 @@ final class MpiTimeoutReport {
    * {@code graceNanos}, how long it waited for answers.
    */
   MpiTimeoutReport(MpiCommunicator where, int worldRank, String waited, Duration timeout, String pending,
-      List<MpiFamily.Notice> notices, long graceNanos) {
+      List<MpiNotice> notices, long graceNanos) {
     Set<Integer> answered = new HashSet<>(); // world ranks that were in calls (waiting, failed)
     Map<Integer, String> left = new HashMap<>(); // world ranks closing a communicator: which
     StringBuilder answers = new StringBuilder();
-    for (MpiFamily.Notice n : notices) {
+    for (MpiNotice n : notices) {
       if (n.closing() ? left.putIfAbsent(n.worldRank(), n.group()) != null : !answered.add(n.worldRank())) {
         continue;
       }
       answers.append("\n  ").append(n.who()).append(' ').append(n.closing() ? "is closing " + n.group()
-          : n.kind() == MpiFamily.TIMED_OUT ? "timed out too" : "answered").append(": ")
+          : n.kind() == MpiNotice.TIMED_OUT ? "timed out too" : "answered").append(": ")
           .append(n.text().replace("\n", " "));
     }
     StringBuilder missingText = new StringBuilder();
