@@ -141,7 +141,7 @@ final class ClusterState {
     }
   }
 
-  /** Closes the cluster; {@return whether this call closed it (false: it was closed already)} */
+  /** Closes the cluster, and returns whether this call closed it (false: it was closed already). */
   boolean close() {
     synchronized (lock) {
       if (closed) {

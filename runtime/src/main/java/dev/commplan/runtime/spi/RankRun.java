@@ -73,7 +73,7 @@ final class RankRun<T> {
     ended.tryAcquire(1, TimeUnit.MILLISECONDS);
   }
 
-  /** Records every rank whose task has ended; {@return whether all have} */
+  /** Records every rank whose task has ended, and returns whether all have. */
   boolean allDone() {
     boolean all = true;
     for (int r = 0; r < futures.size(); r++) {
