@@ -2,6 +2,7 @@ package dev.commplan.runtime.mpi;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
+import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.mpi.internal.Mpi;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -68,7 +69,7 @@ final class MpiInFlight {
   /**
    * Where this rank has not looked for a while ({@link MpiFamily#due}) at {@code now}: another rank's notice
    * ends what it is about to do ({@code doing} step {@code step} of {@code table}) with a {@link
-   * dev.commplan.runtime.RankAbortedException}. Called when a wait starts, before it can return: a rank back from far away fails
+   * RankAbortedException}. Called when a wait starts, before it can return: a rank back from far away fails
    * there, even if the calls it started completed against what its peers left behind.
    */
   private void lookForNotices(MpiCallTable table, int step, String doing, long now) {
@@ -143,7 +144,7 @@ final class MpiInFlight {
    * oversubscribed the cores, as Open MPI's {@code mpi_yield_when_idle} does), then with 50 µs sleeps.
    *
    * @throws MpiException if MPI reported an error for a call (the communicator's family fails with it)
-   * @throws dev.commplan.runtime.RankAbortedException if another rank of the family said it failed
+   * @throws RankAbortedException if another rank of the family said it failed
    */
   void complete(long waitNanos) {
     completeTo(started, waitNanos);

@@ -1,5 +1,6 @@
 package dev.commplan.runtime.mpi;
 
+import dev.commplan.runtime.CommOptions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -78,7 +79,7 @@ final class MpiTimeoutReport {
                 + " close compares the last calls, and one that throws or returns inside try-with-resources closes its"
                 + " mesh and its world on the way out)"))
         + ". Every communicator of this family now fails on every rank. To wait longer, pass a timeout to"
-        + " MpiBackend.world(Duration) or set -D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + ".";
+        + " MpiBackend.world(Duration) or set -D" + CommOptions.TIMEOUT_PROPERTY + ".";
   }
 
   /** {@return the exception's message} */

@@ -10,6 +10,7 @@ import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DeviceMemory;
+import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.rules.RuleSubject.CallSubject;
 import dev.commplan.runtime.rules.RuleSubject.Direct;
@@ -269,7 +270,7 @@ public final class CallRules {
    * {@link RuleId#FP8_AVERAGE}: no AVG on the fp8 types, on any backend ({@link Fp8AverageRule}, which the
    * processor checks too, says why). The local and MPI backends must not compute what the NCCL backend
    * refuses, so every backend refuses it here, with the processor's id: a plan's declaration with a {@link
-   * dev.commplan.runtime.PlanBuildException}, a direct call with an {@link IllegalArgumentException}.
+   * PlanBuildException}, a direct call with an {@link IllegalArgumentException}.
    */
   public static void fp8Average(CallSubject s, Collective c, Communicator comm, DataType type, ReduceOp op) {
     if (Fp8AverageRule.refuses(c, op == null ? null : op.name(), ElementType.valueOf(type.name()))) {
