@@ -132,8 +132,8 @@ public final class LocalCluster implements Cluster {
         for (LocalStream stream : comm.streams()) {
           // Streams that already failed (the rank that failed; ranks given their own timeout) keep that failure.
           if (!stream.hasFailed()) {
-            stream.fail(new RankAbortedException(stream.who() + " (world rank " + comm.worldRank() + ") aborted because "
-                + who + " failed: " + why + "\n" + stream.recorder.format(now), cause));
+            stream.fail(new RankAbortedException(stream.who() + " (world rank " + comm.worldRank()
+                + ") aborted because " + who + " failed: " + why + "\n" + stream.recorder.format(now), cause));
           }
           stream.interruptWorker(); // also the failing rank's: after a stall it is what hangs
         }

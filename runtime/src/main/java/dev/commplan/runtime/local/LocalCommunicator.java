@@ -254,7 +254,10 @@ public final class LocalCommunicator extends AbstractCommunicator {
         count)));
   }
 
-  /** A send or receive of {@code count} elements at {@code offset} of {@code memory}; {@code peer} is kept as its root. */
+  /**
+   * A send or receive of {@code count} elements at {@code offset} of {@code memory}; {@code peer} is kept as its
+   * root.
+   */
   private LocalCollective transfer(Collective collective, DataType type, int peer, long count,
       DeviceMemory memory, long offset, OperationLabel label) {
     LocalMemory block = local(memory);

@@ -58,7 +58,8 @@ final class LocalGroup {
   /** {@code "ranks [1]"} in the world, {@code "ranks [1] (world ranks [3])"} in a split group, as MPI's messages. */
   String ranksText(List<Integer> ranks) {
     return isWorld() ? "ranks " + ranks
-        : "ranks " + ranks + " (world ranks " + Arrays.toString(ranks.stream().mapToInt(r -> worldRanks[r]).toArray()) + ")";
+        : "ranks " + ranks + " (world ranks "
+            + Arrays.toString(ranks.stream().mapToInt(r -> worldRanks[r]).toArray()) + ")";
   }
 
   /** Wakes every waiter of this group with the abort's cause, now and from now on. */

@@ -38,8 +38,8 @@ final class PlanAssembly {
         return g;
       }
     }
-    throw new IllegalArgumentException("plan " + planName + ": '" + over + "' is not an axis of this plan; its axes are "
-        + groups.stream().skip(1).map(Schedule.Group::axis).toList());
+    throw new IllegalArgumentException("plan " + planName + ": '" + over + "' is not an axis of this plan; its axes"
+        + " are " + groups.stream().skip(1).map(Schedule.Group::axis).toList());
   }
 
   /** The groups of a plan over {@code mesh}'s {@code axes}: the world first, then each axis's communicator. */

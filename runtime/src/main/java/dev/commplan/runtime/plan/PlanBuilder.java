@@ -98,7 +98,8 @@ public final class PlanBuilder {
    * @throws IllegalStateException if the mesh's world is closed or aborted
    */
   public PlanBuilder(String planName, Mesh mesh, int fixedRanks, String... axes) {
-    this(planName, Objects.requireNonNull(mesh, "mesh").world(), fixedRanks, PlanAssembly.groupsOf(planName, mesh, axes));
+    this(planName, Objects.requireNonNull(mesh, "mesh").world(), fixedRanks,
+        PlanAssembly.groupsOf(planName, mesh, axes));
   }
 
   private PlanBuilder(String planName, Communicator comm, int fixedRanks, List<Schedule.Group> groups) {

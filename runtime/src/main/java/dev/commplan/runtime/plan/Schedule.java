@@ -169,7 +169,8 @@ public record Schedule(String planName, int ranks, List<Step> steps, List<Group>
   public String toDot() {
     StringBuilder dot = new StringBuilder();
     dot.append("digraph \"").append(escape(planName)).append("\" {\n")
-        .append("  label=\"").append(escape(planName)).append(" on ").append(ranks).append(ranks == 1 ? " rank" : " ranks")
+        .append("  label=\"").append(escape(planName)).append(" on ").append(ranks)
+        .append(ranks == 1 ? " rank" : " ranks")
         .append("\"; labelloc=t; fontname=Helvetica; compound=true;\n")
         .append("  node [shape=box, style=rounded, fontname=Helvetica, fontsize=10];\n");
     String previousLast = null;

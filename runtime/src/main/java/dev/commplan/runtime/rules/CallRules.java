@@ -67,8 +67,8 @@ import java.util.Objects;
  * passes allocates nothing; {@code Plan.execute} checks nothing of this (it was checked at build).
  *
  * <p>The plan-only rules of the table (MissingInto, NotDivisible, StepRace, UnmatchedPeer, BadBucket) are the
- * plan package's ({@code PlanRules}, {@code PeerRules}, {@code Buckets}), written with the primitives here. Not exported: the
- * rules are the runtime's, applied for every backend before it sees a call.
+ * plan package's ({@code PlanRules}, {@code PeerRules}, {@code Buckets}), written with the primitives here.
+ * Not exported: the rules are the runtime's, applied for every backend before it sees a call.
  */
 public final class CallRules {
   private CallRules() {}
@@ -191,7 +191,10 @@ public final class CallRules {
     }
   }
 
-  /** Whether {@code comm}'s collectives may use memory {@code owner} allocated ({@link DeviceMemory.Allocator#sharesMemoryWith}). */
+  /**
+   * Whether {@code comm}'s collectives may use memory {@code owner} allocated ({@link
+   * DeviceMemory.Allocator#sharesMemoryWith}).
+   */
   public static boolean sharesMemory(Communicator comm, Communicator owner) {
     return owner == comm || comm instanceof DeviceMemory.Allocator allocator && allocator.sharesMemoryWith(owner);
   }
