@@ -1,6 +1,7 @@
 package dev.commplan.processor.diag;
 
 import dev.commplan.model.RuleId;
+import java.util.Locale;
 import javax.tools.Diagnostic;
 
 /**
@@ -252,6 +253,6 @@ public enum Message {
 
   /** The text as printed: {@code [CommPlan/Id] } and the formatted message. */
   public String render(Object... args) {
-    return id.tag() + " " + String.format(java.util.Locale.ROOT, format, args);
+    return id.tag() + " " + String.format(Locale.ROOT, format, args);
   }
 }

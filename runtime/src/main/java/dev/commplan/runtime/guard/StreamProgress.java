@@ -2,6 +2,8 @@ package dev.commplan.runtime.guard;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Arrays;
+import java.util.Objects;
 
 /**
  * How far a stream is known to be synchronized, for the host-access guard ({@link HostAccessGuard}).
@@ -34,7 +36,7 @@ public final class StreamProgress {
 
   /** @param gate the stream's communicator's gate: plans hold it while they execute on the stream */
   public StreamProgress(CallGate gate) {
-    this.gate = java.util.Objects.requireNonNull(gate, "gate");
+    this.gate = Objects.requireNonNull(gate, "gate");
   }
 
   /** The stream's communicator's gate ({@link CallGate}). */
@@ -106,8 +108,8 @@ public final class StreamProgress {
   /** Registers {@code check}, to run after the synchronize that covers {@code ticket}. */
   public synchronized void afterSynchronize(AfterSynchronize check, long ticket) {
     if (checkCount == checks.length) {
-      checks = java.util.Arrays.copyOf(checks, checkCount * 2);
-      checkTickets = java.util.Arrays.copyOf(checkTickets, checkCount * 2);
+      checks = Arrays.copyOf(checks, checkCount * 2);
+      checkTickets = Arrays.copyOf(checkTickets, checkCount * 2);
     }
     checks[checkCount] = check;
     checkTickets[checkCount++] = ticket;

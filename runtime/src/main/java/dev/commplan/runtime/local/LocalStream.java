@@ -4,6 +4,7 @@ import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.guard.StreamWorkerThread;
+import dev.commplan.runtime.spi.EventBase;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
 import dev.commplan.runtime.spi.StreamBase;
@@ -88,11 +89,8 @@ public final class LocalStream extends StreamBase {
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition workAvailable = lock.newCondition();
   private final Condition progress = lock.newCondition();
-  /** The work not yet taken by the worker, with each item's sequence number: a ring, grown when full. */
-  private Work[] queue = new Work[16];
-  private long[] queueSequence = new long[16];
-  private int head;
-  private int queued;
+  /** The work not yet taken by the worker, with each item's sequence number. */
+  private final LocalWorkQueue queue = new LocalWorkQueue();
   private long enqueued;
   private long completed;
   private Throwable failure;
@@ -286,13 +284,7 @@ public final class LocalStream extends StreamBase {
             + " closed)"));
       }
       LocalCommunicator sequence = work.sequencedBy();
-      if (queued == queue.length) {
-        grow();
-      }
-      int at = (head + queued) % queue.length;
-      queue[at] = work;
-      queueSequence[at] = sequence == null ? -1 : sequence.takeSequenceNumber();
-      queued++;
+      queue.add(work, sequence == null ? -1 : sequence.takeSequenceNumber());
       recorder.enqueued(work.label(), System.nanoTime()); // its sequence number is `enqueued`, the work's index
       enqueued++;
       workAvailable.signal();
@@ -301,22 +293,9 @@ public final class LocalStream extends StreamBase {
     }
   }
 
-  /** Doubles the ring, keeping the order (the lock held). */
-  private void grow() {
-    Work[] work = new Work[queue.length * 2];
-    long[] sequence = new long[work.length];
-    for (int i = 0; i < queued; i++) {
-      work[i] = queue[(head + i) % queue.length];
-      sequence[i] = queueSequence[(head + i) % queue.length];
-    }
-    queue = work;
-    queueSequence = sequence;
-    head = 0;
-  }
-
   /** {@inheritDoc} Here: a place in the queue, done once the worker has run everything enqueued before it. */
   @Override
-  protected dev.commplan.runtime.spi.EventBase recordEvent() {
+  protected EventBase recordEvent() {
     lock.lock();
     try {
       return new LocalEvent(this, enqueued);
@@ -327,7 +306,7 @@ public final class LocalStream extends StreamBase {
 
   /** {@inheritDoc} Here: an item that blocks this stream's worker until the event is done, at most the timeout. */
   @Override
-  protected void waitForEvent(dev.commplan.runtime.spi.EventBase event) {
+  protected void waitForEvent(EventBase event) {
     enqueue(((LocalEvent) event).waitItem(this)); // checked by StreamBase: a local stream's event
   }
 
@@ -449,8 +428,7 @@ public final class LocalStream extends StreamBase {
     lock.lock();
     try {
       shutDown = true;
-      java.util.Arrays.fill(queue, null);
-      queued = 0;
+      queue.clear();
       workAvailable.signalAll();
       progress.signalAll();
     } finally {
@@ -481,68 +459,89 @@ public final class LocalStream extends StreamBase {
     }
   }
 
+  /** The worker's loop: takes each item in order and runs it, or skips it once the stream has failed. */
   private void workLoop() {
     while (true) {
       Work work;
       long sequence;
-      long seq;
+      long index;
       boolean skip;
       lock.lock();
       try {
-        while (queued == 0 && !shutDown && !draining) {
-          workAvailable.awaitUninterruptibly();
-        }
-        if (shutDown || queued == 0) { // shut down, or closed by its user with nothing left to run
-          if (!shutDown) {
-            comm.drained(this);
-          }
+        if (!awaitWork()) {
           return;
         }
-        work = queue[head];
-        sequence = queueSequence[head];
-        queue[head] = null;
-        head = (head + 1) % queue.length;
-        queued--;
-        seq = completed;
+        sequence = queue.firstSequence();
+        work = queue.removeFirst();
+        index = completed;
         skip = failure != null;
       } finally {
         lock.unlock();
       }
       Throwable thrown = null;
-      if (!skip) {
-        recorder.started(seq, System.nanoTime());
-        try {
-          work.run(this, sequence);
-        } catch (Throwable t) {
-          thrown = t;
-        }
-        if (thrown == null) {
-          recorder.finished(seq, System.nanoTime());
-        } else {
-          recorder.failed(seq, System.nanoTime());
-        }
+      if (skip) {
+        recorder.failed(index, System.nanoTime()); // skipped: the stream had already failed
       } else {
-        recorder.failed(seq, System.nanoTime()); // skipped: the stream had already failed
+        thrown = run(work, sequence, index);
       }
       Thread.interrupted(); // an abort's interrupt is for the work it hit, not for the next one
-      Throwable strandsPeers = null; // a failure that leaves other ranks waiting in this work: abort the cluster
-      lock.lock();
-      try {
-        completed++;
-        if (thrown != null && failure == null) {
-          failure = thrown;
-          failedAt = seq;
-        }
-        if ((thrown != null || skip) && work.peersWaitForIt()) {
-          strandsPeers = thrown != null ? thrown : failure;
-        }
-        progress.signalAll();
-      } finally {
-        lock.unlock();
+      completed(work, index, thrown, skip);
+    }
+  }
+
+  /**
+   * Waits, the lock held, until there is work to take; returns false when the worker ends instead: the stream
+   * was shut down, or closed by its user with nothing left to run (then its communicator is told).
+   */
+  private boolean awaitWork() {
+    while (queue.isEmpty() && !shutDown && !draining) {
+      workAvailable.awaitUninterruptibly();
+    }
+    if (shutDown || queue.isEmpty()) {
+      if (!shutDown) {
+        comm.drained(this);
       }
-      if (strandsPeers != null) {
-        comm.cluster().abort(comm.worldRank(), strandsPeers);
+      return false;
+    }
+    return true;
+  }
+
+  /** Runs item {@code index} of the stream, recording it in the flight record; returns what it threw, or null. */
+  private Throwable run(Work work, long sequence, long index) {
+    recorder.started(index, System.nanoTime());
+    try {
+      work.run(this, sequence);
+    } catch (Throwable t) {
+      recorder.failed(index, System.nanoTime());
+      return t;
+    }
+    recorder.finished(index, System.nanoTime());
+    return null;
+  }
+
+  /**
+   * Item {@code index} ended ({@code thrown}: its failure, or null; {@code skipped}: not run, as the stream had
+   * failed): the waits see the progress, its failure becomes the stream's if it is the first, and the cluster is
+   * aborted where the failure leaves other ranks waiting in this work.
+   */
+  private void completed(Work work, long index, Throwable thrown, boolean skipped) {
+    Throwable strandsPeers = null;
+    lock.lock();
+    try {
+      completed++;
+      if (thrown != null && failure == null) {
+        failure = thrown;
+        failedAt = index;
       }
+      if ((thrown != null || skipped) && work.peersWaitForIt()) {
+        strandsPeers = thrown != null ? thrown : failure;
+      }
+      progress.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    if (strandsPeers != null) {
+      comm.cluster().abort(comm.worldRank(), strandsPeers);
     }
   }
 

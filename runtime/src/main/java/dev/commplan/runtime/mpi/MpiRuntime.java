@@ -11,7 +11,9 @@ import dev.commplan.runtime.mpi.internal.MpiLibrary;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -261,12 +263,12 @@ final class MpiRuntime {
     finalizer.start();
     long wait = failedFamilyTimeout;
     try {
-      finalizer.join(java.time.Duration.ofNanos(wait));
+      finalizer.join(Duration.ofNanos(wait));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
     if (finalizer.isAlive()) {
-      System.err.printf(java.util.Locale.ROOT, "commplan mpi: MPI_Finalize waited %.1f s (the failed family's timeout)"
+      System.err.printf(Locale.ROOT, "commplan mpi: MPI_Finalize waited %.1f s (the failed family's timeout)"
           + " for the other processes of the job; one of them stalled or is still working, so this process ends"
           + " without it (mpirun then ends the job)%n", wait / 1e9);
       System.err.flush();

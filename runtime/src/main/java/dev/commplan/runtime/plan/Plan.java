@@ -2,6 +2,7 @@ package dev.commplan.runtime.plan;
 
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.BufferInFlightException;
 import dev.commplan.runtime.CapturedPlan;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DeviceMemory;
@@ -16,6 +17,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.IntStream;
 
 /**
  * A built plan: its buffers, its {@link Schedule} and the schedule compiled for the communicator's
@@ -29,7 +31,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * its steps write (receive sides, in-place buffers) and read (send sides) as in flight on the stream, with
  * plain field writes (nothing allocated); until a {@code synchronize()} of that stream, begun after the
  * execute, returns normally, a host read of a written buffer or a host write to any marked buffer throws
- * {@link dev.commplan.runtime.BufferInFlightException}. Streams not built on {@link
+ * {@link BufferInFlightException}. Streams not built on the SPI's {@link
  * dev.commplan.runtime.spi.StreamBase} (which keeps the guard's tickets) are not guarded.
  *
  * <p><b>Capture</b> ({@link #capture}): the backend records the whole schedule once ({@link
@@ -42,7 +44,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p><b>Buckets</b> ({@link PlanBuilder#bucketBytes}): {@link #ready} marks a field written by a producer
  * stream's work and enqueues, on the plan's communication stream and in one order on every rank, each bucket
  * whose fields are all marked; {@link #finish} makes a consumer stream wait for the last one. {@code execute}
- * still issues the whole plan, but not while such a round is open.
+ * still issues the whole plan, but not while such a round is open. The rounds are a class of their own
+ * ({@code BucketRound}); the plan checks that it can run, then hands them the call.
  *
  * <p><b>Inside someone else's capture.</b> When the stream is being captured into a CUDA graph by the
  * caller's own code ({@link CompiledSchedule#isCapturing}, asked once per execute), {@code execute}
@@ -66,7 +69,7 @@ public final class Plan implements AutoCloseable {
   private final GuardMarks stepMarks;
   /** Where the plan's work last went, for the two-stream rule; shared with its rounds. */
   private final LastStream lastStream = new LastStream();
-  /** A bucketed plan's ready/finish rounds; null for a plan that is not bucketed. */
+  /** A bucketed plan's ready/finish rounds; null for a plan that is not bucketed. Set once, by the builder. */
   private BucketRound round;
   /** The captured plans not yet closed: closed before the plan frees its memory. */
   private final Set<PlanCapture> captures = ConcurrentHashMap.newKeySet();
@@ -82,33 +85,30 @@ public final class Plan implements AutoCloseable {
   /** What the communicator's gate says this thread was doing, made once: {@code execute() of plan p.X}. */
   private final String executeLabel;
   private final String launchLabel;
-  private final String readyLabel;
-  private final String finishLabel;
-  /** What a stream of another runtime has instead of a gate: refuses nothing. */
-  private static final CallGate NO_GATE = new CallGate((holder, holderDoing, caller, callerDoing) -> null);
 
   /**
-   * @param written per step, in the schedule's order, the handles its calls write (receive sides and
-   *     in-place buffers), each once
-   * @param read per step, the handles its calls only read (send sides not also written), each once
+   * Made by {@link PlanAssembly}, once every stage of the build has passed.
+   *
+   * @param buffers per handle, the plan-owned view or the bound buffer
+   * @param fields per handle, the field's name
+   * @param bound per handle, whether the user bound the buffer
+   * @param ownedMemory the plan-owned memory, or null
+   * @param stepMarks per step, in the schedule's order, the guard's marks of what its calls write and read
    */
   Plan(String name, Communicator comm, Schedule schedule, CompiledSchedule compiled, Buffer[] buffers,
       List<String> fields, boolean[] bound, DeviceMemory ownedMemory, String description,
-      boolean hostAccessGuard, boolean orderCheck, int[][] written, int[][] read) {
+      boolean hostAccessGuard, boolean orderCheck, GuardMarks stepMarks) {
     this.hostAccessGuard = hostAccessGuard;
-    this.stepMarks = new GuardMarks(name, schedule.steps().stream().mapToInt(Step::number).toArray(), buffers, fields,
-        written, read);
+    this.stepMarks = stepMarks;
     this.name = name;
     this.executeLabel = "execute() of plan " + name;
     this.launchLabel = "launch() of plan " + name + " (captured)";
-    this.readyLabel = "ready() of plan " + name;
-    this.finishLabel = "finish() of plan " + name;
     this.comm = comm;
     this.schedule = schedule;
     this.compiled = compiled;
     this.buffers = buffers;
     this.fields = fields;
-    this.boundHandles = java.util.stream.IntStream.range(0, bound.length).filter(h -> bound[h]).toArray();
+    this.boundHandles = IntStream.range(0, bound.length).filter(h -> bound[h]).toArray();
     this.ownedMemory = ownedMemory;
     this.description = description;
     this.orderCheck = orderCheck;
@@ -135,6 +135,11 @@ public final class Plan implements AutoCloseable {
 
   Agreement.PlanKey agreementKey() {
     return agreementKey;
+  }
+
+  /** {@return per step, the guard's marks of what the plan's calls write and read} */
+  GuardMarks stepMarks() {
+    return stepMarks;
   }
 
   /**
@@ -354,14 +359,7 @@ public final class Plan implements AutoCloseable {
   public void ready(int handle, Stream producer) {
     BucketRound r = bucketed("ready()");
     checkExecutable(r.stream());
-    r.checkReady(handle, producer);
-    CallGate gate = gateOf(r.stream());
-    gate.enter(readyLabel);
-    try {
-      r.ready(handle, producer);
-    } finally {
-      gate.exit();
-    }
+    r.ready(handle, producer);
   }
 
   /**
@@ -379,23 +377,7 @@ public final class Plan implements AutoCloseable {
   public void finish(Stream consumer) {
     BucketRound r = bucketed("finish()");
     checkExecutable(consumer);
-    CallGate gate = gateOf(r.stream());
-    gate.enter(finishLabel);
-    List<String> unmarked;
-    try {
-      unmarked = r.finish(consumer);
-      StreamProgress progress = Guards.progressOf(consumer);
-      if (progress != null && hostAccessGuard) {
-        stepMarks.mark(consumer, progress, progress.issue(), 0, stepMarks.units());
-      }
-    } finally {
-      gate.exit();
-    }
-    if (!unmarked.isEmpty()) {
-      throw new IllegalStateException("plan " + name + ": finish() with fields never marked ready in this round: "
-          + unmarked + "; their buckets were still enqueued (reducing what those fields held) and the round ended."
-          + " Call ready(field, producer) for every field the plan sends before finish(consumer)");
-    }
+    r.finish(consumer);
   }
 
   /** {@return the number of buckets, 0 for a plan built without {@link PlanBuilder#bucketBytes}} */
@@ -413,16 +395,9 @@ public final class Plan implements AutoCloseable {
 
   /** Refuses to issue the whole plan while a ready/finish round is open. */
   private void checkNoRound(String what) {
-    if (round != null && round.isOpen()) {
-      throw new IllegalStateException("plan " + name + ": " + what + " while a ready()/finish() round is open (fields"
-          + " marked ready: " + round.markedFields() + "); end the round with finish(consumer) first");
+    if (round != null) {
+      round.refuseWhileOpen(what);
     }
-  }
-
-  /** The gate of {@code stream}'s communicator (a stream of this runtime: checked), held while a round changes. */
-  private static CallGate gateOf(Stream stream) {
-    StreamProgress progress = Guards.progressOf(stream);
-    return progress != null ? progress.gate() : NO_GATE;
   }
 
   /** {@return what the plan issues: steps, calls, counts and fields} */
@@ -473,12 +448,10 @@ public final class Plan implements AutoCloseable {
     }
     closed = true;
     RuntimeException failure = null;
-    List<String> unmarked = List.of();
-    int enqueued = 0;
+    IllegalStateException roundLeftOpen = null;
     if (round != null) {
       try {
-        enqueued = round.enqueuedInRound();
-        unmarked = round.close(!comm.isClosed()); // before the memory goes: no bucket may still run on it
+        roundLeftOpen = round.close(!comm.isClosed()); // before the memory goes: no bucket may still run on it
       } catch (RuntimeException e) {
         failure = e;
       }
@@ -493,16 +466,11 @@ public final class Plan implements AutoCloseable {
     if (ownedMemory != null) {
       ownedMemory.close();
     }
-    if (!unmarked.isEmpty()) {
-      IllegalStateException e = new IllegalStateException("plan " + name + " was closed during a ready()/finish()"
-          + " round, with fields never marked ready: " + unmarked + ". Closing issues no collective: bucket "
-          + enqueued + " and those after it were not enqueued on this rank, so a peer that finished the round waits"
-          + " there for rank " + comm.rank() + " (until its timeout, or its agreement check names this round). End"
-          + " each round with finish(consumer) before close()");
+    if (roundLeftOpen != null) {
       if (failure != null) {
-        e.addSuppressed(failure);
+        roundLeftOpen.addSuppressed(failure);
       }
-      throw e;
+      throw roundLeftOpen;
     }
     if (failure != null) {
       throw failure;
