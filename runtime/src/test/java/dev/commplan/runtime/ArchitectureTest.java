@@ -113,7 +113,7 @@ class ArchitectureTest {
   /** The raw bindings are the bottom of their backend: they never call up into it. */
   @Test
   void rawBindingsDoNotDependOnTheirBackend() {
-    noClasses().that().resideInAPackage("dev.commplan.runtime.nccl.internal")
+    noClasses().that().resideInAPackage("dev.commplan.runtime.nccl.binding.raw")
         .should().dependOnClassesThat().resideInAPackage("dev.commplan.runtime.nccl")
         .check(runtime);
     noClasses().that().resideInAPackage("dev.commplan.runtime.mpi.internal")

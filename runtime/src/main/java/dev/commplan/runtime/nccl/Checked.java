@@ -7,14 +7,14 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.commplan.runtime.BackendUnavailableException;
-import dev.commplan.runtime.nccl.internal.Cuda;
-import dev.commplan.runtime.nccl.internal.CudaGraphs;
-import dev.commplan.runtime.nccl.internal.CudaStreamOrderedMemory;
-import dev.commplan.runtime.nccl.internal.NativeAccess;
-import dev.commplan.runtime.nccl.internal.NcclCommunicators;
-import dev.commplan.runtime.nccl.internal.NcclConfig;
-import dev.commplan.runtime.nccl.internal.NcclLibraryInfo;
-import dev.commplan.runtime.nccl.internal.NativeLibrary;
+import dev.commplan.runtime.nccl.binding.raw.Cuda;
+import dev.commplan.runtime.nccl.binding.raw.CudaGraphs;
+import dev.commplan.runtime.nccl.binding.raw.CudaStreamOrderedMemory;
+import dev.commplan.runtime.nccl.binding.raw.NativeAccess;
+import dev.commplan.runtime.nccl.binding.raw.NcclCommunicators;
+import dev.commplan.runtime.nccl.binding.raw.NcclConfig;
+import dev.commplan.runtime.nccl.binding.raw.NcclLibraryInfo;
+import dev.commplan.runtime.nccl.binding.raw.NativeLibrary;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 

@@ -1,6 +1,6 @@
 package dev.commplan.runtime.nccl;
 
-import dev.commplan.runtime.nccl.internal.Cuda;
+import dev.commplan.runtime.nccl.binding.raw.Cuda;
 import java.lang.foreign.MemorySegment;
 
 /** {@link CopyEngine} over the CUDA runtime: each method is the one call, checked ({@link CudaException}). */

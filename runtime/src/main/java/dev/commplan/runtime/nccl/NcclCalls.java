@@ -1,8 +1,8 @@
 package dev.commplan.runtime.nccl;
 
 import dev.commplan.model.Collective;
-import dev.commplan.runtime.nccl.internal.NcclCommunicators;
-import dev.commplan.runtime.nccl.internal.NcclCollectives;
+import dev.commplan.runtime.nccl.binding.raw.NcclCommunicators;
+import dev.commplan.runtime.nccl.binding.raw.NcclCollectives;
 
 /**
  * The one place a collective is handed to NCCL, for direct calls and compiled schedules alike: the

@@ -2,7 +2,7 @@ package dev.commplan.runtime.nccl;
 
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.nccl.internal.CudaGraphs;
+import dev.commplan.runtime.nccl.binding.raw.CudaGraphs;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.spi.OperationLabel;

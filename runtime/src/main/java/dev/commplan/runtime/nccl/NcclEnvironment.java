@@ -1,8 +1,8 @@
 package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.BackendUnavailableException;
-import dev.commplan.runtime.nccl.internal.Cuda;
-import dev.commplan.runtime.nccl.internal.NativeLibrary;
+import dev.commplan.runtime.nccl.binding.raw.Cuda;
+import dev.commplan.runtime.nccl.binding.raw.NativeLibrary;
 
 /**
  * What the NCCL backend needs from this JVM and machine, checked in order, each with a message that

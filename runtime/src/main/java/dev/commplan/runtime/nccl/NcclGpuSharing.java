@@ -1,6 +1,6 @@
 package dev.commplan.runtime.nccl;
 
-import dev.commplan.runtime.nccl.internal.ProcessEnvironment;
+import dev.commplan.runtime.nccl.binding.raw.ProcessEnvironment;
 import java.util.Locale;
 import java.util.Objects;
 

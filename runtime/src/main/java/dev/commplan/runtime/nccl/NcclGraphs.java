@@ -3,7 +3,7 @@ package dev.commplan.runtime.nccl;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import dev.commplan.runtime.guard.Failures;
-import dev.commplan.runtime.nccl.internal.CudaGraphs;
+import dev.commplan.runtime.nccl.binding.raw.CudaGraphs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;

@@ -2,7 +2,7 @@ package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
-import dev.commplan.runtime.nccl.internal.Cuda;
+import dev.commplan.runtime.nccl.binding.raw.Cuda;
 import dev.commplan.runtime.DeviceMemory;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;

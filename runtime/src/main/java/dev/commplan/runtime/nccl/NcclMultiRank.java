@@ -1,8 +1,8 @@
 package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.BackendUnavailableException;
-import dev.commplan.runtime.nccl.internal.NativeLibrary;
-import dev.commplan.runtime.nccl.internal.ProcessEnvironment;
+import dev.commplan.runtime.nccl.binding.raw.NativeLibrary;
+import dev.commplan.runtime.nccl.binding.raw.ProcessEnvironment;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.file.Files;

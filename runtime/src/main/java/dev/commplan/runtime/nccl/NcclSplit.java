@@ -1,8 +1,8 @@
 package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.BackendUnavailableException;
-import dev.commplan.runtime.nccl.internal.NativeLibrary;
-import dev.commplan.runtime.nccl.internal.NcclCommunicators;
+import dev.commplan.runtime.nccl.binding.raw.NativeLibrary;
+import dev.commplan.runtime.nccl.binding.raw.NcclCommunicators;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;

@@ -28,7 +28,7 @@ final class NcclTypeSupport {
     if (type.isFloat8() && !version.atLeast(NcclVersion.FP8)) {
       String message = "DataType." + type + " (ncclFloat8" + type.name().substring(2).toLowerCase(java.util.Locale.ROOT)
           + ") needs NCCL " + NcclVersion.FP8 + " or newer, and this process loaded NCCL " + version
-          + "; use F16 or BF16, or a newer NCCL (point -D" + dev.commplan.runtime.nccl.internal.NativeLibrary.NCCL_PROPERTY
+          + "; use F16 or BF16, or a newer NCCL (point -D" + dev.commplan.runtime.nccl.binding.raw.NativeLibrary.NCCL_PROPERTY
           + " at it)";
       return forPlan ? new PlanBuildException(message) : new BackendUnavailableException(message);
     }

@@ -1,6 +1,6 @@
 package dev.commplan.runtime.nccl;
 
-import dev.commplan.runtime.nccl.internal.Cuda;
+import dev.commplan.runtime.nccl.binding.raw.Cuda;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.util.List;

@@ -21,7 +21,7 @@ import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.I64Buffer;
 import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.nccl.internal.NcclCollectives;
+import dev.commplan.runtime.nccl.binding.raw.NcclCollectives;
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Plan;

@@ -4,7 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.Mesh;
-import dev.commplan.runtime.nccl.internal.NcclCommunicators;
+import dev.commplan.runtime.nccl.binding.raw.NcclCommunicators;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;

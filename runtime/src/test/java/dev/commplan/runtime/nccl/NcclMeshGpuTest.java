@@ -239,7 +239,7 @@ class NcclMeshGpuTest {
           for (String part : List.of("groups: dp (1 rank, this rank 0 there), tp (1 rank, this rank 0 there)",
               "all-reduce over dp F32 SUM", "all-gather over tp F32", "send over tp F32 to rank 0",
               "reduce-scatter over dp F32 SUM", "gather over tp F32 root 0, count 5 ("
-                  + (viaSendRecv || !dev.commplan.runtime.nccl.internal.NcclCollectives.hasGather()
+                  + (viaSendRecv || !dev.commplan.runtime.nccl.binding.raw.NcclCollectives.hasGather()
                       ? "grouped ncclSend/ncclRecv" : "ncclGather") + ")")) {
             assertTrue(described.contains(part), () -> "'" + part + "' missing from: " + described);
           }

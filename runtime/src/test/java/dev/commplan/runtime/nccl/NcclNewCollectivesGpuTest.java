@@ -87,7 +87,7 @@ class NcclNewCollectivesGpuTest {
           return plan.describe();
         }
       })) {
-        String path = viaSendRecv || !dev.commplan.runtime.nccl.internal.NcclCollectives.hasGather()
+        String path = viaSendRecv || !dev.commplan.runtime.nccl.binding.raw.NcclCollectives.hasGather()
             ? "(grouped ncclSend/ncclRecv)" : "(ncclGather)";
         assertTrue(described.contains("gather F32 root 0, count 4 " + path), described);
       }

@@ -9,7 +9,7 @@ import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.OrderingStress;
-import dev.commplan.runtime.nccl.internal.Cuda;
+import dev.commplan.runtime.nccl.binding.raw.Cuda;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;

@@ -12,7 +12,7 @@ import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.Backends;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.DataType;
-import dev.commplan.runtime.nccl.internal.NativeLibrary;
+import dev.commplan.runtime.nccl.binding.raw.NativeLibrary;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

@@ -74,7 +74,7 @@ public final class StreamStateProbe {
     try (F32Buffer y = F32Buffer.allocate(comm, 1)) {
       print("cudaStreamQuery, new stream", query(stream));
       long[] one = {1};
-      int rc = dev.commplan.runtime.nccl.internal.Cuda.cudaMemcpyAsyncToDevice(NcclMemory.pointer(y),
+      int rc = dev.commplan.runtime.nccl.binding.raw.Cuda.cudaMemcpyAsyncToDevice(NcclMemory.pointer(y),
           MemorySegment.ofArray(one), 4, stream);
       Checked.cuda("cudaMemcpyAsync", rc);
       Checked.cudaStreamSynchronize(stream);

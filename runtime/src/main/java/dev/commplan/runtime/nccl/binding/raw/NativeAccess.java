@@ -1,4 +1,4 @@
-package dev.commplan.runtime.nccl.internal;
+package dev.commplan.runtime.nccl.binding.raw;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;

@@ -1,4 +1,4 @@
-package dev.commplan.runtime.nccl.internal;
+package dev.commplan.runtime.nccl.binding.raw;
 
 import dev.commplan.runtime.spi.NativeLibraryLookup;
 import java.lang.foreign.FunctionDescriptor;

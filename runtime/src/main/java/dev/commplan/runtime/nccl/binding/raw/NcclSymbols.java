@@ -1,4 +1,4 @@
-package dev.commplan.runtime.nccl.internal;
+package dev.commplan.runtime.nccl.binding.raw;
 
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;

@@ -1,4 +1,4 @@
-package dev.commplan.runtime.nccl.internal;
+package dev.commplan.runtime.nccl.binding.raw;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
