@@ -2,6 +2,7 @@ package dev.commplan.runtime;
 
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static com.tngtech.archunit.base.DescribedPredicate.describe;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 import com.tngtech.archunit.base.DescribedPredicate;
@@ -60,11 +61,27 @@ class ArchitectureTest {
         .check(runtime);
   }
 
+  /**
+   * The NCCL backend's exported package holds its entry points (on top of the backend) and the values every
+   * layer of the backend throws or compares (its exceptions, result codes and version; users catch and
+   * import them by that package's name). The values import nothing of the backend
+   * ({@link #ncclValuesImportNothingOfTheBackend}), so the cycle check counts them as a package of their own.
+   */
+  static final Set<String> NCCL_VALUES = Set.of("NcclException", "CudaException", "NcclResult", "CudaError",
+      "NcclVersion").stream().map(n -> "dev.commplan.runtime.nccl." + n).collect(Collectors.toSet());
+
+  static boolean isNcclValue(JavaClass c) {
+    return NCCL_VALUES.contains(c.getBaseComponentType().getName().split("\\$")[0]); // arrays and nested types too
+  }
+
   @Test
   void noPackageCycles() {
     slices().assignedFrom(new SliceAssignment() {
       @Override
       public SliceIdentifier getIdentifierOf(JavaClass javaClass) {
+        if (isNcclValue(javaClass)) {
+          return SliceIdentifier.of("dev.commplan.runtime.nccl (its exceptions, result codes and version)");
+        }
         return SliceIdentifier.of(javaClass.getPackageName()); // each package a slice of its own
       }
 
@@ -110,14 +127,37 @@ class ArchitectureTest {
         .check(runtime);
   }
 
+  /** The NCCL backend's exceptions, result codes and version are values: they import nothing of the backend. */
+  @Test
+  void ncclValuesImportNothingOfTheBackend() {
+    noClasses().that(describe("the NCCL backend's exceptions, result codes and version", ArchitectureTest::isNcclValue))
+        .should().dependOnClassesThat(describe("other classes of the NCCL backend",
+            c -> c.getPackageName().startsWith("dev.commplan.runtime.nccl") && !isNcclValue(c)))
+        .check(runtime);
+  }
+
   /** The raw bindings are the bottom of their backend: they never call up into it. */
   @Test
   void rawBindingsDoNotDependOnTheirBackend() {
     noClasses().that().resideInAPackage("dev.commplan.runtime.nccl.binding.raw")
-        .should().dependOnClassesThat().resideInAPackage("dev.commplan.runtime.nccl")
+        .should().dependOnClassesThat(describe("other classes of the NCCL backend",
+            c -> c.getPackageName().startsWith("dev.commplan.runtime.nccl")
+                && !c.getPackageName().equals("dev.commplan.runtime.nccl.binding.raw")))
         .check(runtime);
     noClasses().that().resideInAPackage("dev.commplan.runtime.mpi.internal")
         .should().dependOnClassesThat().resideInAPackage("dev.commplan.runtime.mpi")
+        .check(runtime);
+  }
+
+  /**
+   * Only the binding layer ({@code nccl.binding}: the checked CUDA and NCCL functions and the collectives'
+   * dispatch) calls the raw downcalls of {@code nccl.binding.raw}: every other class of the backend goes
+   * through it, so that every code is checked, or handed on raw, in one place.
+   */
+  @Test
+  void onlyTheBindingLayerCallsTheRawDowncalls() {
+    noClasses().that().resideOutsideOfPackages("dev.commplan.runtime.nccl.binding", "dev.commplan.runtime.nccl.binding.raw")
+        .should().dependOnClassesThat().resideInAPackage("dev.commplan.runtime.nccl.binding.raw")
         .check(runtime);
   }
 }

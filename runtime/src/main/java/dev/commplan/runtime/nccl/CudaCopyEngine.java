@@ -1,6 +1,6 @@
 package dev.commplan.runtime.nccl;
 
-import dev.commplan.runtime.nccl.binding.raw.Cuda;
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import java.lang.foreign.MemorySegment;
 
 /** {@link CopyEngine} over the CUDA runtime: each method is the one call, checked ({@link CudaException}). */
@@ -11,32 +11,31 @@ final class CudaCopyEngine implements CopyEngine {
 
   @Override
   public void setDevice(int device) {
-    Checked.cudaSetDevice(device);
+    CheckedCuda.cudaSetDevice(device);
   }
 
   @Override
   public void copyToDevice(long dst, MemorySegment src, long bytes, long stream) {
-    Checked.cuda("cudaMemcpyAsync (host to device)", Cuda.cudaMemcpyAsyncToDevice(dst, src, bytes, stream));
+    CheckedCuda.cudaMemcpyAsyncToDevice(dst, src, bytes, stream);
   }
 
   @Override
   public void copyToHost(MemorySegment dst, long src, long bytes, long stream) {
-    Checked.cuda("cudaMemcpyAsync (device to host)", Cuda.cudaMemcpyAsyncToHost(dst, src, bytes, stream));
+    CheckedCuda.cudaMemcpyAsyncToHost(dst, src, bytes, stream);
   }
 
   @Override
   public void copyOnDevice(long dst, long src, long bytes, long stream) {
-    Checked.cuda("cudaMemcpyAsync (device to device)", Cuda.cudaMemcpyAsync(
-        MemorySegment.ofAddress(dst), MemorySegment.ofAddress(src), bytes, Cuda.MEMCPY_DEVICE_TO_DEVICE, stream));
+    CheckedCuda.cudaMemcpyAsyncOnDevice(dst, src, bytes, stream);
   }
 
   @Override
   public void memset(long dst, int value, long bytes, long stream) {
-    Checked.cuda("cudaMemsetAsync", Cuda.cudaMemsetAsync(dst, value, bytes, stream));
+    CheckedCuda.cudaMemsetAsync(dst, value, bytes, stream);
   }
 
   @Override
   public void synchronize(long stream) {
-    Checked.cudaStreamSynchronize(stream);
+    CheckedCuda.cudaStreamSynchronize(stream);
   }
 }

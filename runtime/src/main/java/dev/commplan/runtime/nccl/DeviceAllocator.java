@@ -1,5 +1,6 @@
 package dev.commplan.runtime.nccl;
 
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import java.util.function.LongConsumer;
 
 /**
@@ -73,17 +74,17 @@ sealed interface DeviceAllocator permits DeviceAllocator.DeviceWide, DeviceAlloc
 
     @Override
     public long allocate(long bytes) {
-      return Checked.cudaMalloc(bytes);
+      return CheckedCuda.cudaMalloc(bytes);
     }
 
     @Override
     public void free(long pointer) {
-      Checked.cudaFree(pointer);
+      CheckedCuda.cudaFree(pointer);
     }
 
     @Override
     public void freeQuietly(long pointer) {
-      Checked.cudaFreeQuietly(pointer);
+      CheckedCuda.cudaFreeQuietly(pointer);
     }
 
     @Override
@@ -101,13 +102,13 @@ sealed interface DeviceAllocator permits DeviceAllocator.DeviceWide, DeviceAlloc
   record StreamOrdered(long copyStream, LongConsumer orderAfterRankWork) implements DeviceAllocator {
     @Override
     public long allocate(long bytes) {
-      return Checked.cudaMallocAsync(bytes, copyStream);
+      return CheckedCuda.cudaMallocAsync(bytes, copyStream);
     }
 
     @Override
     public void free(long pointer) {
       orderAfterRankWork.accept(copyStream);
-      Checked.cudaFreeAsync(pointer, copyStream);
+      CheckedCuda.cudaFreeAsync(pointer, copyStream);
     }
 
     @Override

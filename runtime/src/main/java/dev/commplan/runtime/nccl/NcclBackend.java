@@ -3,8 +3,6 @@ package dev.commplan.runtime.nccl;
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.CommOptions;
-import dev.commplan.runtime.nccl.binding.raw.NcclCommunicators;
-import dev.commplan.runtime.nccl.binding.raw.NativeLibrary;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,11 +10,14 @@ import java.util.Objects;
 import dev.commplan.runtime.bootstrap.Rendezvous;
 import dev.commplan.runtime.launch.LaunchEnvironment;
 import dev.commplan.runtime.launch.ProcessInfo;
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
+import dev.commplan.runtime.nccl.binding.CheckedNccl;
+import dev.commplan.runtime.nccl.binding.NcclEnvironment;
 
 /**
  * The NCCL backend's entry points. The backend binds {@code libnccl.so.2} and {@code libcudart.so.13}
  * through {@code java.lang.foreign}: found by soname through the dynamic loader, or where the system
- * properties {@value NativeLibrary#NCCL_PROPERTY} and {@value NativeLibrary#CUDART_PROPERTY} say (a path
+ * properties {@value NcclEnvironment#NCCL_PROPERTY} and {@value NcclEnvironment#CUDART_PROPERTY} say (a path
  * or a library name). It needs native access: {@code --enable-native-access=ALL-UNNAMED} on the class
  * path. Whatever is missing, the {@link BackendUnavailableException} says what was tried and what to do.
  */
@@ -125,8 +126,8 @@ public final class NcclBackend {
     if (size < 1 || rank < 0 || rank >= size) {
       throw new IllegalArgumentException("rank " + rank + " is not in [0, " + size + ")");
     }
-    if (uniqueId.length != NcclCommunicators.UNIQUE_ID_BYTES) {
-      throw new IllegalArgumentException("an NCCL unique id has " + NcclCommunicators.UNIQUE_ID_BYTES + " bytes, not "
+    if (uniqueId.length != CheckedNccl.UNIQUE_ID_BYTES) {
+      throw new IllegalArgumentException("an NCCL unique id has " + CheckedNccl.UNIQUE_ID_BYTES + " bytes, not "
           + uniqueId.length + " (make it with NcclBackend.uniqueId())");
     }
     int devices = NcclEnvironment.deviceCount();
@@ -136,18 +137,18 @@ public final class NcclBackend {
     }
     NcclVersion version = NcclEnvironment.requireNccl();
     NcclGpuSharing sharing = known != null ? known : NcclMultiRank.prepare(0, jobText(size), ONE_PER_GPU, version);
-    Checked.cudaSetDevice(device);
+    CheckedCuda.cudaSetDevice(device);
     NcclMultiRank.beforeInit();
     long comm;
     try {
-      comm = Checked.ncclCommInitRank(size, uniqueId, rank, sharing.maxCtas());
+      comm = CheckedNccl.ncclCommInitRank(size, uniqueId, rank, sharing.maxCtas());
     } catch (NcclException e) {
       throw NcclMultiRank.explainInitFailure(e, version);
     }
     try {
       return new NcclCommunicator(comm, version, options, sharing);
     } catch (RuntimeException e) {
-      Checked.ncclCommAbortQuietly(comm);
+      CheckedNccl.ncclCommAbortQuietly(comm);
       throw e;
     }
   }
@@ -235,7 +236,7 @@ public final class NcclBackend {
    */
   public static byte[] uniqueId() {
     NcclEnvironment.requireNccl();
-    return Checked.ncclGetUniqueId();
+    return CheckedNccl.ncclGetUniqueId();
   }
 
   /**
@@ -267,7 +268,7 @@ public final class NcclBackend {
    * @return the reason, for a user to read, or null
    */
   public static String unavailableReason(int ranks) {
-    return NcclEnvironment.unavailableReason(ranks);
+    return NcclCluster.unavailableReason(ranks);
   }
 
   /**
@@ -281,11 +282,11 @@ public final class NcclBackend {
     StringBuilder sb = new StringBuilder();
     try {
       NcclEnvironment.requireCudart();
-      int driver = Checked.cudaDriverGetVersion();
-      sb.append("CUDA runtime ").append(Checked.cudaVersionString(Checked.cudaRuntimeGetVersion()))
-          .append(" (").append(NativeLibrary.cudart().loadedAs()).append("), ")
-          .append(driver == 0 ? "no NVIDIA driver" : "driver supports CUDA " + Checked.cudaVersionString(driver));
-      long raw = Checked.cudaGetDeviceCountRaw();
+      int driver = CheckedCuda.cudaDriverGetVersion();
+      sb.append("CUDA runtime ").append(CheckedCuda.cudaVersionString(CheckedCuda.cudaRuntimeGetVersion()))
+          .append(" (").append(NcclEnvironment.cudartLoadedAs()).append("), ")
+          .append(driver == 0 ? "no NVIDIA driver" : "driver supports CUDA " + CheckedCuda.cudaVersionString(driver));
+      long raw = CheckedCuda.cudaGetDeviceCountRaw();
       int rc = (int) (raw >>> 32);
       sb.append(", ").append(rc == 0 ? (int) raw + " CUDA device(s)" : NcclEnvironment.noDeviceMessage(rc));
     } catch (BackendUnavailableException e) {
@@ -294,7 +295,7 @@ public final class NcclBackend {
     sb.append("; ");
     try {
       NcclVersion v = NcclEnvironment.requireNccl();
-      sb.append("NCCL ").append(v).append(" (").append(NativeLibrary.nccl().loadedAs()).append("); ")
+      sb.append("NCCL ").append(v).append(" (").append(NcclEnvironment.ncclLoadedAs()).append("); ")
           .append(NcclMultiRank.status(v));
     } catch (BackendUnavailableException e) {
       sb.append(e.getMessage());

@@ -1,10 +1,14 @@
 package dev.commplan.runtime.nccl;
 
+import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.RankFunction;
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
+import dev.commplan.runtime.nccl.binding.CheckedNccl;
+import dev.commplan.runtime.nccl.binding.NcclEnvironment;
 import dev.commplan.runtime.spi.RankSupervisor;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,7 +22,7 @@ import java.util.function.IntPredicate;
 
 /**
  * One process driving N ranks: rank {@code r} on CUDA device {@code r % devices}, all made at once as
- * {@code ncclCommInitAll} makes them ({@code Checked.ncclCommInitGroup}), and one platform thread per rank
+ * {@code ncclCommInitAll} makes them ({@code CheckedNccl.ncclCommInitGroup}), and one platform thread per rank
  * that has {@code cudaSetDevice}'d to its GPU and runs that rank's tasks. More ranks than devices share
  * GPUs where {@link NcclMultiRank} allows it (NCCL 2.30 and the opt-in), with the CTA limit it chooses.
  *
@@ -73,8 +77,8 @@ final class NcclCluster implements Cluster {
     }
     int devices = NcclEnvironment.deviceCount();
     NcclVersion version = NcclEnvironment.requireNccl();
-    NcclGpuSharing sharing = NcclMultiRank.prepare(NcclEnvironment.ranksPerGpu(ranks, devices),
-        NcclEnvironment.clusterText(ranks, devices), NcclEnvironment.fewerRanks(devices), version).inOneContext();
+    NcclGpuSharing sharing = NcclMultiRank.prepare(NcclMultiRank.ranksPerGpu(ranks, devices),
+        NcclMultiRank.clusterText(ranks, devices), NcclMultiRank.fewerRanks(devices), version).inOneContext();
     if (sharing.oneContext()) {
       NcclMultiRank.prepareSharedContext();
     }
@@ -85,14 +89,14 @@ final class NcclCluster implements Cluster {
     NcclMultiRank.beforeInit();
     long[] handles;
     try {
-      handles = Checked.ncclCommInitGroup(deviceOf, sharing.maxCtas());
+      handles = CheckedNccl.ncclCommInitGroup(deviceOf, sharing.maxCtas());
     } catch (NcclException e) {
       throw NcclMultiRank.explainInitFailure(e, version);
     }
     NcclCluster cluster = new NcclCluster(ranks, Math.min(ranks, devices), sharing);
     try {
       List<Future<NcclCommunicator>> made = cluster.supervisor.submitToEachRank(rank -> {
-        Checked.cudaSetDevice(deviceOf[rank]); // this thread's device from now on
+        CheckedCuda.cudaSetDevice(deviceOf[rank]); // this thread's device from now on
         return new NcclCommunicator(handles[rank], version, options, sharing);
       });
       for (int r = 0; r < ranks; r++) {
@@ -107,7 +111,7 @@ final class NcclCluster implements Cluster {
             e.addSuppressed(suppressed);
           }
         } else {
-          Checked.ncclCommAbortQuietly(handles[r]);
+          CheckedNccl.ncclCommAbortQuietly(handles[r]);
         }
       }
       cluster.supervisor.close();
@@ -115,6 +119,22 @@ final class NcclCluster implements Cluster {
     }
     cluster.supervisor.control(cluster.new Control());
     return cluster;
+  }
+
+  /**
+   * Why {@link #create} cannot make a cluster of {@code ranks} here, or null when it can: the same checks and
+   * messages, without throwing or changing anything (more ranks than devices are fine where {@link
+   * NcclMultiRank#refusal} finds nothing).
+   */
+  static String unavailableReason(int ranks) {
+    try {
+      int devices = NcclEnvironment.deviceCount();
+      NcclVersion v = NcclEnvironment.requireNccl();
+      return NcclMultiRank.refusal(NcclMultiRank.ranksPerGpu(ranks, devices), NcclMultiRank.clusterText(ranks, devices),
+          NcclMultiRank.fewerRanks(devices), v, NcclMultiRank.optIn());
+    } catch (BackendUnavailableException | IllegalArgumentException e) {
+      return e.getMessage();
+    }
   }
 
   /** What aborting means on this backend: each communicator gives up at its next call, or is aborted from outside. */

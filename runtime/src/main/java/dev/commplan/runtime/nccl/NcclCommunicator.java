@@ -12,6 +12,9 @@ import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
+import dev.commplan.runtime.nccl.binding.CheckedNccl;
+import dev.commplan.runtime.nccl.binding.NcclDispatch;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.spi.FlightRecorder;
@@ -30,7 +33,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  *
  * <p>Like the {@code ncclComm_t} under it, a communicator is used by one thread at a time. Collectives
  * check their arguments with the shared rules ({@code rules.CallRules}; the local backend rejects the same
- * calls with the same messages), then enqueue through {@link NcclCalls} without allocating on the Java
+ * calls with the same messages), then enqueue through {@link NcclDispatch} without allocating on the Java
  * heap. Every CUDA call is made after {@code cudaSetDevice} to this rank's device, on whatever thread
  * calls.
  *
@@ -105,20 +108,20 @@ public final class NcclCommunicator extends AbstractCommunicator {
     this.family = Objects.requireNonNull(family, "family");
     this.version = version;
     this.options = Objects.requireNonNull(options, "options");
-    this.rank = Checked.ncclCommUserRank(comm);
-    this.size = Checked.ncclCommCount(comm);
-    this.device = Checked.ncclCommCuDevice(comm);
-    Checked.cudaSetDevice(device);
-    long s = Checked.cudaStreamCreateNonBlocking();
+    this.rank = CheckedNccl.ncclCommUserRank(comm);
+    this.size = CheckedNccl.ncclCommCount(comm);
+    this.device = CheckedNccl.ncclCommCuDevice(comm);
+    CheckedCuda.cudaSetDevice(device);
+    long s = CheckedCuda.cudaStreamCreateNonBlocking();
     long copies = 0;
     StepEvents made;
     try {
-      copies = Checked.cudaStreamCreateNonBlocking();
+      copies = CheckedCuda.cudaStreamCreateNonBlocking();
       made = new StepEvents(rank);
     } catch (RuntimeException e) {
-      Checked.cudaStreamDestroyQuietly(s);
+      CheckedCuda.cudaStreamDestroyQuietly(s);
       if (copies != 0) {
-        Checked.cudaStreamDestroyQuietly(copies);
+        CheckedCuda.cudaStreamDestroyQuietly(copies);
       }
       throw e;
     }
@@ -274,7 +277,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
   protected dev.commplan.runtime.spi.StreamBase openStream() {
     state.ensureUsable();
     useDevice();
-    return new NcclStream(this, Checked.cudaStreamCreateNonBlocking(), true, options.timeout());
+    return new NcclStream(this, CheckedCuda.cudaStreamCreateNonBlocking(), true, options.timeout());
   }
 
   /** Makes {@code waiter} wait on the device for the work so far on this rank's stream and those it made. */
@@ -375,7 +378,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
   }
 
   void useDevice() {
-    Checked.cudaSetDevice(device);
+    CheckedCuda.cudaSetDevice(device);
   }
 
   /** Where ranks share this process's GPU, waits for the group's other ranks ({@link SharedContextFences}). */
@@ -482,7 +485,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
     }
     eventPool.destroyAll();
     try {
-      Checked.cudaStreamDestroy(copyStream);
+      CheckedCuda.cudaStreamDestroy(copyStream);
     } catch (RuntimeException e) {
       failure = Failures.add(failure, e);
     }

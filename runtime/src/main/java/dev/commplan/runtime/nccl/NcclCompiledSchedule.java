@@ -2,7 +2,10 @@ package dev.commplan.runtime.nccl;
 
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.nccl.binding.raw.CudaGraphs;
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
+import dev.commplan.runtime.nccl.binding.CheckedNccl;
+import dev.commplan.runtime.nccl.binding.NcclDispatch;
+import dev.commplan.runtime.nccl.calls.SendRecvStandIns;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.spi.OperationLabel;
@@ -15,7 +18,7 @@ import dev.commplan.runtime.spi.OperationLabel;
  * treats as a group of one); it allocates nothing on the Java heap (the only
  * objects it makes are exceptions). A step's sends and receives are in its group, so that a ring exchange
  * does not serialize; those whose peer is none on this rank are not issued; Gather, Scatter and AllToAll
- * on an NCCL without their functions become their sends and receives here, once ({@link NcclCalls#viaSendRecv}),
+ * on an NCCL without their functions become their sends and receives here, once ({@link SendRecvStandIns#viaSendRecv}),
  * and {@code Plan.describe()} says which path a call takes ({@link #callNote}). Inside the group the
  * calls use the {@code critical} downcalls, since
  * NCCL only records them there. After each step's group it records the step in the communicator's flight
@@ -211,14 +214,14 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     if (n == 1) {
       return issueAlone(stepStart[step], step, s);
     }
-    int rc = NcclCalls.groupStart();
+    int rc = NcclDispatch.groupStart();
     if (rc != 0) {
       return new Failure("ncclGroupStart", rc, null);
     }
     int failed = -1;
     int failedRc = 0;
     for (int i = stepStart[step], end = stepStart[step + 1]; i < end; i++) {
-      rc = NcclCalls.enqueue(kind[i], send[i], recv[i], count[i], dataType[i], op[i], rootOrPeer[i], commOf[i], s,
+      rc = NcclDispatch.enqueue(kind[i], send[i], recv[i], count[i], dataType[i], op[i], rootOrPeer[i], commOf[i], s,
           true);
       if (rc != 0) {
         failed = i;
@@ -227,10 +230,10 @@ final class NcclCompiledSchedule implements CompiledSchedule {
       }
     }
     state.watchdog().enter(stepLabel[step]); // a blocking communicator may wait here for its peers
-    int endRc = NcclCalls.groupEnd(); // always close the group, also after a failed call
+    int endRc = NcclDispatch.groupEnd(); // always close the group, also after a failed call
     state.watchdog().leave();
     if (failed >= 0) {
-      NcclException endError = endRc != 0 ? Checked.ncclError("ncclGroupEnd", endRc, commOf[failed]) : null;
+      NcclException endError = endRc != 0 ? CheckedNccl.ncclError("ncclGroupEnd", endRc, commOf[failed]) : null;
       return new Failure(kind[failed].ncclFunction() + " (" + stepLabel[step] + ")", failedRc, endError);
     }
     if (endRc != 0) {
@@ -246,7 +249,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
    */
   private Failure issueAlone(int i, int step, long s) {
     state.watchdog().enter(stepLabel[step]); // outside a group the call itself may wait for its peers
-    int rc = NcclCalls.enqueue(kind[i], send[i], recv[i], count[i], dataType[i], op[i], rootOrPeer[i], commOf[i], s,
+    int rc = NcclDispatch.enqueue(kind[i], send[i], recv[i], count[i], dataType[i], op[i], rootOrPeer[i], commOf[i], s,
         false);
     state.watchdog().leave();
     return rc != 0 ? new Failure(kind[i].ncclFunction() + " (" + stepLabel[step] + ")", rc, null) : null;
@@ -293,9 +296,9 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     if (!comm.family().sharing().graphs()) { // ranks of this process share the GPU: NcclGraphs.SHARED_CONTEXT_PROPERTY
       return CompiledSchedule.super.capture(stream);
     }
-    int rc = CudaGraphs.cudaStreamBeginCapture(s, CudaGraphs.CAPTURE_MODE_THREAD_LOCAL);
+    int rc = CheckedCuda.cudaStreamBeginCaptureRaw(s, CheckedCuda.CAPTURE_MODE_THREAD_LOCAL);
     if (rc != 0) {
-      throw Checked.cudaError("cudaStreamBeginCapture (" + planName + ")", rc);
+      throw CheckedCuda.cudaError("cudaStreamBeginCapture (" + planName + ")", rc);
     }
     Failure failure = null;
     Throwable unexpected = null;
@@ -307,12 +310,12 @@ final class NcclCompiledSchedule implements CompiledSchedule {
       unexpected = e;
     }
     int[] endRc = new int[1];
-    long graph = Checked.cudaStreamEndCaptureRaw(s, endRc); // always: the stream is unusable until then
+    long graph = CheckedCuda.cudaStreamEndCaptureRaw(s, endRc); // always: the stream is unusable until then
     if (failure != null || unexpected != null || endRc[0] != 0 || graph == 0) {
       if (graph != 0) {
-        Checked.cudaGraphDestroyQuietly(graph);
+        CheckedCuda.cudaGraphDestroyQuietly(graph);
       }
-      CudaException endError = endRc[0] != 0 ? Checked.cudaError("cudaStreamEndCapture (" + planName + ")", endRc[0])
+      CudaException endError = endRc[0] != 0 ? CheckedCuda.cudaError("cudaStreamEndCapture (" + planName + ")", endRc[0])
           : null;
       RuntimeException e;
       if (failure != null) {
@@ -338,9 +341,9 @@ final class NcclCompiledSchedule implements CompiledSchedule {
     }
     long exec;
     try {
-      exec = Checked.cudaGraphInstantiate(graph);
+      exec = CheckedCuda.cudaGraphInstantiate(graph);
     } finally {
-      Checked.cudaGraphDestroyQuietly(graph); // the executable graph does not need it
+      CheckedCuda.cudaGraphDestroyQuietly(graph); // the executable graph does not need it
     }
     // Registered with every communicator it captured calls of: NCCL waits for the graph in the destroy or
     // abort of each (see NcclGraphs), so closing any of them must destroy it first.
@@ -386,14 +389,14 @@ final class NcclCompiledSchedule implements CompiledSchedule {
   int launchGraph(long exec, long cudaStream) {
     comm.meetGroup();
     state.watchdog().enter(graphStepLabel.length > 0 ? graphStepLabel[0] : null);
-    int rc = CudaGraphs.cudaGraphLaunch(exec, cudaStream);
+    int rc = CheckedCuda.cudaGraphLaunchRaw(exec, cudaStream);
     state.watchdog().leave();
     return rc;
   }
 
   /** The exception for {@code cudaGraphLaunch} returning {@code rc}. */
   RuntimeException graphLaunchFailed(int rc) {
-    return Checked.cudaError("cudaGraphLaunch (" + planName + ")", rc);
+    return CheckedCuda.cudaError("cudaGraphLaunch (" + planName + ")", rc);
   }
 
   String planName() {

@@ -4,6 +4,10 @@ import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.nccl.binding.NcclDispatch;
+import dev.commplan.runtime.nccl.binding.NcclEnums;
+import dev.commplan.runtime.nccl.binding.NcclTypeSupport;
+import dev.commplan.runtime.nccl.calls.SendRecvStandIns;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.util.EnumMap;
 import java.util.Map;
@@ -11,7 +15,7 @@ import java.util.Map;
 /**
  * One communicator's direct path: a collective called on it ({@code comm.allReduce(...)}), already
  * checked by {@code AbstractCommunicator}, and a user's group ({@code groupStart()} .. {@code groupEnd()}),
- * handed to NCCL through {@link NcclCalls}, recorded in the flight record, failures turned into
+ * handed to NCCL through {@link NcclDispatch}, recorded in the flight record, failures turned into
  * exceptions by the rank's state. The communicator's one thread uses it (the gate sees to that).
  */
 final class NcclDirectCalls {
@@ -48,8 +52,8 @@ final class NcclDirectCalls {
   void enqueue(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int root, long s,
       boolean agreementCheck) {
     NcclTypeSupport.require(comm.ncclVersion(), send.dataType(), op, false);
-    int type = NcclArgs.dataType(send.dataType());
-    int ncclOp = op == null ? 0 : NcclArgs.op(op);
+    int type = NcclEnums.dataType(send.dataType());
+    int ncclOp = op == null ? 0 : NcclEnums.op(op);
     OperationLabel label = (agreementCheck ? CHECK_LABELS : LABELS).get(collective);
     long handle = comm.handle();
     if (groupDepth == 0 && !collective.pointToPoint()) {
@@ -57,8 +61,8 @@ final class NcclDirectCalls {
     }
     state.watchdog().enter(label);
     int rc;
-    if (NcclCalls.isNative(collective)) {
-      rc = NcclCalls.enqueue(collective, NcclMemory.pointer(send), NcclMemory.pointer(recv), count, type,
+    if (SendRecvStandIns.isNative(collective)) {
+      rc = NcclDispatch.enqueue(collective, NcclMemory.pointer(send), NcclMemory.pointer(recv), count, type,
           ncclOp, root, handle, s, groupDepth > 0);
     } else {
       rc = viaSendRecv(collective, NcclMemory.pointer(send), NcclMemory.pointer(recv), count,
@@ -66,8 +70,8 @@ final class NcclDirectCalls {
     }
     state.watchdog().leave();
     if (rc != 0) {
-      throw state.failed(NcclCalls.isNative(collective) ? collective.ncclFunction()
-          : collective.ncclFunction() + " (missing; as " + NcclCalls.path(collective) + ")", rc);
+      throw state.failed(SendRecvStandIns.isNative(collective) ? collective.ncclFunction()
+          : collective.ncclFunction() + " (missing; as " + SendRecvStandIns.path(collective) + ")", rc);
     }
     lastStream = s;
     events.record(label, groupDepth == 0 ? s : 0);
@@ -76,25 +80,25 @@ final class NcclDirectCalls {
   /** Gather, Scatter or AllToAll as sends and receives in one group; the first failing code, or 0. */
   private int viaSendRecv(Collective collective, long send, long recv, long count, DataType dataType, int type,
       int root, long handle, long s) {
-    int rc = NcclCalls.groupStart();
+    int rc = NcclDispatch.groupStart();
     if (rc != 0) {
       return rc;
     }
     int[] failed = new int[1];
-    NcclCalls.viaSendRecv(collective, send, recv, count * dataType.byteSize(), root, comm.rank(), comm.size(),
+    SendRecvStandIns.viaSendRecv(collective, send, recv, count * dataType.byteSize(), root, comm.rank(), comm.size(),
         (isSend, p, peer) -> {
           if (failed[0] == 0) {
-            failed[0] = NcclCalls.enqueue(isSend ? Collective.SEND : Collective.RECV, p, p, count, type, 0, peer,
+            failed[0] = NcclDispatch.enqueue(isSend ? Collective.SEND : Collective.RECV, p, p, count, type, 0, peer,
                 handle, s, true);
           }
         });
-    int end = NcclCalls.groupEnd(); // always close the group
+    int end = NcclDispatch.groupEnd(); // always close the group
     return failed[0] != 0 ? failed[0] : end;
   }
 
   /** {@code ncclGroupStart} of a user's group (groups nest). */
   void openGroup() {
-    int rc = NcclCalls.groupStart();
+    int rc = NcclDispatch.groupStart();
     if (rc != 0) {
       throw state.failed("ncclGroupStart", rc);
     }
@@ -108,7 +112,7 @@ final class NcclDirectCalls {
     }
     groupDepth--;
     state.watchdog().enter(null);
-    int rc = NcclCalls.groupEnd();
+    int rc = NcclDispatch.groupEnd();
     state.watchdog().leave();
     if (rc != 0) {
       throw state.failed("ncclGroupEnd", rc);

@@ -3,6 +3,9 @@ package dev.commplan.runtime.nccl;
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DeviceMemory;
+import dev.commplan.runtime.nccl.binding.NcclEnums;
+import dev.commplan.runtime.nccl.binding.NcclTypeSupport;
+import dev.commplan.runtime.nccl.calls.SendRecvStandIns;
 import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
@@ -23,7 +26,7 @@ import java.util.Set;
  *
  * <p>A call over a mesh's axis ({@code schedule.communicatorOf(call, comm)}) is issued on that axis's
  * communicator, with ranks (root, peer) of that group; Gather, Scatter and AllToAll that become sends and
- * receives ({@link NcclCalls#viaSendRecv}) use that group's rank and size. Sends and receives whose peer
+ * receives ({@link SendRecvStandIns#viaSendRecv}) use that group's rank and size. Sends and receives whose peer
  * is none on this rank issue nothing.
  */
 final class NcclDowncalls {
@@ -138,8 +141,8 @@ final class NcclDowncalls {
         Collective collective = call.collective();
         long sendAt = sm.rawAddress() + call.sendByteOffset();
         long recvAt = rm.rawAddress() + call.recvByteOffset();
-        int type = NcclArgs.dataType(call.dataType());
-        int op = call.op() == null ? 0 : NcclArgs.op(call.op());
+        int type = NcclEnums.dataType(call.dataType());
+        int op = call.op() == null ? 0 : NcclEnums.op(call.op());
         long handle = over.handle();
         if (collective.pointToPoint()) {
           if (call.peer() >= 0) { // a peer outside the ranks: no call on this rank
@@ -148,12 +151,12 @@ final class NcclDowncalls {
           continue;
         }
         if (collective == Collective.GATHER || collective == Collective.SCATTER || collective == Collective.ALL_TO_ALL) {
-          out.notes[s][c] = NcclCalls.path(collective);
+          out.notes[s][c] = SendRecvStandIns.path(collective);
         }
-        if (NcclCalls.isNative(collective)) {
+        if (SendRecvStandIns.isNative(collective)) {
           out.add(collective, sendAt, recvAt, call.count(), type, op, collective.hasRoot() ? call.root() : 0, handle);
         } else {
-          NcclCalls.viaSendRecv(collective, sendAt, recvAt, call.count() * call.dataType().byteSize(), call.root(),
+          SendRecvStandIns.viaSendRecv(collective, sendAt, recvAt, call.count() * call.dataType().byteSize(), call.root(),
               over.rank(), over.size(), (isSend, pointer, peer) -> out.add(isSend ? Collective.SEND : Collective.RECV,
                   pointer, pointer, call.count(), type, 0, peer, handle));
         }

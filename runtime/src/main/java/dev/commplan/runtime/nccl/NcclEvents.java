@@ -1,5 +1,6 @@
 package dev.commplan.runtime.nccl;
 
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import java.lang.ref.Cleaner;
 import java.util.Arrays;
 import java.util.List;
@@ -43,8 +44,8 @@ final class NcclEvents {
       handle = freeCount > 0 ? free[--freeCount] : 0;
     }
     if (handle == 0) {
-      Checked.cudaSetDevice(device);
-      handle = Checked.cudaEventCreateDisableTiming();
+      CheckedCuda.cudaSetDevice(device);
+      handle = CheckedCuda.cudaEventCreateDisableTiming();
       synchronized (this) {
         if (madeCount == made.length) {
           made = Arrays.copyOf(made, madeCount * 2);
@@ -78,7 +79,7 @@ final class NcclEvents {
     }
     destroyed = true;
     for (int i = 0; i < madeCount; i++) {
-      Checked.cudaEventDestroyQuietly(made[i]); // pending records complete first (cudaEventDestroy's meaning)
+      CheckedCuda.cudaEventDestroyQuietly(made[i]); // pending records complete first (cudaEventDestroy's meaning)
     }
     madeCount = 0;
     freeCount = 0;
@@ -93,8 +94,8 @@ final class NcclEvents {
     for (long s : streams) {
       long event = take();
       try {
-        Checked.cudaEventRecord(event, s);
-        Checked.cudaStreamWaitEvent(waiter, event);
+        CheckedCuda.cudaEventRecord(event, s);
+        CheckedCuda.cudaStreamWaitEvent(waiter, event);
       } finally {
         giveBack(event);
       }

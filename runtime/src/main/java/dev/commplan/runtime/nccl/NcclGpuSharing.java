@@ -1,6 +1,6 @@
 package dev.commplan.runtime.nccl;
 
-import dev.commplan.runtime.nccl.binding.raw.ProcessEnvironment;
+import dev.commplan.runtime.nccl.binding.NcclEnvironment;
 import java.util.Locale;
 import java.util.Objects;
 
@@ -82,6 +82,6 @@ record NcclGpuSharing(int ranksPerGpu, int maxCtas, String ctaText, String optIn
   }
 
   private static String variable(String name) {
-    return name + "=" + Objects.requireNonNullElse(ProcessEnvironment.get(name), "(unset)");
+    return name + "=" + Objects.requireNonNullElse(NcclEnvironment.getenv(name), "(unset)");
   }
 }

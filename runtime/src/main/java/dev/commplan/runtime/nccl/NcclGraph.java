@@ -1,5 +1,6 @@
 package dev.commplan.runtime.nccl;
 
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -114,7 +115,7 @@ final class NcclGraph implements CompiledSchedule.Capture {
     for (NcclGraphs registry : registries) {
       registry.remove(this);
     }
-    Checked.cudaGraphExecDestroy(exec);
+    CheckedCuda.cudaGraphExecDestroy(exec);
   }
 
   private IllegalStateException closed() {

@@ -3,7 +3,7 @@ package dev.commplan.runtime.nccl;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import dev.commplan.runtime.guard.Failures;
-import dev.commplan.runtime.nccl.binding.raw.CudaGraphs;
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -66,11 +66,7 @@ final class NcclGraphs {
    * @throws CudaException if CUDA cannot say (the legacy stream while a blocking stream captures)
    */
   boolean isCapturing(long cudaStream) {
-    int rc = CudaGraphs.cudaStreamIsCapturing(cudaStream, captureStatus);
-    if (rc != 0) {
-      throw Checked.cudaError("cudaStreamIsCapturing", rc);
-    }
-    return captureStatus.get(JAVA_INT, 0) != CudaGraphs.CAPTURE_STATUS_NONE;
+    return CheckedCuda.cudaStreamIsCapturing(cudaStream, captureStatus);
   }
 
   /** Registers a new graph; false (the caller destroys it) once {@link #destroyAll} has run. */
@@ -107,7 +103,7 @@ final class NcclGraphs {
       graphs = new ArrayList<>(live);
     }
     if (!graphs.isEmpty()) {
-      Checked.cudaSetDeviceQuietly(device); // maybe the watchdog's thread
+      CheckedCuda.cudaSetDeviceQuietly(device); // maybe the watchdog's thread
     }
     for (NcclGraph graph : graphs) {
       try {

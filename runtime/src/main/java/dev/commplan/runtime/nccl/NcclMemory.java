@@ -2,8 +2,8 @@ package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
-import dev.commplan.runtime.nccl.binding.raw.Cuda;
 import dev.commplan.runtime.DeviceMemory;
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import java.util.function.Consumer;
@@ -49,15 +49,15 @@ final class NcclMemory implements DeviceMemory {
     if (bytes == 0) {
       return new NcclMemory(owner, copies, allocator, onClose, 0, 0, true);
     }
-    Checked.cudaSetDevice(copies.device());
+    CheckedCuda.cudaSetDevice(copies.device());
     long pointer;
     try {
       pointer = allocator.allocate(bytes);
     } catch (CudaException e) {
-      if (e.rawCode() != Cuda.ERROR_MEMORY_ALLOCATION) {
+      if (e.rawCode() != CheckedCuda.ERROR_MEMORY_ALLOCATION) {
         throw e;
       }
-      long[] info = Checked.cudaMemGetInfo();
+      long[] info = CheckedCuda.cudaMemGetInfo();
       throw new IllegalArgumentException("cannot allocate " + bytes + " bytes on CUDA device " + copies.device()
           + " of rank " + owner.rank() + (info == null ? "" : ": the device has " + info[0] + " bytes free of "
           + info[1]) + " (" + allocator.allocatingCall() + ": cudaErrorMemoryAllocation)", e);
@@ -145,7 +145,7 @@ final class NcclMemory implements DeviceMemory {
     }
     onClose.accept(this);
     if (owned && address != 0) {
-      Checked.cudaSetDeviceQuietly(copies.device());
+      CheckedCuda.cudaSetDeviceQuietly(copies.device());
       allocator.free(address);
     }
   }

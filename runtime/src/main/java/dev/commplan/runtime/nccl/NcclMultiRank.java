@@ -1,8 +1,8 @@
 package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.BackendUnavailableException;
-import dev.commplan.runtime.nccl.binding.raw.NativeLibrary;
-import dev.commplan.runtime.nccl.binding.raw.ProcessEnvironment;
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
+import dev.commplan.runtime.nccl.binding.NcclEnvironment;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.file.Files;
@@ -98,7 +98,7 @@ final class NcclMultiRank {
 
   /** The opt-in as it stands now in this process. */
   static synchronized OptIn optIn() {
-    return new OptIn(ProcessEnvironment.get(VARIABLE), System.getProperty(NcclBackend.MULTI_RANK_GPU_PROPERTY),
+    return new OptIn(NcclEnvironment.getenv(VARIABLE), System.getProperty(NcclBackend.MULTI_RANK_GPU_PROPERTY),
         initSeen, variableAtFirstInit, setHere);
   }
 
@@ -111,7 +111,7 @@ final class NcclMultiRank {
       if (setAtFirstInit(optIn())) {
         setVariableHere();
       }
-      variableAtFirstInit = ProcessEnvironment.get(VARIABLE);
+      variableAtFirstInit = NcclEnvironment.getenv(VARIABLE);
       initSeen = true;
     }
   }
@@ -211,7 +211,7 @@ final class NcclMultiRank {
     if (!loaded.atLeast(NcclVersion.MULTI_RANK_GPU)) {
       return head + ". NCCL runs several ranks on one GPU from " + NcclVersion.MULTI_RANK_GPU + " on, with " + VARIABLE
           + "=1 (experimental); this process loaded NCCL " + loaded + ", which refuses it (\"Duplicate GPU"
-          + " detected\"). Load NCCL " + NcclVersion.MULTI_RANK_GPU + " or newer (-D" + NativeLibrary.NCCL_PROPERTY
+          + " detected\"). Load NCCL " + NcclVersion.MULTI_RANK_GPU + " or newer (-D" + NcclEnvironment.NCCL_PROPERTY
           + "=/path/to/libnccl.so.2) and opt in with " + optInHow + "; or " + fewer + ".";
     }
     boolean variableSet = optIn.variable() != null;
@@ -246,7 +246,7 @@ final class NcclMultiRank {
       return NcclGpuSharing.ONE_RANK_PER_GPU; // nothing to read or set
     }
     Decision d = decide(ranksPerGpu, where, fewer, loaded, optIn(),
-        System.getProperty(NcclBackend.MAX_CTAS_PROPERTY), ProcessEnvironment.get(MAX_CTAS_VARIABLE));
+        System.getProperty(NcclBackend.MAX_CTAS_PROPERTY), NcclEnvironment.getenv(MAX_CTAS_VARIABLE));
     if (d.setVariable()) {
       setVariableHere();
     }
@@ -269,15 +269,15 @@ final class NcclMultiRank {
    */
   static synchronized void prepareSharedContext() {
     for (String[] v : new String[][] {{QUEUES_VARIABLE, QUEUES}, {CONNECT_VARIABLE, "0"}}) {
-      if (ProcessEnvironment.get(v[0]) == null) {
-        ProcessEnvironment.set(v[0], v[1]);
+      if (NcclEnvironment.getenv(v[0]) == null) {
+        NcclEnvironment.setenv(v[0], v[1]);
       }
     }
   }
 
   /** Sets {@value #VARIABLE}{@code =1} for this process, for our property (what descriptions then say). */
   private static void setVariableHere() {
-    ProcessEnvironment.set(VARIABLE, "1");
+    NcclEnvironment.setenv(VARIABLE, "1");
     setHere = true;
   }
 
@@ -368,7 +368,7 @@ final class NcclMultiRank {
    * (hostname where there is none) and the device's PCI address.
    */
   static String gpuIdentity(int device) {
-    return host() + "/" + Checked.cudaPciBusId(device).toLowerCase(Locale.ROOT);
+    return host() + "/" + CheckedCuda.cudaPciBusId(device).toLowerCase(Locale.ROOT);
   }
 
   private static String host() {
@@ -381,6 +381,22 @@ final class NcclMultiRank {
         return "this host";
       }
     }
+  }
+
+  /** How many ranks a cluster of {@code ranks} puts on its busiest device: {@code ceil(ranks / devices)}. */
+  static int ranksPerGpu(int ranks, int devices) {
+    return (ranks + devices - 1) / devices;
+  }
+
+  /** What a cluster of {@code ranks} on {@code devices} devices is, for messages. */
+  static String clusterText(int ranks, int devices) {
+    return "an NCCL cluster of " + ranks + (ranks == 1 ? " rank" : " ranks") + " on " + devices + " CUDA device"
+        + (devices == 1 ? "" : "s");
+  }
+
+  /** What else a cluster's user can do than share GPUs, for messages. */
+  static String fewerRanks(int devices) {
+    return "ask for at most " + devices + (devices == 1 ? " rank" : " ranks") + " here (one per GPU)";
   }
 
   /** The most ranks any one GPU carries, from every rank's {@link #gpuIdentity}. */

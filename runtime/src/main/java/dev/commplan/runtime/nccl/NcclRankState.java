@@ -6,6 +6,8 @@ import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.guard.Failures;
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
+import dev.commplan.runtime.nccl.binding.CheckedNccl;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.lang.foreign.Arena;
@@ -157,7 +159,7 @@ final class NcclRankState implements NcclFamily.Member {
    * returned because of that), its timeout or async error instead.
    */
   RuntimeException failed(String function, int rc) {
-    NcclException e = Checked.ncclError(function, rc, comm); // before any abort: it reads the comm's last error
+    NcclException e = CheckedNccl.ncclError(function, rc, comm); // before any abort: it reads the comm's last error
     if (watchdog.failure() != null || familyFailure != null) { // the call returned because the comm was aborted
       RuntimeException why = notUsable();
       why.addSuppressed(e);
@@ -220,13 +222,13 @@ final class NcclRankState implements NcclFamily.Member {
   /** {@code cudaEventQuery} of a usable communicator's event ({@code Event.isDone()}); a CUDA error aborts. */
   boolean queryEvent(long cudaEvent) {
     ensureUsable();
-    Checked.cudaSetDevice(device);
+    CheckedCuda.cudaSetDevice(device);
     return queryOrAbort(cudaEvent, true);
   }
 
   private void await(long handle, boolean event, Duration limit, Object where, String doing) {
     ensureUsable();
-    Checked.cudaSetDevice(device);
+    CheckedCuda.cudaSetDevice(device);
     long start = System.nanoTime();
     long deadline = start + limit.toNanos();
     int polls = 0;
@@ -259,7 +261,7 @@ final class NcclRankState implements NcclFamily.Member {
   /** {@code cudaStreamQuery} or {@code cudaEventQuery}; a CUDA error there (a kernel faulted) is fatal: abort, then throw it. */
   private boolean queryOrAbort(long handle, boolean event) {
     try {
-      return event ? Checked.cudaEventQuery(handle) : Checked.cudaStreamQuery(handle);
+      return event ? CheckedCuda.cudaEventQuery(handle) : CheckedCuda.cudaStreamQuery(handle);
     } catch (CudaException e) {
       abortedBecause = e.getMessage();
       abortQuietly(e);
@@ -274,11 +276,11 @@ final class NcclRankState implements NcclFamily.Member {
       if (state.get() != OPEN) {
         throw notUsable();
       }
-      int async = Checked.ncclCommGetAsyncError(comm, asyncErrorScratch);
+      int async = CheckedNccl.ncclCommGetAsyncError(comm, asyncErrorScratch);
       if (async == 0 || async == NcclResult.IN_PROGRESS.code()) {
         return;
       }
-      e = Checked.ncclError("ncclCommGetAsyncError (rank " + rank + ")", async, comm);
+      e = CheckedNccl.ncclError("ncclCommGetAsyncError (rank " + rank + ")", async, comm);
     }
     // An asynchronous error leaves the communicator broken: NCCL's documented answer is ncclCommAbort.
     abortedBecause = e.getMessage();
@@ -326,7 +328,7 @@ final class NcclRankState implements NcclFamily.Member {
       }
     }
     graphs.destroyAll("its communicator was aborted", null); // best effort: the abort must go on
-    Checked.ncclCommAbortQuietly(comm);
+    CheckedNccl.ncclCommAbortQuietly(comm);
     tellFamily();
   }
 
@@ -344,7 +346,7 @@ final class NcclRankState implements NcclFamily.Member {
     }
     events.recorder().failPending(System.nanoTime());
     graphs.destroyAll("its communicator was aborted with its family", null);
-    Checked.ncclCommAbortQuietly(comm);
+    CheckedNccl.ncclCommAbortQuietly(comm);
   }
 
   /**
@@ -364,12 +366,12 @@ final class NcclRankState implements NcclFamily.Member {
     int rc = 0;
     if (wasOpen) {
       failure = graphs.destroyAll("its communicator was aborted", null);
-      rc = Checked.ncclCommAbortQuietly(comm);
+      rc = CheckedNccl.ncclCommAbortQuietly(comm);
       tellFamily();
     }
     failure = release(failure);
     if (rc != 0) {
-      throw Checked.ncclError("ncclCommAbort", rc, 0);
+      throw CheckedNccl.ncclError("ncclCommAbort", rc, 0);
     }
     if (failure != null) {
       throw failure;
@@ -416,7 +418,7 @@ final class NcclRankState implements NcclFamily.Member {
     long destroyed = graphsDestroyed;
     if (previous == OPEN) {
       try {
-        Checked.ncclCommDestroy(comm);
+        CheckedNccl.ncclCommDestroy(comm);
       } catch (RuntimeException e) {
         failure = Failures.add(failure, e);
       }
@@ -451,7 +453,7 @@ final class NcclRankState implements NcclFamily.Member {
       }
       released = true;
     }
-    Checked.cudaSetDeviceQuietly(device);
+    CheckedCuda.cudaSetDeviceQuietly(device);
     return resources.release(failure);
   }
 

@@ -1,8 +1,8 @@
 package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.BackendUnavailableException;
-import dev.commplan.runtime.nccl.binding.raw.NativeLibrary;
-import dev.commplan.runtime.nccl.binding.raw.NcclCommunicators;
+import dev.commplan.runtime.nccl.binding.CheckedNccl;
+import dev.commplan.runtime.nccl.binding.NcclEnvironment;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -32,7 +32,7 @@ import java.util.concurrent.TimeUnit;
  * allocations and frees there may wait for a peer's kernel.
  *
  * <p><b>Older NCCLs.</b> {@code ncclCommSplit} came with NCCL {@value #SINCE}; it is looked up by symbol
- * ({@link NcclCommunicators#hasCommSplit()}), and where it is missing {@code split} fails with {@link
+ * ({@link CheckedNccl#hasCommSplit()}), and where it is missing {@code split} fails with {@link
  * BackendUnavailableException} naming the loaded version and what is needed. There is deliberately no
  * fallback through {@code ncclGetUniqueId}/{@code ncclCommInitRank} (ids exchanged over the parent): it
  * would be a second way to make every group that no machine we test on could run (the GPU machine has
@@ -50,7 +50,7 @@ final class NcclSplit {
    * parent}, a member of its family; called holding the parent's gate, after {@code ensureUsable}.
    */
   static NcclCommunicator split(NcclCommunicator parent, int color, int key, String label) {
-    RuntimeException unavailable = unavailable(NcclCommunicators.hasCommSplit(), parent.ncclVersion());
+    RuntimeException unavailable = unavailable(CheckedNccl.hasCommSplit(), parent.ncclVersion());
     if (unavailable != null) {
       throw unavailable;
     }
@@ -78,7 +78,7 @@ final class NcclSplit {
     });
     state.watchdog().enter(call, what);
     try {
-      child = Checked.ncclCommSplitRaw(parent.handle(), color, key, parent.family().sharing().maxCtas(), rc);
+      child = CheckedNccl.ncclCommSplitRaw(parent.handle(), color, key, parent.family().sharing().maxCtas(), rc);
     } finally {
       state.watchdog().leave();
       done.countDown();
@@ -86,7 +86,7 @@ final class NcclSplit {
     joinQuietly(timer);
     if (rc[0] != 0 || !state.isOpen()) { // failed, or returned because the parent was aborted meanwhile
       if (child != 0) {
-        Checked.ncclCommAbortQuietly(child);
+        CheckedNccl.ncclCommAbortQuietly(child);
       }
       throw rc[0] != 0 ? state.failed("ncclCommSplit (" + what + ")", rc[0]) : state.notUsable();
     }
@@ -96,7 +96,7 @@ final class NcclSplit {
       made = new NcclCommunicator(child, parent.ncclVersion(), parent.options(), label, parent.family(),
           parent.lineage().child(number, color));
     } catch (RuntimeException e) {
-      Checked.ncclCommAbortQuietly(child);
+      CheckedNccl.ncclCommAbortQuietly(child);
       throw e;
     }
     if (!made.state().isOpen()) { // the family failed while the child was being made: it was aborted on joining
@@ -117,7 +117,7 @@ final class NcclSplit {
     }
     return new BackendUnavailableException("nccl backend: split(color, key) (and Mesh, which splits) needs"
         + " ncclCommSplit, which came with NCCL " + NcclVersion.COMM_SPLIT + "; this process loaded NCCL " + version
-        + ", which lacks it: point -D" + NativeLibrary.NCCL_PROPERTY + " at libnccl.so.2 of NCCL "
+        + ", which lacks it: point -D" + NcclEnvironment.NCCL_PROPERTY + " at libnccl.so.2 of NCCL "
         + NcclVersion.COMM_SPLIT + " or newer");
   }
 

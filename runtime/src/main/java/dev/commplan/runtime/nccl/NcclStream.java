@@ -1,5 +1,6 @@
 package dev.commplan.runtime.nccl;
 
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import dev.commplan.runtime.spi.EventBase;
 import dev.commplan.runtime.spi.StreamBase;
 import java.time.Duration;
@@ -68,7 +69,7 @@ final class NcclStream extends StreamBase {
     NcclEvents pool = owner.eventPool();
     long event = pool.take();
     try {
-      Checked.cudaEventRecord(event, handle);
+      CheckedCuda.cudaEventRecord(event, handle);
     } catch (RuntimeException e) {
       pool.giveBack(event);
       throw e;
@@ -86,7 +87,7 @@ final class NcclStream extends StreamBase {
   @Override
   protected void waitForEvent(EventBase event) {
     owner.useDevice();
-    Checked.cudaStreamWaitEvent(handle, ((NcclEvent) event).handle()); // checked by StreamBase: an NCCL event
+    CheckedCuda.cudaStreamWaitEvent(handle, ((NcclEvent) event).handle()); // checked by StreamBase: an NCCL event
   }
 
   /** {@inheritDoc} Here: {@code cudaStreamDestroy}, which returns at once; work already enqueued still runs. */
@@ -102,7 +103,7 @@ final class NcclStream extends StreamBase {
     }
     destroyed = true;
     if (owned) {
-      Checked.cudaStreamDestroy(handle);
+      CheckedCuda.cudaStreamDestroy(handle);
     }
   }
 

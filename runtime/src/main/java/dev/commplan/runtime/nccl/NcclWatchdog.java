@@ -4,6 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.CommTimeoutException;
+import dev.commplan.runtime.nccl.binding.CheckedNccl;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -100,11 +101,11 @@ final class NcclWatchdog {
         if (!state.isOpen()) {
           return;
         }
-        int async = Checked.ncclCommGetAsyncErrorRaw(comm, scratch);
+        int async = CheckedNccl.ncclCommGetAsyncErrorRaw(comm, scratch);
         if (async == 0 || async == NcclResult.IN_PROGRESS.code()) {
           return;
         }
-        e = Checked.ncclError("ncclCommGetAsyncError (" + state.rankText() + ", seen by the cluster's watchdog)",
+        e = CheckedNccl.ncclError("ncclCommGetAsyncError (" + state.rankText() + ", seen by the cluster's watchdog)",
             async, comm);
       }
       failure = e;

@@ -1,6 +1,6 @@
 package dev.commplan.runtime.nccl;
 
-import dev.commplan.runtime.nccl.binding.raw.Cuda;
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.util.List;
@@ -37,7 +37,7 @@ final class StepEvents {
     this.slotStream = new long[recorder.capacity()];
     try {
       for (int i = 0; i < slotEvents.length; i++) {
-        slotEvents[i] = Checked.cudaEventCreateDisableTiming();
+        slotEvents[i] = CheckedCuda.cudaEventCreateDisableTiming();
       }
     } catch (RuntimeException e) {
       destroy();
@@ -83,9 +83,9 @@ final class StepEvents {
       return;
     }
     // On the hot path (with events on): a raw call, its code checked here.
-    int rc = Cuda.cudaEventRecord(slotEvents[slot], cudaStream);
+    int rc = CheckedCuda.cudaEventRecordRaw(slotEvents[slot], cudaStream);
     if (rc != 0) {
-      throw Checked.cudaError("cudaEventRecord (flight recorder)", rc);
+      throw CheckedCuda.cudaError("cudaEventRecord (flight recorder)", rc);
     }
     slotHasEvent[slot] = true;
   }
@@ -127,7 +127,7 @@ final class StepEvents {
       }
       boolean done;
       try {
-        done = Checked.cudaEventQuery(slotEvents[slot]);
+        done = CheckedCuda.cudaEventQuery(slotEvents[slot]);
       } catch (RuntimeException failure) {
         break; // the device is in trouble; the record stays as it is
       }
@@ -143,7 +143,7 @@ final class StepEvents {
   void destroy() {
     for (int i = 0; i < slotEvents.length; i++) {
       if (slotEvents[i] != 0) {
-        Checked.cudaEventDestroyQuietly(slotEvents[i]);
+        CheckedCuda.cudaEventDestroyQuietly(slotEvents[i]);
         slotEvents[i] = 0;
       }
     }

@@ -10,6 +10,7 @@ import dev.commplan.runtime.CollectiveCorrectnessSuite.Case;
 import dev.commplan.runtime.CollectiveCorrectnessSuite.Expected;
 import dev.commplan.runtime.CollectiveReference;
 import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.nccl.calls.SendRecvStandIns;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import java.util.ArrayList;
@@ -21,7 +22,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Issue 17 on NCCL: Gather, Scatter and AllToAll on both paths (their own functions where the loaded NCCL
  * has them, and the grouped ncclSend/ncclRecv that stands in for them before 2.28, forced with {@link
- * NcclCalls#viaSendRecv}), describe() naming the path taken, and the fp8 types (NCCL 2.24 or later: skipped,
+ * SendRecvStandIns#viaSendRecv}), describe() naming the path taken, and the fp8 types (NCCL 2.24 or later: skipped,
  * saying so, on an older one; AVG on fp8 refused before NCCL, {@code [CommPlan/Fp8Average]}). One rank per
  * GPU of this machine; skips without a GPU.
  */
@@ -38,7 +39,7 @@ class NcclNewCollectivesGpuTest {
 
   @AfterAll
   static void stop() {
-    NcclCalls.viaSendRecv(Boolean.getBoolean(NcclCalls.VIA_SEND_RECV_PROPERTY));
+    SendRecvStandIns.viaSendRecv(Boolean.getBoolean(SendRecvStandIns.VIA_SEND_RECV_PROPERTY));
     if (cluster != null) {
       cluster.close();
     }
@@ -73,7 +74,7 @@ class NcclNewCollectivesGpuTest {
   @Test
   void gatherScatterAndAllToAllOnTheirOwnFunctionsAndThroughSendRecv() {
     for (boolean viaSendRecv : new boolean[] {false, true}) {
-      NcclCalls.viaSendRecv(viaSendRecv);
+      SendRecvStandIns.viaSendRecv(viaSendRecv);
       List<String> failures = runCases(movingCases());
       assertTrue(failures.isEmpty(), (viaSendRecv ? "send/recv path: " : "native path: ") + failures);
       for (String described : cluster.call(comm -> {
@@ -92,7 +93,7 @@ class NcclNewCollectivesGpuTest {
         assertTrue(described.contains("gather F32 root 0, count 4 " + path), described);
       }
     }
-    NcclCalls.viaSendRecv(false);
+    SendRecvStandIns.viaSendRecv(false);
   }
 
   @Test

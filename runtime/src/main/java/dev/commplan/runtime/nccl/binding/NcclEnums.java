@@ -1,17 +1,21 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.binding;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.nccl.NcclVersion;
 
-/** NCCL's enum values for CommPlan's data types and reductions. */
-final class NcclArgs {
-  private NcclArgs() {}
+/**
+ * NCCL's enum values ({@code ncclDataType_t}, {@code ncclRedOp_t}) for CommPlan's data types and reductions:
+ * what a call passes to {@link NcclDispatch}. {@link NcclTypeSupport} says which of them the loaded NCCL has.
+ */
+public final class NcclEnums {
+  private NcclEnums() {}
 
   /**
    * {@code ncclDataType_t} for {@code type} (values from nccl.h, {@code src/nccl.h.in} of NVIDIA/nccl;
    * {@code ncclFloat8e4m3 = 10} and {@code ncclFloat8e5m2 = 11} since NCCL 2.24.3, {@link NcclVersion#FP8}).
    */
-  static int dataType(DataType type) {
+  public static int dataType(DataType type) {
     return switch (type) {
       case I8 -> 0; // ncclInt8
       case U8 -> 1; // ncclUint8
@@ -29,7 +33,7 @@ final class NcclArgs {
   }
 
   /** {@code ncclRedOp_t} for {@code op} (values from nccl.h). */
-  static int op(ReduceOp op) {
+  public static int op(ReduceOp op) {
     return switch (op) {
       case SUM -> 0; // ncclSum
       case PROD -> 1; // ncclProd

@@ -1,21 +1,30 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.binding;
 
 import dev.commplan.runtime.BackendUnavailableException;
+import dev.commplan.runtime.nccl.CudaException;
+import dev.commplan.runtime.nccl.NcclVersion;
 import dev.commplan.runtime.nccl.binding.raw.Cuda;
 import dev.commplan.runtime.nccl.binding.raw.NativeLibrary;
+import dev.commplan.runtime.nccl.binding.raw.ProcessEnvironment;
 
 /**
  * What the NCCL backend needs from this JVM and machine, checked in order, each with a message that
  * says what to do: native access enabled, the CUDA runtime loadable, a CUDA device, NCCL loadable; and
- * for more ranks than devices, what {@link NcclMultiRank} needs.
+ * what the process's environment holds for NCCL to read ({@link #getenv}, {@link #setenv}). Whether several
+ * ranks may share a GPU is {@code sharing.GpuSharingRules}' to say.
  */
-final class NcclEnvironment {
+public final class NcclEnvironment {
   private NcclEnvironment() {}
+
+  /** The system property naming the NCCL library to load: a path or a name. */
+  public static final String NCCL_PROPERTY = NativeLibrary.NCCL_PROPERTY;
+  /** The system property naming the CUDA runtime library to load: a path or a name. */
+  public static final String CUDART_PROPERTY = NativeLibrary.CUDART_PROPERTY;
 
   private static volatile NcclVersion version;
 
   /** Native access must be enabled for the runtime's module before any library is opened. */
-  static void requireNativeAccess() {
+  public static void requireNativeAccess() {
     Module module = NcclEnvironment.class.getModule();
     if (!module.isNativeAccessEnabled()) {
       throw new BackendUnavailableException(NativeAccessMessage.forModule(module));
@@ -23,7 +32,7 @@ final class NcclEnvironment {
   }
 
   /** Native access, then the CUDA runtime. */
-  static void requireCudart() {
+  public static void requireCudart() {
     requireNativeAccess();
     NativeLibrary cudart = NativeLibrary.cudart();
     if (!cudart.isLoaded()) {
@@ -32,7 +41,7 @@ final class NcclEnvironment {
   }
 
   /** Native access, then NCCL; reads NCCL's version once. */
-  static NcclVersion requireNccl() {
+  public static NcclVersion requireNccl() {
     requireNativeAccess();
     NativeLibrary nccl = NativeLibrary.nccl();
     if (!nccl.isLoaded()) {
@@ -40,7 +49,7 @@ final class NcclEnvironment {
     }
     NcclVersion v = version;
     if (v == null) {
-      v = NcclVersion.decode(Checked.ncclGetVersion());
+      v = NcclVersion.decode(CheckedNccl.ncclGetVersion());
       if (v.major() < 2) {
         throw new BackendUnavailableException(nccl.loadedAs() + " is NCCL " + v + "; CommPlan needs NCCL 2");
       }
@@ -50,9 +59,9 @@ final class NcclEnvironment {
   }
 
   /** The number of CUDA devices; throws, saying why, when there is none. */
-  static int deviceCount() {
+  public static int deviceCount() {
     requireCudart();
-    long raw = Checked.cudaGetDeviceCountRaw();
+    long raw = CheckedCuda.cudaGetDeviceCountRaw();
     int rc = (int) (raw >>> 32);
     if (rc != 0) {
       throw new BackendUnavailableException(noDeviceMessage(rc));
@@ -64,25 +73,9 @@ final class NcclEnvironment {
     return count;
   }
 
-  /** How many ranks a cluster of {@code ranks} puts on its busiest device: {@code ceil(ranks / devices)}. */
-  static int ranksPerGpu(int ranks, int devices) {
-    return (ranks + devices - 1) / devices;
-  }
-
-  /** What a cluster of {@code ranks} on {@code devices} devices is, for messages. */
-  static String clusterText(int ranks, int devices) {
-    return "an NCCL cluster of " + ranks + (ranks == 1 ? " rank" : " ranks") + " on " + devices + " CUDA device"
-        + (devices == 1 ? "" : "s");
-  }
-
-  /** What else a cluster's user can do than share GPUs, for messages. */
-  static String fewerRanks(int devices) {
-    return "ask for at most " + devices + (devices == 1 ? " rank" : " ranks") + " here (one per GPU)";
-  }
-
   /** "no CUDA device: cudaGetDeviceCount returned cudaErrorNoDevice (100): no CUDA-capable device..." */
-  static String noDeviceMessage(int rc) {
-    CudaException e = Checked.cudaError("cudaGetDeviceCount", rc); // names the code and clears the last error
+  public static String noDeviceMessage(int rc) {
+    CudaException e = CheckedCuda.cudaError("cudaGetDeviceCount", rc); // names the code and clears the last error
     String returned = "cudaGetDeviceCount returned " + e.cudaName() + " (" + rc + "): " + e.errorString();
     if (rc == Cuda.ERROR_NO_DEVICE) {
       return "no CUDA device: " + returned;
@@ -93,30 +86,42 @@ final class NcclEnvironment {
           + returned;
     }
     return "no usable CUDA device: " + returned + " (driver supports CUDA "
-        + Checked.cudaVersionString(driver) + ")";
+        + CheckedCuda.cudaVersionString(driver) + ")";
   }
 
   private static int driverVersionOrZero() {
     try {
-      return Checked.cudaDriverGetVersion();
+      return CheckedCuda.cudaDriverGetVersion();
     } catch (RuntimeException e) {
       return 0;
     }
   }
 
+  /** {@return how the CUDA runtime was found ({@code "libcudart.so.13 (by the dynamic loader)"}), or null} */
+  public static String cudartLoadedAs() {
+    return NativeLibrary.cudart().loadedAs();
+  }
+
+  /** {@return how NCCL was found ({@code "libnccl.so.2 (by the dynamic loader)"}), or null} */
+  public static String ncclLoadedAs() {
+    return NativeLibrary.nccl().loadedAs();
+  }
+
   /**
-   * Why the NCCL backend cannot run {@code ranks} ranks here, or null when it can: the same checks and
-   * messages as {@link NcclBackend#cluster}, without throwing or changing anything (more ranks than devices
-   * are fine where {@link NcclMultiRank#refusal} finds nothing).
+   * {@code getenv(name)}: the variable's value now in this process's environment, as NCCL and CUDA read it
+   * (not {@link System#getenv}'s copy), or null where it is unset.
    */
-  static String unavailableReason(int ranks) {
-    try {
-      int devices = deviceCount();
-      NcclVersion v = requireNccl();
-      return NcclMultiRank.refusal(ranksPerGpu(ranks, devices), clusterText(ranks, devices), fewerRanks(devices), v,
-          NcclMultiRank.optIn());
-    } catch (BackendUnavailableException | IllegalArgumentException e) {
-      return e.getMessage();
-    }
+  public static String getenv(String name) {
+    return ProcessEnvironment.get(name);
+  }
+
+  /**
+   * {@code setenv(name, value, 1)}, for NCCL and CUDA to read: only before the library that reads it starts
+   * work ({@link ProcessEnvironment} says why).
+   *
+   * @throws IllegalStateException if libc refuses
+   */
+  public static void setenv(String name, String value) {
+    ProcessEnvironment.set(name, value);
   }
 }

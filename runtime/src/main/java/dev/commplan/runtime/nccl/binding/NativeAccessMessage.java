@@ -1,19 +1,19 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.binding;
 
 /**
  * The message for a JVM that has not enabled native access for CommPlan's runtime: which flag to add,
  * for the module the runtime is in (as Lucene's {@code PosixNativeAccess} does).
  */
-final class NativeAccessMessage {
+public final class NativeAccessMessage {
   private NativeAccessMessage() {}
 
   /** The {@code --enable-native-access} flag that enables {@code module}. */
-  static String flag(Module module) {
+  public static String flag(Module module) {
     return "--enable-native-access=" + (module.isNamed() ? module.getName() : "ALL-UNNAMED");
   }
 
   /** What to tell a user whose JVM has native access disabled for {@code module}. */
-  static String forModule(Module module) {
+  public static String forModule(Module module) {
     String where = module.isNamed()
         ? "module " + module.getName()
         : "the class path (CommPlan's runtime is in the unnamed module)";

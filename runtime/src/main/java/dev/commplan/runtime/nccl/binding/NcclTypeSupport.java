@@ -1,22 +1,24 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.binding;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.PlanBuildException;
+import dev.commplan.runtime.nccl.NcclVersion;
+import java.util.Locale;
 
 /**
  * Which data types and ops the loaded NCCL supports: {@code ncclAvg} and {@code ncclBfloat16} need NCCL
  * {@link NcclVersion#AVG_AND_BF16} or newer, the fp8 types {@link NcclVersion#FP8}.
  */
-final class NcclTypeSupport {
+public final class NcclTypeSupport {
   private NcclTypeSupport() {}
 
   /**
    * Throws {@link #unsupported}'s exception: on an older NCCL a plan ({@code forPlan}) fails to build with a
    * {@link PlanBuildException}, a direct call with a {@link BackendUnavailableException}, naming both versions.
    */
-  static void require(NcclVersion version, DataType type, ReduceOp op, boolean forPlan) {
+  public static void require(NcclVersion version, DataType type, ReduceOp op, boolean forPlan) {
     RuntimeException e = unsupported(version, type, op, forPlan);
     if (e != null) {
       throw e;
@@ -24,11 +26,11 @@ final class NcclTypeSupport {
   }
 
   /** What {@link #require} throws on NCCL {@code version}, or null when it supports {@code type} and {@code op}. */
-  static RuntimeException unsupported(NcclVersion version, DataType type, ReduceOp op, boolean forPlan) {
+  public static RuntimeException unsupported(NcclVersion version, DataType type, ReduceOp op, boolean forPlan) {
     if (type.isFloat8() && !version.atLeast(NcclVersion.FP8)) {
-      String message = "DataType." + type + " (ncclFloat8" + type.name().substring(2).toLowerCase(java.util.Locale.ROOT)
+      String message = "DataType." + type + " (ncclFloat8" + type.name().substring(2).toLowerCase(Locale.ROOT)
           + ") needs NCCL " + NcclVersion.FP8 + " or newer, and this process loaded NCCL " + version
-          + "; use F16 or BF16, or a newer NCCL (point -D" + dev.commplan.runtime.nccl.binding.raw.NativeLibrary.NCCL_PROPERTY
+          + "; use F16 or BF16, or a newer NCCL (point -D" + NcclEnvironment.NCCL_PROPERTY
           + " at it)";
       return forPlan ? new PlanBuildException(message) : new BackendUnavailableException(message);
     }
