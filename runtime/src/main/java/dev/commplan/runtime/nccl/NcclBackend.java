@@ -13,6 +13,8 @@ import dev.commplan.runtime.launch.ProcessInfo;
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import dev.commplan.runtime.nccl.binding.CheckedNccl;
 import dev.commplan.runtime.nccl.binding.NcclEnvironment;
+import dev.commplan.runtime.nccl.sharing.GpuSharing;
+import dev.commplan.runtime.nccl.sharing.GpuSharingRules;
 
 /**
  * The NCCL backend's entry points. The backend binds {@code libnccl.so.2} and {@code libcudart.so.13}
@@ -36,7 +38,7 @@ public final class NcclBackend {
    * otherwise. A cluster's and a communicator's {@code toString()} say how many ranks share each GPU and
    * which limit applies.
    */
-  public static final String MULTI_RANK_GPU_PROPERTY = "commplan.nccl.multiRankGpu";
+  public static final String MULTI_RANK_GPU_PROPERTY = GpuSharingRules.MULTI_RANK_GPU_PROPERTY;
 
   /**
    * The system property that sets the CTA limit of ranks sharing a GPU ({@link #MULTI_RANK_GPU_PROPERTY}):
@@ -45,7 +47,7 @@ public final class NcclBackend {
    * lets the environment override the config. {@link #initRank} cannot know how many ranks share its GPU,
    * so there this property is the only source of a limit.
    */
-  public static final String MAX_CTAS_PROPERTY = "commplan.nccl.maxCtas";
+  public static final String MAX_CTAS_PROPERTY = GpuSharingRules.MAX_CTAS_PROPERTY;
 
   /**
    * A cluster of {@code ranks} driven from this process, one thread per rank, rank {@code r} on CUDA device
@@ -115,12 +117,12 @@ public final class NcclBackend {
   }
 
   /**
-   * {@link #initRank(int, int, byte[], int, CommOptions)} with the GPU sharing {@link NcclMultiRank#prepare}
+   * {@link #initRank(int, int, byte[], int, CommOptions)} with the GPU sharing {@link GpuSharingRules#prepare}
    * decided for the job ({@link #processCommunicator} knows how many ranks share each GPU), or null where
    * that is unknown.
    */
   private static NcclCommunicator initRank(int rank, int size, byte[] uniqueId, int device, CommOptions options,
-      NcclGpuSharing known) {
+      GpuSharing known) {
     Objects.requireNonNull(uniqueId, "uniqueId");
     Objects.requireNonNull(options, "options");
     if (size < 1 || rank < 0 || rank >= size) {
@@ -136,14 +138,14 @@ public final class NcclBackend {
           + " CUDA devices here (0.." + (devices - 1) + ")");
     }
     NcclVersion version = NcclEnvironment.requireNccl();
-    NcclGpuSharing sharing = known != null ? known : NcclMultiRank.prepare(0, jobText(size), ONE_PER_GPU, version);
+    GpuSharing sharing = known != null ? known : GpuSharingRules.prepare(0, jobText(size), ONE_PER_GPU, version);
     CheckedCuda.cudaSetDevice(device);
-    NcclMultiRank.beforeInit();
+    GpuSharingRules.beforeInit();
     long comm;
     try {
       comm = CheckedNccl.ncclCommInitRank(size, uniqueId, rank, sharing.maxCtas());
     } catch (NcclException e) {
-      throw NcclMultiRank.explainInitFailure(e, version);
+      throw GpuSharingRules.explainInitFailure(e, version);
     }
     try {
       return new NcclCommunicator(comm, version, options, sharing);
@@ -204,16 +206,16 @@ public final class NcclBackend {
       }
       id = rendezvous.broadcast(id);
       int device;
-      NcclGpuSharing sharing;
+      GpuSharing sharing;
       try {
         device = info.device(deviceCount());
         // How many ranks share each GPU, the same answer on every rank: decides the opt-in and the CTA limit,
         // refused alike on every rank before any of them waits in NCCL's init.
         List<String> gpus = new ArrayList<>();
-        for (byte[] gpu : rendezvous.allGather(NcclMultiRank.gpuIdentity(device).getBytes(StandardCharsets.UTF_8))) {
+        for (byte[] gpu : rendezvous.allGather(GpuSharingRules.gpuIdentity(device).getBytes(StandardCharsets.UTF_8))) {
           gpus.add(new String(gpu, StandardCharsets.UTF_8));
         }
-        sharing = NcclMultiRank.prepare(NcclMultiRank.ranksPerGpu(gpus), jobText(info.size()), ONE_PER_GPU,
+        sharing = GpuSharingRules.prepare(GpuSharingRules.ranksPerGpu(gpus), jobText(info.size()), ONE_PER_GPU,
             NcclEnvironment.requireNccl());
       } catch (RuntimeException e) {
         rendezvous.abort("rank " + info.rank() + " cannot start NCCL: " + e.getMessage());
@@ -296,7 +298,7 @@ public final class NcclBackend {
     try {
       NcclVersion v = NcclEnvironment.requireNccl();
       sb.append("NCCL ").append(v).append(" (").append(NcclEnvironment.ncclLoadedAs()).append("); ")
-          .append(NcclMultiRank.status(v));
+          .append(GpuSharingRules.status(v));
     } catch (BackendUnavailableException e) {
       sb.append(e.getMessage());
     }

@@ -9,6 +9,8 @@ import dev.commplan.runtime.RankFunction;
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import dev.commplan.runtime.nccl.binding.CheckedNccl;
 import dev.commplan.runtime.nccl.binding.NcclEnvironment;
+import dev.commplan.runtime.nccl.sharing.GpuSharing;
+import dev.commplan.runtime.nccl.sharing.GpuSharingRules;
 import dev.commplan.runtime.spi.RankSupervisor;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,7 +26,7 @@ import java.util.function.IntPredicate;
  * One process driving N ranks: rank {@code r} on CUDA device {@code r % devices}, all made at once as
  * {@code ncclCommInitAll} makes them ({@code CheckedNccl.ncclCommInitGroup}), and one platform thread per rank
  * that has {@code cudaSetDevice}'d to its GPU and runs that rank's tasks. More ranks than devices share
- * GPUs where {@link NcclMultiRank} allows it (NCCL 2.30 and the opt-in), with the CTA limit it chooses.
+ * GPUs where {@link GpuSharingRules} allows it (NCCL 2.30 and the opt-in), with the CTA limit it chooses.
  *
  * <p>Failures follow {@link RankSupervisor}'s rules, shared with every backend; here aborting a rank
  * means asking its communicator to give up: it sees that at its next call, or while waiting in {@code
@@ -53,12 +55,12 @@ final class NcclCluster implements Cluster {
   private final int size;
   /** How many devices the ranks use: rank r is on device {@code r % devices}. */
   private final int devices;
-  private final NcclGpuSharing sharing;
+  private final GpuSharing sharing;
   private final NcclCommunicator[] comms;
   private final RankSupervisor supervisor;
   private volatile boolean closed;
 
-  private NcclCluster(int size, int devices, NcclGpuSharing sharing) {
+  private NcclCluster(int size, int devices, GpuSharing sharing) {
     this.size = size;
     this.devices = devices;
     this.sharing = sharing;
@@ -77,21 +79,21 @@ final class NcclCluster implements Cluster {
     }
     int devices = NcclEnvironment.deviceCount();
     NcclVersion version = NcclEnvironment.requireNccl();
-    NcclGpuSharing sharing = NcclMultiRank.prepare(NcclMultiRank.ranksPerGpu(ranks, devices),
-        NcclMultiRank.clusterText(ranks, devices), NcclMultiRank.fewerRanks(devices), version).inOneContext();
+    GpuSharing sharing = GpuSharingRules.prepare(GpuSharingRules.ranksPerGpu(ranks, devices),
+        GpuSharingRules.clusterText(ranks, devices), GpuSharingRules.fewerRanks(devices), version).inOneContext();
     if (sharing.oneContext()) {
-      NcclMultiRank.prepareSharedContext();
+      GpuSharingRules.prepareSharedContext();
     }
     int[] deviceOf = new int[ranks];
     for (int r = 0; r < ranks; r++) {
       deviceOf[r] = r % devices;
     }
-    NcclMultiRank.beforeInit();
+    GpuSharingRules.beforeInit();
     long[] handles;
     try {
       handles = CheckedNccl.ncclCommInitGroup(deviceOf, sharing.maxCtas());
     } catch (NcclException e) {
-      throw NcclMultiRank.explainInitFailure(e, version);
+      throw GpuSharingRules.explainInitFailure(e, version);
     }
     NcclCluster cluster = new NcclCluster(ranks, Math.min(ranks, devices), sharing);
     try {
@@ -124,14 +126,14 @@ final class NcclCluster implements Cluster {
   /**
    * Why {@link #create} cannot make a cluster of {@code ranks} here, or null when it can: the same checks and
    * messages, without throwing or changing anything (more ranks than devices are fine where {@link
-   * NcclMultiRank#refusal} finds nothing).
+   * GpuSharingRules#refusal} finds nothing).
    */
   static String unavailableReason(int ranks) {
     try {
       int devices = NcclEnvironment.deviceCount();
       NcclVersion v = NcclEnvironment.requireNccl();
-      return NcclMultiRank.refusal(NcclMultiRank.ranksPerGpu(ranks, devices), NcclMultiRank.clusterText(ranks, devices),
-          NcclMultiRank.fewerRanks(devices), v, NcclMultiRank.optIn());
+      return GpuSharingRules.refusal(GpuSharingRules.ranksPerGpu(ranks, devices), GpuSharingRules.clusterText(ranks, devices),
+          GpuSharingRules.fewerRanks(devices), v, GpuSharingRules.optIn());
     } catch (BackendUnavailableException | IllegalArgumentException e) {
       return e.getMessage();
     }

@@ -15,6 +15,13 @@ import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import dev.commplan.runtime.nccl.binding.CheckedNccl;
 import dev.commplan.runtime.nccl.binding.NcclDispatch;
+import dev.commplan.runtime.nccl.memory.CudaCopyDevice;
+import dev.commplan.runtime.nccl.memory.DeviceAllocator;
+import dev.commplan.runtime.nccl.memory.HostCopies;
+import dev.commplan.runtime.nccl.memory.NcclMemory;
+import dev.commplan.runtime.nccl.memory.RankMemory;
+import dev.commplan.runtime.nccl.sharing.GpuSharing;
+import dev.commplan.runtime.nccl.sharing.SharedContextFences;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.spi.FlightRecorder;
@@ -22,8 +29,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -61,12 +66,10 @@ public final class NcclCommunicator extends AbstractCommunicator {
   private final NcclVersion version;
   private final CommOptions options;
   private final NcclStream stream;
-  /** The stream host copies run on, and the copies themselves (see {@link HostCopies}). */
+  /** The stream host copies run on (see {@link HostCopies}). */
   private final long copyStream;
-  private final HostCopies hostCopies;
-  private final DeviceAllocator allocator; // DeviceAllocator#choose
-  /** The memory allocated through this communicator and not freed yet: freed with it at the latest. */
-  private final Set<NcclMemory> live = ConcurrentHashMap.newKeySet();
+  /** The memory allocated or wrapped through this communicator and not freed yet: freed with it at the latest. */
+  private final RankMemory memory;
   private final StepEvents events;
   private final NcclEvents eventPool;
   /** The executable graphs of captured plans, destroyed before the communicator ({@link NcclGraphs}). */
@@ -91,7 +94,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
    * Wraps an initialized {@code ncclComm_t} of a world whose GPUs are shared as {@code sharing} says: reads
    * its rank, size and device, creates its streams and the flight recorder's events.
    */
-  NcclCommunicator(long comm, NcclVersion version, CommOptions options, NcclGpuSharing sharing) {
+  NcclCommunicator(long comm, NcclVersion version, CommOptions options, GpuSharing sharing) {
     this(comm, version, options, "world", new NcclFamily(sharing), SharedContextFences.Lineage.world());
   }
 
@@ -129,8 +132,8 @@ public final class NcclCommunicator extends AbstractCommunicator {
     this.eventPool = new NcclEvents(device);
     this.stream = new NcclStream(this, s, true, options.timeout());
     this.copyStream = copies;
-    this.hostCopies = new HostCopies(CudaCopyEngine.INSTANCE, device, copies);
-    this.allocator = DeviceAllocator.choose(family.sharing(), copies, this::orderAfterRankWork);
+    this.memory = new RankMemory(this, new HostCopies(CudaCopyDevice.INSTANCE, device, copies),
+        DeviceAllocator.choose(family.sharing(), copies, this::orderAfterRankWork));
     this.graphs = new NcclGraphs(device);
     this.state = new NcclRankState(comm, rank, size, device, label, family, options.timeout(), events, graphs,
         this::release);
@@ -255,16 +258,12 @@ public final class NcclCommunicator extends AbstractCommunicator {
   @Override
   public DeviceMemory allocate(long bytes) {
     state.ensureUsable();
-    NcclMemory memory = NcclMemory.allocate(this, hostCopies, allocator, live::remove, bytes);
-    live.add(memory);
-    return memory;
+    return memory.allocate(bytes);
   }
 
   NcclMemory wrap(long address, long bytes) {
     state.ensureUsable();
-    NcclMemory memory = new NcclMemory(this, hostCopies, allocator, live::remove, address, bytes, false);
-    live.add(memory);
-    return memory;
+    return memory.wrap(address, bytes);
   }
 
   NcclStream wrapStream(long cudaStream) {
@@ -470,13 +469,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
     if (groupFence != null) {
       groupFence.leave();
     }
-    for (NcclMemory memory : new ArrayList<>(live)) {
-      try {
-        memory.close();
-      } catch (RuntimeException e) {
-        failure = Failures.add(failure, e);
-      }
-    }
+    failure = memory.closeAll(failure);
     failure = closeMadeStreams(failure);
     try {
       stream.destroy();
@@ -495,7 +488,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   /** The live allocations, for tests. */
   List<NcclMemory> liveMemory() {
-    return List.copyOf(live);
+    return memory.live();
   }
 
   @Override

@@ -6,6 +6,7 @@ import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import dev.commplan.runtime.nccl.binding.CheckedNccl;
 import dev.commplan.runtime.nccl.binding.NcclDispatch;
 import dev.commplan.runtime.nccl.calls.SendRecvStandIns;
+import dev.commplan.runtime.nccl.memory.NcclMemory;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.spi.OperationLabel;
@@ -266,7 +267,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
    * connect the peers inside {@code ncclGroupEnd}, as a first execute does.
    *
    * <p>Where ranks of this process share the GPU, the recording is no graph unless asked for ({@link
-   * NcclGraphs#SHARED_CONTEXT_PROPERTY}): each launch enqueues the steps again, as {@code execute} does.
+   * GpuSharing#SHARED_CONTEXT_GRAPHS_PROPERTY}): each launch enqueues the steps again, as {@code execute} does.
    *
    * <p>If a step fails, the capture is still ended (and its partial graph destroyed) before the failure
    * is acted on ({@link NcclRankState#failed} may abort the communicator, which would free the stream).
@@ -293,7 +294,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
           + " (by your own code): capture(...) makes a graph of its own and needs a stream that is not capturing;"
           + " inside your capture, call execute(stream), which records the plan into your graph");
     }
-    if (!comm.family().sharing().graphs()) { // ranks of this process share the GPU: NcclGraphs.SHARED_CONTEXT_PROPERTY
+    if (!comm.family().sharing().graphs()) { // ranks of this process share the GPU: GpuSharing.SHARED_CONTEXT_GRAPHS_PROPERTY
       return CompiledSchedule.super.capture(stream);
     }
     int rc = CheckedCuda.cudaStreamBeginCaptureRaw(s, CheckedCuda.CAPTURE_MODE_THREAD_LOCAL);

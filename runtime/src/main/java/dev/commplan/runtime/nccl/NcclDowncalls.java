@@ -6,6 +6,7 @@ import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.nccl.binding.NcclEnums;
 import dev.commplan.runtime.nccl.binding.NcclTypeSupport;
 import dev.commplan.runtime.nccl.calls.SendRecvStandIns;
+import dev.commplan.runtime.nccl.memory.NcclMemory;
 import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;

@@ -1,5 +1,6 @@
 package dev.commplan.runtime.nccl;
 
+import dev.commplan.runtime.nccl.sharing.GpuSharing;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -58,20 +59,20 @@ final class NcclFamily {
   private final List<Member> members = new CopyOnWriteArrayList<>();
   private final Object lock = new Object();
   private volatile Failure failure; // guarded by lock for writes; set once
-  private final NcclGpuSharing sharing;
+  private final GpuSharing sharing;
 
   /** A family of a world with one rank per GPU. */
   NcclFamily() {
-    this(NcclGpuSharing.ONE_RANK_PER_GPU);
+    this(GpuSharing.ONE_RANK_PER_GPU);
   }
 
   /** A family of a world whose GPUs are shared as {@code sharing} says. */
-  NcclFamily(NcclGpuSharing sharing) {
+  NcclFamily(GpuSharing sharing) {
     this.sharing = Objects.requireNonNull(sharing, "sharing");
   }
 
   /** {@return how many ranks share this rank's GPU, and the CTA limit its communicators are made with} */
-  NcclGpuSharing sharing() {
+  GpuSharing sharing() {
     return sharing;
   }
 

@@ -29,21 +29,6 @@ import java.util.Set;
  * communicator's one thread.
  */
 final class NcclGraphs {
-  /**
-   * Whether captured plans are CUDA graphs where ranks of this process share a GPU ({@link
-   * NcclGpuSharing#oneContext()}): {@code auto} (the default) or {@code false}, no: a captured plan there
-   * executes its steps again at each launch; {@code true}, yes. There, graphs of NCCL calls hung in runs 11
-   * and 12 (8 ranks on one communicator, and 4 ranks in a graph over two communicators; docs/gpu.md).
-   * One rank per GPU, or one process per rank, always captures graphs.
-   */
-  static final String SHARED_CONTEXT_PROPERTY = "commplan.nccl.sharedContextGraphs";
-
-  /** {@return whether captured plans are CUDA graphs where ranks of this process share a GPU, as {@code property} says} */
-  static boolean inSharedContext(String property) {
-    return NcclGpuSharing.setting(SHARED_CONTEXT_PROPERTY, property, false,
-        "captured plans replay their steps where ranks of this process share a GPU");
-  }
-
   private final int device;
   private final Set<NcclGraph> live = new LinkedHashSet<>(); // guarded by this
   private String closedBecause; // guarded by this; set once, by destroyAll

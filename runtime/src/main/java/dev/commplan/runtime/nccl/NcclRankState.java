@@ -8,6 +8,7 @@ import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.guard.Failures;
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import dev.commplan.runtime.nccl.binding.CheckedNccl;
+import dev.commplan.runtime.nccl.sharing.GpuSharing;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.lang.foreign.Arena;
@@ -470,7 +471,7 @@ final class NcclRankState implements NcclFamily.Member {
 
   /**
    * {@code NcclCommunicator[rank 0 of 2, device 0]}, with the group's label for a split one, and how many
-   * ranks share the GPU and the CTA limit where they do ({@link NcclGpuSharing#describe()}).
+   * ranks share the GPU and the CTA limit where they do ({@link GpuSharing#describe()}).
    */
   String describe() {
     return "NcclCommunicator[" + (label.equals("world") ? "" : label + ", ") + "rank " + rank + " of " + size

@@ -3,6 +3,8 @@ package dev.commplan.runtime.nccl;
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.nccl.binding.CheckedNccl;
 import dev.commplan.runtime.nccl.binding.NcclEnvironment;
+import dev.commplan.runtime.nccl.sharing.GpuSharing;
+import dev.commplan.runtime.nccl.sharing.SharedContextFences;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -16,7 +18,7 @@ import java.util.concurrent.TimeUnit;
  * ncclCommInitRank}, without a config (so blocking) or, where ranks share a GPU, with one that sets only
  * {@code maxCTAs} (blocking stays NCCL's default, 1). The split passes the same: no config, so the child
  * inherits the parent's ({@code nccl.h}: "If config is NULL, the new communicator will inherit the original
- * communicator's configuration"), or a config with the family's CTA limit ({@link NcclGpuSharing}): the
+ * communicator's configuration"), or a config with the family's CTA limit ({@link GpuSharing}): the
  * split's ranks share their GPUs with all the world's, so the world's limit is theirs. {@code ncclCommSplit} then
  * returns once every rank of the parent has called it and the child is ready. Waiting is timed as the
  * backend times other blocking calls: the rank is marked blocked ({@link NcclWatchdog#enter}),

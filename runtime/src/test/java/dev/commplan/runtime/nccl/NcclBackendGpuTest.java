@@ -32,6 +32,7 @@ import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import dev.commplan.runtime.nccl.binding.CheckedNccl;
+import dev.commplan.runtime.nccl.memory.HostCopies;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;

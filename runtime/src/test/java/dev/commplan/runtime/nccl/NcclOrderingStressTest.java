@@ -11,6 +11,7 @@ import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.OrderingStress;
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import dev.commplan.runtime.nccl.binding.raw.Cuda;
+import dev.commplan.runtime.nccl.memory.HostCopies;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;

@@ -8,6 +8,7 @@ import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.agreement.Agreement;
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
+import dev.commplan.runtime.nccl.memory.NcclMemory;
 import dev.commplan.timing.SteadyState;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;

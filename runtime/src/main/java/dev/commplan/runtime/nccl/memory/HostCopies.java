@@ -1,4 +1,4 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.memory;
 
 import java.lang.foreign.MemorySegment;
 
@@ -34,11 +34,11 @@ import java.lang.foreign.MemorySegment;
  * <p>Used by one thread at a time, like the communicator (two threads would still be correct: each
  * synchronize waits for both threads' copies).
  */
-final class HostCopies {
+public final class HostCopies {
   /** The most bytes one copy call moves. */
-  static final long CHUNK_BYTES = 16L << 20;
+  public static final long CHUNK_BYTES = 16L << 20;
 
-  private final CopyEngine engine;
+  private final CopyDevice cuda;
   private final int device;
   private final long stream;
   private final long chunkBytes;
@@ -46,16 +46,16 @@ final class HostCopies {
   /**
    * @param stream a {@code cudaStream_t} of {@code device} that only these copies use; not owned here
    */
-  HostCopies(CopyEngine engine, int device, long stream) {
-    this(engine, device, stream, CHUNK_BYTES);
+  public HostCopies(CopyDevice cuda, int device, long stream) {
+    this(cuda, device, stream, CHUNK_BYTES);
   }
 
   /** With another chunk size, for tests of the chunk boundaries. */
-  HostCopies(CopyEngine engine, int device, long stream, long chunkBytes) {
+  HostCopies(CopyDevice cuda, int device, long stream, long chunkBytes) {
     if (chunkBytes <= 0) {
       throw new IllegalArgumentException("chunkBytes must be > 0, was " + chunkBytes);
     }
-    this.engine = engine;
+    this.cuda = cuda;
     this.device = device;
     this.stream = stream;
     this.chunkBytes = chunkBytes;
@@ -71,16 +71,16 @@ final class HostCopies {
     if (bytes == 0) {
       return;
     }
-    engine.setDevice(device);
+    cuda.setDevice(device);
     try {
       for (long done = 0; done < bytes; done += chunkBytes) {
         long n = Math.min(chunkBytes, bytes - done);
-        engine.copyToDevice(dst + done, part(src, srcOffset + done, n), n, stream);
+        cuda.copyToDevice(dst + done, part(src, srcOffset + done, n), n, stream);
       }
     } catch (RuntimeException e) {
       throw drained(e);
     }
-    engine.synchronize(stream);
+    cuda.synchronize(stream);
   }
 
   /**
@@ -96,16 +96,16 @@ final class HostCopies {
     if (bytes == 0) {
       return;
     }
-    engine.setDevice(device);
+    cuda.setDevice(device);
     try {
       for (long done = 0; done < bytes; done += chunkBytes) {
         long n = Math.min(chunkBytes, bytes - done);
-        engine.copyToHost(part(dst, dstOffset + done, n), src + done, n, stream);
+        cuda.copyToHost(part(dst, dstOffset + done, n), src + done, n, stream);
       }
     } catch (RuntimeException e) {
       throw drained(e);
     }
-    engine.synchronize(stream); // to pinned host memory the copy is asynchronous: wait for it either way
+    cuda.synchronize(stream); // to pinned host memory the copy is asynchronous: wait for it either way
   }
 
   /**
@@ -118,22 +118,22 @@ final class HostCopies {
     if (bytes == 0) {
       return;
     }
-    engine.setDevice(device);
+    cuda.setDevice(device);
     try {
       long first = Math.min(pattern.byteSize(), bytes);
       for (long done = 0; done < first; done += chunkBytes) {
         long n = Math.min(chunkBytes, first - done);
-        engine.copyToDevice(dst + done, pattern.asSlice(done, n), n, stream);
+        cuda.copyToDevice(dst + done, pattern.asSlice(done, n), n, stream);
       }
       for (long filled = first; filled < bytes; ) {
         long n = Math.min(filled, bytes - filled);
-        engine.copyOnDevice(dst + filled, dst, n, stream);
+        cuda.copyOnDevice(dst + filled, dst, n, stream);
         filled += n;
       }
     } catch (RuntimeException e) {
       throw drained(e);
     }
-    engine.synchronize(stream);
+    cuda.synchronize(stream);
   }
 
   /** Sets {@code bytes} of device memory at {@code dst} to zero; done on return. */
@@ -141,13 +141,13 @@ final class HostCopies {
     if (bytes == 0) {
       return;
     }
-    engine.setDevice(device);
+    cuda.setDevice(device);
     try {
-      engine.memset(dst, 0, bytes, stream);
+      cuda.memset(dst, 0, bytes, stream);
     } catch (RuntimeException e) {
       throw drained(e);
     }
-    engine.synchronize(stream);
+    cuda.synchronize(stream);
   }
 
   /**
@@ -156,7 +156,7 @@ final class HostCopies {
    */
   private RuntimeException drained(RuntimeException failure) {
     try {
-      engine.synchronize(stream);
+      cuda.synchronize(stream);
     } catch (RuntimeException e) {
       failure.addSuppressed(e);
     }

@@ -1,13 +1,14 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.memory;
 
+import dev.commplan.runtime.nccl.CudaException;
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import java.lang.foreign.MemorySegment;
 
-/** {@link CopyEngine} over the CUDA runtime: each method is the one call, checked ({@link CudaException}). */
-final class CudaCopyEngine implements CopyEngine {
-  static final CudaCopyEngine INSTANCE = new CudaCopyEngine();
+/** {@link CopyDevice} over the CUDA runtime: each method is the one call, checked ({@link CudaException}). */
+public final class CudaCopyDevice implements CopyDevice {
+  public static final CudaCopyDevice INSTANCE = new CudaCopyDevice();
 
-  private CudaCopyEngine() {}
+  private CudaCopyDevice() {}
 
   @Override
   public void setDevice(int device) {

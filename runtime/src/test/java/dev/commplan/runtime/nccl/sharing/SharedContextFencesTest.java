@@ -1,4 +1,4 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.sharing;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.commplan.runtime.nccl.SharedContextFences.Lineage;
+import dev.commplan.runtime.nccl.sharing.SharedContextFences.Lineage;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -155,26 +155,26 @@ class SharedContextFencesTest {
 
   @Test
   void onlyClustersOfRanksThatShareAGpuGetFences() {
-    assertNull(NcclGpuSharing.ONE_RANK_PER_GPU.inOneContext().fences());
-    NcclGpuSharing threads = new NcclGpuSharing(4, 4, "at most 4 CTAs", "opted in").inOneContext();
+    assertNull(GpuSharing.ONE_RANK_PER_GPU.inOneContext().fences());
+    GpuSharing threads = new GpuSharing(4, 4, "at most 4 CTAs", "opted in").inOneContext();
     assertTrue(threads.oneContext());
     assertNotNull(threads.fences());
   }
 
   @Test
   void capturedPlansReplayWhereRanksShareAContextUnlessGraphsAreAskedFor() {
-    assertTrue(NcclGpuSharing.ONE_RANK_PER_GPU.inOneContext().graphs());
-    assertTrue(new NcclGpuSharing(4, 4, "at most 4 CTAs", "opted in").graphs(), "separate processes capture graphs");
-    NcclGpuSharing threads = new NcclGpuSharing(4, 4, "at most 4 CTAs", "opted in").inOneContext();
-    assertEquals("true".equalsIgnoreCase(System.getProperty(NcclGraphs.SHARED_CONTEXT_PROPERTY, "").strip()),
+    assertTrue(GpuSharing.ONE_RANK_PER_GPU.inOneContext().graphs());
+    assertTrue(new GpuSharing(4, 4, "at most 4 CTAs", "opted in").graphs(), "separate processes capture graphs");
+    GpuSharing threads = new GpuSharing(4, 4, "at most 4 CTAs", "opted in").inOneContext();
+    assertEquals("true".equalsIgnoreCase(System.getProperty(GpuSharing.SHARED_CONTEXT_GRAPHS_PROPERTY, "").strip()),
         threads.graphs());
     assertTrue(threads.graphs() || threads.describe().contains("captured plans replay their steps"), threads.describe());
-    assertFalse(NcclGraphs.inSharedContext(null));
-    assertFalse(NcclGraphs.inSharedContext(" auto "));
-    assertFalse(NcclGraphs.inSharedContext("false"));
-    assertTrue(NcclGraphs.inSharedContext("TRUE"));
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NcclGraphs.inSharedContext("yes"));
-    assertTrue(e.getMessage().contains(NcclGraphs.SHARED_CONTEXT_PROPERTY) && e.getMessage().contains("'yes'"),
+    assertFalse(GpuSharing.graphsInSharedContext(null));
+    assertFalse(GpuSharing.graphsInSharedContext(" auto "));
+    assertFalse(GpuSharing.graphsInSharedContext("false"));
+    assertTrue(GpuSharing.graphsInSharedContext("TRUE"));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> GpuSharing.graphsInSharedContext("yes"));
+    assertTrue(e.getMessage().contains(GpuSharing.SHARED_CONTEXT_GRAPHS_PROPERTY) && e.getMessage().contains("'yes'"),
         e.getMessage());
   }
 }

@@ -1,6 +1,7 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.memory;
 
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
+import dev.commplan.runtime.nccl.sharing.GpuSharing;
 import java.util.function.LongConsumer;
 
 /**
@@ -19,7 +20,7 @@ import java.util.function.LongConsumer;
  *       sharing one GPU hung with {@code cudaMalloc}/{@code cudaFree} and runs with this: docs/gpu.md.)
  * </ul>
  */
-sealed interface DeviceAllocator permits DeviceAllocator.DeviceWide, DeviceAllocator.StreamOrdered {
+public sealed interface DeviceAllocator permits DeviceAllocator.DeviceWide, DeviceAllocator.StreamOrdered {
   /** The system property that overrides {@link #choose}'s rule: {@value}. */
   String PROPERTY = "commplan.nccl.streamOrderedMemory";
 
@@ -46,13 +47,13 @@ sealed interface DeviceAllocator permits DeviceAllocator.DeviceWide, DeviceAlloc
 
   /**
    * Whether a communicator's memory is stream-ordered: where its GPU's ranks share this process's CUDA
-   * context ({@link NcclGpuSharing#oneContext()}), unless {@value #PROPERTY} says {@code true} or {@code false}.
+   * context ({@link GpuSharing#oneContext()}), unless {@value #PROPERTY} says {@code true} or {@code false}.
    *
    * @param property the property's value, or null ({@code auto} is the same)
    * @throws IllegalArgumentException naming the property where it is anything else
    */
-  static boolean streamOrdered(NcclGpuSharing sharing, String property) {
-    return NcclGpuSharing.setting(PROPERTY, property, sharing.oneContext(),
+  static boolean streamOrdered(GpuSharing sharing, String property) {
+    return GpuSharing.setting(PROPERTY, property, sharing.oneContext(),
         "stream-ordered where ranks of this process share a GPU");
   }
 
@@ -63,7 +64,7 @@ sealed interface DeviceAllocator permits DeviceAllocator.DeviceWide, DeviceAlloc
    * @param orderAfterRankWork makes the stream it is given wait for the work enqueued so far on every stream
    *     of the rank (events; the host does not wait)
    */
-  static DeviceAllocator choose(NcclGpuSharing sharing, long copyStream, LongConsumer orderAfterRankWork) {
+  static DeviceAllocator choose(GpuSharing sharing, long copyStream, LongConsumer orderAfterRankWork) {
     return streamOrdered(sharing, System.getProperty(PROPERTY))
         ? new StreamOrdered(copyStream, orderAfterRankWork) : DEVICE_WIDE;
   }
@@ -96,7 +97,7 @@ sealed interface DeviceAllocator permits DeviceAllocator.DeviceWide, DeviceAlloc
   /**
    * {@code cudaMallocAsync} and {@code cudaFreeAsync} on the rank's copy stream. A free is ordered after
    * the rank's work so far ({@code orderAfterRankWork}), which is what {@code cudaFree}'s wait gave; work
-   * on streams the rank does not own ({@link NcclInterop#wrapStream}) must be done with the block before it
+   * on streams the rank does not own ({@code NcclInterop.wrapStream}) must be done with the block before it
    * is closed, as with {@code cudaFreeAsync} in any CUDA program.
    */
   record StreamOrdered(long copyStream, LongConsumer orderAfterRankWork) implements DeviceAllocator {

@@ -1,4 +1,4 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.memory;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -13,6 +13,7 @@ import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.TypedBits;
 import dev.commplan.runtime.U8Buffer;
 import dev.commplan.runtime.local.LocalCluster;
+import dev.commplan.runtime.nccl.CudaException;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;

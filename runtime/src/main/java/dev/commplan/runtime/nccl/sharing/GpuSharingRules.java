@@ -1,6 +1,7 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.sharing;
 
 import dev.commplan.runtime.BackendUnavailableException;
+import dev.commplan.runtime.nccl.NcclVersion;
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import dev.commplan.runtime.nccl.binding.NcclEnvironment;
 import java.io.IOException;
@@ -18,16 +19,16 @@ import java.util.Map;
  *
  * <ul>
  *   <li><b>Opt-in</b> ({@link #refusal}): the variable set in the environment already, or {@value
- *       NcclBackend#MULTI_RANK_GPU_PROPERTY}{@code =true}, with which CommPlan sets {@code
+ *       #MULTI_RANK_GPU_PROPERTY}{@code =true}, with which CommPlan sets {@code
  *       NCCL_MULTI_RANK_GPU_ENABLE=1} for this process (libc {@code setenv}) before NCCL reads it. NCCL reads
  *       it once, when the process makes its first communicator, and keeps that value ({@code NCCL_PARAM}
  *       caches it), so the property works only before the process's first NCCL communicator; after that
  *       the refusal says so. A value the user set, 0 included, is never overwritten.
- *   <li><b>The CTA limit</b> ({@link #ctaRule}, overridden by {@value NcclBackend#MAX_CTAS_PROPERTY}):
+ *   <li><b>The CTA limit</b> ({@link #ctaRule}, overridden by {@value #MAX_CTAS_PROPERTY}):
  *       passed as {@code ncclConfig_t.maxCTAs} to {@code ncclCommInitRankConfig} and {@code ncclCommSplit}
  *       rather than set in the environment, so that it is the communicator's own; a user's {@value
  *       #MAX_CTAS_VARIABLE} still wins (NCCL lets the environment override the config), and {@link
- *       NcclGpuSharing#describe()} says which one applies.
+ *       GpuSharing#describe()} says which one applies.
  *   <li><b>Which ranks share a GPU</b>: in a cluster, rank {@code r} is on device {@code r % devices}; in a
  *       job of one process per rank the processes compare {@link #gpuIdentity} (the host's boot id and the
  *       device's PCI address, right whatever {@code CUDA_VISIBLE_DEVICES} each process has) and every one
@@ -36,19 +37,30 @@ import java.util.Map;
  *
  * <p>The state here is the process's (the environment, and what NCCL has read of it), so it is static.
  */
-final class NcclMultiRank {
-  private NcclMultiRank() {}
+public final class GpuSharingRules {
+  private GpuSharingRules() {}
+
+  /**
+   * The system property that lets several ranks share one GPU ({@code true}); {@code
+   * NcclBackend.MULTI_RANK_GPU_PROPERTY} says it to users.
+   */
+  public static final String MULTI_RANK_GPU_PROPERTY = "commplan.nccl.multiRankGpu";
+  /**
+   * The system property that sets the CTA limit of ranks sharing a GPU ({@code N}, or {@code none});
+   * {@code NcclBackend.MAX_CTAS_PROPERTY} says it to users.
+   */
+  public static final String MAX_CTAS_PROPERTY = "commplan.nccl.maxCtas";
 
   /** NCCL's opt-in: non-zero lets ranks of a communicator share a GPU. */
-  static final String VARIABLE = "NCCL_MULTI_RANK_GPU_ENABLE";
+  public static final String VARIABLE = "NCCL_MULTI_RANK_GPU_ENABLE";
   /** CUDA's number of hardware queues per context ({@link #prepareSharedContext}). */
-  static final String QUEUES_VARIABLE = "CUDA_DEVICE_MAX_CONNECTIONS";
+  public static final String QUEUES_VARIABLE = "CUDA_DEVICE_MAX_CONNECTIONS";
   /** The value {@link #prepareSharedContext} sets: CUDA's most. */
-  static final String QUEUES = "32";
+  public static final String QUEUES = "32";
   /** NCCL's choice between connecting peers at init (0) and at their first collective (1, its default). */
-  static final String CONNECT_VARIABLE = "NCCL_RUNTIME_CONNECT";
+  public static final String CONNECT_VARIABLE = "NCCL_RUNTIME_CONNECT";
   /** NCCL's own CTA limit, which overrides {@code ncclConfig_t.maxCTAs}. */
-  static final String MAX_CTAS_VARIABLE = "NCCL_MAX_CTAS";
+  public static final String MAX_CTAS_VARIABLE = "NCCL_MAX_CTAS";
 
   /** Whether a communicator was made in this process yet, and the variable's value then (what NCCL keeps). */
   private static boolean initSeen;
@@ -60,19 +72,19 @@ final class NcclMultiRank {
    * What decides whether ranks may share a GPU here.
    *
    * @param variable {@value #VARIABLE} in the environment now, or null
-   * @param property {@value NcclBackend#MULTI_RANK_GPU_PROPERTY}, or null
+   * @param property {@value #MULTI_RANK_GPU_PROPERTY}, or null
    * @param ncclReadIt whether this process made an NCCL communicator already (NCCL has read the variable)
    * @param variableWhenRead the variable's value then, or null
    * @param setHere whether CommPlan set the variable (for our property) earlier in this process
    */
-  record OptIn(String variable, String property, boolean ncclReadIt, String variableWhenRead, boolean setHere) {
+  public record OptIn(String variable, String property, boolean ncclReadIt, String variableWhenRead, boolean setHere) {
     /** An opt-in CommPlan has not set the variable for. */
-    OptIn(String variable, String property, boolean ncclReadIt, String variableWhenRead) {
+    public OptIn(String variable, String property, boolean ncclReadIt, String variableWhenRead) {
       this(variable, property, ncclReadIt, variableWhenRead, false);
     }
 
     /** Whether {@code variable} (as NCCL reads it: a number, non-zero) is on. */
-    static boolean enabled(String variable) {
+    public static boolean enabled(String variable) {
       if (variable == null) {
         return false;
       }
@@ -84,21 +96,21 @@ final class NcclMultiRank {
     }
 
     /** Whether our property asks for it: {@code true}; null or {@code false} is no; anything else is refused. */
-    boolean propertyOn() {
+    public boolean propertyOn() {
       if (property == null || property.isBlank() || property.strip().equalsIgnoreCase("false")) {
         return false;
       }
       if (property.strip().equalsIgnoreCase("true")) {
         return true;
       }
-      throw new IllegalArgumentException("the system property " + NcclBackend.MULTI_RANK_GPU_PROPERTY + " is '"
+      throw new IllegalArgumentException("the system property " + MULTI_RANK_GPU_PROPERTY + " is '"
           + property + "'; it is true or false");
     }
   }
 
   /** The opt-in as it stands now in this process. */
-  static synchronized OptIn optIn() {
-    return new OptIn(NcclEnvironment.getenv(VARIABLE), System.getProperty(NcclBackend.MULTI_RANK_GPU_PROPERTY),
+  public static synchronized OptIn optIn() {
+    return new OptIn(NcclEnvironment.getenv(VARIABLE), System.getProperty(MULTI_RANK_GPU_PROPERTY),
         initSeen, variableAtFirstInit, setHere);
   }
 
@@ -106,7 +118,7 @@ final class NcclMultiRank {
    * Called just before every communicator is made: applies our property's opt-in at the process's first
    * communicator ({@link #setAtFirstInit}), then records what NCCL reads of the variable.
    */
-  static synchronized void beforeInit() {
+  public static synchronized void beforeInit() {
     if (!initSeen) {
       if (setAtFirstInit(optIn())) {
         setVariableHere();
@@ -121,16 +133,16 @@ final class NcclMultiRank {
    * it once, there, so a one-rank-per-GPU communicator made first would otherwise lock every later shared GPU
    * out for the life of the process. Setting it changes nothing for ranks on GPUs of their own.
    */
-  static boolean setAtFirstInit(OptIn optIn) {
+  public static boolean setAtFirstInit(OptIn optIn) {
     return !optIn.ncclReadIt() && optIn.variable() == null && optIn.propertyOn();
   }
 
   /**
-   * What {@link NcclBackend#describeEnvironment()} says of several ranks a GPU on NCCL {@code loaded}:
+   * What {@code NcclBackend.describeEnvironment()} says of several ranks a GPU on NCCL {@code loaded}:
    * {@code "several ranks a GPU: needs NCCL 2.30.3"}, {@code "... allowed (NCCL_MULTI_RANK_GPU_ENABLE=1 from
    * the environment)"}, {@code "... not opted in"}.
    */
-  static String status(NcclVersion loaded) {
+  public static String status(NcclVersion loaded) {
     if (!loaded.atLeast(NcclVersion.MULTI_RANK_GPU)) {
       return "several ranks a GPU: needs NCCL " + NcclVersion.MULTI_RANK_GPU;
     }
@@ -138,11 +150,11 @@ final class NcclMultiRank {
       OptIn o = optIn();
       if (refusal(2, "", "", loaded, o) == null) {
         return "several ranks a GPU: allowed (" + (o.variable() != null ? VARIABLE + "=" + o.variable()
-            : "-D" + NcclBackend.MULTI_RANK_GPU_PROPERTY + "=true") + ")";
+            : "-D" + MULTI_RANK_GPU_PROPERTY + "=true") + ")";
       }
       return "several ranks a GPU: not allowed (" + (o.variable() != null && !OptIn.enabled(o.variable())
           ? VARIABLE + "=" + o.variable() : o.variable() == null && !o.propertyOn() ? "no opt-in: -D"
-          + NcclBackend.MULTI_RANK_GPU_PROPERTY + "=true or " + VARIABLE + "=1"
+          + MULTI_RANK_GPU_PROPERTY + "=true or " + VARIABLE + "=1"
           : "NCCL read " + VARIABLE + " unset at this process's first communicator") + ")";
     } catch (IllegalArgumentException e) {
       return "several ranks a GPU: " + e.getMessage();
@@ -157,7 +169,7 @@ final class NcclMultiRank {
    *
    * @param ranksPerGpu the most ranks any one GPU carries
    */
-  static int ctaRule(int ranksPerGpu) {
+  public static int ctaRule(int ranksPerGpu) {
     if (ranksPerGpu <= 2) {
       return 0;
     }
@@ -168,13 +180,13 @@ final class NcclMultiRank {
   }
 
   /**
-   * The limit to use: {@value NcclBackend#MAX_CTAS_PROPERTY} when set (a positive number, or {@code none}
+   * The limit to use: {@value #MAX_CTAS_PROPERTY} when set (a positive number, or {@code none}
    * or 0 for no limit), else {@link #ctaRule}.
    *
    * @param property the property's value, or null
    * @throws IllegalArgumentException if the property is set to something else
    */
-  static int ctaLimit(int ranksPerGpu, String property) {
+  public static int ctaLimit(int ranksPerGpu, String property) {
     if (property == null || property.isBlank()) {
       return ctaRule(ranksPerGpu);
     }
@@ -190,7 +202,7 @@ final class NcclMultiRank {
     } catch (NumberFormatException e) {
       // refused below
     }
-    throw new IllegalArgumentException("the system property " + NcclBackend.MAX_CTAS_PROPERTY + " is '" + property
+    throw new IllegalArgumentException("the system property " + MAX_CTAS_PROPERTY + " is '" + property
         + "'; it is a positive number of CTAs a rank, or none (0) for NCCL's own choice");
   }
 
@@ -201,12 +213,12 @@ final class NcclMultiRank {
    * @param fewer what else the user can do: {@code "ask for at most 1 rank here"}
    * @param loaded the NCCL this process loaded
    */
-  static String refusal(int ranksPerGpu, String where, String fewer, NcclVersion loaded, OptIn optIn) {
+  public static String refusal(int ranksPerGpu, String where, String fewer, NcclVersion loaded, OptIn optIn) {
     if (ranksPerGpu <= 1) {
       return null;
     }
     String head = where + " puts " + ranksPerGpu + " ranks on one GPU";
-    String optInHow = "-D" + NcclBackend.MULTI_RANK_GPU_PROPERTY + "=true (CommPlan then sets " + VARIABLE
+    String optInHow = "-D" + MULTI_RANK_GPU_PROPERTY + "=true (CommPlan then sets " + VARIABLE
         + "=1 for this process before NCCL reads it, and limits each rank's CTAs) or export " + VARIABLE + "=1";
     if (!loaded.atLeast(NcclVersion.MULTI_RANK_GPU)) {
       return head + ". NCCL runs several ranks on one GPU from " + NcclVersion.MULTI_RANK_GPU + " on, with " + VARIABLE
@@ -229,7 +241,7 @@ final class NcclMultiRank {
       return head + ": " + VARIABLE + (variableSet ? " is set now, but" : " is not set, and") + " NCCL read it when"
           + " this process made its first communicator, when it was " + (optIn.variableWhenRead() == null ? "unset"
           : "'" + optIn.variableWhenRead() + "'") + ", and keeps that first value. Set -D"
-          + NcclBackend.MULTI_RANK_GPU_PROPERTY + "=true on the java command line, or export " + VARIABLE
+          + MULTI_RANK_GPU_PROPERTY + "=true on the java command line, or export " + VARIABLE
           + "=1, so that it is on before the process's first NCCL communicator; or " + fewer + ".";
     }
     return null;
@@ -241,12 +253,12 @@ final class NcclMultiRank {
    *
    * @throws BackendUnavailableException with {@link #refusal}'s reason
    */
-  static synchronized NcclGpuSharing prepare(int ranksPerGpu, String where, String fewer, NcclVersion loaded) {
+  public static synchronized GpuSharing prepare(int ranksPerGpu, String where, String fewer, NcclVersion loaded) {
     if (ranksPerGpu == 1) {
-      return NcclGpuSharing.ONE_RANK_PER_GPU; // nothing to read or set
+      return GpuSharing.ONE_RANK_PER_GPU; // nothing to read or set
     }
     Decision d = decide(ranksPerGpu, where, fewer, loaded, optIn(),
-        System.getProperty(NcclBackend.MAX_CTAS_PROPERTY), NcclEnvironment.getenv(MAX_CTAS_VARIABLE));
+        System.getProperty(MAX_CTAS_PROPERTY), NcclEnvironment.getenv(MAX_CTAS_VARIABLE));
     if (d.setVariable()) {
       setVariableHere();
     }
@@ -265,9 +277,9 @@ final class NcclMultiRank {
    *       since 2.22). Connecting allocates device memory, which waits for the whole context, where a peer's
    *       kernel may spin until this very rank joins it. NCCL reads it once, at the process's first communicator.
    * </ul>
-   * {@link NcclGpuSharing#describe()} says the values in force.
+   * {@link GpuSharing#describe()} says the values in force.
    */
-  static synchronized void prepareSharedContext() {
+  public static synchronized void prepareSharedContext() {
     for (String[] v : new String[][] {{QUEUES_VARIABLE, QUEUES}, {CONNECT_VARIABLE, "0"}}) {
       if (NcclEnvironment.getenv(v[0]) == null) {
         NcclEnvironment.setenv(v[0], v[1]);
@@ -287,23 +299,23 @@ final class NcclMultiRank {
    * @param sharing the communicator's sharing and CTA limit
    * @param setVariable whether {@value #VARIABLE}{@code =1} must be set for the process first
    */
-  record Decision(NcclGpuSharing sharing, boolean setVariable) {}
+  public record Decision(GpuSharing sharing, boolean setVariable) {}
 
   /**
    * The decision for up to {@code ranksPerGpu} ranks a GPU: one rank per GPU is {@link
-   * NcclGpuSharing#ONE_RANK_PER_GPU}; more is refused ({@link #refusal}) or allowed, with the opt-in's
-   * source and the CTA limit ({@link #ctaLimit}). {@code ranksPerGpu} 0 is unknown ({@link
-   * NcclBackend#initRank}): the opt-in is applied if asked for, nothing is refused (NCCL refuses a shared
+   * GpuSharing#ONE_RANK_PER_GPU}; more is refused ({@link #refusal}) or allowed, with the opt-in's
+   * source and the CTA limit ({@link #ctaLimit}). {@code ranksPerGpu} 0 is unknown ({@code
+   * NcclBackend.initRank}): the opt-in is applied if asked for, nothing is refused (NCCL refuses a shared
    * GPU itself), and only the property sets a CTA limit.
    *
-   * @param ctaProperty {@value NcclBackend#MAX_CTAS_PROPERTY}, or null
+   * @param ctaProperty {@value #MAX_CTAS_PROPERTY}, or null
    * @param maxCtasVariable {@value #MAX_CTAS_VARIABLE} in the environment, or null
    * @throws BackendUnavailableException with {@link #refusal}'s reason
    */
-  static Decision decide(int ranksPerGpu, String where, String fewer, NcclVersion loaded, OptIn optIn,
+  public static Decision decide(int ranksPerGpu, String where, String fewer, NcclVersion loaded, OptIn optIn,
       String ctaProperty, String maxCtasVariable) {
     if (ranksPerGpu == 1) {
-      return new Decision(NcclGpuSharing.ONE_RANK_PER_GPU, false);
+      return new Decision(GpuSharing.ONE_RANK_PER_GPU, false);
     }
     String refused = refusal(ranksPerGpu, where, fewer, loaded, optIn);
     if (refused != null) {
@@ -311,7 +323,7 @@ final class NcclMultiRank {
     }
     String optInText;
     boolean set = false;
-    String setByProperty = VARIABLE + "=1 set by -D" + NcclBackend.MULTI_RANK_GPU_PROPERTY + "=true";
+    String setByProperty = VARIABLE + "=1 set by -D" + MULTI_RANK_GPU_PROPERTY + "=true";
     if (OptIn.enabled(optIn.variable())) {
       optInText = optIn.setHere() ? setByProperty : VARIABLE + "=" + optIn.variable() + " from the environment";
     } else if (optIn.ncclReadIt() && OptIn.enabled(optIn.variableWhenRead())) {
@@ -320,20 +332,20 @@ final class NcclMultiRank {
       set = true;
       optInText = setByProperty;
     } else if (ranksPerGpu == 0) {
-      return new Decision(NcclGpuSharing.ONE_RANK_PER_GPU, false); // initRank without the opt-in
+      return new Decision(GpuSharing.ONE_RANK_PER_GPU, false); // initRank without the opt-in
     } else {
       throw new AssertionError("refusal() let " + optIn + " through");
     }
     int maxCtas = ctaLimit(ranksPerGpu, ctaProperty);
     String source = ctaProperty != null && !ctaProperty.isBlank()
-        ? "-D" + NcclBackend.MAX_CTAS_PROPERTY + "=" + ctaProperty.strip()
+        ? "-D" + MAX_CTAS_PROPERTY + "=" + ctaProperty.strip()
         : ranksPerGpu == 0 ? "ranks per GPU unknown, so no rule applies" : "the rule for " + ruleRange(ranksPerGpu);
-    return new Decision(new NcclGpuSharing(ranksPerGpu, maxCtas, ctaText(maxCtas, source, maxCtasVariable),
+    return new Decision(new GpuSharing(ranksPerGpu, maxCtas, ctaText(maxCtas, source, maxCtasVariable),
         optInText), set);
   }
 
   /** "at most 2 CTAs a rank (ncclConfig_t.maxCTAs, the rule for 5-8 ranks a GPU)", or NCCL_MAX_CTAS's over it. */
-  static String ctaText(int maxCtas, String source, String environment) {
+  public static String ctaText(int maxCtas, String source, String environment) {
     String ours = maxCtas > 0 ? "at most " + maxCtas + " CTAs a rank (ncclConfig_t.maxCTAs, " + source + ")"
         : "no CTA limit (" + source + ")";
     if (environment != null && !environment.isBlank()) {
@@ -352,11 +364,11 @@ final class NcclMultiRank {
    * Adds to a failed init what NCCL's own refusal of a shared GPU means here ({@code "Duplicate GPU"} before
    * 2.30, {@code "Multiple Ranks are using the same GPU"} after), when its text says so.
    */
-  static <E extends RuntimeException> E explainInitFailure(E e, NcclVersion loaded) {
+  public static <E extends RuntimeException> E explainInitFailure(E e, NcclVersion loaded) {
     String text = String.valueOf(e.getMessage());
     if (text.contains("Duplicate GPU") || text.contains("same GPU") || text.contains(VARIABLE)) {
       e.addSuppressed(new BackendUnavailableException("NCCL " + loaded + " refused ranks that share a GPU: "
-          + (loaded.atLeast(NcclVersion.MULTI_RANK_GPU) ? "opt in with -D" + NcclBackend.MULTI_RANK_GPU_PROPERTY
+          + (loaded.atLeast(NcclVersion.MULTI_RANK_GPU) ? "opt in with -D" + MULTI_RANK_GPU_PROPERTY
               + "=true or " + VARIABLE + "=1, set before the process's first NCCL communicator"
               : "that needs NCCL " + NcclVersion.MULTI_RANK_GPU + " or newer with " + VARIABLE + "=1")));
     }
@@ -367,7 +379,7 @@ final class NcclMultiRank {
    * Which physical GPU {@code device} is, the same string in every process that uses it: this host's boot id
    * (hostname where there is none) and the device's PCI address.
    */
-  static String gpuIdentity(int device) {
+  public static String gpuIdentity(int device) {
     return host() + "/" + CheckedCuda.cudaPciBusId(device).toLowerCase(Locale.ROOT);
   }
 
@@ -384,23 +396,23 @@ final class NcclMultiRank {
   }
 
   /** How many ranks a cluster of {@code ranks} puts on its busiest device: {@code ceil(ranks / devices)}. */
-  static int ranksPerGpu(int ranks, int devices) {
+  public static int ranksPerGpu(int ranks, int devices) {
     return (ranks + devices - 1) / devices;
   }
 
   /** What a cluster of {@code ranks} on {@code devices} devices is, for messages. */
-  static String clusterText(int ranks, int devices) {
+  public static String clusterText(int ranks, int devices) {
     return "an NCCL cluster of " + ranks + (ranks == 1 ? " rank" : " ranks") + " on " + devices + " CUDA device"
         + (devices == 1 ? "" : "s");
   }
 
   /** What else a cluster's user can do than share GPUs, for messages. */
-  static String fewerRanks(int devices) {
+  public static String fewerRanks(int devices) {
     return "ask for at most " + devices + (devices == 1 ? " rank" : " ranks") + " here (one per GPU)";
   }
 
   /** The most ranks any one GPU carries, from every rank's {@link #gpuIdentity}. */
-  static int ranksPerGpu(List<String> gpuOfEachRank) {
+  public static int ranksPerGpu(List<String> gpuOfEachRank) {
     Map<String, Integer> counts = new HashMap<>();
     int most = 0;
     for (String gpu : gpuOfEachRank) {

@@ -1,4 +1,4 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.sharing;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -11,8 +11,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.commplan.runtime.BackendUnavailableException;
-import dev.commplan.runtime.nccl.NcclMultiRank.Decision;
-import dev.commplan.runtime.nccl.NcclMultiRank.OptIn;
+import dev.commplan.runtime.nccl.memory.DeviceAllocator;
+import dev.commplan.runtime.nccl.NcclBackend;
+import dev.commplan.runtime.nccl.NcclException;
+import dev.commplan.runtime.nccl.NcclVersion;
+import dev.commplan.runtime.nccl.sharing.GpuSharingRules.Decision;
+import dev.commplan.runtime.nccl.sharing.GpuSharingRules.OptIn;
 import dev.commplan.runtime.nccl.binding.raw.NcclConfig;
 import dev.commplan.runtime.nccl.binding.raw.ProcessEnvironment;
 import java.lang.foreign.Arena;
@@ -24,12 +28,12 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * What needs no GPU of several ranks on one GPU ({@link NcclMultiRank}): the CTA rule and its override,
+ * What needs no GPU of several ranks on one GPU ({@link GpuSharingRules}): the CTA rule and its override,
  * the refusals and their messages with fake NCCL versions and opt-ins, the decision's opt-in and limit,
  * {@code ncclConfig_t}'s bytes against {@code nccl.h}'s layout, which ranks share a GPU, and the process
  * environment as libc sees it. Nothing here changes NCCL's variables in this JVM.
  */
-class NcclMultiRankTest {
+class GpuSharingRulesTest {
   private static final NcclVersion OLD = new NcclVersion(2, 28, 3);
   private static final NcclVersion NEW = new NcclVersion(2, 30, 7);
   private static final String WHERE = "an NCCL cluster of 8 ranks on 1 CUDA device";
@@ -41,19 +45,19 @@ class NcclMultiRankTest {
   void theCtaRuleLimitsMoreTheMoreRanksShareAGpu() {
     int[][] expected = {{1, 0}, {2, 0}, {3, 4}, {4, 4}, {5, 2}, {8, 2}, {9, 1}, {64, 1}};
     for (int[] e : expected) {
-      assertEquals(e[1], NcclMultiRank.ctaRule(e[0]), e[0] + " ranks a GPU");
+      assertEquals(e[1], GpuSharingRules.ctaRule(e[0]), e[0] + " ranks a GPU");
     }
   }
 
   @Test
   void thePropertyOverridesTheRuleAndABadValueIsRefusedNamingIt() {
-    assertEquals(2, NcclMultiRank.ctaLimit(8, null));
-    assertEquals(2, NcclMultiRank.ctaLimit(8, " "));
-    assertEquals(3, NcclMultiRank.ctaLimit(8, "3"));
-    assertEquals(0, NcclMultiRank.ctaLimit(4, "none"));
-    assertEquals(0, NcclMultiRank.ctaLimit(4, "0"));
+    assertEquals(2, GpuSharingRules.ctaLimit(8, null));
+    assertEquals(2, GpuSharingRules.ctaLimit(8, " "));
+    assertEquals(3, GpuSharingRules.ctaLimit(8, "3"));
+    assertEquals(0, GpuSharingRules.ctaLimit(4, "none"));
+    assertEquals(0, GpuSharingRules.ctaLimit(4, "0"));
     for (String bad : List.of("-1", "two", "2.5")) {
-      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NcclMultiRank.ctaLimit(4, bad));
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> GpuSharingRules.ctaLimit(4, bad));
       assertMentions(e.getMessage(), NcclBackend.MAX_CTAS_PROPERTY, "'" + bad + "'", "none");
     }
   }
@@ -61,9 +65,9 @@ class NcclMultiRankTest {
   @Test
   void oneRankPerGpuNeedsNothing() {
     for (OptIn optIn : List.of(NOTHING, new OptIn("0", "false", true, null))) {
-      assertNull(NcclMultiRank.refusal(1, WHERE, FEWER, OLD, optIn));
-      Decision d = NcclMultiRank.decide(1, WHERE, FEWER, OLD, optIn, "3", "4");
-      assertEquals(NcclGpuSharing.ONE_RANK_PER_GPU, d.sharing());
+      assertNull(GpuSharingRules.refusal(1, WHERE, FEWER, OLD, optIn));
+      Decision d = GpuSharingRules.decide(1, WHERE, FEWER, OLD, optIn, "3", "4");
+      assertEquals(GpuSharing.ONE_RANK_PER_GPU, d.sharing());
       assertFalse(d.setVariable());
       assertEquals("", d.sharing().describe());
     }
@@ -72,12 +76,12 @@ class NcclMultiRankTest {
   @Test
   void anOlderNcclIsRefusedNamingTheVariableTheOptionAndBothVersions() {
     for (OptIn optIn : List.of(NOTHING, PROPERTY, new OptIn("1", null, false, null))) {
-      String m = NcclMultiRank.refusal(2, WHERE, FEWER, OLD, optIn);
+      String m = GpuSharingRules.refusal(2, WHERE, FEWER, OLD, optIn);
       assertMentions(m, WHERE + " puts 2 ranks on one GPU", "from 2.30.3 on", "NCCL_MULTI_RANK_GPU_ENABLE=1",
           "loaded NCCL 2.28.3", "Duplicate GPU detected", "-Dcommplan.nccl.library=", "-Dcommplan.nccl.multiRankGpu=true",
           FEWER);
       BackendUnavailableException e = assertThrows(BackendUnavailableException.class,
-          () -> NcclMultiRank.decide(2, WHERE, FEWER, OLD, optIn, null, null));
+          () -> GpuSharingRules.decide(2, WHERE, FEWER, OLD, optIn, null, null));
       assertEquals(m, e.getMessage());
     }
     assertEquals(new NcclVersion(2, 30, 3), NcclVersion.MULTI_RANK_GPU);
@@ -85,19 +89,19 @@ class NcclMultiRankTest {
 
   @Test
   void withoutTheOptInItIsRefusedSayingHowToOptIn() {
-    String m = NcclMultiRank.refusal(4, WHERE, FEWER, NEW, NOTHING);
+    String m = GpuSharingRules.refusal(4, WHERE, FEWER, NEW, NOTHING);
     assertMentions(m, WHERE + " puts 4 ranks on one GPU", "NCCL 2.30.7 runs only when NCCL_MULTI_RANK_GPU_ENABLE is set",
         "experimental", "it is not set", "-Dcommplan.nccl.multiRankGpu=true", "export NCCL_MULTI_RANK_GPU_ENABLE=1",
         FEWER);
-    assertEquals(m, NcclMultiRank.refusal(4, WHERE, FEWER, NEW, new OptIn(null, "false", false, null)));
+    assertEquals(m, GpuSharingRules.refusal(4, WHERE, FEWER, NEW, new OptIn(null, "false", false, null)));
   }
 
   @Test
   void aZeroTheUserSetIsNeverOverwritten() {
-    String m = NcclMultiRank.refusal(2, WHERE, FEWER, NEW, new OptIn("0", "true", false, null));
+    String m = GpuSharingRules.refusal(2, WHERE, FEWER, NEW, new OptIn("0", "true", false, null));
     assertMentions(m, "NCCL_MULTI_RANK_GPU_ENABLE=0 in this process's environment forbids it", "never overwrites",
         "unset it or set it to 1");
-    assertTrue(NcclMultiRank.refusal(2, WHERE, FEWER, NEW, new OptIn("yes", "true", false, null))
+    assertTrue(GpuSharingRules.refusal(2, WHERE, FEWER, NEW, new OptIn("yes", "true", false, null))
         .contains("NCCL_MULTI_RANK_GPU_ENABLE=yes"), "NCCL reads a value that is no number as 0");
   }
 
@@ -105,27 +109,27 @@ class NcclMultiRankTest {
   void thePropertySetsTheVariableAtTheProcesssFirstCommunicatorWhateverItsSize() {
     // A one-rank cluster made first used to leave the variable unset when NCCL read it, so every later
     // cluster of ranks sharing the GPU was refused (the GPU tests at 2 ranks, 2026-12-06)
-    assertTrue(NcclMultiRank.setAtFirstInit(new OptIn(null, "true", false, null)));
-    assertFalse(NcclMultiRank.setAtFirstInit(new OptIn(null, "true", true, null)), "NCCL read it already");
-    assertFalse(NcclMultiRank.setAtFirstInit(new OptIn("0", "true", false, null)), "the user's value is kept");
-    assertFalse(NcclMultiRank.setAtFirstInit(new OptIn(null, null, false, null)), "no opt-in");
-    assertFalse(NcclMultiRank.setAtFirstInit(new OptIn(null, "false", false, null)), "no opt-in");
+    assertTrue(GpuSharingRules.setAtFirstInit(new OptIn(null, "true", false, null)));
+    assertFalse(GpuSharingRules.setAtFirstInit(new OptIn(null, "true", true, null)), "NCCL read it already");
+    assertFalse(GpuSharingRules.setAtFirstInit(new OptIn("0", "true", false, null)), "the user's value is kept");
+    assertFalse(GpuSharingRules.setAtFirstInit(new OptIn(null, null, false, null)), "no opt-in");
+    assertFalse(GpuSharingRules.setAtFirstInit(new OptIn(null, "false", false, null)), "no opt-in");
   }
 
   @Test
   void afterNcclReadTheVariableUnsetTheOptInComesTooLateAndSaysSo() {
-    String m = NcclMultiRank.refusal(2, WHERE, FEWER, NEW, new OptIn(null, "true", true, null));
+    String m = GpuSharingRules.refusal(2, WHERE, FEWER, NEW, new OptIn(null, "true", true, null));
     assertMentions(m, "NCCL_MULTI_RANK_GPU_ENABLE is not set, and NCCL read it when this process made its first"
         + " communicator, when it was unset", "keeps that first value", "on the java command line", FEWER);
-    String setLater = NcclMultiRank.refusal(2, WHERE, FEWER, NEW, new OptIn("1", null, true, null));
+    String setLater = GpuSharingRules.refusal(2, WHERE, FEWER, NEW, new OptIn("1", null, true, null));
     assertMentions(setLater, "is set now, but NCCL read it", "when it was unset");
-    assertNull(NcclMultiRank.refusal(2, WHERE, FEWER, NEW, new OptIn(null, "true", true, "1")),
+    assertNull(GpuSharingRules.refusal(2, WHERE, FEWER, NEW, new OptIn(null, "true", true, "1")),
         "NCCL read it on: it stays on");
   }
 
   @Test
   void thePropertyAloneSetsTheVariableBeforeNcclReadsItAndChoosesTheLimit() {
-    Decision d = NcclMultiRank.decide(8, WHERE, FEWER, NEW, PROPERTY, null, null);
+    Decision d = GpuSharingRules.decide(8, WHERE, FEWER, NEW, PROPERTY, null, null);
     assertTrue(d.setVariable());
     assertEquals(8, d.sharing().ranksPerGpu());
     assertEquals(2, d.sharing().maxCtas());
@@ -135,44 +139,44 @@ class NcclMultiRankTest {
 
   @Test
   void aVariableThisProcessSetIsSaidToBeOurs() {
-    Decision again = NcclMultiRank.decide(4, WHERE, FEWER, NEW, new OptIn("1", "true", true, "1", true), null, null);
+    Decision again = GpuSharingRules.decide(4, WHERE, FEWER, NEW, new OptIn("1", "true", true, "1", true), null, null);
     assertFalse(again.setVariable());
     assertMentions(again.sharing().describe(), "NCCL_MULTI_RANK_GPU_ENABLE=1 set by -Dcommplan.nccl.multiRankGpu=true");
   }
 
   @Test
   void aVariableAlreadySetIsUsedAsItIsAndTheUsersNcclMaxCtasWins() {
-    Decision d = NcclMultiRank.decide(4, WHERE, FEWER, NEW, new OptIn("1", null, false, null), null, "3");
+    Decision d = GpuSharingRules.decide(4, WHERE, FEWER, NEW, new OptIn("1", null, false, null), null, "3");
     assertFalse(d.setVariable());
     assertEquals(4, d.sharing().maxCtas(), "ours is still passed; NCCL puts the environment's over it");
     assertMentions(d.sharing().describe(), "4 ranks share each GPU", "at most 3 CTAs a rank (NCCL_MAX_CTAS=3 from the"
         + " environment, which NCCL puts over CommPlan's at most 4 CTAs a rank", "NCCL_MULTI_RANK_GPU_ENABLE=1 from the"
         + " environment");
-    Decision two = NcclMultiRank.decide(2, WHERE, FEWER, NEW, new OptIn("1", null, true, "1"), null, null);
+    Decision two = GpuSharingRules.decide(2, WHERE, FEWER, NEW, new OptIn("1", null, true, "1"), null, null);
     assertEquals(0, two.sharing().maxCtas());
     assertMentions(two.sharing().describe(), "2 ranks share each GPU, no CTA limit (the rule for 1-2 ranks a GPU)");
-    Decision overridden = NcclMultiRank.decide(2, WHERE, FEWER, NEW, PROPERTY, "1", null);
+    Decision overridden = GpuSharingRules.decide(2, WHERE, FEWER, NEW, PROPERTY, "1", null);
     assertEquals(1, overridden.sharing().maxCtas());
     assertMentions(overridden.sharing().describe(), "at most 1 CTAs a rank (ncclConfig_t.maxCTAs, -Dcommplan.nccl.maxCtas=1)");
   }
 
   @Test
   void initRankDoesNotKnowTheSharingAppliesTheOptInAndRefusesNothing() {
-    Decision none = NcclMultiRank.decide(0, WHERE, FEWER, OLD, NOTHING, null, null);
-    assertEquals(NcclGpuSharing.ONE_RANK_PER_GPU, none.sharing());
+    Decision none = GpuSharingRules.decide(0, WHERE, FEWER, OLD, NOTHING, null, null);
+    assertEquals(GpuSharing.ONE_RANK_PER_GPU, none.sharing());
     assertFalse(none.setVariable());
-    Decision on = NcclMultiRank.decide(0, WHERE, FEWER, NEW, PROPERTY, null, null);
+    Decision on = GpuSharingRules.decide(0, WHERE, FEWER, NEW, PROPERTY, null, null);
     assertTrue(on.setVariable());
     assertEquals(0, on.sharing().maxCtas());
     assertMentions(on.sharing().describe(), "ranks per GPU unknown", "no CTA limit (ranks per GPU unknown");
-    assertFalse(NcclMultiRank.decide(0, WHERE, FEWER, NEW, new OptIn("0", "true", false, null), null, null)
+    assertFalse(GpuSharingRules.decide(0, WHERE, FEWER, NEW, new OptIn("0", "true", false, null), null, null)
         .setVariable(), "a 0 the user set stays");
   }
 
   @Test
   void onlyTrueOrFalseIsAnAnswerForTheOptInProperty() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> NcclMultiRank.refusal(2, WHERE, FEWER, NEW, new OptIn(null, "yes", false, null)));
+        () -> GpuSharingRules.refusal(2, WHERE, FEWER, NEW, new OptIn(null, "yes", false, null)));
     assertMentions(e.getMessage(), NcclBackend.MULTI_RANK_GPU_PROPERTY, "'yes'", "true or false");
     assertTrue(OptIn.enabled("1") && OptIn.enabled(" 2 ") && OptIn.enabled("0x1"));
     assertFalse(OptIn.enabled("0") || OptIn.enabled("") || OptIn.enabled("on") || OptIn.enabled(null));
@@ -182,23 +186,23 @@ class NcclMultiRankTest {
   void nccsOwnRefusalOfASharedGpuGetsAHint() {
     NcclException refused = new NcclException("ncclCommInitRank", 5, "invalid usage",
         "Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this");
-    NcclMultiRank.explainInitFailure(refused, NEW);
+    GpuSharingRules.explainInitFailure(refused, NEW);
     assertEquals(1, refused.getSuppressed().length);
     assertMentions(refused.getSuppressed()[0].getMessage(), "NCCL 2.30.7 refused ranks that share a GPU",
         "-Dcommplan.nccl.multiRankGpu=true", "before the process's first NCCL communicator");
     NcclException old = new NcclException("ncclCommInitRank", 5, "invalid usage", "Duplicate GPU detected : rank 1");
-    NcclMultiRank.explainInitFailure(old, OLD);
+    GpuSharingRules.explainInitFailure(old, OLD);
     assertMentions(old.getSuppressed()[0].getMessage(), "needs NCCL 2.30.3 or newer");
     NcclException other = new NcclException("ncclCommInitRank", 2, "system error", "socket");
-    assertEquals(0, NcclMultiRank.explainInitFailure(other, NEW).getSuppressed().length);
+    assertEquals(0, GpuSharingRules.explainInitFailure(other, NEW).getSuppressed().length);
   }
 
   @Test
   void ranksShareAGpuOnlyWhenHostAndPciAddressAreTheSame() {
-    assertEquals(1, NcclMultiRank.ranksPerGpu(List.of("boot-a/0000:3b:00.0", "boot-a/0000:5c:00.0")));
-    assertEquals(1, NcclMultiRank.ranksPerGpu(List.of("boot-a/0000:3b:00.0", "boot-b/0000:3b:00.0")),
+    assertEquals(1, GpuSharingRules.ranksPerGpu(List.of("boot-a/0000:3b:00.0", "boot-a/0000:5c:00.0")));
+    assertEquals(1, GpuSharingRules.ranksPerGpu(List.of("boot-a/0000:3b:00.0", "boot-b/0000:3b:00.0")),
         "two hosts, each its own GPU at the same address");
-    assertEquals(3, NcclMultiRank.ranksPerGpu(List.of("h/0000:3b:00.0", "h/0000:3b:00.0", "h/0000:5c:00.0",
+    assertEquals(3, GpuSharingRules.ranksPerGpu(List.of("h/0000:3b:00.0", "h/0000:3b:00.0", "h/0000:5c:00.0",
         "h/0000:3b:00.0")));
   }
 
@@ -250,18 +254,18 @@ class NcclMultiRankTest {
 
   @Test
   void memoryIsStreamOrderedWhereRanksOfThisProcessShareAGpuUnlessThePropertySaysOtherwise() {
-    NcclGpuSharing processes = NcclMultiRank.decide(4, WHERE, FEWER, NEW, PROPERTY, null, null).sharing();
-    NcclGpuSharing threads = processes.inOneContext();
+    GpuSharing processes = GpuSharingRules.decide(4, WHERE, FEWER, NEW, PROPERTY, null, null).sharing();
+    GpuSharing threads = processes.inOneContext();
     assertFalse(processes.oneContext(), "ranks of separate processes have contexts of their own");
     assertTrue(threads.oneContext());
-    assertEquals(NcclGpuSharing.ONE_RANK_PER_GPU, NcclGpuSharing.ONE_RANK_PER_GPU.inOneContext());
+    assertEquals(GpuSharing.ONE_RANK_PER_GPU, GpuSharing.ONE_RANK_PER_GPU.inOneContext());
     assertMentions(threads.describe(), "4 ranks share each GPU in this process");
     for (String auto : new String[] {null, "", " auto "}) {
       assertTrue(DeviceAllocator.streamOrdered(threads, auto));
       assertFalse(DeviceAllocator.streamOrdered(processes, auto));
-      assertFalse(DeviceAllocator.streamOrdered(NcclGpuSharing.ONE_RANK_PER_GPU, auto));
+      assertFalse(DeviceAllocator.streamOrdered(GpuSharing.ONE_RANK_PER_GPU, auto));
     }
-    assertTrue(DeviceAllocator.streamOrdered(NcclGpuSharing.ONE_RANK_PER_GPU, "true"));
+    assertTrue(DeviceAllocator.streamOrdered(GpuSharing.ONE_RANK_PER_GPU, "true"));
     assertFalse(DeviceAllocator.streamOrdered(threads, "FALSE"));
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> DeviceAllocator.streamOrdered(threads, "yes"));

@@ -1,4 +1,4 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.sharing;
 
 import java.time.Duration;
 import java.util.Map;
@@ -11,7 +11,7 @@ import java.util.function.BooleanSupplier;
 
 /**
  * Host fences for the ranks of an in-JVM cluster that share a GPU, and so its CUDA context ({@link
- * NcclGpuSharing#oneContext()}): before launches all of a group's ranks make, and where a split's
+ * GpuSharing#oneContext()}): before launches all of a group's ranks make, and where a split's
  * communicators are made and destroyed. One per cluster.
  *
  * <p><b>Why.</b> NCCL frees the device memory of a communicator's ranks in a process when the last of them
@@ -19,7 +19,7 @@ import java.util.function.BooleanSupplier;
  * every rank's), and freeing device memory waits for all work of the context. A peer that returned from its
  * own destroy earlier and has since enqueued its next collective has a kernel in that context that spins
  * until the destroying rank joins it: neither moves. Making a communicator allocates device memory the same
- * way. ({@link DeviceAllocator} keeps the ranks' own allocations off that path; NCCL's cannot be.)
+ * way. ({@code memory.DeviceAllocator} keeps the ranks' own allocations off that path; NCCL's cannot be.)
  *
  * <p><b>The rule.</b> Each group (the world, each split's group) has one {@link GroupFence}, shared by its
  * ranks' communicators, where every rank of the group meets:
@@ -37,9 +37,9 @@ import java.util.function.BooleanSupplier;
  * then the rank goes on. It prevents a hang; it is not a check (a hang that follows is timed out where it
  * happens). {@code -D}{@value #PROPERTY}{@code =false} turns the fences off, to compare.
  */
-final class SharedContextFences {
+public final class SharedContextFences {
   /** The system property that turns the fences off ({@code false}); {@code auto} (the default) keeps them. */
-  static final String PROPERTY = "commplan.nccl.sharedContextFences";
+  public static final String PROPERTY = "commplan.nccl.sharedContextFences";
 
   /** How often a waiting rank looks whether it was told to give up. */
   private static final long POLL_MILLIS = 10;
@@ -47,8 +47,8 @@ final class SharedContextFences {
   private final Map<String, GroupFence> groupFences = new ConcurrentHashMap<>();
 
   /** The fences for one cluster's ranks that share a context, or null where {@value #PROPERTY} turns them off. */
-  static SharedContextFences forOneContext(String property) {
-    return NcclGpuSharing.setting(PROPERTY, property, true, "fence where ranks of this process share a GPU")
+  public static SharedContextFences forOneContext(String property) {
+    return GpuSharing.setting(PROPERTY, property, true, "fence where ranks of this process share a GPU")
         ? new SharedContextFences() : null;
   }
 
@@ -56,12 +56,12 @@ final class SharedContextFences {
    * The fence of the group {@code lineage} names ({@code size} ranks, all of this process), shared by
    * its ranks' communicators; null for a group of one.
    */
-  GroupFence groupFence(Lineage lineage, int size) {
+  public GroupFence groupFence(Lineage lineage, int size) {
     return size < 2 ? null : groupFences.computeIfAbsent(lineage.key, key -> new GroupFence(key, size));
   }
 
   /** How many groups have a fence: those with a communicator not closed yet on some rank. */
-  int groupFences() {
+  public int groupFences() {
     return groupFences.size();
   }
 
@@ -75,7 +75,7 @@ final class SharedContextFences {
    * Met here, no rank's kernel runs before every peer's is enqueued. Sends and receives are not fenced:
    * their peers are not the whole group.
    */
-  final class GroupFence {
+  public final class GroupFence {
     private final String key;
     private final Phaser phaser;
 
@@ -90,7 +90,7 @@ final class SharedContextFences {
      *
      * @return whether every rank arrived
      */
-    boolean pass(Duration limit, BooleanSupplier giveUp) {
+    public boolean pass(Duration limit, BooleanSupplier giveUp) {
       int phase = phaser.arrive();
       long deadline = System.nanoTime() + limit.toNanos();
       while (true) {
@@ -109,7 +109,7 @@ final class SharedContextFences {
     }
 
     /** This rank's communicator of the group is closed: it meets no more; the last to leave forgets the fence. */
-    void leave() {
+    public void leave() {
       phaser.arriveAndDeregister();
       if (phaser.getRegisteredParties() == 0) {
         groupFences.remove(key, this);
@@ -122,7 +122,7 @@ final class SharedContextFences {
    * world is {@code world}, the group of color 1 in the world's third split {@code world/2:1}. One per
    * communicator; a split is collective over its parent, so every rank counts its parent's splits alike.
    */
-  static final class Lineage {
+  public static final class Lineage {
     private final String key;
     private final AtomicInteger splits = new AtomicInteger();
 
@@ -131,17 +131,17 @@ final class SharedContextFences {
     }
 
     /** A world's. */
-    static Lineage world() {
+    public static Lineage world() {
       return new Lineage("world");
     }
 
     /** The number of this communicator's next split (0 first). */
-    int nextSplit() {
+    public int nextSplit() {
       return splits.getAndIncrement();
     }
 
     /** The lineage of the group of {@code color} made by split number {@code split} of this communicator. */
-    Lineage child(int split, int color) {
+    public Lineage child(int split, int color) {
       return new Lineage(key + "/" + split + ":" + color);
     }
 

@@ -1,7 +1,8 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.memory;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
+import dev.commplan.runtime.nccl.CudaException;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.HashMap;
@@ -29,7 +30,7 @@ import java.util.Map;
  *
  * Device addresses are {@link #BASE} plus an offset into a heap array.
  */
-final class LateDmaDevice implements CopyEngine {
+final class LateDmaDevice implements CopyDevice {
   static final long BASE = 0x7f00_0000_0000L;
 
   private final byte[] memory;

@@ -1,14 +1,14 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.memory;
 
 import java.lang.foreign.MemorySegment;
 
 /**
- * The CUDA runtime calls that {@link HostCopies} is made of, one method per call, each returning when
- * CUDA's function returns (which is not when the device has done the work: that is the point of {@link
+ * The device as {@link HostCopies} drives it: the CUDA runtime calls that host copies are made of, one
+ * method per call, each returning when CUDA's function returns (which is not when the device has done the work: that is the point of {@link
  * HostCopies}). An interface so that a test can put a model of CUDA's asynchronous copies in its place
- * and check the ordering on machines without a GPU; {@link CudaCopyEngine} is the real one.
+ * and check the ordering on machines without a GPU; {@link CudaCopyDevice} is the real one.
  */
-interface CopyEngine {
+public interface CopyDevice {
   /** {@code cudaSetDevice(device)}: the device the following calls address. */
   void setDevice(int device);
 

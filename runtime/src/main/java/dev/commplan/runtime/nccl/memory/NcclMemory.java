@@ -1,8 +1,9 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.memory;
 
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DeviceMemory;
+import dev.commplan.runtime.nccl.CudaException;
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
@@ -10,10 +11,10 @@ import java.util.function.Consumer;
 
 /**
  * A block of device memory: allocated by the rank's {@link DeviceAllocator} and zeroed (owned), or a device
- * pointer someone else owns, wrapped by {@link NcclInterop#wrapDevicePointer} (not freed here). Host copies
+ * pointer someone else owns, wrapped by {@code NcclInterop.wrapDevicePointer} (not freed here). Host copies
  * and the zeroing go through the rank's {@link HostCopies}, so each has reached the device when it returns.
  */
-final class NcclMemory implements DeviceMemory {
+public final class NcclMemory implements DeviceMemory {
   private final Communicator owner;
   private final HostCopies copies;
   private final DeviceAllocator allocator;
@@ -80,7 +81,7 @@ final class NcclMemory implements DeviceMemory {
   }
 
   /** The device address, even when closed (for messages and checks). */
-  long rawAddress() {
+  public long rawAddress() {
     return address;
   }
 
@@ -157,7 +158,7 @@ final class NcclMemory implements DeviceMemory {
   }
 
   /** The device address of {@code buffer}'s first element (the buffer was checked to be ours and open). */
-  static long pointer(Buffer buffer) {
+  public static long pointer(Buffer buffer) {
     if (!(buffer.memory() instanceof NcclMemory memory)) {
       throw new IllegalArgumentException(buffer + " is not NCCL backend memory (allocate it through an NCCL"
           + " communicator, or wrap the device pointer with NcclInterop.wrapDevicePointer)");
