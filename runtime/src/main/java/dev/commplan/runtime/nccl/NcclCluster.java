@@ -9,6 +9,7 @@ import dev.commplan.runtime.RankFunction;
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import dev.commplan.runtime.nccl.binding.CheckedNccl;
 import dev.commplan.runtime.nccl.binding.NcclEnvironment;
+import dev.commplan.runtime.nccl.rank.NcclFamily;
 import dev.commplan.runtime.nccl.sharing.GpuSharing;
 import dev.commplan.runtime.nccl.sharing.GpuSharingRules;
 import dev.commplan.runtime.spi.RankSupervisor;

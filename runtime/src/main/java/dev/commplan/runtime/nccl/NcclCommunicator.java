@@ -20,6 +20,11 @@ import dev.commplan.runtime.nccl.memory.DeviceAllocator;
 import dev.commplan.runtime.nccl.memory.HostCopies;
 import dev.commplan.runtime.nccl.memory.NcclMemory;
 import dev.commplan.runtime.nccl.memory.RankMemory;
+import dev.commplan.runtime.nccl.rank.NcclFamily;
+import dev.commplan.runtime.nccl.rank.NcclRank;
+import dev.commplan.runtime.nccl.rank.NcclRankState;
+import dev.commplan.runtime.nccl.rank.NcclWatchdog;
+import dev.commplan.runtime.nccl.rank.StepEvents;
 import dev.commplan.runtime.nccl.sharing.GpuSharing;
 import dev.commplan.runtime.nccl.sharing.SharedContextFences;
 import dev.commplan.runtime.plan.CompiledSchedule;
@@ -59,36 +64,28 @@ public final class NcclCommunicator extends AbstractCommunicator {
   /** The system property that turns on a CUDA event per enqueued step (see {@link StepEvents}). */
   public static final String STEP_EVENTS_PROPERTY = StepEvents.PROPERTY;
 
-  private final long comm;
   private final int rank;
   private final int size;
   private final int device;
-  private final NcclVersion version;
   private final CommOptions options;
+  /** What messages call this communicator's group: {@code world}, or the label of the split that made it. */
+  private final String label;
+  /** The {@code ncclComm_t} and what every layer under this one asks of it: its state, flight record, graphs. */
+  private final NcclRank ncclRank;
+  /** Its lifecycle and failure state ({@link NcclRank#state()}). */
+  private final NcclRankState state;
   private final NcclStream stream;
   /** The stream host copies run on (see {@link HostCopies}). */
   private final long copyStream;
   /** The memory allocated or wrapped through this communicator and not freed yet: freed with it at the latest. */
   private final RankMemory memory;
-  private final StepEvents events;
   private final NcclEvents eventPool;
-  /** The executable graphs of captured plans, destroyed before the communicator ({@link NcclGraphs}). */
-  private final NcclGraphs graphs;
-  private final NcclRankState state;
-  /** What messages call this communicator's group: {@code world}, or the label of the split that made it. */
-  private final String label;
-  /** This rank's communicators in this process that fail together: the world's and its splits'. */
-  private final NcclFamily family;
   /** The communicators split from this one and still open; closed before it. */
   private final List<NcclCommunicator> children = new CopyOnWriteArrayList<>();
   /** Direct collectives and the user's groups. */
   private final NcclDirectCalls direct;
   /** The communicator this one was split from, or null; it forgets this one when this one closes. */
   private volatile NcclCommunicator parent;
-  /** Its place among the world's splits, which names its fences ({@link SharedContextFences}). */
-  private final SharedContextFences.Lineage lineage;
-  /** Where its group's ranks meet, where they share this process's GPU ({@link #meetGroup}); else null. */
-  private final SharedContextFences.GroupFence groupFence;
 
   /**
    * Wraps an initialized {@code ncclComm_t} of a world whose GPUs are shared as {@code sharing} says: reads
@@ -105,11 +102,8 @@ public final class NcclCommunicator extends AbstractCommunicator {
   NcclCommunicator(long comm, NcclVersion version, CommOptions options, String label, NcclFamily family,
       SharedContextFences.Lineage lineage) {
     super(options.agreementCheck());
-    this.comm = comm;
-    this.lineage = lineage;
     this.label = Objects.requireNonNull(label, "label");
-    this.family = Objects.requireNonNull(family, "family");
-    this.version = version;
+    Objects.requireNonNull(family, "family");
     this.options = Objects.requireNonNull(options, "options");
     this.rank = CheckedNccl.ncclCommUserRank(comm);
     this.size = CheckedNccl.ncclCommCount(comm);
@@ -128,18 +122,15 @@ public final class NcclCommunicator extends AbstractCommunicator {
       }
       throw e;
     }
-    this.events = made;
     this.eventPool = new NcclEvents(device);
-    this.stream = new NcclStream(this, s, true, options.timeout());
     this.copyStream = copies;
     this.memory = new RankMemory(this, new HostCopies(CudaCopyDevice.INSTANCE, device, copies),
         DeviceAllocator.choose(family.sharing(), copies, this::orderAfterRankWork));
-    this.graphs = new NcclGraphs(device);
-    this.state = new NcclRankState(comm, rank, size, device, label, family, options.timeout(), events, graphs,
+    this.ncclRank = new NcclRank(comm, rank, size, device, version, options.timeout(), label, family, lineage, made,
         this::release);
-    this.direct = new NcclDirectCalls(this, state, events);
-    SharedContextFences fences = family.sharing().fences();
-    this.groupFence = fences != null ? fences.groupFence(lineage, size) : null;
+    this.state = ncclRank.state();
+    this.stream = new NcclStream(this, s, true, options.timeout());
+    this.direct = new NcclDirectCalls(this, state, made);
     family.join(state);
   }
 
@@ -157,7 +148,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
    * @return the recorder, owned by this communicator
    */
   public FlightRecorder flightRecorder() {
-    return events.recorder();
+    return ncclRank.events().recorder();
   }
 
   @Override
@@ -177,7 +168,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   /** {@return the NCCL library's version} */
   public NcclVersion ncclVersion() {
-    return version;
+    return ncclRank.version();
   }
 
   @Override
@@ -193,29 +184,19 @@ public final class NcclCommunicator extends AbstractCommunicator {
     return "nccl";
   }
 
+  /** {@return the {@code ncclComm_t} and what the layers under this one ask of it} */
+  NcclRank ncclRank() {
+    return ncclRank;
+  }
+
+  /** {@return the {@code ncclComm_t}} */
   long handle() {
-    return comm;
+    return ncclRank.comm();
   }
 
+  /** {@return the rank's lifecycle and failure state} */
   NcclRankState state() {
-    return state;
-  }
-
-  StepEvents events() {
-    return events;
-  }
-
-  NcclGraphs graphs() {
-    return graphs;
-  }
-
-  /** {@return its place among the world's splits} */
-  SharedContextFences.Lineage lineage() {
-    return lineage;
-  }
-
-  NcclFamily family() {
-    return family;
+    return ncclRank.state();
   }
 
   @Override
@@ -249,8 +230,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
    */
   @Override
   public boolean sharesMemoryWith(Communicator owner) {
-    return owner == this || owner instanceof NcclCommunicator other && other.family == family
-        && other.device == device;
+    return owner == this || owner instanceof NcclCommunicator other && ncclRank.sharesMemoryWith(other.ncclRank);
   }
 
   // ---------------------------------------------------------------- memory, schedules
@@ -312,7 +292,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
   /** {@inheritDoc} Here: one {@code cudaStreamIsCapturing}, asked only when an agreement check is due. */
   @Override
   protected boolean isCapturing(Stream stream) {
-    return graphs().isCapturing(streamHandle(stream));
+    return ncclRank.graphs().isCapturing(streamHandle(stream));
   }
 
   @Override
@@ -344,14 +324,14 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   /** For the cluster's watchdog: every communicator of this rank's family (see {@link NcclWatchdog#watch}). */
   void watch(long now, boolean pollAsync) {
-    for (NcclFamily.Member m : family.members()) {
+    for (NcclFamily.Member m : ncclRank.family().members()) {
       ((NcclRankState) m).watchdog().watch(now, pollAsync);
     }
   }
 
   /** Asks every communicator of this rank's family to give up at its next call (another rank failed); any thread. */
   void requestAbort(String reason, Throwable cause) {
-    for (NcclFamily.Member m : family.members()) {
+    for (NcclFamily.Member m : ncclRank.family().members()) {
       ((NcclRankState) m).requestAbort(reason, cause);
     }
   }
@@ -382,9 +362,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   /** Where ranks share this process's GPU, waits for the group's other ranks ({@link SharedContextFences}). */
   void meetGroup() {
-    if (groupFence != null) {
-      groupFence.pass(options.timeout(), state::toldToStop);
-    }
+    ncclRank.meetGroup();
   }
 
   /** Throws if this communicator was closed or aborted; gives up if the cluster asked it to. */
@@ -455,7 +433,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
     if (destroys && from != null) {
       from.meetGroup(); // sharing a GPU: no rank goes on while NCCL may still free this split's memory
     }
-    family.leave(state);
+    ncclRank.family().leave(state);
     if (parent != null) {
       parent.children.remove(this);
     }
@@ -466,9 +444,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   /** Frees the memory allocated through this communicator and destroys its streams and events (once, by the state). */
   private RuntimeException release(RuntimeException failure) {
-    if (groupFence != null) {
-      groupFence.leave();
-    }
+    ncclRank.leaveGroup();
     failure = memory.closeAll(failure);
     failure = closeMadeStreams(failure);
     try {
@@ -482,7 +458,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
     } catch (RuntimeException e) {
       failure = Failures.add(failure, e);
     }
-    events.destroy();
+    ncclRank.events().destroy();
     return failure;
   }
 

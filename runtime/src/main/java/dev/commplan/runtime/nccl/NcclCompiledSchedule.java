@@ -7,6 +7,9 @@ import dev.commplan.runtime.nccl.binding.CheckedNccl;
 import dev.commplan.runtime.nccl.binding.NcclDispatch;
 import dev.commplan.runtime.nccl.calls.SendRecvStandIns;
 import dev.commplan.runtime.nccl.memory.NcclMemory;
+import dev.commplan.runtime.nccl.rank.NcclRankState;
+import dev.commplan.runtime.nccl.rank.RankGraphs;
+import dev.commplan.runtime.nccl.rank.StepEvents;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.spi.OperationLabel;
@@ -76,7 +79,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
   NcclCompiledSchedule(NcclCommunicator comm, Schedule schedule) {
     this.comm = comm;
     this.state = comm.state();
-    this.events = comm.events();
+    this.events = comm.ncclRank().events();
     this.planName = schedule.planName(); // checked by AbstractCommunicator.compile
     this.calls = NcclDowncalls.of(comm, schedule);
     stepStart = calls.stepStart;
@@ -113,7 +116,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
   @Override
   public boolean isCapturing(Stream stream) {
     state.ensureUsable();
-    return comm.graphs().isCapturing(comm.streamHandle(stream));
+    return comm.ncclRank().graphs().isCapturing(comm.streamHandle(stream));
   }
 
   @Override
@@ -261,7 +264,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
   /**
    * Captures every step into one CUDA graph on {@code stream} ({@code cudaStreamBeginCapture} in
    * thread-local mode, the steps as {@link #enqueueSteps} issues them, {@code cudaStreamEndCapture}),
-   * instantiates it and registers it with the rank ({@link NcclGraphs}), so that it is destroyed before
+   * instantiates it and registers it with the rank ({@link RankGraphs}), so that it is destroyed before
    * the communicator. Runs nothing on the device. Every rank must capture the plan at the same point:
    * NCCL treats "captured" as a property of the operation that all ranks share, and a first capture may
    * connect the peers inside {@code ncclGroupEnd}, as a first execute does.
@@ -288,13 +291,13 @@ final class NcclCompiledSchedule implements CompiledSchedule {
           + " calls would be issued at groupEnd(), after the capture ended; capture outside the group");
     }
     checkMemoriesOpen();
-    NcclGraphs graphs = comm.graphs();
+    RankGraphs graphs = comm.ncclRank().graphs();
     if (graphs.isCapturing(s)) {
       throw new IllegalStateException(planName + ": " + stream + " is already being captured into a CUDA graph"
           + " (by your own code): capture(...) makes a graph of its own and needs a stream that is not capturing;"
           + " inside your capture, call execute(stream), which records the plan into your graph");
     }
-    if (!comm.family().sharing().graphs()) { // ranks of this process share the GPU: GpuSharing.SHARED_CONTEXT_GRAPHS_PROPERTY
+    if (!comm.ncclRank().family().sharing().graphs()) { // ranks of this process share the GPU: GpuSharing.SHARED_CONTEXT_GRAPHS_PROPERTY
       return CompiledSchedule.super.capture(stream);
     }
     int rc = CheckedCuda.cudaStreamBeginCaptureRaw(s, CheckedCuda.CAPTURE_MODE_THREAD_LOCAL);
@@ -347,14 +350,14 @@ final class NcclCompiledSchedule implements CompiledSchedule {
       CheckedCuda.cudaGraphDestroyQuietly(graph); // the executable graph does not need it
     }
     // Registered with every communicator it captured calls of: NCCL waits for the graph in the destroy or
-    // abort of each (see NcclGraphs), so closing any of them must destroy it first.
-    NcclGraphs[] registries = new NcclGraphs[1 + calls.groups.length];
+    // abort of each (see RankGraphs), so closing any of them must destroy it first.
+    RankGraphs[] registries = new RankGraphs[1 + calls.groups.length];
     registries[0] = graphs;
     for (int g = 0; g < calls.groups.length; g++) {
-      registries[g + 1] = calls.groups[g].graphs();
+      registries[g + 1] = calls.groups[g].ncclRank().graphs();
     }
     NcclGraph captured = new NcclGraph(this, ncclStream, registries, exec);
-    for (NcclGraphs registry : registries) {
+    for (RankGraphs registry : registries) {
       if (!registry.add(captured)) { // a communicator was aborted (from outside) or closed meanwhile
         captured.closeBecause("its communicator was aborted");
         state.ensureUsable();

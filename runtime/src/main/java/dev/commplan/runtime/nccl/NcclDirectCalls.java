@@ -9,6 +9,8 @@ import dev.commplan.runtime.nccl.binding.NcclEnums;
 import dev.commplan.runtime.nccl.binding.NcclTypeSupport;
 import dev.commplan.runtime.nccl.calls.SendRecvStandIns;
 import dev.commplan.runtime.nccl.memory.NcclMemory;
+import dev.commplan.runtime.nccl.rank.NcclRankState;
+import dev.commplan.runtime.nccl.rank.StepEvents;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.util.EnumMap;
 import java.util.Map;

@@ -1,6 +1,7 @@
 package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
+import dev.commplan.runtime.nccl.rank.RankGraphs;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -22,10 +23,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * launch never starts on a destroyed one; a launch pays two uncontended compare-and-sets for it.
  *
  * <p>A plan over a mesh's axes captures calls on several communicators of one family into one graph; the
- * graph is registered with each of them ({@link NcclGraphs}), since NCCL waits in {@code ncclCommDestroy}
+ * graph is registered with each of them ({@link RankGraphs}), since NCCL waits in {@code ncclCommDestroy}
  * and {@code ncclCommAbort} of any of them until the graph is gone: closing one axis destroys it too.
  */
-final class NcclGraph implements CompiledSchedule.Capture {
+final class NcclGraph implements CompiledSchedule.Capture, RankGraphs.Graph {
   private static final int IDLE = 0;
   private static final int LAUNCHING = 1;
   private static final int CLOSED = 2;
@@ -34,12 +35,12 @@ final class NcclGraph implements CompiledSchedule.Capture {
   private final NcclCompiledSchedule schedule;
   private final NcclStream stream;
   /** The graphs of every communicator whose calls the graph captured (the plan's, and its axes'). */
-  private final NcclGraphs[] registries;
+  private final RankGraphs[] registries;
   private final long exec;
   private final AtomicInteger state = new AtomicInteger(IDLE);
   private volatile String closedBecause;
 
-  NcclGraph(NcclCompiledSchedule schedule, NcclStream stream, NcclGraphs[] registries, long exec) {
+  NcclGraph(NcclCompiledSchedule schedule, NcclStream stream, RankGraphs[] registries, long exec) {
     this.schedule = schedule;
     this.stream = stream;
     this.registries = registries;
@@ -86,7 +87,8 @@ final class NcclGraph implements CompiledSchedule.Capture {
   }
 
   /** Closes it, naming why in later messages; destroys it now, or after a launch in progress. Idempotent. */
-  void closeBecause(String why) {
+  @Override
+  public void closeBecause(String why) {
     while (true) {
       int s = state.get();
       if (s == CLOSED || s == CLOSE_PENDING) {
@@ -112,7 +114,7 @@ final class NcclGraph implements CompiledSchedule.Capture {
 
   private void destroyNow() {
     state.set(CLOSED);
-    for (NcclGraphs registry : registries) {
+    for (RankGraphs registry : registries) {
       registry.remove(this);
     }
     CheckedCuda.cudaGraphExecDestroy(exec);

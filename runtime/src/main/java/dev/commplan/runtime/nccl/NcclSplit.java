@@ -3,6 +3,8 @@ package dev.commplan.runtime.nccl;
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.nccl.binding.CheckedNccl;
 import dev.commplan.runtime.nccl.binding.NcclEnvironment;
+import dev.commplan.runtime.nccl.rank.NcclRankState;
+import dev.commplan.runtime.nccl.rank.NcclWatchdog;
 import dev.commplan.runtime.nccl.sharing.GpuSharing;
 import dev.commplan.runtime.nccl.sharing.SharedContextFences;
 import dev.commplan.runtime.spi.OperationLabel;
@@ -61,7 +63,7 @@ final class NcclSplit {
           + " and groupEnd(): the new communicator would only exist after groupEnd(); split outside the group");
     }
     NcclRankState state = parent.state();
-    int number = parent.lineage().nextSplit(); // counted alike on every rank: a split is collective over the parent
+    int number = parent.ncclRank().lineage().nextSplit(); // counted alike on every rank: a split is collective over the parent
     parent.useDevice();
     OperationLabel what = OperationLabel.direct("split(color " + color + ", key " + key + ") into " + label);
     String call = "ncclCommSplit (NCCL waits there for every rank of " + parent.groupLabel() + " to split it)";
@@ -80,7 +82,7 @@ final class NcclSplit {
     });
     state.watchdog().enter(call, what);
     try {
-      child = CheckedNccl.ncclCommSplitRaw(parent.handle(), color, key, parent.family().sharing().maxCtas(), rc);
+      child = CheckedNccl.ncclCommSplitRaw(parent.handle(), color, key, parent.ncclRank().family().sharing().maxCtas(), rc);
     } finally {
       state.watchdog().leave();
       done.countDown();
@@ -95,8 +97,8 @@ final class NcclSplit {
     parent.meetGroup(); // sharing a GPU: no rank goes on while a peer may still be making its group
     NcclCommunicator made;
     try {
-      made = new NcclCommunicator(child, parent.ncclVersion(), parent.options(), label, parent.family(),
-          parent.lineage().child(number, color));
+      made = new NcclCommunicator(child, parent.ncclVersion(), parent.options(), label, parent.ncclRank().family(),
+          parent.ncclRank().lineage().child(number, color));
     } catch (RuntimeException e) {
       CheckedNccl.ncclCommAbortQuietly(child);
       throw e;

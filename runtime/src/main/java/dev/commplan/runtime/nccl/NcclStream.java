@@ -50,7 +50,7 @@ final class NcclStream extends StreamBase {
       throw new IllegalStateException(this + " was destroyed with its communicator");
     }
     owner.ensureUsable();
-    if (owner.graphs().isCapturing(handle)) {
+    if (owner.ncclRank().graphs().isCapturing(handle)) {
       throw new IllegalStateException(this + " is being captured into a CUDA graph: nothing enqueued on it runs"
           + " until that graph is launched, and waiting for it would invalidate the capture; end the capture"
           + " (cudaStreamEndCapture), launch the graph, then synchronize");
@@ -65,7 +65,7 @@ final class NcclStream extends StreamBase {
   @Override
   protected NcclEvent recordEvent() {
     owner.useDevice();
-    boolean captured = owner.graphs().isCapturing(handle);
+    boolean captured = owner.ncclRank().graphs().isCapturing(handle);
     NcclEvents pool = owner.eventPool();
     long event = pool.take();
     try {

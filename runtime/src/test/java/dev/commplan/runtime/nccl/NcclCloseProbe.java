@@ -6,6 +6,7 @@ import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.Mesh;
 import dev.commplan.runtime.nccl.binding.CheckedNccl;
 import dev.commplan.runtime.nccl.binding.raw.NcclCommunicators;
+import dev.commplan.runtime.nccl.rank.CloseTimeline;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -27,7 +28,7 @@ import java.util.Locale;
  * <p>It prints, in milliseconds:
  * <ol>
  *   <li><b>ours</b>: a mesh built and closed at once, as {@code mesh-cost} does; for each of its
- *       communicators, from {@link NcclCloseTimes}: destroying its graphs, {@code ncclCommDestroy},
+ *       communicators, from {@link CloseTimeline}: destroying its graphs, {@code ncclCommDestroy},
  *       freeing its memory, streams and events; and the rest of {@code Mesh.close} (its bookkeeping);
  *   <li><b>raw</b>: three communicators split from the world with {@code ncclCommSplit}, then, after a
  *       pause, each in turn: {@code ncclCommFinalize}, the wait for it ({@code ncclCommGetAsyncError}
@@ -73,7 +74,7 @@ public final class NcclCloseProbe {
       long t0 = System.nanoTime();
       cluster.close();
       long t1 = System.nanoTime();
-      NcclCloseTimes w = cluster.communicator(0).state().closeTimes();
+      CloseTimeline w = cluster.communicator(0).state().closeTimeline();
       System.out.printf(Locale.ROOT, "world: cluster.close %.2f; its communicator: %s%n", ms(t1 - t0),
           w == null ? "no close recorded" : parts(w));
     }
@@ -97,7 +98,7 @@ public final class NcclCloseProbe {
       long inComms = 0;
       StringBuilder line = new StringBuilder();
       for (int i = 0; i < comms.size(); i++) {
-        NcclCloseTimes t = comms.get(i).state().closeTimes();
+        CloseTimeline t = comms.get(i).state().closeTimeline();
         if (t == null) {
           line.append(String.format(Locale.ROOT, "%n  %s: no close recorded", axes.get(i)));
           continue;
@@ -111,7 +112,7 @@ public final class NcclCloseProbe {
     }
   }
 
-  private static String parts(NcclCloseTimes t) {
+  private static String parts(CloseTimeline t) {
     return String.format(Locale.ROOT, "close %.2f = graphs %.3f + ncclCommDestroy %.2f + release %.3f",
         ms(t.totalNanos()), ms(t.graphsNanos()), ms(t.destroyNanos()), ms(t.releaseNanos()));
   }

@@ -25,6 +25,7 @@ import dev.commplan.runtime.Mesh;
 import dev.commplan.runtime.MeshSuite;
 import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.nccl.calls.SendRecvStandIns;
+import dev.commplan.runtime.nccl.rank.CloseTimeline;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import java.time.Duration;
@@ -360,15 +361,15 @@ class NcclMeshGpuTest {
     try {
       Mesh mesh = Mesh.builder(world).axis("dp", 1).axis("tp", 1).build();
       NcclCommunicator dp = (NcclCommunicator) mesh.axis("dp");
-      assertEquals(null, dp.state().closeTimes(), "nothing recorded before a close");
+      assertEquals(null, dp.state().closeTimeline(), "nothing recorded before a close");
       mesh.close();
-      NcclCloseTimes t = dp.state().closeTimes();
+      CloseTimeline t = dp.state().closeTimeline();
       assertTrue(t != null && t.graphsNanos() >= 0 && t.destroyNanos() >= 0 && t.releaseNanos() >= 0, "" + t);
       assertEquals(t.totalNanos(), t.graphsNanos() + t.destroyNanos() + t.releaseNanos());
       NcclCommunicator child = (NcclCommunicator) world.split(0, 0, "child");
       child.state().abortFromOutside(); // the family (world too) is aborted: close frees, and destroys nothing
       child.close();
-      NcclCloseTimes aborted = child.state().closeTimes();
+      CloseTimeline aborted = child.state().closeTimeline();
       assertTrue(aborted != null && aborted.destroyNanos() == 0, "no ncclCommDestroy after an abort: " + aborted);
     } finally {
       world.close();

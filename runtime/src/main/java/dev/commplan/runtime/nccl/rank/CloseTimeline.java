@@ -1,7 +1,7 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.rank;
 
 /**
- * Where one {@link NcclRankState#close()} spent its time, as {@code System.nanoTime()} stamps: for probes
+ * The timeline of one {@link NcclRankState#close()}: where it spent its time, as {@code System.nanoTime()} stamps: for probes
  * that explain what closing a communicator costs ({@code NcclCloseProbe}). Four stamps per close; nothing
  * else is kept.
  *
@@ -11,20 +11,20 @@ package dev.commplan.runtime.nccl;
  *     called: the communicator had been aborted)
  * @param released when its memory, streams and events were freed: close's end
  */
-record NcclCloseTimes(long started, long graphsDestroyed, long destroyed, long released) {
-  long graphsNanos() {
+public record CloseTimeline(long started, long graphsDestroyed, long destroyed, long released) {
+  public long graphsNanos() {
     return graphsDestroyed - started;
   }
 
-  long destroyNanos() {
+  public long destroyNanos() {
     return destroyed - graphsDestroyed;
   }
 
-  long releaseNanos() {
+  public long releaseNanos() {
     return released - destroyed;
   }
 
-  long totalNanos() {
+  public long totalNanos() {
     return released - started;
   }
 }

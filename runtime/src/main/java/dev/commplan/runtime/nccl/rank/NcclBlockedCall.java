@@ -1,7 +1,8 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.rank;
 
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.CommTimeoutException;
+import dev.commplan.runtime.nccl.NcclException;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.time.Duration;
@@ -14,9 +15,9 @@ import java.util.List;
  * parent, {@code cudaGraphLaunch} for the other GPUs of the process. Written by the rank's thread,
  * read by the watchdog's; two volatile stores per call, nothing allocated.
  */
-final class NcclBlockedCall {
+public final class NcclBlockedCall {
   /** What a rank is blocked in unless said otherwise: a group's (or an ungrouped call's) launch. */
-  static final String GROUP_END = "ncclGroupEnd (NCCL waits there for its peers to connect)";
+  public static final String GROUP_END = "ncclGroupEnd (NCCL waits there for its peers to connect)";
 
   /** When the thread entered the call; 0 while it is in none. */
   private volatile long since;
@@ -24,34 +25,34 @@ final class NcclBlockedCall {
   private volatile String call = GROUP_END;
 
   /** The thread enters a launch ({@link #GROUP_END}) of {@code label} (null: a user's group). */
-  void enter(OperationLabel label) {
+  public void enter(OperationLabel label) {
     this.label = label;
     this.since = System.nanoTime();
   }
 
   /** The thread enters {@code call}, described for the message ({@code "ncclCommSplit (NCCL waits ...)"}). */
-  void enter(String call, OperationLabel label) {
+  public void enter(String call, OperationLabel label) {
     this.call = call;
     enter(label);
   }
 
-  void leave() {
+  public void leave() {
     since = 0;
     call = GROUP_END;
   }
 
   /** {@return when the thread entered the call it is in ({@code System.nanoTime()}), or 0} */
-  long since() {
+  public long since() {
     return since;
   }
 
   /** {@return what the thread is blocked in, or null: for a timeout while waiting for the stream} */
-  OperationLabel label() {
+  public OperationLabel label() {
     return label;
   }
 
   /** The watchdog's exception for a call blocked longer than {@code timeout}; {@code who}: {@code "rank 1 of ..."}. */
-  CommTimeoutException timedOut(String who, int rank, int device, Duration timeout, FlightRecorder recorder) {
+  public CommTimeoutException timedOut(String who, int rank, int device, Duration timeout, FlightRecorder recorder) {
     OperationLabel in = label;
     String summary = "nccl backend: " + who + " (device " + device + ") timed out after " + timeout
         + " blocked in " + call + (in != null ? ", at " + in : "")
@@ -62,7 +63,7 @@ final class NcclBlockedCall {
   }
 
   /** The watchdog's failure again, for this thread (its own stack), caused by the original. */
-  static RuntimeException rethrowable(CommPlanException e) {
+  public static RuntimeException rethrowable(CommPlanException e) {
     if (e instanceof CommTimeoutException t) {
       return new CommTimeoutException(t);
     }

@@ -1,4 +1,4 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.rank;
 
 import dev.commplan.runtime.nccl.sharing.GpuSharing;
 import java.util.List;
@@ -27,9 +27,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * ranks learn of the failure as they learn of any: in a cluster of this process, from the task that
  * throws it ({@code RankSupervisor}); in other processes, from their timeout.
  */
-final class NcclFamily {
+public final class NcclFamily {
   /** What the family needs of a member; {@link NcclRankState} in the backend, fakes in tests. */
-  interface Member {
+  public interface Member {
     /** {@code "rank 0 of axis tp of mesh [dp=2, tp=4] (device 0)"}: the group and the rank, for messages. */
     String who();
 
@@ -48,7 +48,7 @@ final class NcclFamily {
    * @param why what happened to it: "was aborted (ncclCommAbort) by abort()", a timeout's summary
    * @param cause the exception that stands for it, or null
    */
-  record Failure(String who, String why, Throwable cause) {
+  public record Failure(String who, String why, Throwable cause) {
     /** {@code "rank 0 of axis tp of mesh [dp=2, tp=4] (device 0) was aborted (ncclCommAbort) by abort()"}. */
     @Override
     public String toString() {
@@ -62,22 +62,22 @@ final class NcclFamily {
   private final GpuSharing sharing;
 
   /** A family of a world with one rank per GPU. */
-  NcclFamily() {
+  public NcclFamily() {
     this(GpuSharing.ONE_RANK_PER_GPU);
   }
 
   /** A family of a world whose GPUs are shared as {@code sharing} says. */
-  NcclFamily(GpuSharing sharing) {
+  public NcclFamily(GpuSharing sharing) {
     this.sharing = Objects.requireNonNull(sharing, "sharing");
   }
 
   /** {@return how many ranks share this rank's GPU, and the CTA limit its communicators are made with} */
-  GpuSharing sharing() {
+  public GpuSharing sharing() {
     return sharing;
   }
 
   /** Adds {@code member}; if the family has failed already, aborts it at once (and returns false). */
-  boolean join(Member member) {
+  public boolean join(Member member) {
     Objects.requireNonNull(member, "member");
     Failure f;
     synchronized (lock) {
@@ -92,7 +92,7 @@ final class NcclFamily {
   }
 
   /** A member was closed (by its user or with its parent): it needs no watching any more. */
-  void leave(Member member) {
+  public void leave(Member member) {
     members.remove(member);
   }
 
@@ -100,7 +100,7 @@ final class NcclFamily {
    * {@code origin} left OPEN because of {@code why}: if it is the family's first failure, aborts every
    * other member. Returns the family's first failure (this one or an earlier one).
    */
-  Failure failed(Member origin, String why, Throwable cause) {
+  public Failure failed(Member origin, String why, Throwable cause) {
     Failure first;
     synchronized (lock) {
       if (failure != null) {
@@ -118,12 +118,12 @@ final class NcclFamily {
   }
 
   /** {@return the family's first failure, or null while none has failed} */
-  Failure failure() {
+  public Failure failure() {
     return failure;
   }
 
   /** {@return the members now, for the cluster's watchdog and for requests to give up} */
-  List<Member> members() {
+  public List<Member> members() {
     return members;
   }
 }

@@ -1,8 +1,9 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.rank;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import dev.commplan.runtime.guard.Failures;
+import dev.commplan.runtime.nccl.CudaException;
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -24,22 +25,31 @@ import java.util.Set;
  * when it completes (and {@code ncclCommAbort} first makes NCCL's kernels give up).
  *
  * <p>Thread-safety: {@link #destroyAll} may run on the cluster's watchdog thread ({@code
- * abortFromOutside}) while the rank's thread launches; {@link NcclGraph} keeps each graph alive until a
- * launch in progress has returned. {@link #isCapturing} uses one out-parameter, so it is for the
+ * abortFromOutside}) while the rank's thread launches; a captured graph keeps itself alive until a launch
+ * in progress has returned ({@link Graph#closeBecause}). {@link #isCapturing} uses one out-parameter, so it is for the
  * communicator's one thread.
  */
-final class NcclGraphs {
+public final class RankGraphs {
+  /** A captured plan's executable graph, as the rank destroys it. */
+  public interface Graph {
+    /**
+     * Closes it, naming {@code why} in the messages of later launches: destroys it now, or right after a
+     * launch in progress returns; idempotent; any thread.
+     */
+    void closeBecause(String why);
+  }
+
   private final int device;
-  private final Set<NcclGraph> live = new LinkedHashSet<>(); // guarded by this
+  private final Set<Graph> live = new LinkedHashSet<>(); // guarded by this
   private String closedBecause; // guarded by this; set once, by destroyAll
   /** The out-parameter of cudaStreamIsCapturing: made once, so that the probe allocates nothing. */
   private final MemorySegment captureStatus = Arena.ofAuto().allocate(JAVA_INT);
 
-  NcclGraphs(int device) {
+  public RankGraphs(int device) {
     this.device = device;
   }
 
-  int device() {
+  public int device() {
     return device;
   }
 
@@ -50,12 +60,12 @@ final class NcclGraphs {
    *
    * @throws CudaException if CUDA cannot say (the legacy stream while a blocking stream captures)
    */
-  boolean isCapturing(long cudaStream) {
+  public boolean isCapturing(long cudaStream) {
     return CheckedCuda.cudaStreamIsCapturing(cudaStream, captureStatus);
   }
 
   /** Registers a new graph; false (the caller destroys it) once {@link #destroyAll} has run. */
-  synchronized boolean add(NcclGraph graph) {
+  public synchronized boolean add(Graph graph) {
     if (closedBecause != null) {
       return false;
     }
@@ -64,12 +74,12 @@ final class NcclGraphs {
   }
 
   /** A graph was destroyed. */
-  synchronized void remove(NcclGraph graph) {
+  public synchronized void remove(Graph graph) {
     live.remove(graph);
   }
 
   /** How many graphs are alive (tests, messages). */
-  synchronized int liveCount() {
+  public synchronized int liveCount() {
     return live.size();
   }
 
@@ -79,8 +89,8 @@ final class NcclGraphs {
    *
    * @param why for the messages of later launches: "its communicator was closed"
    */
-  RuntimeException destroyAll(String why, RuntimeException failure) {
-    List<NcclGraph> graphs;
+  public RuntimeException destroyAll(String why, RuntimeException failure) {
+    List<Graph> graphs;
     synchronized (this) {
       if (closedBecause == null) {
         closedBecause = why;
@@ -90,7 +100,7 @@ final class NcclGraphs {
     if (!graphs.isEmpty()) {
       CheckedCuda.cudaSetDeviceQuietly(device); // maybe the watchdog's thread
     }
-    for (NcclGraph graph : graphs) {
+    for (Graph graph : graphs) {
       try {
         graph.closeBecause(why);
       } catch (RuntimeException e) {

@@ -1,4 +1,4 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.rank;
 
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import dev.commplan.runtime.spi.FlightRecorder;
@@ -14,9 +14,9 @@ import java.util.List;
  * names the oldest step not known to have finished. Used by the rank's one thread, except {@link
  * #pendingOperation()} on failure paths.
  */
-final class StepEvents {
+public final class StepEvents {
   /** The system property that turns the events on ({@value}, default false). */
-  static final String PROPERTY = "commplan.nccl.stepEvents";
+  public static final String PROPERTY = "commplan.nccl.stepEvents";
 
   private final FlightRecorder recorder;
   private final boolean enabled;
@@ -29,7 +29,7 @@ final class StepEvents {
   private long onlyStream;
 
   /** Makes the events (when {@link #PROPERTY} is on) on the current device. */
-  StepEvents(int rank) {
+  public StepEvents(int rank) {
     this.recorder = new FlightRecorder(rank, FlightRecorder.DEFAULT_CAPACITY);
     this.enabled = Boolean.parseBoolean(System.getProperty(PROPERTY, "false"));
     this.slotEvents = new long[enabled ? recorder.capacity() : 0];
@@ -45,11 +45,11 @@ final class StepEvents {
     }
   }
 
-  FlightRecorder recorder() {
+  public FlightRecorder recorder() {
     return recorder;
   }
 
-  boolean enabled() {
+  public boolean enabled() {
     return enabled;
   }
 
@@ -57,7 +57,7 @@ final class StepEvents {
    * Records an operation; with {@code cudaStream != 0} also its slot's event (if events are on), else it
    * is left to a later {@link #markLast} (inside a user's group, the calls are launched at its end).
    */
-  void record(OperationLabel label, long cudaStream) {
+  public void record(OperationLabel label, long cudaStream) {
     long seq = recorder.enqueued(label, System.nanoTime());
     int slot = recorder.slot(seq);
     slotHasEvent[slot] = false;
@@ -71,7 +71,7 @@ final class StepEvents {
   }
 
   /** After a user's group: the last recorded operation gets the event (the group's calls finish together). */
-  void markLast(long cudaStream) {
+  public void markLast(long cudaStream) {
     long next = recorder.nextSequence();
     if (next > 0 && cudaStream != 0) {
       recordEvent(recorder.slot(next - 1), cudaStream);
@@ -95,7 +95,7 @@ final class StepEvents {
    * and, after the own stream's ({@code ownStream}), what named no stream. While every operation named one
    * stream, that is everything recorded so far.
    */
-  void finishedOn(long cudaStream, boolean ownStream) {
+  public void finishedOn(long cudaStream, boolean ownStream) {
     long now = System.nanoTime();
     if (onlyStream != -1) {
       if (ownStream || onlyStream == cudaStream) {
@@ -116,7 +116,7 @@ final class StepEvents {
    * Asks the CUDA events which recorded operations have finished, marks them, and returns the oldest
    * that has not (null when all have). For failure paths; allocates.
    */
-  FlightRecorder.Entry pendingOperation() {
+  public FlightRecorder.Entry pendingOperation() {
     List<FlightRecorder.Entry> entries = recorder.snapshot();
     long now = System.nanoTime();
     for (int i = entries.size() - 1; i >= 0; i--) {
@@ -140,7 +140,7 @@ final class StepEvents {
   }
 
   /** Destroys the events; best effort (nothing useful to do if one fails). Idempotent. */
-  void destroy() {
+  public void destroy() {
     for (int i = 0; i < slotEvents.length; i++) {
       if (slotEvents[i] != 0) {
         CheckedCuda.cudaEventDestroyQuietly(slotEvents[i]);

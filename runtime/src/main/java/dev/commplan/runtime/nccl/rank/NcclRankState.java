@@ -1,4 +1,4 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.rank;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
@@ -6,6 +6,9 @@ import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.guard.Failures;
+import dev.commplan.runtime.nccl.CudaException;
+import dev.commplan.runtime.nccl.NcclException;
+import dev.commplan.runtime.nccl.NcclResult;
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import dev.commplan.runtime.nccl.binding.CheckedNccl;
 import dev.commplan.runtime.nccl.sharing.GpuSharing;
@@ -31,7 +34,7 @@ import java.util.concurrent.locks.LockSupport;
  * the communicator usable ({@code ncclInvalidArgument}, {@code ncclInvalidUsage}) it stays open; after
  * any other it is aborted, and every later use says why.
  *
- * <p>Every transition out of OPEN destroys the rank's CUDA graphs ({@link NcclGraphs#destroyAll}) before
+ * <p>Every transition out of OPEN destroys the rank's CUDA graphs ({@link RankGraphs#destroyAll}) before
  * it calls {@code ncclCommDestroy} or {@code ncclCommAbort}: NCCL waits in both until no graph that
  * captured the communicator is left, so the other order would hang. Captured plans then refuse to launch,
  * naming why.
@@ -39,13 +42,13 @@ import java.util.concurrent.locks.LockSupport;
  * <p>A communicator and its splits are one {@link NcclFamily}: every transition to ABORTED but the
  * family's own ({@link #abortWithFamily}) is reported to it, and it aborts the other members.
  */
-final class NcclRankState implements NcclFamily.Member {
+public final class NcclRankState implements NcclFamily.Member {
   private static final int OPEN = 0;
   private static final int ABORTED = 1;
   private static final int CLOSED = 2;
 
   /** What aborting and closing free: the communicator's memory, streams and events. */
-  interface Resources {
+  public interface Resources {
     /** Frees them once; returns {@code failure} with anything that failed added (or the first failure). */
     RuntimeException release(RuntimeException failure);
   }
@@ -59,7 +62,7 @@ final class NcclRankState implements NcclFamily.Member {
   private final NcclFamily family;
   private final Duration timeout;
   private final StepEvents events;
-  private final NcclGraphs graphs;
+  private final RankGraphs graphs;
   private final Resources resources;
   private final AtomicInteger state = new AtomicInteger(OPEN);
   /** Held while the comm is asked something from another thread, so that it cannot be freed meanwhile. */
@@ -75,10 +78,10 @@ final class NcclRankState implements NcclFamily.Member {
   /** Times the host call the rank may be blocked in, and polls asynchronous errors, from another thread. */
   private final NcclWatchdog watchdog;
   private boolean released; // guarded by lifecycle
-  private volatile NcclCloseTimes closeTimes; // where close's time went, for probes
+  private volatile CloseTimeline closeTimeline; // where close's time went, for probes
 
-  NcclRankState(long comm, int rank, int size, int device, String label, NcclFamily family, Duration timeout,
-      StepEvents events, NcclGraphs graphs, Resources resources) {
+  public NcclRankState(long comm, int rank, int size, int device, String label, NcclFamily family, Duration timeout,
+      StepEvents events, RankGraphs graphs, Resources resources) {
     this.comm = comm;
     this.rank = rank;
     this.size = size;
@@ -95,7 +98,7 @@ final class NcclRankState implements NcclFamily.Member {
   // ---------------------------------------------------------------- asking
 
   /** Throws if the communicator was closed or aborted; gives up (aborts, throws) if the cluster asked it to. */
-  void ensureUsable() {
+  public void ensureUsable() {
     if (state.get() != OPEN) {
       throw notUsable();
     }
@@ -104,23 +107,23 @@ final class NcclRankState implements NcclFamily.Member {
     }
   }
 
-  boolean isOpen() {
+  public boolean isOpen() {
     return state.get() == OPEN;
   }
 
   /** Whether it left OPEN or was asked to give up: a rank waiting for its peers on the host stops waiting. */
-  boolean toldToStop() {
+  public boolean toldToStop() {
     return state.get() != OPEN || requestedCause != null;
   }
 
   /** Whether it was aborted: by itself, by {@code abort()}, by the cluster, or with its family. */
-  boolean isAborted() {
+  public boolean isAborted() {
     int s = state.get();
     return s == ABORTED || (s == CLOSED && (requestedCause != null || familyFailure != null));
   }
 
   /** The exception a use of this communicator throws once it has left OPEN: it says why. */
-  RuntimeException notUsable() {
+  public RuntimeException notUsable() {
     CommPlanException found = watchdog.failure();
     if (found != null) {
       return NcclBlockedCall.rethrowable(found);
@@ -150,7 +153,7 @@ final class NcclRankState implements NcclFamily.Member {
   // ---------------------------------------------------------------- error codes
 
   /** Whether {@code rc} leaves the communicator unusable, so that it must be aborted ({@link NcclResult#isFatal()}). */
-  static boolean isFatal(int rc) {
+  public static boolean isFatal(int rc) {
     return NcclResult.of(rc).isFatal();
   }
 
@@ -159,7 +162,7 @@ final class NcclRankState implements NcclFamily.Member {
    * aborted ({@code ncclCommAbort}) first. If the cluster's watchdog aborted the communicator (the call
    * returned because of that), its timeout or async error instead.
    */
-  RuntimeException failed(String function, int rc) {
+  public RuntimeException failed(String function, int rc) {
     NcclException e = CheckedNccl.ncclError(function, rc, comm); // before any abort: it reads the comm's last error
     if (watchdog.failure() != null || familyFailure != null) { // the call returned because the comm was aborted
       RuntimeException why = notUsable();
@@ -182,17 +185,17 @@ final class NcclRankState implements NcclFamily.Member {
   // ---------------------------------------------------------------- waiting
 
   /** {@return the watchdog that times this rank's blocking host calls (they mark themselves there)} */
-  NcclWatchdog watchdog() {
+  public NcclWatchdog watchdog() {
     return watchdog;
   }
 
   /** The lock held while the comm is asked something from another thread, so that it cannot be freed meanwhile. */
-  Object lifecycle() {
+  public Object lifecycle() {
     return lifecycle;
   }
 
   /** Records why the communicator is being aborted, for later calls' messages (the watchdog's finding). */
-  void abortedBecause(String why) {
+  public void abortedBecause(String why) {
     abortedBecause = why;
   }
 
@@ -207,7 +210,7 @@ final class NcclRankState implements NcclFamily.Member {
    * @param ownStream whether it is the communicator's own stream, after which every recorded operation
    *     that names no stream (one of a user's group, a graph launch) has finished too
    */
-  void awaitStream(long cudaStream, Duration limit, Object where, boolean ownStream) {
+  public void awaitStream(long cudaStream, Duration limit, Object where, boolean ownStream) {
     await(cudaStream, false, limit, where, "synchronize() of ");
     events.finishedOn(cudaStream, ownStream);
   }
@@ -216,12 +219,12 @@ final class NcclRankState implements NcclFamily.Member {
    * {@link #awaitStream} for a CUDA event ({@code Event.synchronize()}): polls {@code cudaEventQuery}, which
    * says whether the work the event's record captured has completed, with the same timeout and failures.
    */
-  void awaitEvent(long cudaEvent, Duration limit, Object where) {
+  public void awaitEvent(long cudaEvent, Duration limit, Object where) {
     await(cudaEvent, true, limit, where, "synchronize() of ");
   }
 
   /** {@code cudaEventQuery} of a usable communicator's event ({@code Event.isDone()}); a CUDA error aborts. */
-  boolean queryEvent(long cudaEvent) {
+  public boolean queryEvent(long cudaEvent) {
     ensureUsable();
     CheckedCuda.cudaSetDevice(device);
     return queryOrAbort(cudaEvent, true);
@@ -312,7 +315,7 @@ final class NcclRankState implements NcclFamily.Member {
   // ---------------------------------------------------------------- transitions
 
   /** Asks this rank to give up at its next call (another rank failed); any thread may call it. */
-  void requestAbort(String reason, Throwable cause) {
+  public void requestAbort(String reason, Throwable cause) {
     requestedReason = reason;
     requestedCause = cause;
   }
@@ -322,7 +325,7 @@ final class NcclRankState implements NcclFamily.Member {
    * by itself (it is blocked inside NCCL or CUDA): NCCL documents abort as the way to stop such a call.
    * Memory and streams are released later, by the rank's own close or abort. The family is told.
    */
-  void abortFromOutside() {
+  public void abortFromOutside() {
     synchronized (lifecycle) {
       if (!state.compareAndSet(OPEN, ABORTED)) {
         return;
@@ -355,7 +358,7 @@ final class NcclRankState implements NcclFamily.Member {
    * told, then the resources released. After an abort from outside (or with the family), only the
    * release. Idempotent; a no-op once closed. The rank's own thread calls it.
    */
-  void abort() {
+  public void abort() {
     boolean wasOpen;
     synchronized (lifecycle) {
       wasOpen = state.compareAndSet(OPEN, ABORTED);
@@ -404,7 +407,7 @@ final class NcclRankState implements NcclFamily.Member {
   /**
    * → CLOSED: {@code ncclCommDestroy} if it was open, then the resources are released. Idempotent.
    */
-  void close() {
+  public void close() {
     int previous;
     synchronized (lifecycle) {
       previous = state.getAndSet(CLOSED);
@@ -426,24 +429,24 @@ final class NcclRankState implements NcclFamily.Member {
       destroyed = System.nanoTime();
     }
     failure = release(failure);
-    closeTimes = new NcclCloseTimes(started, graphsDestroyed, destroyed, System.nanoTime());
+    closeTimeline = new CloseTimeline(started, graphsDestroyed, destroyed, System.nanoTime());
     if (failure != null) {
       throw failure;
     }
   }
 
   /** {@return where the last {@link #close()} spent its time, or null before one has run to its end} */
-  NcclCloseTimes closeTimes() {
-    return closeTimes;
+  public CloseTimeline closeTimeline() {
+    return closeTimeline;
   }
 
   /** Whether its user closed it ({@link #close()}), not aborted: its stream is gone with it. */
-  boolean isClosedByUser() {
+  public boolean isClosedByUser() {
     return state.get() == CLOSED && !isAborted();
   }
 
   /** Whether {@link #close()} or an abort has ended it. */
-  boolean isClosedOrAborted() {
+  public boolean isClosedOrAborted() {
     return state.get() != OPEN;
   }
 
@@ -459,7 +462,7 @@ final class NcclRankState implements NcclFamily.Member {
   }
 
   /** {@code "rank 3"} in the world, {@code "rank 1 of axis tp of mesh [dp=2, tp=2]"} in a split group. */
-  String rankText() {
+  public String rankText() {
     return label.equals("world") ? "rank " + rank : "rank " + rank + " of " + label;
   }
 
@@ -473,7 +476,7 @@ final class NcclRankState implements NcclFamily.Member {
    * {@code NcclCommunicator[rank 0 of 2, device 0]}, with the group's label for a split one, and how many
    * ranks share the GPU and the CTA limit where they do ({@link GpuSharing#describe()}).
    */
-  String describe() {
+  public String describe() {
     return "NcclCommunicator[" + (label.equals("world") ? "" : label + ", ") + "rank " + rank + " of " + size
         + ", device " + device + family.sharing().describe() + "]";
   }

@@ -1,9 +1,11 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.rank;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.CommTimeoutException;
+import dev.commplan.runtime.nccl.NcclException;
+import dev.commplan.runtime.nccl.NcclResult;
 import dev.commplan.runtime.nccl.binding.CheckedNccl;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.lang.foreign.Arena;
@@ -23,7 +25,7 @@ import java.time.Duration;
  * <p>Nothing here is allocated per call: the mark is two volatile stores, and the watchdog's poll has its
  * own out-parameter, since it runs on another thread than the rank's.
  */
-final class NcclWatchdog {
+public final class NcclWatchdog {
   private final NcclRankState state;
   private final long comm;
   private final int rank;
@@ -36,7 +38,7 @@ final class NcclWatchdog {
   /** A timeout or async error found here (the communicator was then aborted from outside); or null. */
   private volatile CommPlanException failure;
 
-  NcclWatchdog(NcclRankState state, long comm, int rank, int device, Duration timeout, StepEvents events) {
+  public NcclWatchdog(NcclRankState state, long comm, int rank, int device, Duration timeout, StepEvents events) {
     this.state = state;
     this.comm = comm;
     this.rank = rank;
@@ -46,27 +48,27 @@ final class NcclWatchdog {
   }
 
   /** The rank's thread enters a launch that may wait for its peers ({@link NcclBlockedCall#enter(OperationLabel)}). */
-  void enter(OperationLabel label) {
+  public void enter(OperationLabel label) {
     blocked.enter(label);
   }
 
   /** The rank's thread enters another host call that may wait ({@link NcclBlockedCall#enter(String, OperationLabel)}). */
-  void enter(String call, OperationLabel label) {
+  public void enter(String call, OperationLabel label) {
     blocked.enter(call, label);
   }
 
   /** The rank's thread left the call. */
-  void leave() {
+  public void leave() {
     blocked.leave();
   }
 
   /** {@return what the rank's thread is blocked in, or null} */
-  OperationLabel blockedLabel() {
+  public OperationLabel blockedLabel() {
     return blocked.label();
   }
 
   /** {@return the timeout or asynchronous error this watchdog found, or null} */
-  CommPlanException failure() {
+  public CommPlanException failure() {
     return failure;
   }
 
@@ -75,7 +77,7 @@ final class NcclWatchdog {
    * on either failure records it and aborts the communicator from outside. Any thread; cheap when there is
    * nothing to do.
    */
-  void watch(long now, boolean pollAsync) {
+  public void watch(long now, boolean pollAsync) {
     if (!state.isOpen() || failure != null) {
       return;
     }
