@@ -27,6 +27,8 @@ import dev.commplan.runtime.nccl.rank.NcclWatchdog;
 import dev.commplan.runtime.nccl.rank.StepEvents;
 import dev.commplan.runtime.nccl.sharing.GpuSharing;
 import dev.commplan.runtime.nccl.sharing.SharedContextFences;
+import dev.commplan.runtime.nccl.streams.NcclEvents;
+import dev.commplan.runtime.nccl.streams.NcclStream;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.spi.FlightRecorder;
@@ -129,7 +131,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
     this.ncclRank = new NcclRank(comm, rank, size, device, version, options.timeout(), label, family, lineage, made,
         this::release);
     this.state = ncclRank.state();
-    this.stream = new NcclStream(this, s, true, options.timeout());
+    this.stream = new NcclStream(this, ncclRank, eventPool, s, NcclStream.Kind.OWN);
     this.direct = new NcclDirectCalls(this, state, made);
     family.join(state);
   }
@@ -248,7 +250,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   NcclStream wrapStream(long cudaStream) {
     state.ensureUsable();
-    return new NcclStream(this, cudaStream, false, options.timeout());
+    return new NcclStream(this, ncclRank, eventPool, cudaStream, NcclStream.Kind.WRAPPED);
   }
 
   /** {@inheritDoc} Here: a non-blocking CUDA stream on this rank's device, destroyed when it is closed. */
@@ -256,7 +258,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
   protected dev.commplan.runtime.spi.StreamBase openStream() {
     state.ensureUsable();
     useDevice();
-    return new NcclStream(this, CheckedCuda.cudaStreamCreateNonBlocking(), true, options.timeout());
+    return new NcclStream(this, ncclRank, eventPool, CheckedCuda.cudaStreamCreateNonBlocking(), NcclStream.Kind.MADE);
   }
 
   /** Makes {@code waiter} wait on the device for the work so far on this rank's stream and those it made. */
@@ -268,11 +270,6 @@ public final class NcclCommunicator extends AbstractCommunicator {
       }
     }
     eventPool.makeWait(waiter, streams);
-  }
-
-  /** The CUDA events behind this communicator's {@code Event}s. */
-  NcclEvents eventPool() {
-    return eventPool;
   }
 
   @Override
@@ -317,11 +314,6 @@ public final class NcclCommunicator extends AbstractCommunicator {
     return state.failed(function, rc);
   }
 
-  /** The wait of a stream of this communicator (see {@link NcclRankState#awaitStream}). */
-  void synchronize(NcclStream s, Duration timeout) {
-    state.awaitStream(s.handle(), timeout, s, s == stream);
-  }
-
   /** For the cluster's watchdog: every communicator of this rank's family (see {@link NcclWatchdog#watch}). */
   void watch(long now, boolean pollAsync) {
     for (NcclFamily.Member m : ncclRank.family().members()) {
@@ -345,15 +337,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   /** The {@code cudaStream_t} of {@code stream}, which must be a stream of this communicator. */
   long streamHandle(Stream stream) {
-    Objects.requireNonNull(stream, "stream");
-    if (stream instanceof NcclStream ns && ns.communicator() == this) {
-      if (ns.isDestroyed()) {
-        throw new IllegalStateException(ns + " was destroyed");
-      }
-      return ns.handle();
-    }
-    throw new IllegalArgumentException("the stream " + stream + " is not a stream of " + this
-        + ": use its stream(), one its newStream() made, or a stream made by NcclInterop.wrapStream for it");
+    return NcclStream.handleOf(stream, ncclRank);
   }
 
   void useDevice() {

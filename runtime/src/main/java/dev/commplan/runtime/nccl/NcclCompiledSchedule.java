@@ -10,6 +10,7 @@ import dev.commplan.runtime.nccl.memory.NcclMemory;
 import dev.commplan.runtime.nccl.rank.NcclRankState;
 import dev.commplan.runtime.nccl.rank.RankGraphs;
 import dev.commplan.runtime.nccl.rank.StepEvents;
+import dev.commplan.runtime.nccl.streams.NcclStream;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.spi.OperationLabel;

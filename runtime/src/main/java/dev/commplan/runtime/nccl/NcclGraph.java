@@ -2,6 +2,7 @@ package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import dev.commplan.runtime.nccl.rank.RankGraphs;
+import dev.commplan.runtime.nccl.streams.NcclStream;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import java.util.concurrent.atomic.AtomicInteger;
 

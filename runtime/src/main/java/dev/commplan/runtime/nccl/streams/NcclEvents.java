@@ -1,4 +1,4 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.streams;
 
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import java.lang.ref.Cleaner;
@@ -16,7 +16,7 @@ import java.util.List;
  * #destroyAll()}, when the communicator is released, destroys every handle it made; an event still held then
  * is refused by its communicator's usable check before it touches its handle.
  */
-final class NcclEvents {
+public final class NcclEvents {
   private static final Cleaner CLEANER = Cleaner.create(r -> {
     Thread t = new Thread(r, "commplan-nccl-event-cleaner");
     t.setDaemon(true);
@@ -30,7 +30,7 @@ final class NcclEvents {
   private int madeCount; // guarded by this
   private boolean destroyed; // guarded by this
 
-  NcclEvents(int device) {
+  public NcclEvents(int device) {
     this.device = device;
   }
 
@@ -73,7 +73,7 @@ final class NcclEvents {
   }
 
   /** Destroys every event this communicator made (best effort, once): the communicator is being released. */
-  synchronized void destroyAll() {
+  public synchronized void destroyAll() {
     if (destroyed) {
       return;
     }
@@ -90,7 +90,7 @@ final class NcclEvents {
    * of the pool recorded on each, then {@code cudaStreamWaitEvent}, which captures that record at once, so
    * the event goes back to the pool right after. The host does not wait.
    */
-  void makeWait(long waiter, List<Long> streams) {
+  public void makeWait(long waiter, List<Long> streams) {
     for (long s : streams) {
       long event = take();
       try {

@@ -1,5 +1,6 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.streams;
 
+import dev.commplan.runtime.nccl.rank.NcclRank;
 import dev.commplan.runtime.spi.EventBase;
 import java.time.Duration;
 
@@ -9,17 +10,17 @@ import java.time.Duration;
  * {@code cudaEventQuery}, waited for by polling it within the communicator's timeout (as a stream's
  * synchronize polls {@code cudaStreamQuery}), so that a hang ends in a {@code CommTimeoutException}.
  */
-final class NcclEvent extends EventBase {
+public final class NcclEvent extends EventBase {
   private final NcclStream origin;
-  private final NcclCommunicator comm;
+  private final NcclRank rank;
   private final long handle;
   /** Recorded while the stream was being captured: a node of that graph, which only a capture can wait for. */
   private final boolean captured;
 
-  NcclEvent(NcclStream origin, NcclCommunicator comm, long handle, boolean captured) {
+  NcclEvent(NcclStream origin, NcclRank rank, long handle, boolean captured) {
     super(origin);
     this.origin = origin;
-    this.comm = comm;
+    this.rank = rank;
     this.handle = handle;
     this.captured = captured;
   }
@@ -32,13 +33,13 @@ final class NcclEvent extends EventBase {
   @Override
   protected boolean poll() {
     checkAskable();
-    return comm.state().queryEvent(handle);
+    return rank.state().queryEvent(handle);
   }
 
   @Override
   protected void awaitDone(Duration timeout) {
     checkAskable();
-    comm.state().awaitEvent(handle, timeout, this);
+    rank.state().awaitEvent(handle, timeout, this);
   }
 
   private void checkAskable() {
