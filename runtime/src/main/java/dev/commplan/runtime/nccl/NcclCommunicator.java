@@ -15,6 +15,7 @@ import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import dev.commplan.runtime.nccl.binding.CheckedNccl;
 import dev.commplan.runtime.nccl.binding.NcclDispatch;
+import dev.commplan.runtime.nccl.calls.NcclDirectCalls;
 import dev.commplan.runtime.nccl.memory.CudaCopyDevice;
 import dev.commplan.runtime.nccl.memory.DeviceAllocator;
 import dev.commplan.runtime.nccl.memory.HostCopies;
@@ -132,7 +133,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
         this::release);
     this.state = ncclRank.state();
     this.stream = new NcclStream(this, ncclRank, eventPool, s, NcclStream.Kind.OWN);
-    this.direct = new NcclDirectCalls(this, state, made);
+    this.direct = new NcclDirectCalls(ncclRank);
     family.join(state);
   }
 
@@ -189,6 +190,11 @@ public final class NcclCommunicator extends AbstractCommunicator {
   /** {@return the {@code ncclComm_t} and what the layers under this one ask of it} */
   NcclRank ncclRank() {
     return ncclRank;
+  }
+
+  /** {@return the rank of {@code comm} if it is an NCCL communicator, else null} */
+  static NcclRank rankOf(Communicator comm) {
+    return comm instanceof NcclCommunicator nc ? nc.ncclRank : null;
   }
 
   /** {@return the {@code ncclComm_t}} */

@@ -17,6 +17,7 @@ import dev.commplan.runtime.nccl.binding.raw.Cuda;
 import dev.commplan.runtime.nccl.binding.raw.CudaGraphs;
 import dev.commplan.runtime.nccl.binding.raw.NcclCollectives;
 import dev.commplan.runtime.nccl.binding.raw.NcclCommunicators;
+import dev.commplan.runtime.nccl.calls.NcclScheduleCalls;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.timing.SteadyState;
@@ -185,13 +186,15 @@ public final class NcclGraphProbe {
     try {
       java.lang.reflect.Field compiled = Plan.class.getDeclaredField("compiled");
       compiled.setAccessible(true);
-      NcclCompiledSchedule schedule = (NcclCompiledSchedule) compiled.get(plan);
+      java.lang.reflect.Field resolved = NcclCompiledSchedule.class.getDeclaredField("calls");
+      resolved.setAccessible(true);
+      NcclScheduleCalls calls = (NcclScheduleCalls) resolved.get(compiled.get(plan));
       long[] at = new long[3];
       String[] names = {"send", "recv", "count"};
       for (int i = 0; i < names.length; i++) {
-        java.lang.reflect.Field f = NcclCompiledSchedule.class.getDeclaredField(names[i]);
+        java.lang.reflect.Field f = NcclScheduleCalls.class.getDeclaredField(names[i]);
         f.setAccessible(true);
-        at[i] = ((long[]) f.get(schedule))[0];
+        at[i] = ((long[]) f.get(calls))[0];
       }
       return at;
     } catch (ReflectiveOperationException e) {

@@ -1,4 +1,4 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.calls;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
@@ -7,8 +7,8 @@ import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.nccl.binding.NcclDispatch;
 import dev.commplan.runtime.nccl.binding.NcclEnums;
 import dev.commplan.runtime.nccl.binding.NcclTypeSupport;
-import dev.commplan.runtime.nccl.calls.SendRecvStandIns;
 import dev.commplan.runtime.nccl.memory.NcclMemory;
+import dev.commplan.runtime.nccl.rank.NcclRank;
 import dev.commplan.runtime.nccl.rank.NcclRankState;
 import dev.commplan.runtime.nccl.rank.StepEvents;
 import dev.commplan.runtime.spi.OperationLabel;
@@ -21,7 +21,7 @@ import java.util.Map;
  * handed to NCCL through {@link NcclDispatch}, recorded in the flight record, failures turned into
  * exceptions by the rank's state. The communicator's one thread uses it (the gate sees to that).
  */
-final class NcclDirectCalls {
+public final class NcclDirectCalls {
   private static final Map<Collective, OperationLabel> LABELS = new EnumMap<>(Collective.class);
   private static final Map<Collective, OperationLabel> CHECK_LABELS = new EnumMap<>(Collective.class);
 
@@ -32,17 +32,18 @@ final class NcclDirectCalls {
     }
   }
 
-  private final NcclCommunicator comm;
+  private final NcclRank rank;
   private final NcclRankState state;
   private final StepEvents events;
   /** The stream of the last direct collective (for the event after a user's group). */
   private long lastStream;
   private int groupDepth;
 
-  NcclDirectCalls(NcclCommunicator comm, NcclRankState state, StepEvents events) {
-    this.comm = comm;
-    this.state = state;
-    this.events = events;
+  /** The direct path of the communicator whose rank is {@code rank}. */
+  public NcclDirectCalls(NcclRank rank) {
+    this.rank = rank;
+    this.state = rank.state();
+    this.events = rank.events();
   }
 
   /**
@@ -52,15 +53,15 @@ final class NcclDirectCalls {
    * functions are their sends and receives in a group of their own (nested in the caller's, if one is
    * open). {@code agreementCheck}: the call is the agreement check's own (its label says so).
    */
-  void enqueue(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int root, long s,
+  public void enqueue(Collective collective, Buffer send, Buffer recv, long count, ReduceOp op, int root, long s,
       boolean agreementCheck) {
-    NcclTypeSupport.require(comm.ncclVersion(), send.dataType(), op, false);
+    NcclTypeSupport.require(rank.version(), send.dataType(), op, false);
     int type = NcclEnums.dataType(send.dataType());
     int ncclOp = op == null ? 0 : NcclEnums.op(op);
     OperationLabel label = (agreementCheck ? CHECK_LABELS : LABELS).get(collective);
-    long handle = comm.handle();
+    long handle = rank.comm();
     if (groupDepth == 0 && !collective.pointToPoint()) {
-      comm.meetGroup(); // every rank of the group makes this launch: no kernel before all are enqueued
+      rank.meetGroup(); // every rank of the group makes this launch: no kernel before all are enqueued
     }
     state.watchdog().enter(label);
     int rc;
@@ -88,7 +89,7 @@ final class NcclDirectCalls {
       return rc;
     }
     int[] failed = new int[1];
-    SendRecvStandIns.viaSendRecv(collective, send, recv, count * dataType.byteSize(), root, comm.rank(), comm.size(),
+    SendRecvStandIns.viaSendRecv(collective, send, recv, count * dataType.byteSize(), root, rank.rank(), rank.size(),
         (isSend, p, peer) -> {
           if (failed[0] == 0) {
             failed[0] = NcclDispatch.enqueue(isSend ? Collective.SEND : Collective.RECV, p, p, count, type, 0, peer,
@@ -100,7 +101,7 @@ final class NcclDirectCalls {
   }
 
   /** {@code ncclGroupStart} of a user's group (groups nest). */
-  void openGroup() {
+  public void openGroup() {
     int rc = NcclDispatch.groupStart();
     if (rc != 0) {
       throw state.failed("ncclGroupStart", rc);
@@ -109,9 +110,9 @@ final class NcclDirectCalls {
   }
 
   /** {@code ncclGroupEnd} of the innermost user's group; the outermost launches the group's calls. */
-  void closeGroup() {
+  public void closeGroup() {
     if (groupDepth == 0) {
-      throw new IllegalStateException("groupEnd() without a matching groupStart() on " + comm);
+      throw new IllegalStateException("groupEnd() without a matching groupStart() on " + rank);
     }
     groupDepth--;
     state.watchdog().enter(null);
@@ -126,7 +127,7 @@ final class NcclDirectCalls {
   }
 
   /** Whether a user's group is open. */
-  boolean inGroup() {
+  public boolean inGroup() {
     return groupDepth > 0;
   }
 }

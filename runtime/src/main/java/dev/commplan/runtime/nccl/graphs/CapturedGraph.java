@@ -1,14 +1,17 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.graphs;
 
+import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
+import dev.commplan.runtime.nccl.calls.NcclScheduleCalls;
+import dev.commplan.runtime.nccl.rank.NcclRank;
 import dev.commplan.runtime.nccl.rank.RankGraphs;
-import dev.commplan.runtime.nccl.streams.NcclStream;
 import dev.commplan.runtime.plan.CompiledSchedule;
+import dev.commplan.runtime.spi.OperationLabel;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A compiled schedule captured into one CUDA graph for one stream ({@link NcclCompiledSchedule#capture}):
- * the executable graph ({@code cudaGraphExec_t}), launched with one {@code cudaGraphLaunch}.
+ * A compiled schedule captured into one CUDA graph for one stream ({@link GraphCapture#capture}): the
+ * executable graph ({@code cudaGraphExec_t}), launched with one {@code cudaGraphLaunch}.
  *
  * <p>What a launch does on the host, besides the graph launch: the schedule's checks (the communicator
  * usable, the stream not destroyed, every memory block the graph points into still open) and its flight
@@ -27,25 +30,36 @@ import java.util.concurrent.atomic.AtomicInteger;
  * graph is registered with each of them ({@link RankGraphs}), since NCCL waits in {@code ncclCommDestroy}
  * and {@code ncclCommAbort} of any of them until the graph is gone: closing one axis destroys it too.
  */
-final class NcclGraph implements CompiledSchedule.Capture, RankGraphs.Graph {
+public final class CapturedGraph implements CompiledSchedule.Capture, RankGraphs.Graph {
   private static final int IDLE = 0;
   private static final int LAUNCHING = 1;
   private static final int CLOSED = 2;
   private static final int CLOSE_PENDING = 3;
 
-  private final NcclCompiledSchedule schedule;
-  private final NcclStream stream;
+  private final NcclScheduleCalls calls;
+  /** The compiling communicator's rank: its fence, watchdog and flight record serve every launch. */
+  private final NcclRank rank;
+  private final Stream stream;
   /** The graphs of every communicator whose calls the graph captured (the plan's, and its axes'). */
   private final RankGraphs[] registries;
   private final long exec;
+  /** The steps' labels, "(in a CUDA graph launch)": a launch's flight record. */
+  private final OperationLabel[] stepLabel;
   private final AtomicInteger state = new AtomicInteger(IDLE);
   private volatile String closedBecause;
 
-  NcclGraph(NcclCompiledSchedule schedule, NcclStream stream, RankGraphs[] registries, long exec) {
-    this.schedule = schedule;
+  CapturedGraph(NcclScheduleCalls calls, Stream stream, RankGraphs[] registries, long exec) {
+    this.calls = calls;
+    this.rank = calls.rank();
     this.stream = stream;
     this.registries = registries;
     this.exec = exec;
+    this.stepLabel = new OperationLabel[calls.steps()];
+    for (int s = 0; s < stepLabel.length; s++) {
+      OperationLabel step = calls.stepLabel(s);
+      stepLabel[s] = new OperationLabel(calls.planName(), step.step(), step.bucket(),
+          step.collective() + " (in a CUDA graph launch)", step.fields());
+    }
   }
 
   /**
@@ -56,25 +70,46 @@ final class NcclGraph implements CompiledSchedule.Capture, RankGraphs.Graph {
   @Override
   public void launch(boolean capturing) {
     if (capturing) {
-      schedule.enqueueSteps(stream, 0, Integer.MAX_VALUE, true);
+      calls.enqueueSteps(stream, 0, Integer.MAX_VALUE, true);
       return;
     }
-    long s = schedule.checkLaunchable(stream);
+    long s = calls.checkLaunchable(stream);
     if (!state.compareAndSet(IDLE, LAUNCHING)) {
       throw closed();
     }
     int rc;
     try {
-      rc = schedule.launchGraph(exec, s);
+      rc = launchGraph(s);
     } finally {
       if (!state.compareAndSet(LAUNCHING, IDLE)) {
         destroyNow(); // closed from another thread while this one launched
       }
     }
     if (rc != 0) {
-      throw schedule.graphLaunchFailed(rc);
+      throw CheckedCuda.cudaError("cudaGraphLaunch (" + calls.planName() + ")", rc);
     }
-    schedule.recordLaunch(s);
+    recordLaunch(s);
+  }
+
+  /**
+   * {@code cudaGraphLaunch}, timed by the cluster's watchdog like a blocking {@code ncclGroupEnd}: NCCL's
+   * guide warns that a graph launch can block when one process drives several GPUs, and a launch that
+   * waits forever must end in a timeout, not a hang.
+   */
+  private int launchGraph(long cudaStream) {
+    rank.meetGroup();
+    rank.state().watchdog().enter(stepLabel.length > 0 ? stepLabel[0] : null);
+    int rc = CheckedCuda.cudaGraphLaunchRaw(exec, cudaStream);
+    rank.state().watchdog().leave();
+    return rc;
+  }
+
+  /** A launch's flight record: the steps, in order, and (with step events on) an event after the graph. */
+  private void recordLaunch(long cudaStream) {
+    for (int step = 0; step < stepLabel.length; step++) {
+      rank.events().record(stepLabel[step], 0);
+    }
+    rank.events().markLast(cudaStream);
   }
 
   @Override
@@ -108,7 +143,8 @@ final class NcclGraph implements CompiledSchedule.Capture, RankGraphs.Graph {
     }
   }
 
-  boolean isClosed() {
+  /** {@return whether it was closed (and is destroyed, or will be when the launch in progress returns)} */
+  public boolean isClosed() {
     int s = state.get();
     return s == CLOSED || s == CLOSE_PENDING;
   }
@@ -127,6 +163,6 @@ final class NcclGraph implements CompiledSchedule.Capture, RankGraphs.Graph {
 
   @Override
   public String toString() {
-    return "the CUDA graph of " + schedule.planName() + " on " + stream;
+    return "the CUDA graph of " + calls.planName() + " on " + stream;
   }
 }
