@@ -16,6 +16,7 @@ import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import dev.commplan.runtime.nccl.binding.CheckedNccl;
 import dev.commplan.runtime.nccl.binding.NcclDispatch;
 import dev.commplan.runtime.nccl.calls.NcclDirectCalls;
+import dev.commplan.runtime.nccl.calls.NcclScheduleCalls;
 import dev.commplan.runtime.nccl.memory.CudaCopyDevice;
 import dev.commplan.runtime.nccl.memory.DeviceAllocator;
 import dev.commplan.runtime.nccl.memory.HostCopies;
@@ -24,6 +25,7 @@ import dev.commplan.runtime.nccl.memory.RankMemory;
 import dev.commplan.runtime.nccl.rank.NcclFamily;
 import dev.commplan.runtime.nccl.rank.NcclRank;
 import dev.commplan.runtime.nccl.rank.NcclRankState;
+import dev.commplan.runtime.nccl.rank.NcclSplit;
 import dev.commplan.runtime.nccl.rank.NcclWatchdog;
 import dev.commplan.runtime.nccl.rank.StepEvents;
 import dev.commplan.runtime.nccl.sharing.GpuSharing;
@@ -71,8 +73,6 @@ public final class NcclCommunicator extends AbstractCommunicator {
   private final int size;
   private final int device;
   private final CommOptions options;
-  /** What messages call this communicator's group: {@code world}, or the label of the split that made it. */
-  private final String label;
   /** The {@code ncclComm_t} and what every layer under this one asks of it: its state, flight record, graphs. */
   private final NcclRank ncclRank;
   /** Its lifecycle and failure state ({@link NcclRank#state()}). */
@@ -105,7 +105,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
   NcclCommunicator(long comm, NcclVersion version, CommOptions options, String label, NcclFamily family,
       SharedContextFences.Lineage lineage) {
     super(options.agreementCheck());
-    this.label = Objects.requireNonNull(label, "label");
+    Objects.requireNonNull(label, "label");
     Objects.requireNonNull(family, "family");
     this.options = Objects.requireNonNull(options, "options");
     this.rank = CheckedNccl.ncclCommUserRank(comm);
@@ -209,7 +209,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   @Override
   public String groupLabel() {
-    return label;
+    return ncclRank.label();
   }
 
   /**
@@ -221,7 +221,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
    */
   @Override
   protected NcclCommunicator splitGroup(int color, int key, String label) {
-    NcclCommunicator child = NcclSplit.split(this, color, key, label);
+    NcclCommunicator child = makeChild(color, key, label);
     child.parent = this;
     children.add(child);
     if (state.isClosedOrAborted()) { // closed or aborted by another thread meanwhile: the child goes too
@@ -230,6 +230,36 @@ public final class NcclCommunicator extends AbstractCommunicator {
       throw e;
     }
     return child;
+  }
+
+  /**
+   * This rank's communicator of its group ({@code color}, ranked by {@code key}): {@code ncclCommSplit} of this
+   * one ({@link NcclSplit}), then the communicator on it, in this one's family; called holding the gate, after
+   * {@code ensureUsable}.
+   */
+  private NcclCommunicator makeChild(int color, int key, String label) {
+    RuntimeException unavailable = NcclSplit.unavailable(CheckedNccl.hasCommSplit(), ncclVersion());
+    if (unavailable != null) {
+      throw unavailable;
+    }
+    if (inGroup()) {
+      throw new IllegalStateException(this + ": split(color " + color + ", key " + key + ") between groupStart()"
+          + " and groupEnd(): the new communicator would only exist after groupEnd(); split outside the group");
+    }
+    NcclSplit.Child child = NcclSplit.split(ncclRank, color, key, label);
+    NcclCommunicator made;
+    try {
+      made = new NcclCommunicator(child.comm(), ncclVersion(), options, label, ncclRank.family(), child.lineage());
+    } catch (RuntimeException e) {
+      CheckedNccl.ncclCommAbortQuietly(child.comm());
+      throw e;
+    }
+    if (!made.state.isOpen()) { // the family failed while the child was being made: it was aborted on joining
+      RuntimeException e = made.state.notUsable();
+      made.close();
+      throw e;
+    }
+    return made;
   }
 
   /**
@@ -280,7 +310,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   @Override
   protected CompiledSchedule compileChecked(Schedule schedule) {
-    return new NcclCompiledSchedule(this, schedule);
+    return new NcclCompiledSchedule(ncclRank, direct, NcclScheduleCalls.of(this, schedule, NcclCommunicator::rankOf));
   }
 
   // ---------------------------------------------------------------- collectives

@@ -1,6 +1,7 @@
 package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.nccl.calls.NcclDirectCalls;
 import dev.commplan.runtime.nccl.calls.NcclScheduleCalls;
 import dev.commplan.runtime.nccl.graphs.GraphCapture;
 import dev.commplan.runtime.nccl.rank.NcclRank;
@@ -23,20 +24,26 @@ import dev.commplan.runtime.plan.Schedule;
  * only.
  */
 final class NcclCompiledSchedule implements CompiledSchedule {
-  private final NcclCommunicator comm;
   private final NcclRank rank;
+  /** The communicator's direct calls, asked whether a group of the user's is open. */
+  private final NcclDirectCalls direct;
   /** The rank's state, asked before anything else. */
   private final NcclRankState state;
   private final String planName;
   /** The schedule's NCCL calls, resolved once. */
   private final NcclScheduleCalls calls;
 
-  NcclCompiledSchedule(NcclCommunicator comm, Schedule schedule) {
-    this.comm = comm;
-    this.rank = comm.ncclRank();
+  /**
+   * @param rank the compiling communicator's rank
+   * @param direct its direct calls
+   * @param calls the schedule's calls, resolved for it
+   */
+  NcclCompiledSchedule(NcclRank rank, NcclDirectCalls direct, NcclScheduleCalls calls) {
+    this.rank = rank;
+    this.direct = direct;
     this.state = rank.state();
-    this.planName = schedule.planName(); // checked by AbstractCommunicator.compile
-    this.calls = NcclScheduleCalls.of(comm, schedule, NcclCommunicator::rankOf);
+    this.planName = calls.planName();
+    this.calls = calls;
   }
 
   /** How the backend issues call {@code call} of step position {@code step} (Gather, Scatter, AllToAll), or null. */
@@ -84,7 +91,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
           + " default stream (cudaStream_t 0), which CUDA does not capture; capture on the communicator's own"
           + " stream() or on a stream you created (NcclInterop.wrapStream)");
     }
-    if (comm.inGroup()) {
+    if (direct.inGroup()) {
       throw new IllegalStateException(planName + ": capture(...) between groupStart() and groupEnd(): the group's"
           + " calls would be issued at groupEnd(), after the capture ended; capture outside the group");
     }
@@ -103,6 +110,6 @@ final class NcclCompiledSchedule implements CompiledSchedule {
   @Override
   public String toString() {
     return "NcclCompiledSchedule[" + planName + ", " + calls.steps() + " steps, " + calls.size() + " calls, "
-        + comm + "]";
+        + rank + "]";
   }
 }

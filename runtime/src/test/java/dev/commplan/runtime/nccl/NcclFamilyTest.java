@@ -11,6 +11,7 @@ import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.nccl.rank.NcclBlockedCall;
 import dev.commplan.runtime.nccl.rank.NcclFamily;
 import dev.commplan.runtime.nccl.rank.NcclRankState;
+import dev.commplan.runtime.nccl.rank.NcclSplit;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.time.Duration;

@@ -22,6 +22,8 @@ public final class NcclRank {
   private final int device;
   private final NcclVersion version;
   private final Duration timeout;
+  /** What messages call its group: {@code world}, or the label of the split that made it. */
+  private final String label;
   private final NcclFamily family;
   /** Its place among the world's splits, which names its fences ({@link SharedContextFences}). */
   private final SharedContextFences.Lineage lineage;
@@ -48,6 +50,7 @@ public final class NcclRank {
     this.device = device;
     this.version = version;
     this.timeout = timeout;
+    this.label = label;
     this.family = Objects.requireNonNull(family, "family");
     this.lineage = lineage;
     this.events = events;
@@ -85,6 +88,11 @@ public final class NcclRank {
   /** {@return the timeout of its waits ({@code CommOptions.timeout()})} */
   public Duration timeout() {
     return timeout;
+  }
+
+  /** {@return what messages call its group: {@code world}, or the label of the split that made it} */
+  public String label() {
+    return label;
   }
 
   /** {@return its lifecycle and failure state, which every call asks first} */

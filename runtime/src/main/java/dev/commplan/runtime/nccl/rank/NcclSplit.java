@@ -1,10 +1,9 @@
-package dev.commplan.runtime.nccl;
+package dev.commplan.runtime.nccl.rank;
 
 import dev.commplan.runtime.BackendUnavailableException;
+import dev.commplan.runtime.nccl.NcclVersion;
 import dev.commplan.runtime.nccl.binding.CheckedNccl;
 import dev.commplan.runtime.nccl.binding.NcclEnvironment;
-import dev.commplan.runtime.nccl.rank.NcclRankState;
-import dev.commplan.runtime.nccl.rank.NcclWatchdog;
 import dev.commplan.runtime.nccl.sharing.GpuSharing;
 import dev.commplan.runtime.nccl.sharing.SharedContextFences;
 import dev.commplan.runtime.spi.OperationLabel;
@@ -43,34 +42,32 @@ import java.util.concurrent.TimeUnit;
  * NCCL 2.28.3, and NCCLs that run on CUDA 13 all have the split), and an untested path is worse than a
  * clear refusal.
  */
-final class NcclSplit {
+public final class NcclSplit {
   private NcclSplit() {}
 
   /** {@link NcclVersion#COMM_SPLIT}, for the comment. */
-  static final String SINCE = "2.18.1";
+  public static final String SINCE = "2.18.1";
+
+  /** The new communicator of a split: its {@code ncclComm_t}, and its place among the world's splits. */
+  public record Child(long comm, SharedContextFences.Lineage lineage) {}
 
   /**
-   * This rank's communicator of its group ({@code color}, ranked by {@code key}), split from {@code
-   * parent}, a member of its family; called holding the parent's gate, after {@code ensureUsable}.
+   * {@code ncclCommSplit} of {@code parent}: this rank's {@code ncclComm_t} of its group ({@code color},
+   * ranked by {@code key}), which messages will call {@code label}, once every rank of the parent's group has
+   * split it (see the class comment); the caller makes the communicator on it, a member of the parent's
+   * family. Called holding the parent communicator's gate, after {@code ensureUsable} and the checks that need
+   * the communicator ({@link #unavailable}, no group of the user's open).
    */
-  static NcclCommunicator split(NcclCommunicator parent, int color, int key, String label) {
-    RuntimeException unavailable = unavailable(CheckedNccl.hasCommSplit(), parent.ncclVersion());
-    if (unavailable != null) {
-      throw unavailable;
-    }
-    if (parent.inGroup()) {
-      throw new IllegalStateException(parent + ": split(color " + color + ", key " + key + ") between groupStart()"
-          + " and groupEnd(): the new communicator would only exist after groupEnd(); split outside the group");
-    }
+  public static Child split(NcclRank parent, int color, int key, String label) {
     NcclRankState state = parent.state();
-    int number = parent.ncclRank().lineage().nextSplit(); // counted alike on every rank: a split is collective over the parent
+    int number = parent.lineage().nextSplit(); // counted alike on every rank: a split is collective over the parent
     parent.useDevice();
     OperationLabel what = OperationLabel.direct("split(color " + color + ", key " + key + ") into " + label);
-    String call = "ncclCommSplit (NCCL waits there for every rank of " + parent.groupLabel() + " to split it)";
+    String call = "ncclCommSplit (NCCL waits there for every rank of " + parent.label() + " to split it)";
     int[] rc = new int[1];
     long child;
     CountDownLatch done = new CountDownLatch(1);
-    long limitMillis = parent.options().timeout().toMillis();
+    long limitMillis = parent.timeout().toMillis();
     Thread timer = Thread.ofPlatform().daemon().name("commplan-nccl-split-timer").start(() -> {
       try {
         while (!done.await(limitMillis + 10, TimeUnit.MILLISECONDS)) {
@@ -82,7 +79,7 @@ final class NcclSplit {
     });
     state.watchdog().enter(call, what);
     try {
-      child = CheckedNccl.ncclCommSplitRaw(parent.handle(), color, key, parent.ncclRank().family().sharing().maxCtas(), rc);
+      child = CheckedNccl.ncclCommSplitRaw(parent.comm(), color, key, parent.family().sharing().maxCtas(), rc);
     } finally {
       state.watchdog().leave();
       done.countDown();
@@ -95,27 +92,14 @@ final class NcclSplit {
       throw rc[0] != 0 ? state.failed("ncclCommSplit (" + what + ")", rc[0]) : state.notUsable();
     }
     parent.meetGroup(); // sharing a GPU: no rank goes on while a peer may still be making its group
-    NcclCommunicator made;
-    try {
-      made = new NcclCommunicator(child, parent.ncclVersion(), parent.options(), label, parent.ncclRank().family(),
-          parent.ncclRank().lineage().child(number, color));
-    } catch (RuntimeException e) {
-      CheckedNccl.ncclCommAbortQuietly(child);
-      throw e;
-    }
-    if (!made.state().isOpen()) { // the family failed while the child was being made: it was aborted on joining
-      RuntimeException e = made.state().notUsable();
-      made.close();
-      throw e;
-    }
-    return made;
+    return new Child(child, parent.lineage().child(number, color));
   }
 
   /**
    * Why this process cannot split: {@code ncclCommSplit} missing from NCCL {@code version} (a {@link
    * BackendUnavailableException} naming both versions and what to do), or null when it can.
    */
-  static RuntimeException unavailable(boolean hasCommSplit, NcclVersion version) {
+  public static RuntimeException unavailable(boolean hasCommSplit, NcclVersion version) {
     if (hasCommSplit) {
       return null;
     }
