@@ -16,6 +16,7 @@ import dev.commplan.runtime.spi.RankSupervisor;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -74,7 +75,7 @@ final class NcclCluster implements Cluster {
   }
 
   static NcclCluster create(int ranks, CommOptions options) {
-    java.util.Objects.requireNonNull(options, "options");
+    Objects.requireNonNull(options, "options");
     if (ranks < 1) {
       throw new IllegalArgumentException("a cluster needs at least 1 rank, not " + ranks);
     }

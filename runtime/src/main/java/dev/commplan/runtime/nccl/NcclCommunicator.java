@@ -8,9 +8,7 @@ import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.Communicator;
-import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DeviceMemory;
-import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import dev.commplan.runtime.nccl.binding.CheckedNccl;
@@ -35,7 +33,7 @@ import dev.commplan.runtime.nccl.streams.NcclStream;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.spi.FlightRecorder;
-import java.time.Duration;
+import dev.commplan.runtime.spi.StreamBase;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -48,9 +46,15 @@ import java.util.concurrent.CopyOnWriteArrayList;
  *
  * <p>Like the {@code ncclComm_t} under it, a communicator is used by one thread at a time. Collectives
  * check their arguments with the shared rules ({@code rules.CallRules}; the local backend rejects the same
- * calls with the same messages), then enqueue through {@link NcclDispatch} without allocating on the Java
- * heap. Every CUDA call is made after {@code cudaSetDevice} to this rank's device, on whatever thread
- * calls.
+ * calls with the same messages), then enqueue through {@link NcclDirectCalls} and {@link NcclDispatch}
+ * without allocating on the Java heap. Every CUDA call is made after {@code cudaSetDevice} to this rank's
+ * device, on whatever thread calls.
+ *
+ * <p>It is the API's object over the parts the backend's layers are made of: its {@link NcclRank} (the
+ * {@code ncclComm_t}, its state, flight record and graphs, which its streams, calls and compiled schedules
+ * ask instead of it), its streams ({@link NcclStream}), its memory ({@link RankMemory}), its direct calls and
+ * groups ({@link NcclDirectCalls}) and its compiled schedules ({@link NcclCompiledSchedule}); what it keeps
+ * itself is the tree of its splits, and the order in which closing and aborting free all of them.
  *
  * <p>Its lifecycle and failures (OPEN, ABORTED, CLOSED; timeouts, asynchronous errors, a cluster's
  * request to give up) live in one {@link NcclRankState}, which its streams and compiled schedules ask
@@ -59,7 +63,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * streams; {@link #abort()} does the same with {@code ncclCommAbort}, which also stops work still
  * running on the device.
  *
- * <p><b>Splits.</b> {@link #split(int, int, String)} makes a child with {@code ncclCommSplit} ({@link
+ * <p><b>Splits.</b> {@link #split(int, int, String)} makes a child on {@code ncclCommSplit} ({@link
  * NcclSplit}): its own streams and flight record, the same device, and the same {@link NcclFamily}, so
  * that one failure ends them all. Memory of any communicator of the family serves every other ({@link
  * #sharesMemoryWith}): a plan over a mesh's axes runs each call on its axis's communicator with the
@@ -291,7 +295,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   /** {@inheritDoc} Here: a non-blocking CUDA stream on this rank's device, destroyed when it is closed. */
   @Override
-  protected dev.commplan.runtime.spi.StreamBase openStream() {
+  protected StreamBase openStream() {
     state.ensureUsable();
     useDevice();
     return new NcclStream(this, ncclRank, eventPool, CheckedCuda.cudaStreamCreateNonBlocking(), NcclStream.Kind.MADE);
@@ -325,7 +329,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
   /** {@inheritDoc} Here: one {@code cudaStreamIsCapturing}, asked only when an agreement check is due. */
   @Override
   protected boolean isCapturing(Stream stream) {
-    return ncclRank.graphs().isCapturing(streamHandle(stream));
+    return ncclRank.graphs().isStreamCapturing(streamHandle(stream));
   }
 
   @Override

@@ -8,7 +8,6 @@ import dev.commplan.runtime.nccl.rank.NcclRank;
 import dev.commplan.runtime.nccl.rank.NcclRankState;
 import dev.commplan.runtime.nccl.streams.NcclStream;
 import dev.commplan.runtime.plan.CompiledSchedule;
-import dev.commplan.runtime.plan.Schedule;
 
 /**
  * A schedule compiled for an NCCL communicator, as a plan sees it ({@link CompiledSchedule}): its NCCL calls,
@@ -17,7 +16,7 @@ import dev.commplan.runtime.plan.Schedule;
  * no group of its user is open during a capture, and whether its ranks capture graphs at all.
  *
  * <p>A plan's {@code execute} reaches NCCL in one line: {@code Plan.execute} → {@link #enqueueSteps} →
- * {@link NcclScheduleCalls#enqueueSteps} (the checks, then one NCCL group per step) → {@code
+ * {@link NcclScheduleCalls#issueSteps} (the checks, then one NCCL group per step) → {@code
  * binding.NcclDispatch.enqueue} (the collective's function) → {@code binding.raw.NcclCollectives} (the
  * downcall). While a stream is being captured, by {@link #capture} or by the caller's own code ({@link
  * #isCapturing}: one {@code cudaStreamIsCapturing}, asked once per execute), an enqueue issues the NCCL calls
@@ -59,7 +58,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
   @Override
   public boolean isCapturing(Stream stream) {
     state.ensureUsable();
-    return rank.graphs().isCapturing(NcclStream.handleOf(stream, rank));
+    return rank.graphs().isStreamCapturing(NcclStream.handleOf(stream, rank));
   }
 
   @Override
@@ -70,7 +69,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
   /** Issues steps {@code [fromIndex, toIndex)}; while {@code capturing}, the calls only ({@link NcclScheduleCalls}). */
   @Override
   public void enqueueSteps(Stream stream, int fromIndex, int toIndex, boolean capturing) {
-    calls.enqueueSteps(stream, fromIndex, toIndex, capturing);
+    calls.issueSteps(stream, fromIndex, toIndex, capturing);
   }
 
   /**
@@ -96,7 +95,7 @@ final class NcclCompiledSchedule implements CompiledSchedule {
           + " calls would be issued at groupEnd(), after the capture ended; capture outside the group");
     }
     calls.checkMemoriesOpen();
-    if (rank.graphs().isCapturing(s)) {
+    if (rank.graphs().isStreamCapturing(s)) {
       throw new IllegalStateException(planName + ": " + stream + " is already being captured into a CUDA graph"
           + " (by your own code): capture(...) makes a graph of its own and needs a stream that is not capturing;"
           + " inside your capture, call execute(stream), which records the plan into your graph");

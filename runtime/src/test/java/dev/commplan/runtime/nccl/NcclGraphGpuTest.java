@@ -127,7 +127,7 @@ class NcclGraphGpuTest {
         assertArrayEquals(sumOverRanks(i, n), dst.toArray(), "launch " + i + " of the user's graph");
       }
     } finally {
-      if (((NcclCommunicator) c).ncclRank().graphs().isCapturing(s)) { // an assertion failed inside the capture
+      if (((NcclCommunicator) c).ncclRank().graphs().isStreamCapturing(s)) { // an assertion failed inside the capture
         long partial = CheckedCuda.cudaStreamEndCaptureRaw(s, new int[1]);
         if (partial != 0) {
           CheckedCuda.cudaGraphDestroyQuietly(partial);

@@ -24,6 +24,7 @@ import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.Mesh;
 import dev.commplan.runtime.MeshSuite;
 import dev.commplan.runtime.RankAbortedException;
+import dev.commplan.runtime.nccl.binding.raw.NcclCollectives;
 import dev.commplan.runtime.nccl.calls.SendRecvStandIns;
 import dev.commplan.runtime.nccl.rank.CloseTimeline;
 import dev.commplan.runtime.plan.Plan;
@@ -241,7 +242,7 @@ class NcclMeshGpuTest {
           for (String part : List.of("groups: dp (1 rank, this rank 0 there), tp (1 rank, this rank 0 there)",
               "all-reduce over dp F32 SUM", "all-gather over tp F32", "send over tp F32 to rank 0",
               "reduce-scatter over dp F32 SUM", "gather over tp F32 root 0, count 5 ("
-                  + (viaSendRecv || !dev.commplan.runtime.nccl.binding.raw.NcclCollectives.hasGather()
+                  + (viaSendRecv || !NcclCollectives.hasGather()
                       ? "grouped ncclSend/ncclRecv" : "ncclGather") + ")")) {
             assertTrue(described.contains(part), () -> "'" + part + "' missing from: " + described);
           }

@@ -10,6 +10,7 @@ import dev.commplan.runtime.CollectiveCorrectnessSuite.Case;
 import dev.commplan.runtime.CollectiveCorrectnessSuite.Expected;
 import dev.commplan.runtime.CollectiveReference;
 import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.nccl.binding.raw.NcclCollectives;
 import dev.commplan.runtime.nccl.calls.SendRecvStandIns;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
@@ -88,7 +89,7 @@ class NcclNewCollectivesGpuTest {
           return plan.describe();
         }
       })) {
-        String path = viaSendRecv || !dev.commplan.runtime.nccl.binding.raw.NcclCollectives.hasGather()
+        String path = viaSendRecv || !NcclCollectives.hasGather()
             ? "(grouped ncclSend/ncclRecv)" : "(ncclGather)";
         assertTrue(described.contains("gather F32 root 0, count 4 " + path), described);
       }

@@ -29,7 +29,7 @@ import java.util.function.Function;
 
 /**
  * A compiled schedule's NCCL calls: resolved once, when the schedule is compiled ({@link #of}), and issued
- * step by step at every enqueue ({@link #enqueueSteps}).
+ * step by step at every enqueue ({@link #issueSteps}).
  *
  * <p><b>Resolved once</b> to NCCL's arguments: per call the function, device pointers (block address plus
  * byte offset, so in-place calls get NCCL's in-place pointers), count, {@code ncclDataType_t}, {@code
@@ -309,18 +309,14 @@ public final class NcclScheduleCalls {
 
   /**
    * Issues steps {@code [fromIndex, toIndex)} on {@code stream}, a stream of the compiling communicator; while
-   * {@code capturing}, the calls only (see the class comment). Checks first that the communicator and the
-   * axes' are usable, the stream is, and every memory block is open.
+   * {@code capturing}, the calls only (see the class comment). Checks first ({@link #checkUsable}).
    */
-  public void enqueueSteps(Stream stream, int fromIndex, int toIndex, boolean capturing) {
+  public void issueSteps(Stream stream, int fromIndex, int toIndex, boolean capturing) {
     if (fromIndex < 0) {
       throw new IndexOutOfBoundsException(planName + ": step index " + fromIndex + " is negative");
     }
     int endStep = Math.min(toIndex, stepLabel.length);
-    state.ensureUsable();
-    checkGroupsUsable();
-    long s = NcclStream.handleOf(stream, rank);
-    checkMemoriesOpen();
+    long s = checkUsable(stream);
     if (!capturing && fromIndex < endStep) {
       rank.meetGroup(); // every rank runs these steps; after the fence none blocks before its last launch
     }
@@ -444,8 +440,12 @@ public final class NcclScheduleCalls {
     return rc != 0 ? new Failure(kind[i].ncclFunction() + " (" + stepLabel[step] + ")", rc, null) : null;
   }
 
-  /** The checks of a graph launch ({@link #enqueueSteps}' before it issues); returns the stream's handle. */
-  public long checkLaunchable(Stream stream) {
+  /**
+   * The checks before the calls are issued or a graph of them is launched: the communicator usable, the axes'
+   * too ({@link #checkGroupsUsable}), {@code stream} a live stream of the communicator, every memory block
+   * the calls point into open ({@link #checkMemoriesOpen}); returns the stream's {@code cudaStream_t}.
+   */
+  public long checkUsable(Stream stream) {
     state.ensureUsable();
     checkGroupsUsable();
     long s = NcclStream.handleOf(stream, rank);

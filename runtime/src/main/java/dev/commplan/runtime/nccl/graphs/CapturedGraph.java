@@ -70,10 +70,10 @@ public final class CapturedGraph implements CompiledSchedule.Capture, RankGraphs
   @Override
   public void launch(boolean capturing) {
     if (capturing) {
-      calls.enqueueSteps(stream, 0, Integer.MAX_VALUE, true);
+      calls.issueSteps(stream, 0, Integer.MAX_VALUE, true);
       return;
     }
-    long s = calls.checkLaunchable(stream);
+    long s = calls.checkUsable(stream);
     if (!state.compareAndSet(IDLE, LAUNCHING)) {
       throw closed();
     }

@@ -26,8 +26,8 @@ import java.util.Set;
  *
  * <p>Thread-safety: {@link #destroyAll} may run on the cluster's watchdog thread ({@code
  * abortFromOutside}) while the rank's thread launches; a captured graph keeps itself alive until a launch
- * in progress has returned ({@link Graph#closeBecause}). {@link #isCapturing} uses one out-parameter, so it is for the
- * communicator's one thread.
+ * in progress has returned ({@link Graph#closeBecause}). {@link #isStreamCapturing} uses one out-parameter, so it
+ * is for the communicator's one thread.
  */
 public final class RankGraphs {
   /** A captured plan's executable graph, as the rank destroys it. */
@@ -60,7 +60,7 @@ public final class RankGraphs {
    *
    * @throws CudaException if CUDA cannot say (the legacy stream while a blocking stream captures)
    */
-  public boolean isCapturing(long cudaStream) {
+  public boolean isStreamCapturing(long cudaStream) {
     return CheckedCuda.cudaStreamIsCapturing(cudaStream, captureStatus);
   }
 

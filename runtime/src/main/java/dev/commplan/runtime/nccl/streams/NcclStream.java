@@ -92,7 +92,7 @@ public final class NcclStream extends StreamBase {
       throw new IllegalStateException(this + " was destroyed with its communicator");
     }
     rank.state().ensureUsable();
-    if (rank.graphs().isCapturing(handle)) {
+    if (rank.graphs().isStreamCapturing(handle)) {
       throw new IllegalStateException(this + " is being captured into a CUDA graph: nothing enqueued on it runs"
           + " until that graph is launched, and waiting for it would invalidate the capture; end the capture"
           + " (cudaStreamEndCapture), launch the graph, then synchronize");
@@ -107,7 +107,7 @@ public final class NcclStream extends StreamBase {
   @Override
   protected NcclEvent recordEvent() {
     rank.useDevice();
-    boolean captured = rank.graphs().isCapturing(handle);
+    boolean captured = rank.graphs().isStreamCapturing(handle);
     NcclEvents pool = eventPool;
     long event = pool.take();
     try {

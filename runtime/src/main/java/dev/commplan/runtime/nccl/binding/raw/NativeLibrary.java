@@ -5,6 +5,7 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.invoke.MethodHandle;
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * A native library opened by soname or by the path or name a system property gives, with what was tried
@@ -58,7 +59,7 @@ public final class NativeLibrary {
         lib = cudart;
         if (lib == null) {
           lib = open("the CUDA runtime", CUDART_SONAME, CUDART_PROPERTY, System.getProperty(CUDART_PROPERTY),
-              java.util.stream.Stream.of(Cuda.FUNCTIONS, CudaGraphs.FUNCTIONS, CudaStreamOrderedMemory.FUNCTIONS)
+              Stream.of(Cuda.FUNCTIONS, CudaGraphs.FUNCTIONS, CudaStreamOrderedMemory.FUNCTIONS)
                   .flatMap(List::stream).toList(), "install the CUDA 13 runtime (cuda-cudart-13-0)");
           cudart = lib;
         }
