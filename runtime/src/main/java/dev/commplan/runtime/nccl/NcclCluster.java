@@ -134,8 +134,8 @@ final class NcclCluster implements Cluster {
     try {
       int devices = NcclEnvironment.deviceCount();
       NcclVersion v = NcclEnvironment.requireNccl();
-      return GpuSharingRules.refusal(GpuSharingRules.ranksPerGpu(ranks, devices), GpuSharingRules.clusterText(ranks, devices),
-          GpuSharingRules.fewerRanks(devices), v, GpuSharingRules.optIn());
+      return GpuSharingRules.refusal(GpuSharingRules.ranksPerGpu(ranks, devices),
+          GpuSharingRules.clusterText(ranks, devices), GpuSharingRules.fewerRanks(devices), v, GpuSharingRules.optIn());
     } catch (BackendUnavailableException | IllegalArgumentException e) {
       return e.getMessage();
     }

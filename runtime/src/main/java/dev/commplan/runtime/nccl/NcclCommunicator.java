@@ -86,6 +86,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
   private final long copyStream;
   /** The memory allocated or wrapped through this communicator and not freed yet: freed with it at the latest. */
   private final RankMemory memory;
+  /** The CUDA events behind this communicator's {@code Event}s. */
   private final NcclEvents eventPool;
   /** The communicators split from this one and still open; closed before it. */
   private final List<NcclCommunicator> children = new CopyOnWriteArrayList<>();

@@ -60,8 +60,8 @@ public final class SendRecvStandIns {
    * AllToAll's result on {@code rank} of {@code ranks} (see the class comment); {@code sliceBytes} is
    * NCCL's count times the element size.
    */
-  public static void viaSendRecv(Collective collective, long send, long recv, long sliceBytes, int root, int rank, int ranks,
-      Transfers out) {
+  public static void viaSendRecv(Collective collective, long send, long recv, long sliceBytes, int root, int rank,
+      int ranks, Transfers out) {
     switch (collective) {
       case GATHER -> {
         boolean inPlace = rank == root && send == recv + root * sliceBytes;

@@ -68,8 +68,8 @@ public final class GraphCapture {
       if (graph != 0) {
         CheckedCuda.cudaGraphDestroyQuietly(graph);
       }
-      CudaException endError = endRc[0] != 0 ? CheckedCuda.cudaError("cudaStreamEndCapture (" + planName + ")", endRc[0])
-          : null;
+      CudaException endError = endRc[0] != 0
+          ? CheckedCuda.cudaError("cudaStreamEndCapture (" + planName + ")", endRc[0]) : null;
       RuntimeException e;
       if (failure != null) {
         e = failure.thrown(state);

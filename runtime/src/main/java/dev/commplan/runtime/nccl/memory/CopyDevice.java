@@ -4,9 +4,10 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * The device as {@link HostCopies} drives it: the CUDA runtime calls that host copies are made of, one
- * method per call, each returning when CUDA's function returns (which is not when the device has done the work: that is the point of {@link
- * HostCopies}). An interface so that a test can put a model of CUDA's asynchronous copies in its place
- * and check the ordering on machines without a GPU; {@link CudaCopyDevice} is the real one.
+ * method per call, each returning when CUDA's function returns (which is not when the device has done the
+ * work: that is the point of {@link HostCopies}). An interface so that a test can put a model of CUDA's
+ * asynchronous copies in its place and check the ordering on machines without a GPU; {@link CudaCopyDevice}
+ * is the real one.
  */
 public interface CopyDevice {
   /** {@code cudaSetDevice(device)}: the device the following calls address. */

@@ -1,9 +1,9 @@
 package dev.commplan.runtime.nccl.rank;
 
 /**
- * The timeline of one {@link NcclRankState#close()}: where it spent its time, as {@code System.nanoTime()} stamps: for probes
- * that explain what closing a communicator costs ({@code NcclCloseProbe}). Four stamps per close; nothing
- * else is kept.
+ * The timeline of one {@link NcclRankState#close()}: where it spent its time, as {@code System.nanoTime()}
+ * stamps, for probes that explain what closing a communicator costs ({@code NcclCloseProbe}). Four stamps
+ * per close; nothing else is kept.
  *
  * @param started when close began
  * @param graphsDestroyed when the rank's CUDA graphs were destroyed (NCCL waits in destroy until none is left)

@@ -24,6 +24,7 @@ public final class NcclRank {
   private final Duration timeout;
   /** What messages call its group: {@code world}, or the label of the split that made it. */
   private final String label;
+  /** This rank's communicators in this process that fail together: the world's and its splits'. */
   private final NcclFamily family;
   /** Its place among the world's splits, which names its fences ({@link SharedContextFences}). */
   private final SharedContextFences.Lineage lineage;

@@ -51,7 +51,10 @@ public record GpuSharing(int ranksPerGpu, int maxCtas, String ctaText, String op
         graphsInSharedContext(System.getProperty(SHARED_CONTEXT_GRAPHS_PROPERTY)));
   }
 
-  /** {@return whether captured plans are CUDA graphs where ranks of this process share a GPU, as {@code property} says} */
+  /**
+   * {@return whether captured plans are CUDA graphs where ranks of this process share a GPU, as {@code
+   * property} says}
+   */
   public static boolean graphsInSharedContext(String property) {
     return setting(SHARED_CONTEXT_GRAPHS_PROPERTY, property, false,
         "captured plans replay their steps where ranks of this process share a GPU");
