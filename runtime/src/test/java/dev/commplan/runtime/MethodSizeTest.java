@@ -71,9 +71,7 @@ class MethodSizeTest {
       "dev.commplan.runtime.agreement.PlanFingerprint#compare",
       "in the agreement package, which issue 42's item 3 (one home for cross-rank checks) is reworking; split there",
       "dev.commplan.runtime.mpi.MpiCallTable#set",
-      "one row of the MPI call table, an argument per column; MpiCallTable is reworked by issue 42's item 3",
-      "dev.commplan.runtime.nccl.NcclCompiledSchedule#capture",
-      "in nccl/, which issue 42's item 2 (the NCCL package by role) reorganizes; split there");
+      "one row of the MPI call table, an argument per column; MpiCallTable is reworked by issue 42's item 3");
 
   /** The methods allowed more parameters, by class and name, with why. */
   private static final Map<String, String> MORE_PARAMETERS = Map.of(

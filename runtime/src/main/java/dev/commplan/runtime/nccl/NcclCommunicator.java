@@ -24,6 +24,7 @@ import dev.commplan.runtime.nccl.rank.NcclFamily;
 import dev.commplan.runtime.nccl.rank.NcclRank;
 import dev.commplan.runtime.nccl.rank.NcclRankState;
 import dev.commplan.runtime.nccl.rank.NcclSplit;
+import dev.commplan.runtime.nccl.rank.Seat;
 import dev.commplan.runtime.nccl.rank.NcclWatchdog;
 import dev.commplan.runtime.nccl.rank.StepEvents;
 import dev.commplan.runtime.nccl.sharing.GpuSharing;
@@ -113,9 +114,10 @@ public final class NcclCommunicator extends AbstractCommunicator {
     Objects.requireNonNull(label, "label");
     Objects.requireNonNull(family, "family");
     this.options = Objects.requireNonNull(options, "options");
-    this.rank = CheckedNccl.ncclCommUserRank(comm);
-    this.size = CheckedNccl.ncclCommCount(comm);
-    this.device = CheckedNccl.ncclCommCuDevice(comm);
+    Seat seat = Seat.of(comm);
+    this.rank = seat.rank();
+    this.size = seat.size();
+    this.device = seat.device();
     CheckedCuda.cudaSetDevice(device);
     long s = CheckedCuda.cudaStreamCreateNonBlocking();
     long copies = 0;
@@ -134,8 +136,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
     this.copyStream = copies;
     this.memory = new RankMemory(this, new HostCopies(CudaCopyDevice.INSTANCE, device, copies),
         DeviceAllocator.choose(family.sharing(), copies, this::orderAfterRankWork));
-    this.ncclRank = new NcclRank(comm, rank, size, device, version, options.timeout(), label, family, lineage, made,
-        this::release);
+    this.ncclRank = new NcclRank(comm, seat, version, options.timeout(), label, family, lineage, made, this::release);
     this.state = ncclRank.state();
     this.stream = new NcclStream(this, ncclRank, eventPool, s, NcclStream.Kind.OWN);
     this.direct = new NcclDirectCalls(ncclRank);

@@ -47,11 +47,25 @@ public final class GraphCapture {
    * @param s its {@code cudaStream_t}
    */
   public static CapturedGraph capture(NcclScheduleCalls calls, Stream stream, long s) {
-    String planName = calls.planName();
-    NcclRankState state = calls.rank().state();
+    long graph = record(calls, stream, s);
+    long exec;
+    try {
+      exec = CheckedCuda.cudaGraphInstantiate(graph);
+    } finally {
+      CheckedCuda.cudaGraphDestroyQuietly(graph); // the executable graph does not need it
+    }
+    return register(calls, stream, exec);
+  }
+
+  /**
+   * Records every step of {@code calls} on {@code s} between {@code cudaStreamBeginCapture} and {@code
+   * cudaStreamEndCapture}, which is always called (the stream is unusable until then), and returns the graph; a
+   * failure is thrown only once the capture has ended and its partial graph is destroyed.
+   */
+  private static long record(NcclScheduleCalls calls, Stream stream, long s) {
     int rc = CheckedCuda.cudaStreamBeginCaptureRaw(s, CheckedCuda.CAPTURE_MODE_THREAD_LOCAL);
     if (rc != 0) {
-      throw CheckedCuda.cudaError("cudaStreamBeginCapture (" + planName + ")", rc);
+      throw CheckedCuda.cudaError("cudaStreamBeginCapture (" + calls.planName() + ")", rc);
     }
     NcclScheduleCalls.Failure failure = null;
     Throwable unexpected = null;
@@ -68,38 +82,49 @@ public final class GraphCapture {
       if (graph != 0) {
         CheckedCuda.cudaGraphDestroyQuietly(graph);
       }
-      CudaException endError = endRc[0] != 0
-          ? CheckedCuda.cudaError("cudaStreamEndCapture (" + planName + ")", endRc[0]) : null;
-      RuntimeException e;
-      if (failure != null) {
-        e = failure.thrown(state);
-      } else if (unexpected instanceof RuntimeException r) {
-        e = r;
-      } else if (unexpected instanceof Error err) {
-        if (endError != null) {
-          err.addSuppressed(endError);
-        }
-        throw err;
-      } else if (endError != null) {
-        throw endError;
-      } else {
-        e = new IllegalStateException(planName + ": the CUDA graph capture on " + stream + " was invalidated"
-            + " (cudaStreamEndCapture returned no graph): a call this thread made during the capture is not"
-            + " allowed while a stream captures");
-      }
+      throw captureFailed(calls, stream, failure, unexpected, endRc[0]);
+    }
+    return graph;
+  }
+
+  /**
+   * What a failed capture throws: a step's failure (acted on by the rank's state, which may abort the
+   * communicator: the capture has ended by now), else what was thrown unexpectedly, else {@code
+   * cudaStreamEndCapture}'s error, else the invalidated capture; an end error rides on the first as suppressed.
+   */
+  private static RuntimeException captureFailed(NcclScheduleCalls calls, Stream stream,
+      NcclScheduleCalls.Failure failure, Throwable unexpected, int endRc) {
+    String planName = calls.planName();
+    CudaException endError = endRc != 0 ? CheckedCuda.cudaError("cudaStreamEndCapture (" + planName + ")", endRc)
+        : null;
+    RuntimeException e;
+    if (failure != null) {
+      e = failure.thrown(calls.rank().state());
+    } else if (unexpected instanceof RuntimeException r) {
+      e = r;
+    } else if (unexpected instanceof Error err) {
       if (endError != null) {
-        e.addSuppressed(endError);
+        err.addSuppressed(endError);
       }
-      throw e;
+      throw err;
+    } else if (endError != null) {
+      return endError;
+    } else {
+      e = new IllegalStateException(planName + ": the CUDA graph capture on " + stream + " was invalidated"
+          + " (cudaStreamEndCapture returned no graph): a call this thread made during the capture is not"
+          + " allowed while a stream captures");
     }
-    long exec;
-    try {
-      exec = CheckedCuda.cudaGraphInstantiate(graph);
-    } finally {
-      CheckedCuda.cudaGraphDestroyQuietly(graph); // the executable graph does not need it
+    if (endError != null) {
+      e.addSuppressed(endError);
     }
-    // Registered with every communicator it captured calls of: NCCL waits for the graph in the destroy or
-    // abort of each (see RankGraphs), so closing any of them must destroy it first.
+    return e;
+  }
+
+  /**
+   * The captured graph, registered with every communicator it captured calls of: NCCL waits for the graph in
+   * the destroy or abort of each ({@link RankGraphs}), so closing any of them must destroy it first.
+   */
+  private static CapturedGraph register(NcclScheduleCalls calls, Stream stream, long exec) {
     List<NcclRank> groups = calls.groups();
     RankGraphs[] registries = new RankGraphs[1 + groups.size()];
     registries[0] = calls.rank().graphs();
@@ -110,9 +135,9 @@ public final class GraphCapture {
     for (RankGraphs registry : registries) {
       if (!registry.add(captured)) { // a communicator was aborted (from outside) or closed meanwhile
         captured.closeBecause("its communicator was aborted");
-        state.ensureUsable();
+        calls.rank().state().ensureUsable();
         calls.checkGroupsUsable();
-        throw new IllegalStateException(planName + ": its communicator was aborted during the capture");
+        throw new IllegalStateException(calls.planName() + ": its communicator was aborted during the capture");
       }
     }
     return captured;

@@ -39,16 +39,17 @@ public final class NcclRank {
    * Makes the rank's graphs and state, and finds its group's fence.
    *
    * @param comm the initialized {@code ncclComm_t}
+   * @param seat where the rank sits in it ({@link Seat#of})
    * @param label what messages call its group: {@code world}, or the label of the split that made it
    * @param events its flight record, made on its device
    * @param resources what aborting and closing free besides the communicator (its memory, streams, events)
    */
-  public NcclRank(long comm, int rank, int size, int device, NcclVersion version, Duration timeout, String label,
-      NcclFamily family, SharedContextFences.Lineage lineage, StepEvents events, NcclRankState.Resources resources) {
+  public NcclRank(long comm, Seat seat, NcclVersion version, Duration timeout, String label, NcclFamily family,
+      SharedContextFences.Lineage lineage, StepEvents events, NcclRankState.Resources resources) {
     this.comm = comm;
-    this.rank = rank;
-    this.size = size;
-    this.device = device;
+    this.rank = seat.rank();
+    this.size = seat.size();
+    this.device = seat.device();
     this.version = version;
     this.timeout = timeout;
     this.label = label;
