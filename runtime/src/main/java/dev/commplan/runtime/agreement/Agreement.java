@@ -2,18 +2,17 @@ package dev.commplan.runtime.agreement;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
+import dev.commplan.runtime.AgreementChecked;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DisagreementException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.U64Buffer;
-import dev.commplan.runtime.guard.AgreementAccess;
 import dev.commplan.runtime.guard.Guards;
 import dev.commplan.runtime.guard.StreamProgress;
 import java.util.Arrays;
 import java.util.List;
-import java.util.function.Function;
 import java.util.function.IntFunction;
 
 /**
@@ -55,12 +54,6 @@ public final class Agreement {
 
   /** Marks a header or message as the check's: a check that met a user's call reads something else there. */
   static final long MAGIC = 0x436f6d6d506c616eL;
-
-  private static volatile Function<Object, Agreement> accessor;
-
-  static {
-    AgreementAccess.registerMeshes(MeshCheck::compare); // Mesh, in the API below, reaches its check here
-  }
 
   /**
    * What the check needs of its communicator: memory, its collectives and point-to-point calls without
@@ -189,23 +182,26 @@ public final class Agreement {
   }
 
   /**
-   * Called once, by the SPI's communicator base class, so that plans can reach their communicator's check.
-   *
-   * @param of returns a communicator's check (made on first use, also where the check is off: see {@link
-   *     #recordsCalls()}), or null for a communicator not built on the SPI
-   */
-  public static void register(Function<Object, Agreement> of) {
-    accessor = of;
-  }
-
-  /**
-   * {@return the check of {@code communicator}, or null (a communicator not built on the SPI)}
+   * {@return the check of {@code communicator}, or null for a communicator without one} The SPI's
+   * communicator base class gives its own ({@link AgreementChecked#agreementCheck()}), made on first use, also
+   * where the check is off (see {@link #recordsCalls()}).
    *
    * @param communicator a communicator
    */
   public static Agreement of(Object communicator) {
-    Function<Object, Agreement> a = accessor;
-    return a == null ? null : a.apply(communicator);
+    return communicator instanceof AgreementChecked checked && checked.agreementCheck() instanceof Agreement a ? a
+        : null;
+  }
+
+  /**
+   * Compares {@code description} with every rank's mesh ({@link MeshCheck}): collective over this check's
+   * communicator, the world of the mesh being built ({@link AgreementChecked#compareMeshes}).
+   *
+   * @param description this rank's mesh: {@code [dp=2, tp=4]}
+   * @throws DisagreementException on every rank, if the ranks' meshes differ
+   */
+  public void compareMeshes(String description) {
+    MeshCheck.compare(this, description);
   }
 
   /** {@return whether this communicator's calls are recorded and compared (its agreement check is on)} */

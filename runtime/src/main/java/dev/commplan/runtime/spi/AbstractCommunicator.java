@@ -3,6 +3,7 @@ package dev.commplan.runtime.spi;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
 import dev.commplan.model.RuleId;
+import dev.commplan.runtime.AgreementChecked;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.Communicator;
@@ -46,14 +47,13 @@ import java.util.function.Predicate;
  * check's calls, handed to {@link #enqueueDirect}), also where the check is off: a plan's fingerprint and a mesh
  * are compared through the same exchange.
  */
-public abstract class AbstractCommunicator implements BackendCommunicator {
+public abstract class AbstractCommunicator implements BackendCommunicator, AgreementChecked {
   private static final String[] DIRECT = new String[Collective.values().length];
 
   static {
     for (Collective c : Collective.values()) {
       DIRECT[c.ordinal()] = c.methodName() + "()";
     }
-    Agreement.register(c -> c instanceof AbstractCommunicator a ? a.agreement() : null);
   }
 
   /** Whether this communicator checks that its ranks agree ({@link CommOptions#agreementCheck()}). */
@@ -330,10 +330,25 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
   }
 
   /**
+   * {@inheritDoc} Here: this communicator's, made on first use, through which its plans record their executes
+   * and compare their fingerprints.
+   */
+  @Override
+  public final Object agreementCheck() {
+    return agreement();
+  }
+
+  /** {@inheritDoc} Here: through this communicator's agreement check ({@link Agreement#compareMeshes}). */
+  @Override
+  public final void compareMeshes(String description) {
+    agreement().compareMeshes(description);
+  }
+
+  /**
    * The agreement check of this communicator; where the check is off it records nothing but order-checked
    * plans, and serves the comparisons made once. Made on first use: by then the backend knows the rank and size.
    */
-  private Agreement agreement() {
+  final Agreement agreement() {
     Agreement a = agreement;
     if (a == null) {
       synchronized (this) {
