@@ -73,12 +73,6 @@ final class LocalCollective implements LocalStream.Work {
     comm.group().rendezvous.perform(comm.rank(), sequence, this, stream);
   }
 
-  /** Whether every rank must agree on the same values: the collective, type, count, op and root. */
-  boolean matches(LocalCollective other) {
-    return collective == other.collective && type == other.type && count == other.count && op == other.op
-        && root == other.root;
-  }
-
   /** For messages: {@code all-reduce F32 SUM, count 16}. */
   String describe() {
     return describe(collective, type, op, root, count);

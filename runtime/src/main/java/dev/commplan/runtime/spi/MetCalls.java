@@ -1,0 +1,94 @@
+package dev.commplan.runtime.spi;
+
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.model.Collective;
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.DisagreementException;
+import dev.commplan.runtime.agreement.Agreement;
+import dev.commplan.runtime.agreement.MetCall;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * What a backend whose ranks meet in one process (a rendezvous for its collectives, mailboxes for its sends and
+ * receives, as the local backend's) hands the agreement check where they meet: the ranks' calls. The check
+ * decides whether they agree and, where they do not, words the {@link DisagreementException} each rank throws,
+ * the same message the agreement check gives for the same mistake on every backend (docs/reliability.md,
+ * "Agreement check"): it names the first call at which the ranks' records differ, or, where there are none (the
+ * check is off), the calls met there. A backend finds the calls; it never compares or words them itself.
+ */
+public final class MetCalls {
+  private MetCalls() {}
+
+  /**
+   * One rank's side of a call where the ranks met.
+   *
+   * @param comm the rank's communicator of the group they met in (its rank, size and label name the ranks; its
+   *     agreement check has the rank's records)
+   * @param collective the collective; a send or receive included
+   * @param type its data type
+   * @param op its op, or null
+   * @param rootOrPeer its root, a send's or receive's peer, or -1
+   * @param count its count
+   * @param label what made it: a plan's step, a direct call, or one of the agreement check's own calls
+   */
+  public record Call(Communicator comm, Collective collective, DataType type, ReduceOp op, int rootOrPeer, long count,
+      OperationLabel label) {
+    /**
+     * Checks the call.
+     *
+     * @param comm the rank's communicator of the group they met in
+     * @param collective the collective; a send or receive included
+     * @param type its data type
+     * @param op its op, or null
+     * @param rootOrPeer its root, a send's or receive's peer, or -1
+     * @param count its count
+     * @param label what made it
+     */
+    public Call {
+      Objects.requireNonNull(comm, "comm");
+      Objects.requireNonNull(collective, "collective");
+      Objects.requireNonNull(type, "type");
+      Objects.requireNonNull(label, "label");
+    }
+
+    private MetCall asMet() {
+      return new MetCall(collective, type, op, rootOrPeer, count, label.planName(), label.step(), label.bucket(),
+          label.fields(), label.isAgreementCheck());
+    }
+  }
+
+  /**
+   * Whether the ranks' calls where they met for one collective agree.
+   *
+   * @param calls rank r's call at index r, one for every rank of the group
+   * @param sequence the collective's number on the group, from 0 (named only where the ranks have no records)
+   * @return null where they agree, else rank r's exception at index r, all with the same message
+   */
+  public static List<DisagreementException> compareCollective(List<Call> calls, long sequence) {
+    List<Agreement> checks = new ArrayList<>(calls.size());
+    List<MetCall> met = new ArrayList<>(calls.size());
+    for (Call call : calls) {
+      checks.add(Agreement.of(call.comm()));
+      met.add(call.asMet());
+    }
+    return Agreement.compareCollective(calls.getFirst().comm().groupLabel(), checks, met, sequence);
+  }
+
+  /**
+   * Whether a send and the receive it met agree (the same data type and count).
+   *
+   * @param send the send, on its rank's communicator
+   * @param receive the receive, on its rank's communicator of the same group
+   * @return null where they agree, else the sender's exception at the sender's rank and the receiver's at the
+   *     receiver's, with the same message (null for the other ranks)
+   */
+  public static List<DisagreementException> compareTransfer(Call send, Call receive) {
+    Communicator from = send.comm();
+    Communicator to = receive.comm();
+    return Agreement.compareTransfer(from.groupLabel(), from.size(), from.rank(), send.asMet(), to.rank(),
+        receive.asMet(), Agreement.of(from), Agreement.of(to));
+  }
+}
