@@ -366,6 +366,19 @@ public final class Agreement {
     return HostComparison.transfer(group, ranks, sender, send, receiver, receive, senderCheck, receiverCheck);
   }
 
+  /**
+   * What a message longer than a call's count (MPI's {@code MPI_ERR_TRUNCATE}) says about the ranks, for a
+   * backend whose library found it before any check compared the calls ({@link Disagreements#truncated}).
+   *
+   * @param group the communicator's label: {@code world}
+   * @param receive whether the call was a receive (else a collective)
+   * @return the reading, to follow the library's own words: {@code so the ranks passed it different counts
+   *     (differing: count). Every rank of world must ...}
+   */
+  public static String truncationReading(String group, boolean receive) {
+    return Disagreements.truncated(group, receive);
+  }
+
   int rank() {
     return rank;
   }

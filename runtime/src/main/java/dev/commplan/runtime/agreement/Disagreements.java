@@ -197,6 +197,20 @@ final class Disagreements {
   }
 
   /**
+   * What a message longer than a call's count (MPI's {@code MPI_ERR_TRUNCATE}) says about the ranks, for a backend
+   * whose library found it where no check compared the calls yet (the other side's call unknown): a receive's send
+   * was longer, or the ranks passed a collective different counts; and what must agree.
+   *
+   * @param receive whether the call was a receive (else a collective)
+   */
+  static String truncated(String group, boolean receive) {
+    return receive
+        ? "its send had more elements than this receive (differing: count). Every send must meet a receive of the same"
+            + " data type and count, in the same order " + DOCS + ")"
+        : "so the ranks passed it different counts (differing: count)" + callsFix(group, false);
+  }
+
+  /**
    * A send and the receive it met differ ({@code send} on rank {@code sender}, {@code receive} on rank {@code
    * receiver}), or null where they agree.
    *

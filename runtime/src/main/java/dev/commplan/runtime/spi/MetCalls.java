@@ -78,6 +78,20 @@ public final class MetCalls {
   }
 
   /**
+   * What a library's report that a message was longer than a call's count (MPI's {@code MPI_ERR_TRUNCATE}) says
+   * about the ranks, as the agreement check words it, for a backend that learns it before any check compared the
+   * calls and without the other side's call: its send was longer than a receive, or the ranks passed a collective
+   * different counts; and what must agree. The backend's exception gives the library's words, then this.
+   *
+   * @param comm the communicator of the call
+   * @param collective the call's collective; a receive included
+   * @return {@code so the ranks passed it different counts (differing: count). Every rank of world must ...}
+   */
+  public static String truncationReading(Communicator comm, Collective collective) {
+    return Agreement.truncationReading(comm.groupLabel(), collective == Collective.RECV);
+  }
+
+  /**
    * Whether a send and the receive it met agree (the same data type and count).
    *
    * @param send the send, on its rank's communicator
