@@ -367,6 +367,24 @@ public final class Agreement {
   }
 
   /**
+   * Where the ranks of a rendezvous (the TCP rendezvous of one rank per process, {@code bootstrap}) call its
+   * numbered operations, whether the operation this rank is in and the one another rank sent agree.
+   *
+   * @param rank this rank
+   * @param kind the operation this rank is in: {@code allGather}
+   * @param op its number, from 1
+   * @param other the rank whose operation arrived
+   * @param theirKind that rank's operation: {@code broadcast}
+   * @param theirOp its number
+   * @return null where they agree, else what is wrong: {@code the ranks call different rendezvous operations: rank 0
+   *     is in allGather #1, rank 2 in broadcast #1; every rank must ...}
+   */
+  public static String differingRendezvousOperations(int rank, String kind, int op, int other, String theirKind,
+      int theirOp) {
+    return Disagreements.differingOperations(rank, kind, op, other, theirKind, theirOp);
+  }
+
+  /**
    * What a message longer than a call's count (MPI's {@code MPI_ERR_TRUNCATE}) says about the ranks, for a
    * backend whose library found it before any check compared the calls ({@link Disagreements#truncated}).
    *

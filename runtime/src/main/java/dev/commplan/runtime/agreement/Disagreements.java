@@ -197,6 +197,19 @@ final class Disagreements {
   }
 
   /**
+   * Where the ranks of a rendezvous (the TCP rendezvous of one rank per process, {@code bootstrap}) call its
+   * operations, whether the operation rank {@code rank} is in ({@code kind} number {@code op}) and the one rank
+   * {@code other} sent ({@code theirKind} number {@code theirOp}) agree; null where they do.
+   */
+  static String differingOperations(int rank, String kind, int op, int other, String theirKind, int theirOp) {
+    if (op == theirOp && kind.equals(theirKind)) {
+      return null;
+    }
+    return "the ranks call different rendezvous operations: rank " + rank + " is in " + kind + " #" + op + ", rank "
+        + other + " in " + theirKind + " #" + theirOp + "; every rank must call the same operations in the same order";
+  }
+
+  /**
    * What a message longer than a call's count (MPI's {@code MPI_ERR_TRUNCATE}) says about the ranks, for a backend
    * whose library found it where no check compared the calls yet (the other side's call unknown): a receive's send
    * was longer, or the ranks passed a collective different counts; and what must agree.
