@@ -54,35 +54,40 @@ final class Disagreements {
     for (int r = 0; r < ranks; r++) {
       longest = Math.max(longest, records[r] == null ? 0 : lengths[r]);
     }
-    for (int i = 0; i < longest; i++) {
-      int at = i;
-      Finding.Sides sides = new Finding.Sides() {
-        @Override
-        public boolean differ(int a, int b) {
-          return !sameRecord(records, lengths, a, b, at);
+    int at = -1;
+    for (int i = 0; i < longest && at < 0; i++) {
+      for (int r = reference + 1; r < ranks && at < 0; r++) {
+        if (records[r] != null && !sameRecord(records, lengths, reference, r, i)) {
+          at = i;
         }
-
-        @Override
-        public List<String> fields(int a, int b) {
-          return at < lengths[a] && at < lengths[b]
-              ? CallRecord.differences(records[a], at * CallRecord.LONGS, records[b], at * CallRecord.LONGS)
-              : List.of(NUMBER_OF_CALLS);
-        }
-      };
-      List<Integer> differing = differingFrom(reference, records, sides);
-      if (differing.isEmpty()) {
-        continue;
       }
-      String[] did = new String[ranks];
-      for (int r = 0; r < ranks; r++) {
-        did[r] = records[r] == null ? null
-            : i < lengths[r] ? CallRecord.text(records[r], i * CallRecord.LONGS, plans[r]) : "no call";
-      }
-      int other = differing.getFirst();
-      return new Finding(calls(group, "call " + (first + i), reference, did[reference], other, differing, did[other],
-          sides.fields(reference, other), true), did, sides);
     }
-    return null;
+    if (at < 0) {
+      return null;
+    }
+    int i = at;
+    Finding.Sides sides = new Finding.Sides() {
+      @Override
+      public boolean differ(int a, int b) {
+        return !sameRecord(records, lengths, a, b, i);
+      }
+
+      @Override
+      public List<String> fields(int a, int b) {
+        return i < lengths[a] && i < lengths[b]
+            ? CallRecord.differences(records[a], i * CallRecord.LONGS, records[b], i * CallRecord.LONGS)
+            : List.of(NUMBER_OF_CALLS);
+      }
+    };
+    List<Integer> differing = differingFrom(reference, records, sides);
+    String[] did = new String[ranks];
+    for (int r = 0; r < ranks; r++) {
+      did[r] = records[r] == null ? null
+          : i < lengths[r] ? CallRecord.text(records[r], i * CallRecord.LONGS, plans[r]) : "no call";
+    }
+    int other = differing.getFirst();
+    return new Finding(calls(group, "call " + (first + i), reference, did[reference], other, differing, did[other],
+        sides.fields(reference, other), true), did, sides);
   }
 
   private static boolean sameRecord(long[][] records, int[] lengths, int a, int b, int i) {

@@ -65,6 +65,28 @@ public record MetCall(Collective collective, DataType type, ReduceOp op, int roo
         + bare.substring(0, comma) + (fields.isEmpty() ? "" : " of " + fields) + bare.substring(comma);
   }
 
+  /**
+   * {@return whether this call and {@code other}, met at the same place, agree} Allocates nothing: asked at every
+   * meeting of the ranks.
+   *
+   * @param other another rank's call there
+   */
+  public boolean agreesWith(MetCall other) {
+    return check == other.check && Objects.equals(planName, other.planName) && step == other.step
+        && (bucket < 0 || other.bucket < 0 || bucket == other.bucket) && collective == other.collective
+        && type == other.type && op == other.op && rootOrPeer == other.rootOrPeer && count == other.count;
+  }
+
+  /**
+   * {@return whether this send and the receive it met ({@code receive}) pair: the same data type and count}
+   * Allocates nothing.
+   *
+   * @param receive the receive
+   */
+  public boolean pairsWith(MetCall receive) {
+    return type == receive.type && count == receive.count;
+  }
+
   /** The names of what differs between this call and {@code other} met at the same place: none where they agree. */
   List<String> differences(MetCall other) {
     List<String> out = new ArrayList<>();

@@ -100,7 +100,7 @@ final class LocalMailboxes {
       send = channel.pollFirst();
       LocalCollective s = send.call;
       LocalCollective r = recv.call;
-      List<DisagreementException> mismatch = MetCalls.compareTransfer(met(s), met(r));
+      List<DisagreementException> mismatch = MetCalls.compareTransfer(s.met, r.met);
       if (mismatch != null) { // the agreement check's finding: each side its own exception, with the same message
         send.mismatch = mismatch.get(s.comm.rank());
         send.taken = true;
@@ -146,11 +146,6 @@ final class LocalMailboxes {
     } finally {
       lock.unlock();
     }
-  }
-
-  /** {@code call} as the agreement check compares it where a send meets its receive. */
-  private static MetCalls.Call met(LocalCollective call) {
-    return new MetCalls.Call(call.comm, call.collective, call.type, call.op, call.root, call.count, call.label);
   }
 
   /** Wakes every waiter with {@link RankAbortedException} caused by {@code cause}, now and from now on. */

@@ -46,6 +46,8 @@ final class LocalRendezvous {
   private static final class Meeting {
     final long sequence;
     final LocalCollective[] calls;
+    /** The calls as the agreement check compares them. */
+    final MetCalls.Call[] met;
     /** The stream each rank runs its call on (its communicator's own, or a plan's: the mesh's world's). */
     final LocalStream[] streams;
     final boolean[] hasFinished;
@@ -60,6 +62,7 @@ final class LocalRendezvous {
     Meeting(long sequence, int ranks) {
       this.sequence = sequence;
       this.calls = new LocalCollective[ranks];
+      this.met = new MetCalls.Call[ranks];
       this.streams = new LocalStream[ranks];
       this.hasFinished = new boolean[ranks];
     }
@@ -99,10 +102,11 @@ final class LocalRendezvous {
       checkNotAborted(rank, sequence, call);
       Meeting meeting = meetings.computeIfAbsent(sequence, s -> new Meeting(s, ranks));
       meeting.calls[rank] = call;
+      meeting.met[rank] = call.met;
       meeting.streams[rank] = stream;
       meeting.arrived++;
-      if (meeting.arrived == ranks) {
-        meeting.mismatch = mismatch(meeting);
+      if (meeting.arrived == ranks) { // the agreement check decides whether the calls agree, and words it if not
+        meeting.mismatch = MetCalls.compareCollective(meeting.met, meeting.sequence);
         changed.signalAll();
       }
       long deadline = System.nanoTime() + timeout.toNanos();
@@ -218,17 +222,5 @@ final class LocalRendezvous {
     }
     changed.signalAll();
     return meeting.timedOut[rank];
-  }
-
-  /**
-   * The agreement check's finding where the ranks' calls here differ (it compares them, and words what it finds
-   * as it would on any backend): each rank's exception, or null where they agree.
-   */
-  private static List<DisagreementException> mismatch(Meeting meeting) {
-    List<MetCalls.Call> calls = new ArrayList<>(meeting.calls.length);
-    for (LocalCollective c : meeting.calls) {
-      calls.add(new MetCalls.Call(c.comm, c.collective, c.type, c.op, c.root, c.count, c.label));
-    }
-    return MetCalls.compareCollective(calls, meeting.sequence);
   }
 }

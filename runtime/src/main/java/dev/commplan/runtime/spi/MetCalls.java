@@ -23,58 +23,75 @@ public final class MetCalls {
   private MetCalls() {}
 
   /**
-   * One rank's side of a call where the ranks met.
-   *
-   * @param comm the rank's communicator of the group they met in (its rank, size and label name the ranks; its
-   *     agreement check has the rank's records)
-   * @param collective the collective; a send or receive included
-   * @param type its data type
-   * @param op its op, or null
-   * @param rootOrPeer its root, a send's or receive's peer, or -1
-   * @param count its count
-   * @param label what made it: a plan's step, a direct call, or one of the agreement check's own calls
+   * One rank's side of a call where the ranks meet, made once per call a backend enqueues (a compiled schedule's
+   * calls once, at compile), so that comparing the calls where the ranks meet allocates nothing where they agree.
    */
-  public record Call(Communicator comm, Collective collective, DataType type, ReduceOp op, int rootOrPeer, long count,
-      OperationLabel label) {
+  public static final class Call {
+    private final Communicator comm;
+    private final OperationLabel label;
+    /** The call as the agreement check compares it. */
+    private final MetCall met;
+
     /**
-     * Checks the call.
+     * One rank's side of a call.
      *
-     * @param comm the rank's communicator of the group they met in
+     * @param comm the rank's communicator of the group they meet in (its rank, size and label name the ranks; its
+     *     agreement check has the rank's records)
      * @param collective the collective; a send or receive included
      * @param type its data type
      * @param op its op, or null
      * @param rootOrPeer its root, a send's or receive's peer, or -1
      * @param count its count
-     * @param label what made it
+     * @param label what made it: a plan's step, a direct call, or one of the agreement check's own calls
      */
-    public Call {
-      Objects.requireNonNull(comm, "comm");
-      Objects.requireNonNull(collective, "collective");
-      Objects.requireNonNull(type, "type");
-      Objects.requireNonNull(label, "label");
+    public Call(Communicator comm, Collective collective, DataType type, ReduceOp op, int rootOrPeer, long count,
+        OperationLabel label) {
+      this.comm = Objects.requireNonNull(comm, "comm");
+      this.label = Objects.requireNonNull(label, "label");
+      this.met = new MetCall(collective, type, op, rootOrPeer, count, label.planName(), label.step(), label.bucket(),
+          label.fields(), label.isAgreementCheck());
     }
 
-    private MetCall asMet() {
-      return new MetCall(collective, type, op, rootOrPeer, count, label.planName(), label.step(), label.bucket(),
-          label.fields(), label.isAgreementCheck());
+    /** {@return the rank's communicator of the group they meet in} */
+    public Communicator comm() {
+      return comm;
+    }
+
+    /** {@return what made the call} */
+    public OperationLabel label() {
+      return label;
+    }
+
+    @Override
+    public String toString() {
+      return "MetCalls.Call[" + comm + ": " + label + "]";
     }
   }
 
   /**
    * Whether the ranks' calls where they met for one collective agree.
    *
-   * @param calls rank r's call at index r, one for every rank of the group
+   * @param calls rank r's call at index r, one for every rank of the group (read, not kept)
    * @param sequence the collective's number on the group, from 0 (named only where the ranks have no records)
    * @return null where they agree, else rank r's exception at index r, all with the same message
    */
-  public static List<DisagreementException> compareCollective(List<Call> calls, long sequence) {
-    List<Agreement> checks = new ArrayList<>(calls.size());
-    List<MetCall> met = new ArrayList<>(calls.size());
+  public static List<DisagreementException> compareCollective(Call[] calls, long sequence) {
+    for (int r = 1; r < calls.length; r++) {
+      if (!calls[r].met.agreesWith(calls[0].met)) {
+        return disagreement(calls, sequence);
+      }
+    }
+    return null;
+  }
+
+  private static List<DisagreementException> disagreement(Call[] calls, long sequence) {
+    List<Agreement> checks = new ArrayList<>(calls.length);
+    List<MetCall> met = new ArrayList<>(calls.length);
     for (Call call : calls) {
       checks.add(Agreement.of(call.comm()));
-      met.add(call.asMet());
+      met.add(call.met);
     }
-    return Agreement.compareCollective(calls.getFirst().comm().groupLabel(), checks, met, sequence);
+    return Agreement.compareCollective(calls[0].comm().groupLabel(), checks, met, sequence);
   }
 
   /**
@@ -100,9 +117,12 @@ public final class MetCalls {
    *     receiver's, with the same message (null for the other ranks)
    */
   public static List<DisagreementException> compareTransfer(Call send, Call receive) {
+    if (send.met.pairsWith(receive.met)) {
+      return null;
+    }
     Communicator from = send.comm();
     Communicator to = receive.comm();
-    return Agreement.compareTransfer(from.groupLabel(), from.size(), from.rank(), send.asMet(), to.rank(),
-        receive.asMet(), Agreement.of(from), Agreement.of(to));
+    return Agreement.compareTransfer(from.groupLabel(), from.size(), from.rank(), send.met, to.rank(), receive.met,
+        Agreement.of(from), Agreement.of(to));
   }
 }
