@@ -28,7 +28,7 @@ final class WindowCheck extends CheckBuffers.Pooled {
   private final U64Buffer staged;
   private final U64Buffer stagedHeader;
   private final U64Buffer stagedRecords;
-  /** What {@link #staged} holds: the header, then the records (the window's first {@code length} count). */
+  /** What {@link #staged} holds: the header, then the window's records (the header's third long counts them). */
   private final long[] mine = new long[HEADER_LONGS + RECORD_LONGS];
   private final long[] gathered;
   /** The arrays above as memory segments, made once: {@code MemorySegment.ofArray} per copy would allocate. */
