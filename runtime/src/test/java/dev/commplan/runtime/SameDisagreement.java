@@ -20,13 +20,17 @@ import java.util.List;
  *       it with its own error, a truncation, before any check compares it, so MPI does not run this one);
  *   <li>{@code plan-against-direct-call}: a plan (an F32 all-reduce of 256, in place) and a direct all-reduce of
  *       the same shape, in opposite orders on rank 1 ({@link OppositeOrders#executeAgainstDirectCall});
- *   <li>{@code short-send}: rank 0 sends 4 floats to rank 1, which receives 8.
+ *   <li>{@code short-send}: rank 0 sends 4 floats to rank 1, which receives 8 (NCCL's receive waits for the rest);
+ *   <li>{@code send-type}: rank 0 sends 8 floats to rank 1, which receives 8 ints.
  * </ul>
+ *
+ * <p>NCCL completes only the disagreements that move the same bytes on every rank ({@code
+ * plan-against-direct-call}, {@code send-type}); in the others its kernels may wait for data that never comes.
  */
 public final class SameDisagreement {
   /** Every scenario, by name. */
   public static final List<String> SCENARIOS = List.of("broadcast-count", "all-reduce-count",
-      "plan-against-direct-call", "short-send");
+      "plan-against-direct-call", "short-send", "send-type");
   /** The plan of {@code plan-against-direct-call}. */
   public static final String PLAN = "same.Order";
 
@@ -57,12 +61,13 @@ public final class SameDisagreement {
           OppositeOrders.executeAgainstDirectCall(comm, plan, direct, 1);
         }
       }
-      case "short-send" -> {
-        try (F32Buffer four = F32Buffer.allocate(comm, 4); F32Buffer eight = F32Buffer.allocate(comm, 8)) {
+      case "short-send", "send-type" -> {
+        try (F32Buffer sent = F32Buffer.allocate(comm, scenario.equals("short-send") ? 4 : 8);
+            Buffer received = Buffer.allocate(scenario.equals("short-send") ? DataType.F32 : DataType.I32, comm, 8)) {
           if (rank == 0) {
-            comm.send(four, 1, comm.stream());
+            comm.send(sent, 1, comm.stream());
           } else if (rank == 1) {
-            comm.recv(eight, 0, comm.stream());
+            comm.recv(received, 0, comm.stream());
           }
           comm.stream().synchronize();
         }
@@ -84,12 +89,22 @@ public final class SameDisagreement {
       case "plan-against-direct-call" -> "world: the ranks disagree about their calls: call 1 was, on rank 0, plan "
           + PLAN + ", execute; on rank 1, direct call: all-reduce F32 SUM, count 256 (differing: call (another call"
           + " at this place))" + callsFix();
-      case "short-send" -> "world: rank 0's sends to rank 1 and rank 1's receives from rank 0 disagree: a message"
-          + " was, on rank 0, send F32 to rank 1, count 4; on rank 1, recv F32 from rank 0, count 8 (differing:"
-          + " count). Every send must meet a receive of the same data type and count, in the same order"
-          + " (docs/reliability.md, \"Agreement check\"; CommOptions.withAgreementCheck(false) turns the check off)";
+      case "short-send" -> messages("send F32 to rank 1, count 4", "recv F32 from rank 0, count 8", "count");
+      case "send-type" -> messages("send F32 to rank 1, count 8", "recv I32 from rank 0, count 8", "data type");
       default -> throw new IllegalArgumentException("no scenario " + scenario + "; there are " + SCENARIOS);
     };
+  }
+
+  private static String messages(String sent, String received, String differing) {
+    return "world: rank 0's sends to rank 1 and rank 1's receives from rank 0 disagree: a message was, on rank 0, "
+        + sent + "; on rank 1, " + received + " (differing: " + differing + "). Every send must meet a receive of the"
+        + " same data type and count, in the same order (docs/reliability.md, \"Agreement check\";"
+        + " CommOptions.withAgreementCheck(false) turns the check off)";
+  }
+
+  /** {@return whether only ranks 0 and 1 take part in {@code scenario} (a send and its receive)} */
+  public static boolean pairOnly(String scenario) {
+    return scenario.equals("short-send") || scenario.equals("send-type");
   }
 
   private static String callsFix() {

@@ -153,11 +153,11 @@ class MpiMultiProcessTest {
   @ParameterizedTest(name = "{0} processes")
   @ValueSource(ints = {2, 3})
   void oneMistakeEndsInTheMessageEveryBackendGives(int ranks) throws Exception {
-    List<String> scenarios = List.of("broadcast-count", "plan-against-direct-call", "short-send");
+    List<String> scenarios = List.of("broadcast-count", "plan-against-direct-call", "short-send", "send-type");
     MpiLauncher.Result run = everyRankCatches(ranks, scenarios.stream().map(s -> "same-" + s).toList());
     for (String scenario : scenarios) {
       String message = SameDisagreement.message(scenario, ranks);
-      for (int r = 0; r < (scenario.equals("short-send") ? 2 : ranks); r++) { // the ranks outside a send take no part
+      for (int r = 0; r < (SameDisagreement.pairOnly(scenario) ? 2 : ranks); r++) { // a send's: ranks 0 and 1 alone
         String caught = "rank " + r + ": same-" + scenario + ": caught ";
         assertTrue(run.output().contains(caught + "DisagreementException: " + message + "\n")
             || Pattern.compile(Pattern.quote(caught) + "RankAbortedException( at close)?: [^\\n]*: "
