@@ -105,7 +105,10 @@ final class CallWindow {
     return (int) ((unit - 1) % KEPT) * CallRecord.LONGS;
   }
 
-  /** The unit (or message) after which the next check runs: 1, 3, 7, ..., 1023, then every {@value Agreement#MAX_INTERVAL}. */
+  /**
+   * The unit (or message) after which the next check runs: 1, 3, 7, ..., 1023, then every {@value
+   * Agreement#MAX_INTERVAL}.
+   */
   static long next(long checkedAt) {
     return checkedAt < Agreement.MAX_INTERVAL - 1 ? 2 * checkedAt + 1 : checkedAt + Agreement.MAX_INTERVAL;
   }

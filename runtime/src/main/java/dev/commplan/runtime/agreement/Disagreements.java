@@ -139,7 +139,10 @@ final class Disagreements {
         differing, did[other], sides.fields(0, other), false), did, sides);
   }
 
-  /** {@code world: the ranks disagree about their calls: call 5 was, on rank 0, ...; on rank 2, ... (differing: count). Every ...} */
+  /**
+   * {@code world: the ranks disagree about their calls: call 5 was, on rank 0, ...; on rank 2, ... (differing:
+   * count). Every ...}
+   */
   private static String calls(String group, String which, int reference, String theirs, int other,
       List<Integer> differing, String others, List<String> fields, boolean byTheCheck) {
     return group + ": the ranks disagree about their calls: " + which + " was, on rank " + reference + ", " + theirs

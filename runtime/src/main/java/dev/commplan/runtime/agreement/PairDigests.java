@@ -43,7 +43,7 @@ final class PairDigests {
     Arrays.fill(nextReceiveCheck, 1);
   }
 
-  /** A send ({@code send}) or receive of {@code count} {@code type} to or from {@code peer}, enqueued on {@code stream}. */
+  /** A send ({@code send}) or receive of {@code count} {@code type} with {@code peer}, enqueued on {@code stream}. */
   void add(boolean send, int peer, DataType type, long count, Stream stream) {
     StreamProgress progress = Guards.progressOf(stream);
     if (progress == null) {

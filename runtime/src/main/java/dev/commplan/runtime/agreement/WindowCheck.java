@@ -120,7 +120,7 @@ final class WindowCheck extends CheckBuffers.Pooled {
         (b + 1) * HEADER_LONGS);
   }
 
-  /** Whether rank {@code r}'s gathered header is another check's (of other calls, perhaps), not a call of the user's. */
+  /** Whether rank {@code r}'s gathered header is a check's (of other calls, perhaps), not a call of the user's. */
   private boolean isCheck(int r) {
     int at = r * HEADER_LONGS;
     long units = gathered[at] ^ Agreement.MAGIC;
@@ -155,9 +155,9 @@ final class WindowCheck extends CheckBuffers.Pooled {
         int at = r * HEADER_LONGS;
         did[r] = !isCheck(r) ? "made a call that is not the agreement check (a different number of collective calls"
             + " and plan executes before it)"
-            : "compared its calls " + (gathered[at + 3] + 1) + " to " + (gathered[at] ^ Agreement.MAGIC) + " (its last: "
-                + (lengths[r] == 0 ? "no call" : CallRecord.text(byRank[r], (lengths[r] - 1) * CallRecord.LONGS,
-                    of.plans())) + ")";
+            : "compared its calls " + (gathered[at + 3] + 1) + " to " + (gathered[at] ^ Agreement.MAGIC)
+                + " (its last: " + (lengths[r] == 0 ? "no call" : CallRecord.text(byRank[r], (lengths[r] - 1)
+                    * CallRecord.LONGS, of.plans())) + ")";
       }
       return Disagreements.numberOfCalls(of.group(), did, new Finding.Sides() {
         @Override

@@ -1,6 +1,6 @@
 package dev.commplan.runtime.bootstrap;
 
-import dev.commplan.runtime.agreement.Agreement;
+import dev.commplan.runtime.agreement.MeetingChecks;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.SocketException;
@@ -236,7 +236,7 @@ final class Collectives {
     ByteBuffer b = ByteBuffer.wrap(f.payload());
     int theirOp = b.getInt();
     byte theirKind = b.get();
-    String differing = Agreement.differingRendezvousOperations(rank, kindName(kind), op, from, kindName(theirKind),
+    String differing = MeetingChecks.differingRendezvousOperations(rank, kindName(kind), op, from, kindName(theirKind),
         theirOp);
     if (differing != null) { // the agreement check decides and words where ranks' calls differ
       throw failAll(differing, null);

@@ -25,8 +25,8 @@ final class MpiCallFailures {
    */
   private static String libnbcAborted(MpiCommunicator comm, Collective collective) {
     return "Open MPI's engine for non-blocking collectives (libnbc) aborted it (error -1); it prints the MPI error just"
-        + " before ('MPI Error in NBC subrequest ...: 15' is MPI_ERR_TRUNCATE: a message longer than this rank's count, "
-        + MetCalls.truncationReading(comm, collective) + ")";
+        + " before ('MPI Error in NBC subrequest ...: 15' is MPI_ERR_TRUNCATE: a message longer than this rank's"
+        + " count, " + MetCalls.truncationReading(comm, collective) + ")";
   }
 
   private MpiCallFailures() {}

@@ -6,6 +6,7 @@ import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DisagreementException;
 import dev.commplan.runtime.agreement.Agreement;
+import dev.commplan.runtime.agreement.MeetingChecks;
 import dev.commplan.runtime.agreement.MetCall;
 import java.util.ArrayList;
 import java.util.List;
@@ -91,7 +92,7 @@ public final class MetCalls {
       checks.add(Agreement.of(call.comm()));
       met.add(call.met);
     }
-    return Agreement.compareCollective(calls[0].comm().groupLabel(), checks, met, sequence);
+    return MeetingChecks.compareCollective(calls[0].comm().groupLabel(), checks, met, sequence);
   }
 
   /**
@@ -105,7 +106,7 @@ public final class MetCalls {
    * @return {@code so the ranks passed it different counts (differing: count). Every rank of world must ...}
    */
   public static String truncationReading(Communicator comm, Collective collective) {
-    return Agreement.truncationReading(comm.groupLabel(), collective == Collective.RECV);
+    return MeetingChecks.truncationReading(comm.groupLabel(), collective == Collective.RECV);
   }
 
   /**
@@ -122,7 +123,7 @@ public final class MetCalls {
     }
     Communicator from = send.comm();
     Communicator to = receive.comm();
-    return Agreement.compareTransfer(from.groupLabel(), from.size(), from.rank(), send.met, to.rank(), receive.met,
+    return MeetingChecks.compareTransfer(from.groupLabel(), from.size(), from.rank(), send.met, to.rank(), receive.met,
         Agreement.of(from), Agreement.of(to));
   }
 }

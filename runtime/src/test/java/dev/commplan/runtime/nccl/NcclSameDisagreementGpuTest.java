@@ -23,8 +23,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * every rank: a plan and a direct call in opposite orders, a send of floats into a receive of ints) end, on every
  * rank that takes part, in the message the local backend and MPI give for the same mistake, from the agreement
  * check after call 1: the first rank to fail throws it, and every rank that finds it itself says the same (the
- * others end with the abort the first failure causes). Each world size of 2 or more of {@link GpuRanks}; skipped without a
- * GPU.
+ * others end with the abort the first failure causes). Each world size of 2 or more of {@link GpuRanks};
+ * skipped without a GPU.
  */
 @NcclGpuTest
 class NcclSameDisagreementGpuTest {
@@ -39,7 +39,8 @@ class NcclSameDisagreementGpuTest {
   @ParameterizedTest(name = "{0} on {1} ranks")
   @MethodSource("scenarios")
   void theScenarioEndsInTheMessageEveryBackendGives(String scenario, int ranks) {
-    assumeTrue(ranks >= 2, () -> "a disagreement needs two ranks or more, not " + ranks + " (-D" + GpuRanks.PROPERTY + ")");
+    assumeTrue(ranks >= 2, () -> "a disagreement needs two ranks or more, not " + ranks + " (-D" + GpuRanks.PROPERTY
+        + ")");
     GpuRanks.assumeRunnable(ranks);
     AtomicReferenceArray<Throwable> thrown = new AtomicReferenceArray<>(ranks);
     CommPlanException run = assertTimeoutPreemptively(LIMIT, () -> {
