@@ -69,7 +69,7 @@ class ArchitectureTest {
         .whereLayer("bootstrap").mayOnlyBeAccessedByLayers("backends")
         .whereLayer("plan").mayOnlyBeAccessedByLayers("spi", "backends")
         .whereLayer("rules").mayOnlyBeAccessedByLayers("plan", "spi")
-        .whereLayer("agreement").mayOnlyBeAccessedByLayers("plan", "spi")
+        .whereLayer("agreement").mayOnlyBeAccessedByLayers("plan", "spi", "bootstrap")
         .whereLayer("api").mayOnlyBeAccessedByLayers("agreement", "rules", "plan", "spi", "bootstrap", "backends")
         .whereLayer("launch").mayOnlyBeAccessedByLayers("api", "bootstrap", "backends")
         .whereLayer("guard").mayOnlyBeAccessedByLayers("api", "agreement", "rules", "plan", "spi", "backends")
