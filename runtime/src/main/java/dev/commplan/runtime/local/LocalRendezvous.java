@@ -190,8 +190,8 @@ final class LocalRendezvous {
 
   /**
    * The first rank to time out at {@code meeting}: makes a timeout exception for every rank waiting there,
-   * fails their streams with it (before the abort, so that they report the timeout rather than the
-   * abort), wakes them, and returns this rank's. The caller's worker then aborts the cluster.
+   * fails their streams with it, this rank's included (before any abort, so that they report the timeout
+   * rather than the abort), wakes them, and returns this rank's. The caller's worker then aborts the cluster.
    */
   private CommTimeoutException timedOut(int rank, long sequence, LocalCollective call, Meeting meeting, String phase) {
     List<Integer> there = new ArrayList<>();
@@ -216,9 +216,7 @@ final class LocalRendezvous {
           waiting.label.collective(), waiting.label.fields(), r, timeout, missing,
           meeting.streams[r].recorder.format(), null);
       meeting.timedOut[r] = e;
-      if (r != rank) {
-        meeting.streams[r].fail(e);
-      }
+      meeting.streams[r].fail(e); // this rank's too: a peer's abort may reach its stream before its worker records e
     }
     changed.signalAll();
     return meeting.timedOut[rank];
