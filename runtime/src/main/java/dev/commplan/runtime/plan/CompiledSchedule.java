@@ -2,6 +2,8 @@ package dev.commplan.runtime.plan;
 
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.U64Buffer;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -85,6 +87,24 @@ public interface CompiledSchedule {
    */
   default String callNote(int step, int call) {
     return null;
+  }
+
+  // ---------------------------------------------------------------- the finite check
+
+  /**
+   * The finite check's search of one unit's send data ({@link NonFiniteScan}), made once, when a plan built with
+   * the check ({@link PlanBuilder#checkFinite}) is built, for each step or bucket with a floating-point reduction;
+   * the plan enqueues it before every enqueue of that unit. The default, for backends whose device memory the host
+   * reads: {@link NonFiniteScan#onHost}, which waits for the stream and reads the regions through {@link
+   * dev.commplan.runtime.DeviceMemory#copyToHost}. A backend whose memory is host memory maps it in place; a GPU
+   * backend searches on the device, in stream order (the NCCL backend: a PTX kernel through the CUDA driver API).
+   *
+   * @param regions the unit's regions, in the plan's order
+   * @param findings where {@link NonFiniteScan#enqueue} writes, per region, the first index and its bits
+   * @return the search, used by the communicator's one thread
+   */
+  default NonFiniteScan nonFiniteScan(List<NonFiniteScan.Region> regions, U64Buffer findings) {
+    return NonFiniteScan.onHost(regions, findings, memory -> null);
   }
 
   // ---------------------------------------------------------------- capture
