@@ -17,7 +17,8 @@ import java.util.function.IntFunction;
  * make the same calls. On by default, on every backend, through the backend's own collectives ({@link
  * Exchange}). This package is the one place where ranks' data is compared and where a disagreement is decided
  * and worded ({@link Disagreements}): besides the calls, a plan's fingerprint at build ({@link PlanFingerprint})
- * and a mesh at build ({@link MeshCheck}), through the same exchange; and what the layers above find where ranks
+ * and a mesh at build ({@link MeshCheck}), and the finite check's verdict before a checked step ({@link
+ * FiniteVerdict}), through the same exchange; and what the layers above find where ranks
  * meet outside these checks ({@link MeetingChecks}). Every finding is a {@link DisagreementException}, whose
  * message reads the same on every rank and every backend.
  *
@@ -84,6 +85,17 @@ public final class Agreement {
      * @return the stream it was enqueued on, which the caller synchronizes
      */
     Stream allGather(Buffer own, Buffer all);
+
+    /**
+     * Enqueues an all-gather of {@code own} into {@code all} on {@code stream}, from the thread that holds the
+     * communicator's gate: the finite check's findings ({@link FiniteVerdict}), in stream order after the search
+     * that wrote them.
+     *
+     * @param own this rank's part
+     * @param all every rank's parts
+     * @param stream the stream of the unit being checked
+     */
+    void allGather(Buffer own, Buffer all, Stream stream);
 
     /**
      * Enqueues a send of {@code message} to {@code peer}.

@@ -15,9 +15,10 @@ import dev.commplan.runtime.agreement.Agreement;
  * as the check's in timeouts and flight records ({@link AbstractCommunicator#issuingAgreementCheck()}) and may
  * run it over a channel of the check's own.
  *
- * <p>The check's comparisons of windows and messages are enqueued from inside a direct call or a plan's
- * execute, whose thread holds the communicator's gate; the comparisons made once (a plan's fingerprint, a
- * mesh) come from a thread that holds nothing, so {@link #allGather(Buffer, Buffer)} takes the gate itself.
+ * <p>The check's comparisons of windows and messages, and the finite check's exchange of findings ({@link
+ * #allGather(Buffer, Buffer, Stream)}), are enqueued from inside a direct call or a plan's execute, whose thread
+ * holds the communicator's gate; the comparisons made once (a plan's fingerprint, a mesh) come from a thread that
+ * holds nothing, so {@link #allGather(Buffer, Buffer)} takes the gate itself.
  */
 final class AgreementExchange implements Agreement.Exchange {
   private final AbstractCommunicator comm;
@@ -69,6 +70,16 @@ final class AgreementExchange implements Agreement.Exchange {
       return stream;
     } finally {
       comm.gate().exit();
+    }
+  }
+
+  @Override
+  public void allGather(Buffer own, Buffer all, Stream stream) {
+    issuing = true;
+    try {
+      comm.enqueueDirect(Collective.ALL_GATHER, own, all, own.length(), null, -1, stream);
+    } finally {
+      issuing = false;
     }
   }
 

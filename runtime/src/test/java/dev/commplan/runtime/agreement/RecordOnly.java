@@ -26,6 +26,11 @@ public final class RecordOnly implements Agreement.Exchange {
   }
 
   @Override
+  public void allGather(Buffer own, Buffer all, Stream s) {
+    throw new AssertionError("nothing to enqueue");
+  }
+
+  @Override
   public void send(Buffer message, int peer, Stream s) {
     throw new AssertionError("nothing to enqueue");
   }
