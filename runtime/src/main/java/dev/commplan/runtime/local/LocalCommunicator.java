@@ -7,8 +7,10 @@ import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.U64Buffer;
 import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.CompiledSchedule;
+import dev.commplan.runtime.plan.NonFiniteScan;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
 import dev.commplan.runtime.spi.AbstractCommunicator;
@@ -215,18 +217,42 @@ public final class LocalCommunicator extends AbstractCommunicator {
       }
     }
     stepStart[index] = work.size();
-    LocalStream.Work[] items = work.toArray(LocalStream.Work[]::new);
-    return (target, fromIndex, toIndex) -> {
+    return new Compiled(schedule.planName(), work.toArray(LocalStream.Work[]::new), stepStart);
+  }
+
+  /**
+   * A schedule resolved to its work items ({@link #compileChecked}); the finite check's search reads the memory in
+   * place, once the stream is done with the work before it ({@link NonFiniteScan#onHost}).
+   */
+  private final class Compiled implements CompiledSchedule {
+    private final String planName;
+    private final LocalStream.Work[] items;
+    /** Step i's items are [stepStart[i], stepStart[i + 1]). */
+    private final int[] stepStart;
+
+    Compiled(String planName, LocalStream.Work[] items, int[] stepStart) {
+      this.planName = planName;
+      this.items = items;
+      this.stepStart = stepStart;
+    }
+
+    @Override
+    public void enqueueSteps(Stream target, int fromIndex, int toIndex) {
       LocalStream on = streamOf(target);
       if (fromIndex < 0) {
-        throw new IndexOutOfBoundsException(schedule.planName() + ": step index " + fromIndex + " is negative");
+        throw new IndexOutOfBoundsException(planName + ": step index " + fromIndex + " is negative");
       }
       int from = Math.min(fromIndex, stepStart.length - 1);
       int to = Math.min(Math.max(toIndex, from), stepStart.length - 1);
       for (int i = stepStart[from]; i < stepStart[to]; i++) {
         on.enqueue(items[i]);
       }
-    };
+    }
+
+    @Override
+    public NonFiniteScan nonFiniteScan(List<NonFiniteScan.Region> regions, U64Buffer findings) {
+      return NonFiniteScan.onHost(regions, findings, memory -> memory instanceof LocalMemory m ? m.segment() : null);
+    }
   }
 
   @Override

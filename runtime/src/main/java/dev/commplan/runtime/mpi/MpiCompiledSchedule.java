@@ -1,7 +1,10 @@
 package dev.commplan.runtime.mpi;
 
 import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.U64Buffer;
 import dev.commplan.runtime.plan.CompiledSchedule;
+import dev.commplan.runtime.plan.NonFiniteScan;
+import java.util.List;
 
 /**
  * A schedule resolved once to MPI's non-blocking collectives ({@link MpiCallTable}). Each enqueued step
@@ -29,6 +32,15 @@ final class MpiCompiledSchedule implements CompiledSchedule {
     for (int step = fromIndex; step < end; step++) {
       comm.run(table, step, on);
     }
+  }
+
+  /**
+   * The finite check's search, on the host: it waits for the stream (the steps before it complete), then reads the
+   * memory in place ({@link NonFiniteScan#onHost}).
+   */
+  @Override
+  public NonFiniteScan nonFiniteScan(List<NonFiniteScan.Region> regions, U64Buffer findings) {
+    return NonFiniteScan.onHost(regions, findings, memory -> memory instanceof MpiMemory m ? m.segment() : null);
   }
 
   @Override

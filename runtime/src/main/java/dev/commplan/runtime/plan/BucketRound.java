@@ -37,6 +37,8 @@ final class BucketRound {
   private final int[][] bucketsOf;
   /** Per bucket, the guard's marks of what its calls write and read. */
   private final GuardMarks marks;
+  /** The finite check of the buckets, or null where the plan has none or it checks no bucket. */
+  private final FiniteChecks finite;
   /** What the communicator's gate says this thread was doing: {@code ready() of plan p.X}. */
   private final String readyLabel;
   private final String finishLabel;
@@ -47,6 +49,11 @@ final class BucketRound {
   private int marked;
   private int next;
   private boolean enqueuedAny;
+  /**
+   * Whether the finite check refused a bucket of this round (on every rank alike): the round enqueues nothing more,
+   * and its finish ends it without the rest.
+   */
+  private boolean refused;
 
   /**
    * The rounds of {@code plan}, whose buckets are compiled as a schedule of their own, one step each.
@@ -58,9 +65,11 @@ final class BucketRound {
    * @param buckets the buckets, in the order every rank enqueues them
    * @param fields per handle, the field's name
    * @param marks per bucket, the guard's marks
+   * @param finite the finite check of the buckets, or null
    */
   BucketRound(Plan plan, Stream stream, boolean ownsStream, CompiledSchedule compiled, List<Schedule.Bucket> buckets,
-      List<String> fields, GuardMarks marks) {
+      List<String> fields, GuardMarks marks, FiniteChecks finite) {
+    this.finite = finite;
     this.plan = plan;
     this.planName = plan.name();
     this.stream = stream;
@@ -199,7 +208,7 @@ final class BucketRound {
     for (int b : bucketsOf[handle]) {
       missing[b]--;
     }
-    while (next < buckets.size() && missing[next] == 0) {
+    while (!refused && next < buckets.size() && missing[next] == 0) {
       enqueue(next++);
     }
   }
@@ -212,10 +221,13 @@ final class BucketRound {
    * @return the fields that were not marked in the round, in declaration order (empty normally)
    */
   private List<String> end(Stream consumer) {
-    List<String> unmarked = unmarkedFields();
-    flush();
-    consumer.waitFor(stream.record());
-    reset();
+    List<String> unmarked = refused ? List.of() : unmarkedFields();
+    try {
+      flush();
+    } finally { // a bucket the finite check refused ends the round too: what went out is waited for
+      consumer.waitFor(stream.record());
+      reset();
+    }
     return unmarked;
   }
 
@@ -304,7 +316,7 @@ final class BucketRound {
 
   /** Enqueues every bucket not yet enqueued, waiting only for the fields that were marked. */
   private void flush() {
-    while (next < buckets.size()) {
+    while (!refused && next < buckets.size()) {
       enqueue(next++);
     }
   }
@@ -327,6 +339,11 @@ final class BucketRound {
     LastStream lastStream = plan.lastStream(); // a bucket is ordered after the plan's work on another stream
     if (tracked) {
       lastStream.orderBefore(stream);
+    }
+    if (finite != null && finite.checks(b)) {
+      check(b, capturing);
+    }
+    if (tracked) {
       ticket = progress.issue();
       if (plan.hostAccessGuard()) {
         marks.mark(stream, progress, ticket, b, b + 1);
@@ -343,6 +360,21 @@ final class BucketRound {
     }
   }
 
+  /**
+   * The finite check of bucket {@code b}, after the waits for its fields' producers (the search reads what they
+   * wrote): where any rank's send data holds a NaN or an infinity, the round is refused on every rank alike (nothing
+   * more of it is enqueued; its finish ends it) and the exception is thrown.
+   */
+  private void check(int b, boolean capturing) {
+    finite.refuse("ready()", capturing, b, b + 1);
+    try {
+      finite.check(b, stream);
+    } catch (RuntimeException e) {
+      refused = true;
+      throw e;
+    }
+  }
+
   private void reset() {
     Arrays.fill(events, null);
     for (Schedule.Bucket b : buckets) {
@@ -350,5 +382,6 @@ final class BucketRound {
     }
     marked = 0;
     next = 0;
+    refused = false;
   }
 }

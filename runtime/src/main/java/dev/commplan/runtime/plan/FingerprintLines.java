@@ -6,20 +6,23 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Renders a plan's {@link PlanFingerprint}: a header (with the order check where it is on, since every rank
- * must compare after the same units), each declared collective in execution order, each NCCL call of the
+ * Renders a plan's {@link PlanFingerprint}: a header (with the order check and the finite check where they are
+ * on, since every rank must compare after the same units, and search and agree before the same steps), each declared collective in execution order, each NCCL call of the
  * schedule (if this rank got that far), and this rank's build failure. Nothing rank-specific (addresses,
  * offsets) goes in, so that equal plans render equal text on every rank.
  */
 final class FingerprintLines {
   private FingerprintLines() {}
 
-  static PlanFingerprint render(String planName, int ranks, boolean orderCheck, Declarations declarations,
-      List<Declarations.Call> ordered, Schedule schedule, RuntimeException failure) {
+  static PlanFingerprint render(String planName, int ranks, boolean orderCheck, boolean checkFinite,
+      Declarations declarations, List<Declarations.Call> ordered, Schedule schedule, RuntimeException failure) {
     List<String> lines = new ArrayList<>();
     lines.add("plan " + planName + " on " + ranks + " ranks");
     if (orderCheck) {
       lines.add("order check: the ranks' calls compared after every execute");
+    }
+    if (checkFinite) { // every rank must search and exchange before the same steps, or they would wait in different calls
+      lines.add("finite check: floating-point reductions' send data searched, and the ranks agree, before they go out");
     }
     for (int i = 0; i < ordered.size(); i++) {
       lines.add(operation(i + 1, declarations, ordered.get(i)));

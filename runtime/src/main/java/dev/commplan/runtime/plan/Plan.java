@@ -8,6 +8,7 @@ import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.agreement.Agreement;
+import dev.commplan.runtime.agreement.FiniteVerdict;
 import dev.commplan.runtime.guard.CallGate;
 import dev.commplan.runtime.guard.Failures;
 import dev.commplan.runtime.guard.Guards;
@@ -47,6 +48,13 @@ import java.util.stream.IntStream;
  * still issues the whole plan, but not while such a round is open. The rounds are a class of their own
  * ({@code BucketRound}); the plan checks that it can run, then hands them the call.
  *
+ * <p><b>The finite check</b> ({@link PlanBuilder#checkFinite}): before each step (or bucket) with a
+ * floating-point reduction, the plan has the backend search the fields it sends for a NaN or an infinity
+ * ({@link NonFiniteScan}), the ranks exchange what they found, and the host waits for that verdict; the step goes
+ * out on every rank, or {@link dev.commplan.runtime.NonFiniteException} is thrown on every rank and it goes out
+ * on none ({@code FiniteChecks}). Such a plan's capture is no graph: each launch checks as execute does. A plan
+ * built without it takes no other path: its enqueue reads one final boolean.
+ *
  * <p><b>Inside someone else's capture.</b> When the stream is being captured into a CUDA graph by the
  * caller's own code ({@link CompiledSchedule#isCapturing}, asked once per execute), {@code execute}
  * records the calls into that graph and marks nothing: no work runs until the caller launches the
@@ -85,6 +93,14 @@ public final class Plan implements AutoCloseable {
   /** What the communicator's gate says this thread was doing, made once: {@code execute() of plan p.X}. */
   private final String executeLabel;
   private final String launchLabel;
+  /**
+   * The finite check ({@link PlanBuilder#checkFinite}), or null where it is off; and whether it checks any step:
+   * the one branch the enqueue of a plan without it takes ({@link #checkedEnqueue}).
+   */
+  private final FiniteChecks finite;
+  private final boolean checksFinite;
+  /** The finite check's findings buffers, or null: freed when the plan closes. */
+  private final FiniteVerdict verdict;
 
   /**
    * Made by {@link PlanAssembly}, once every stage of the build has passed.
@@ -94,10 +110,15 @@ public final class Plan implements AutoCloseable {
    * @param bound per handle, whether the user bound the buffer
    * @param ownedMemory the plan-owned memory, or null
    * @param stepMarks per step, in the schedule's order, the guard's marks of what its calls write and read
+   * @param finite the finite check of the steps, or null where it is off
+   * @param verdict the finite check's findings buffers, or null where nothing is checked
    */
   Plan(String name, Communicator comm, Schedule schedule, CompiledSchedule compiled, Buffer[] buffers,
       List<String> fields, boolean[] bound, DeviceMemory ownedMemory, String description,
-      boolean hostAccessGuard, boolean orderCheck, GuardMarks stepMarks) {
+      boolean hostAccessGuard, boolean orderCheck, GuardMarks stepMarks, FiniteChecks finite, FiniteVerdict verdict) {
+    this.finite = finite;
+    this.checksFinite = finite != null && finite.any();
+    this.verdict = verdict;
     this.hostAccessGuard = hostAccessGuard;
     this.stepMarks = stepMarks;
     this.name = name;
@@ -150,6 +171,15 @@ public final class Plan implements AutoCloseable {
   }
 
   /**
+   * {@return whether the plan was built with the finite check ({@link PlanBuilder#checkFinite}): before each step
+   * with a floating-point reduction, the ranks search its send data and agree, and the step goes out only where no
+   * rank holds a NaN or an infinity}
+   */
+  public boolean checkFinite() {
+    return finite != null;
+  }
+
+  /**
    * The buffer of a handle {@link PlanBuilder#buffer} returned: a plan-owned view or the bound buffer.
    *
    * @param handle a handle {@link PlanBuilder#buffer} returned for this plan
@@ -195,7 +225,9 @@ public final class Plan implements AutoCloseable {
   public CapturedPlan capture(Stream stream) {
     checkExecutable(stream);
     checkNoRound("capture()");
-    CompiledSchedule.Capture recording = compiled.capture(stream);
+    // a checked plan waits for its verdict on the host before each checked step, which a graph cannot: its launch
+    // enqueues the steps with their checks, as execute does
+    CompiledSchedule.Capture recording = checksFinite ? new Relaunch() : compiled.capture(stream);
     PlanCapture captured = new PlanCapture(this, stream, recording);
     captures.add(captured);
     if (closed) { // closed by another thread meanwhile: do not leave a graph behind
@@ -258,6 +290,10 @@ public final class Plan implements AutoCloseable {
    * @param recording the captured plan to launch, or null to enqueue the steps
    */
   private void enqueue(Stream stream, int from, int to, int step, CompiledSchedule.Capture recording) {
+    if (checksFinite) {
+      checkedEnqueue(stream, from, to, step, recording != null);
+      return;
+    }
     StreamProgress progress = Guards.progressOf(stream);
     if (progress == null) { // a stream not built on StreamBase keeps no guard and no gate
       issue(stream, from, to, recording, compiled.isCapturing(stream));
@@ -281,6 +317,64 @@ public final class Plan implements AutoCloseable {
     } finally {
       gate.exit();
     }
+  }
+
+  /**
+   * {@link #enqueue} of a plan with the finite check ({@link FiniteChecks}): step by step, each checked step after
+   * its check (search, the ranks' verdict, the host's wait), each with the guard's marks under a ticket of its own
+   * (the check's wait synchronized the stream past the steps before it), and one unit of the agreement check when
+   * every step went out. A verdict that refuses a step throws on every rank: the steps before it have been
+   * enqueued, it and the steps after it have not. A launch of a captured plan takes the same path (its recording is
+   * no graph).
+   */
+  private void checkedEnqueue(Stream stream, int from, int to, int step, boolean launch) {
+    StreamProgress progress = Guards.progressOf(stream);
+    CallGate gate = progress != null ? progress.gate() : null;
+    if (gate != null) {
+      gate.enter(launch ? launchLabel : executeLabel);
+    }
+    try {
+      boolean capturing = compiled.isCapturing(stream);
+      finite.refuse(launch ? "launch()" : step < 0 ? "execute()" : "executeStep()", capturing, from, to);
+      boolean tracked = progress != null && !capturing;
+      for (int s = from; s < to; s++) {
+        if (tracked) {
+          lastStream.orderBefore(stream); // before the search too: it reads what the plan's last work may write
+        }
+        if (finite.checks(s)) {
+          finite.check(s, stream);
+        }
+        long ticket = tracked ? progress.issue() : 0;
+        if (tracked) {
+          track(stream, progress, ticket, s, s + 1);
+        }
+        compiled.enqueueSteps(stream, s, s + 1, capturing);
+        if (tracked) {
+          lastStream.enqueued(stream, ticket);
+        }
+      }
+      enqueued(stream, capturing, step, launch);
+    } finally {
+      if (gate != null) {
+        gate.exit();
+      }
+    }
+  }
+
+  /** A checked plan's "capture": no graph; each launch enqueues the steps with their checks ({@link #checkedEnqueue}). */
+  private static final class Relaunch implements CompiledSchedule.Capture {
+    @Override
+    public void launch(boolean capturing) {
+      throw new AssertionError("a checked plan's launch enqueues its steps itself");
+    }
+
+    @Override
+    public boolean isGraph() {
+      return false;
+    }
+
+    @Override
+    public void close() {}
   }
 
   /** The backend's part of {@link #enqueue}: launch {@code recording}, or enqueue steps {@code [from, to)}. */
@@ -465,6 +559,9 @@ public final class Plan implements AutoCloseable {
     }
     if (ownedMemory != null) {
       ownedMemory.close();
+    }
+    if (verdict != null) {
+      verdict.close();
     }
     if (roundLeftOpen != null) {
       if (failure != null) {

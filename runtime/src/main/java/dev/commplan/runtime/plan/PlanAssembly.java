@@ -6,6 +6,7 @@ import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.Mesh;
 import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.agreement.FiniteVerdict;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -15,7 +16,7 @@ import java.util.Objects;
  * PlanRules} (each declared call, on the size of the group it runs over), {@link BufferLayout}, {@link
  * PlanRules} again on that memory (races and overlaps), {@link ScheduleBuilder}, the {@linkplain
  * FingerprintLines fingerprint} compared across the ranks, the backend's compile, and the {@link Plan}
- * with its {@linkplain GuardTables guard tables}.
+ * with its {@linkplain GuardTables guard tables} and, where it is on, its {@linkplain FiniteChecks finite check}.
  */
 final class PlanAssembly {
   private final String planName;
@@ -64,40 +65,52 @@ final class PlanAssembly {
   }
 
   /**
-   * Builds the plan; {@code orderCheck}: its units are compared across the ranks right after each execute (and
-   * each bucket); {@code bucketBytes > 0} makes it bucketed, its buckets enqueued on {@code commStream} (null: a
-   * stream the plan makes and closes).
+   * What the builder was told besides the declarations.
+   *
+   * @param orderCheck whether the plan's units are compared across the ranks right after each execute (and each
+   *     bucket)
+   * @param fingerprintCheck whether the build compares the plan's fingerprint across the ranks
+   * @param hostAccessGuard whether execute marks the plan's buffers for the host-access guard
+   * @param checkFinite whether each floating-point reduction's send data is searched for NaN and infinity, and the
+   *     ranks agree, before it goes out ({@link FiniteChecks})
+   * @param bucketBytes {@code > 0}: the plan is bucketed, with buckets of at most that many bytes
+   * @param commStream where a bucketed plan's buckets are enqueued; null: a stream the plan makes and closes
    */
-  Plan assemble(boolean orderCheck, boolean fingerprintCheck, boolean hostAccessGuard, long bucketBytes,
-      Stream commStream) {
+  record Options(boolean orderCheck, boolean fingerprintCheck, boolean hostAccessGuard, boolean checkFinite,
+      long bucketBytes, Stream commStream) {}
+
+  /** What the build's stages made so far, freed where a later stage fails. */
+  private static final class Built {
+    BufferLayout layout;
+    DeviceMemory owned;
+    Buffer[] views;
+    Schedule schedule;
+    int[] bucketOfCall;
+    FiniteVerdict verdict;
+
+    void free() {
+      if (verdict != null) {
+        verdict.close();
+      }
+      if (owned != null) {
+        owned.close();
+      }
+    }
+  }
+
+  /** Builds the plan, as {@code options} say. */
+  Plan assemble(Options options) {
     int ranks = comm.size();
     List<Declarations.Call> ordered = declarations.ordered();
-    DeviceMemory owned = null;
+    Built built = new Built();
     try {
       // A failure here is held until the fingerprint has been exchanged: the exchange is collective, so a
       // rank that failed alone and left would leave the others waiting in it.
-      RuntimeException failure = null;
-      BufferLayout layout = null;
-      Buffer[] views = null;
-      Schedule schedule = null;
-      int[] bucketOfCall = new int[declarations.calls().size()];
-      try {
-        for (Declarations.Call call : declarations.calls()) {
-          PlanRules.checkCall(planName, declarations, call, groups.get(call.group()).communicator().size());
-        }
-        PeerRules.checkPairs(planName, declarations, ordered);
-        layout = BufferLayout.of(declarations, ordered);
-        owned = layout.bytes() > 0 ? layout.allocate(planName, comm, declarations) : null;
-        views = layout.views(declarations, owned);
-        PlanRules.checkNoRaces(planName, declarations, ordered, views);
-        schedule = ScheduleBuilder.build(planName, declarations, ordered, views, ranks, groups, bucketBytes,
-            bucketOfCall);
-      } catch (RuntimeException e) {
-        failure = e;
-      }
-      if (fingerprintCheck && ranks > 1) { // one rank has no one to disagree with: nothing rendered or sent
+      RuntimeException failure = stages(ordered, options.bucketBytes(), built);
+      if (options.fingerprintCheck() && ranks > 1) { // one rank has no one to disagree with: nothing rendered or sent
         try {
-          FingerprintLines.render(planName, ranks, orderCheck, declarations, ordered, schedule, failure).check(comm);
+          FingerprintLines.render(planName, ranks, options.orderCheck(), options.checkFinite(), declarations, ordered,
+              built.schedule, failure).check(comm);
         } catch (RuntimeException e) {
           if (failure != null) {
             e.addSuppressed(failure);
@@ -108,42 +121,89 @@ final class PlanAssembly {
       if (failure != null) {
         throw failure;
       }
-      CompiledSchedule compiled = CompiledSchedule.compile(comm, schedule);
-      List<String> names = declarations.fields().stream().map(Declarations.Field::field).toList();
-      boolean[] bound = declarations.boundFlags();
-      String description = PlanDescription.describe(schedule, comm, names, bound, views, declarations.intoByField(),
-          layout.bytes(), compiled, bucketBytes);
-      GuardTables access = GuardTables.of(ordered);
-      GuardMarks stepMarks = new GuardMarks(planName, schedule.steps().stream().mapToInt(Step::number).toArray(),
-          views, names, access.written(), access.read());
-      Plan plan = new Plan(planName, comm, schedule, compiled, views, names, bound, owned, description,
-          hostAccessGuard, orderCheck, stepMarks);
-      if (bucketBytes > 0) {
-        plan.round(round(plan, schedule, views, names, ordered, bucketOfCall, commStream));
-      }
-      return plan;
+      return plan(options, ordered, built);
     } catch (RuntimeException | Error e) {
-      if (owned != null) {
-        owned.close();
-      }
+      built.free();
       throw e;
     }
   }
 
   /**
-   * The rounds of a bucketed plan: its buckets compiled as a schedule of their own (a step per bucket, which
-   * the backend labels with the bucket), their guard marks, and the communication stream.
+   * The stages before the fingerprint: the rules, the layout and its allocation, the races, the schedule.
+   *
+   * @return what failed on this rank, or null
    */
-  private BucketRound round(Plan plan, Schedule schedule, Buffer[] views, List<String> names,
-      List<Declarations.Call> ordered, int[] bucketOfCall, Stream commStream) {
-    List<Schedule.Bucket> buckets = schedule.buckets();
-    List<Step> steps = buckets.stream().map(b -> new Step(b.step(), b.calls(), b.index())).toList();
+  private RuntimeException stages(List<Declarations.Call> ordered, long bucketBytes, Built built) {
+    built.bucketOfCall = new int[declarations.calls().size()];
+    try {
+      for (Declarations.Call call : declarations.calls()) {
+        PlanRules.checkCall(planName, declarations, call, groups.get(call.group()).communicator().size());
+      }
+      PeerRules.checkPairs(planName, declarations, ordered);
+      built.layout = BufferLayout.of(declarations, ordered);
+      built.owned = built.layout.bytes() > 0 ? built.layout.allocate(planName, comm, declarations) : null;
+      built.views = built.layout.views(declarations, built.owned);
+      PlanRules.checkNoRaces(planName, declarations, ordered, built.views);
+      built.schedule = ScheduleBuilder.build(planName, declarations, ordered, built.views, comm.size(), groups,
+          bucketBytes, built.bucketOfCall);
+      return null;
+    } catch (RuntimeException e) {
+      return e;
+    }
+  }
+
+  /** Once the ranks agree: the backend's compile, the description, the guard's marks, the finite check, the plan. */
+  private Plan plan(Options options, List<Declarations.Call> ordered, Built built) {
+    Schedule schedule = built.schedule;
+    Buffer[] views = built.views;
+    CompiledSchedule compiled = CompiledSchedule.compile(comm, schedule);
+    List<String> names = declarations.fields().stream().map(Declarations.Field::field).toList();
+    boolean[] bound = declarations.boundFlags();
+    FiniteChecks finite = null;
+    int[][] bucketChecks = null;
+    if (options.checkFinite()) {
+      int[][] stepChecks = FiniteChecks.handles(schedule.steps(), names);
+      bucketChecks = FiniteChecks.handles(bucketSteps(schedule.buckets()), names);
+      int most = Math.max(FiniteChecks.most(stepChecks), FiniteChecks.most(bucketChecks));
+      built.verdict = most > 0 ? FiniteVerdict.of(planName, comm, most) : null;
+      finite = new FiniteChecks(planName, compiled, schedule.steps(), stepChecks, views, names, built.verdict);
+    }
+    String description = PlanDescription.describe(schedule, comm, names, bound, views, declarations.intoByField(),
+        built.layout.bytes(), compiled, options.bucketBytes()) + (finite != null ? finite.describe() : "");
+    GuardTables access = GuardTables.of(ordered);
+    GuardMarks stepMarks = new GuardMarks(planName, schedule.steps().stream().mapToInt(Step::number).toArray(),
+        views, names, access.written(), access.read());
+    Plan plan = new Plan(planName, comm, schedule, compiled, views, names, bound, built.owned, description,
+        options.hostAccessGuard(), options.orderCheck(), stepMarks, finite, built.verdict);
+    if (options.bucketBytes() > 0) {
+      plan.round(round(plan, schedule.buckets(), views, names, ordered, built.bucketOfCall, options.commStream(),
+          bucketChecks, built.verdict));
+    }
+    return plan;
+  }
+
+  /**
+   * The rounds of a bucketed plan: its buckets compiled as a schedule of their own (a step per bucket, which
+   * the backend labels with the bucket), their guard marks, their finite checks ({@code checks} null: none), and
+   * the communication stream.
+   */
+  private BucketRound round(Plan plan, List<Schedule.Bucket> buckets, Buffer[] views, List<String> names,
+      List<Declarations.Call> ordered, int[] bucketOfCall, Stream commStream, int[][] checks, FiniteVerdict verdict) {
+    List<Step> steps = bucketSteps(buckets);
     CompiledSchedule compiled = CompiledSchedule.compile(comm, new Schedule(planName, comm.size(), steps, groups));
-    GuardTables access = GuardTables.of(ordered, c -> bucketOfCall[c.order()], buckets.size());
-    GuardMarks marks = new GuardMarks(planName, buckets.stream().mapToInt(Schedule.Bucket::step).toArray(), views,
+    GuardTables access = GuardTables.of(ordered, c -> bucketOfCall[c.order()], steps.size());
+    GuardMarks marks = new GuardMarks(planName, steps.stream().mapToInt(Step::number).toArray(), views,
         names, access.written(), access.read());
+    FiniteChecks finite = checks == null ? null
+        : new FiniteChecks(planName, compiled, steps, checks, views, names, verdict);
     boolean owns = commStream == null;
     Stream stream = owns ? comm.newStream() : commStream;
-    return new BucketRound(plan, stream, owns, compiled, buckets, names, marks);
+    return new BucketRound(plan, stream, owns, compiled, buckets, names, marks,
+        finite != null && finite.any() ? finite : null);
+  }
+
+  /** A bucketed plan's buckets as steps, one each, labelled with the bucket: what its rounds' schedule compiles. */
+  private static List<Step> bucketSteps(List<Schedule.Bucket> buckets) {
+    return buckets.stream().map(b -> new Step(b.step(), b.calls(), b.index())).toList();
   }
 }

@@ -10,11 +10,13 @@ import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DisagreementException;
 import dev.commplan.runtime.Mesh;
+import dev.commplan.runtime.NonFiniteException;
 import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.PlanMismatchException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.guard.HostAccessGuard;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -60,6 +62,13 @@ public final class PlanBuilder {
    */
   public static final String FINGERPRINT_CHECK_PROPERTY = "commplan.plan.fingerprint";
 
+  /**
+   * The system property that sets the default of {@link #checkFinite(boolean)}: {@code true} turns the finite check
+   * on for every plan built in this JVM (generated plans included); {@code false}, or none, leaves each plan's own
+   * setting ({@code @CommPlan(checkFinite)}, off by default). Read when a builder is made.
+   */
+  public static final String CHECK_FINITE_PROPERTY = "commplan.checkFinite";
+
   private final String planName;
   private final Communicator comm;
   /** The communicators the plan's calls run over, by group index: the plan's own first, then its axes'. */
@@ -69,6 +78,7 @@ public final class PlanBuilder {
   private boolean hostAccessGuard = defaultHostAccessGuard();
   private boolean fingerprintCheck = !"false".equalsIgnoreCase(System.getProperty(FINGERPRINT_CHECK_PROPERTY));
   private boolean orderCheck = "true".equalsIgnoreCase(System.getProperty(ORDER_CHECK_PROPERTY));
+  private boolean checkFinite = defaultCheckFinite();
   private long bucketBytes;
   private Stream commStream;
 
@@ -80,6 +90,8 @@ public final class PlanBuilder {
    * @param fixedRanks {@code @CommPlan(ranks)}: 0 for any size, else the size the plan needs
    * @throws PlanBuildException if {@code fixedRanks > 0} and {@code comm.size() != fixedRanks}
    * @throws IllegalStateException if {@code comm} is closed or aborted (the message says which, and why)
+   * @throws IllegalArgumentException if the system property {@value #CHECK_FINITE_PROPERTY} is set to something
+   *     other than true or false
    */
   public PlanBuilder(String planName, Communicator comm, int fixedRanks) {
     this(planName, comm, fixedRanks, List.of(new Schedule.Group("", Objects.requireNonNull(comm, "comm"))));
@@ -96,6 +108,8 @@ public final class PlanBuilder {
    * @throws PlanBuildException if the mesh lacks one of {@code axes} (naming the plan's axes and the mesh's),
    *     or {@code fixedRanks > 0} and the world's size differs
    * @throws IllegalStateException if the mesh's world is closed or aborted
+   * @throws IllegalArgumentException if the system property {@value #CHECK_FINITE_PROPERTY} is set to something
+   *     other than true or false
    */
   public PlanBuilder(String planName, Mesh mesh, int fixedRanks, String... axes) {
     this(planName, Objects.requireNonNull(mesh, "mesh").world(), fixedRanks,
@@ -484,19 +498,62 @@ public final class PlanBuilder {
   }
 
   /**
+   * Whether the plan checks, before each step (or bucket) with a reduction ({@code @AllReduce}, {@code @Reduce},
+   * {@code @ReduceScatter}) of a floating-point field goes out, that no rank's send data holds a NaN or an infinity
+   * ({@code @CommPlan(checkFinite)}; the default: the system property {@value #CHECK_FINITE_PROPERTY}, else off).
+   * Each rank searches the fields those reductions send (on the host for the local and MPI backends, on the device
+   * for NCCL), the ranks exchange what they found, and every rank waits for that verdict before the step is
+   * enqueued: where any rank found one, every rank throws {@link NonFiniteException} naming the lowest such rank,
+   * the field, the first index and the value, and the step is enqueued on none of them, so no rank's data changes.
+   * So an execute of such a plan waits on the host before each checked step: that wait is the price of the
+   * guarantee (docs/dsl.md, "Finite checks", and its costs). Off, execute takes no other path and pays nothing.
+   * The setting is part of the plan's fingerprint: every rank must build the plan with the same.
+   *
+   * @param check true to search each floating-point reduction's send data before it goes out
+   * @return this builder
+   */
+  public PlanBuilder checkFinite(boolean check) {
+    checkNotBuilt();
+    this.checkFinite = check;
+    return this;
+  }
+
+  /**
+   * The default of {@link #checkFinite(boolean)}: the system property {@value #CHECK_FINITE_PROPERTY}, {@code false}
+   * when unset or blank.
+   *
+   * @return the default, read from the property on each call
+   * @throws IllegalArgumentException if the property is set to something other than true or false (in any case)
+   */
+  public static boolean defaultCheckFinite() {
+    String value = System.getProperty(CHECK_FINITE_PROPERTY);
+    if (value == null || value.isBlank()) {
+      return false;
+    }
+    return switch (value.strip().toLowerCase(Locale.ROOT)) {
+      case "true" -> true;
+      case "false" -> false;
+      default -> throw new IllegalArgumentException("system property " + CHECK_FINITE_PROPERTY + " is '" + value
+          + "'; set it to true (every plan searches its floating-point reductions' send data for NaN and infinity"
+          + " before they go out) or false (each plan as built: @CommPlan(checkFinite), off by default)");
+    };
+  }
+
+  /**
    * Checks every relation ({@link PlanRules}), lays out and allocates the plan-owned buffers ({@link
    * BufferLayout}), builds the schedule, coalescing where the layout allows ({@link ScheduleBuilder}),
    * compares the plan's fingerprint across the ranks (see {@link #fingerprintCheck}) and compiles it for
    * the communicator's backend.
    *
    * @return the plan, owning the memory it allocated; the caller closes it
-   * @throws PlanMismatchException on every rank, if the ranks built different plans
+   * @throws PlanMismatchException on every rank, if the ranks built different plans (a different {@link
+   *     #checkFinite} setting included)
    * @throws PlanBuildException naming the field, the counts, the ranks and the fix
    */
   public Plan build() {
     checkNotBuilt();
     built = true;
-    return new PlanAssembly(planName, comm, groups, declarations).assemble(orderCheck, fingerprintCheck,
-        hostAccessGuard, bucketBytes, commStream);
+    return new PlanAssembly(planName, comm, groups, declarations).assemble(new PlanAssembly.Options(orderCheck,
+        fingerprintCheck, hostAccessGuard, checkFinite, bucketBytes, commStream));
   }
 }

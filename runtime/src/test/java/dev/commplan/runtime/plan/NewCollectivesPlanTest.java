@@ -189,7 +189,7 @@ class NewCollectivesPlanTest {
     Declarations d = declarationsOf(b);
     Plan plan = b.build();
     try (plan) {
-      List<String> lines = FingerprintLines.render("p.New", 4, false, d, d.ordered(), plan.schedule(), null).lines();
+      List<String> lines = FingerprintLines.render("p.New", 4, false, false, d, d.ordered(), plan.schedule(), null).lines();
       assertEquals(List.of(
           "plan p.New on 4 ranks",
           "op 1: step 0 @Send(to = \"(rank + 1) % ranks\") x F8E4M3[4]",
