@@ -80,4 +80,26 @@ public @interface CommPlan {
    * @return the most bytes of one bucket; 0 for no buckets
    */
   long bucketBytes() default 0;
+
+  /**
+   * Whether the plan checks, before each reduction ({@link AllReduce}, {@link Reduce}, {@link ReduceScatter}) of a
+   * floating-point field goes out, that no rank's send data holds a NaN or an infinity. False, the default: no
+   * check, and no cost. The system property {@code commplan.checkFinite=true} turns it on for every plan.
+   *
+   * <p>When on, before each step (or bucket) with such a reduction, every rank searches the fields the reduction
+   * sends, on the device (the local and MPI backends, whose device memory is host memory, on the host), and the
+   * ranks agree on what they found before any data moves: where any rank holds a NaN or an infinity, the call
+   * ({@code execute}, {@code executeStep}, a captured plan's {@code launch}, {@code ready}) fails on every rank
+   * with {@code dev.commplan.runtime.NonFiniteException}, naming the lowest such rank, the field, the first index
+   * and the value, and the step is enqueued on none of them, so no rank's data changes. Steps before it have gone
+   * out; a bucketed plan's round enqueues nothing more, and its {@code finish} ends it.
+   *
+   * <p>The price of the guarantee: each checked step waits on the host for the ranks' verdict (a search of the
+   * fields, one small all-gather and a stream synchronize) before it is enqueued, so the host no longer runs ahead
+   * of the device there, and a captured plan is launched step by step, not as one CUDA graph. docs/dsl.md,
+   * "Finite checks", gives the costs measured.
+   *
+   * @return whether floating-point reductions' send data is checked for NaN and infinity before it goes out
+   */
+  boolean checkFinite() default false;
 }

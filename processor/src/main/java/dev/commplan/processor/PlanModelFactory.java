@@ -74,6 +74,7 @@ final class PlanModelFactory {
         plan.axisNames(),
         buffers,
         collectives,
-        plan.bucketBytes().value());
+        plan.bucketBytes().value(),
+        plan.checkFinite().value());
   }
 }

@@ -47,7 +47,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  *
  * <p>Each case is one source file holding one plan class: either generated at random (random dims, ranks,
  * names, mesh axes (valid, reserved, duplicated, dims, not identifiers) and {@code over} on collectives (a
- * declared axis, an unknown one, one in a plan without axes), {@code bucketBytes} (positive, 0, negative), axis
+ * declared axis, an unknown one, one in a plan without axes), {@code bucketBytes} (positive, 0, negative),
+ * {@code checkFinite} (true, false), axis
  * names in shapes, fields of buffer and
  * non-buffer types, collectives with random attributes, {@code @Shape} entries
  * that are valid, garbage, overflowing, unicode or empty, private fields, nested, inner, local, record, enum,
@@ -668,6 +669,10 @@ class ProcessorFuzzTest {
       if (bucketBytes != null) {
         attrs.add(bucketBytes);
       }
+      String checkFinite = checkFinite();
+      if (checkFinite != null) {
+        attrs.add(checkFinite);
+      }
       if (chance(3)) {
         badValues = true;
         attrs.add(pick(new String[] {"ranks = \"4\"", "dims = 1", "name = null", "dims = {null}", "ranks = 4L",
@@ -694,6 +699,15 @@ class ProcessorFuzzTest {
       String[] values = {"1", "64", "4096", "1 << 20", "25L * 1024 * 1024", "Long.MAX_VALUE", "0", "-1",
           "Long.MIN_VALUE"};
       return "bucketBytes = " + values[b.nextInt(values.length)];
+    }
+
+    /**
+     * {@code checkFinite = true} or {@code false} for one case in eight, else null; drawn from a generator of its own,
+     * seeded by the case, so that everything else in a case is what it was before checkFinite existed.
+     */
+    private String checkFinite() {
+      SplittableRandom f = new SplittableRandom((SEED * 0x9E3779B97F4A7C15L + index) ^ 0xF1417E5L);
+      return f.nextInt(8) != 0 ? null : "checkFinite = " + f.nextBoolean();
     }
 
     private String intValue(int[] usual) {

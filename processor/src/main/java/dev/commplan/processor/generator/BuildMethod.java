@@ -78,6 +78,9 @@ final class BuildMethod {
         .addStatement("$N.fingerprintCheck(this.$N)", pb, f.fingerprint()).endControlFlow();
     m.beginControlFlow("if (this.$N != null)", f.order())
         .addStatement("$N.orderCheck(this.$N)", pb, f.order()).endControlFlow();
+    if (plan.checkFinite()) { // only where on: plans without it generate what they did before
+      m.addStatement("$N.checkFinite(true)", pb);
+    }
     boolean usesRanks = buffers.stream().anyMatch(b -> b.count().powers().containsKey(Monomial.RANKS));
 
     if (g.layout.inline()) {

@@ -30,6 +30,14 @@ final class PlanJavadoc {
               + "optimizer reads the results. Each bucket is issued on the plan's communication stream as soon\n"
               + "as its fields are ready. {@link #execute} still runs the whole plan at once.\n", plan.bucketBytes());
     }
+    if (plan.checkFinite()) {
+      doc.add("\n")
+          .add("<p>It is built with the finite check ({@code @CommPlan(checkFinite)}): before each step with a\n"
+              + "floating-point reduction goes out, every rank's send data is searched for NaN and infinity and the\n"
+              + "ranks agree; where any rank holds one, the call fails on every rank with\n"
+              + "{@code NonFiniteException} and no rank's data changes. Each such step waits on the host for\n"
+              + "that verdict.\n");
+    }
     if (!plan.collectives().isEmpty()) {
       doc.add("\n<ul>\n");
       for (CollectiveSpec c : plan.collectives()) {

@@ -17,6 +17,8 @@ import java.util.List;
  * @param collectives the collectives by ascending step, in declaration order within a step
  * @param bucketBytes {@code @CommPlan(bucketBytes)}: 0 for a plan without buckets, else the most bytes of
  *     one bucket, the generated builder's default
+ * @param checkFinite {@code @CommPlan(checkFinite)}: the generated build turns the runtime's finite check on (only
+ *     where true, so that plans without it generate what they did before)
  */
 public record PlanModel(
     String planName,
@@ -27,7 +29,8 @@ public record PlanModel(
     List<String> axes,
     List<BufferSpec> buffers,
     List<CollectiveSpec> collectives,
-    long bucketBytes) {
+    long bucketBytes,
+    boolean checkFinite) {
 
   public PlanModel {
     dims = List.copyOf(dims);

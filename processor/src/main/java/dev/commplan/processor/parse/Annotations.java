@@ -124,6 +124,19 @@ public final class Annotations {
     return declares(mirror, attribute) ? longValue(elements, mirror, attribute) : new Attr<>(0L, null);
   }
 
+  static Attr<Boolean> booleanValue(Elements elements, AnnotationMirror mirror, String attribute) {
+    Object v = value(elements, mirror, attribute);
+    if (v instanceof Boolean b) {
+      return new Attr<>(b, explicit(mirror, attribute));
+    }
+    throw new Unreadable(attribute + " = " + v);
+  }
+
+  /** A {@code boolean} attribute added after the first release ({@code checkFinite}): false where it is not declared. */
+  static Attr<Boolean> optionalBoolean(Elements elements, AnnotationMirror mirror, String attribute) {
+    return declares(mirror, attribute) ? booleanValue(elements, mirror, attribute) : new Attr<>(false, null);
+  }
+
   /** A {@code String[]} attribute added after the first release ({@code axes}); empty where it is not declared. */
   static List<Attr<String>> optionalStrings(Elements elements, AnnotationMirror mirror, String attribute) {
     return declares(mirror, attribute) ? strings(elements, mirror, attribute) : List.of();

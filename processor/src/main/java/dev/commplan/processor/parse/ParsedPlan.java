@@ -29,6 +29,7 @@ import javax.lang.model.element.TypeElement;
  * @param axes {@code @CommPlan(axes)}, one attribute per entry
  * @param axesSource {@code axes} as written, or null
  * @param bucketBytes {@code @CommPlan(bucketBytes)}: 0 for a plan without buckets
+ * @param checkFinite {@code @CommPlan(checkFinite)}: false where not written (or where the annotations jar predates it)
  * @param fields every field declared in the class, in declaration order
  */
 public record ParsedPlan(
@@ -48,6 +49,7 @@ public record ParsedPlan(
     List<Attr<String>> axes,
     AnnotationValue axesSource,
     Attr<Long> bucketBytes,
+    Attr<Boolean> checkFinite,
     List<ParsedField> fields) {
 
   public ParsedPlan {

@@ -94,6 +94,7 @@ public final class PlanParser {
         Annotations.optionalStrings(elements, commPlan, "axes"),
         Annotations.explicit(commPlan, "axes"),
         Annotations.optionalLong(elements, commPlan, "bucketBytes"),
+        Annotations.optionalBoolean(elements, commPlan, "checkFinite"),
         fields);
   }
 
