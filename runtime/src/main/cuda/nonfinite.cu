@@ -5,6 +5,9 @@
 //   F64 0x7FF0000000000000, F32 0x7F800000, F16 0x7C00, BF16 0x7F80, F8E5M2 0x7C,
 //   F8E4M3 0x7F (it has no infinities; S.1111.111 is its NaN).
 // *first must hold ~0 (no index) before the launch; the host reads it after the stream is synchronized.
+// commplan_nonfinite_value, launched after a search on the same stream (one thread), then writes first[1]: the bits
+// of the element first[0] names, zero-extended, or 0 where the search found none; so a region's finding is the
+// pair (index, bits) that the ranks exchange, as the host-side search writes it.
 //
 // The runtime loads the PTX (runtime/src/main/resources/dev/commplan/runtime/kernels/nonfinite.ptx) through
 // the CUDA driver API at run time, so users need no compiler. Regenerate it with bin/ptx-update after editing
@@ -38,4 +41,19 @@ extern "C" __global__ void commplan_nonfinite_u32(const unsigned int* data, u64 
 
 extern "C" __global__ void commplan_nonfinite_u64(const u64* data, u64 count, u64 mask, u64* first) {
   findNonFinite<u64>(data, count, mask, first);
+}
+
+extern "C" __global__ void commplan_nonfinite_value(const unsigned char* data, unsigned int width, u64* first) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) {
+    return;
+  }
+  u64 index = first[0];
+  u64 bits = 0;
+  if (index != ~0ULL) {
+    const unsigned char* at = data + index * width;
+    for (unsigned int b = 0; b < width; b++) {  // little-endian, as every element CommPlan stores; any alignment
+      bits |= (u64)at[b] << (8 * b);
+    }
+  }
+  first[1] = bits;
 }

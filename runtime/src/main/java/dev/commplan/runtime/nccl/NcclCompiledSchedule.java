@@ -1,13 +1,17 @@
 package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.U64Buffer;
 import dev.commplan.runtime.nccl.calls.NcclDirectCalls;
+import dev.commplan.runtime.nccl.calls.NcclNonFiniteScan;
 import dev.commplan.runtime.nccl.calls.NcclScheduleCalls;
 import dev.commplan.runtime.nccl.graphs.GraphCapture;
 import dev.commplan.runtime.nccl.rank.NcclRank;
 import dev.commplan.runtime.nccl.rank.NcclRankState;
 import dev.commplan.runtime.nccl.streams.NcclStream;
 import dev.commplan.runtime.plan.CompiledSchedule;
+import dev.commplan.runtime.plan.NonFiniteScan;
+import java.util.List;
 
 /**
  * A schedule compiled for an NCCL communicator, as a plan sees it ({@link CompiledSchedule}): its NCCL calls,
@@ -104,6 +108,16 @@ final class NcclCompiledSchedule implements CompiledSchedule {
       return CompiledSchedule.super.capture(stream);
     }
     return GraphCapture.capture(calls, stream, s);
+  }
+
+  /**
+   * The finite check's search on the GPU ({@link NcclNonFiniteScan}): kernels loaded from PTX through
+   * the CUDA driver API, launched on the unit's stream; the findings stay on the device for the verdict's all-gather.
+   */
+  @Override
+  public NonFiniteScan nonFiniteScan(List<NonFiniteScan.Region> regions, U64Buffer findings) {
+    state.ensureUsable();
+    return new NcclNonFiniteScan(rank, regions, findings);
   }
 
   @Override

@@ -10,6 +10,8 @@
  *       communicator first) or the call is on the hot path, a {@code ...Raw} method returns the code.
  *   <li>{@link NcclDispatch}: the one place a collective is handed to its NCCL function, for direct calls and
  *       plans alike; the code is returned raw, for the rank's state to turn into an exception.
+ *   <li>{@link NonFiniteKernels}: the finite check's kernels, PTX loaded once per device through the CUDA
+ *       driver API and launched on a stream, each entry point with the CUDA rule it relies on.
  *   <li>{@link NcclEnums} and {@link NcclTypeSupport}: NCCL's values for CommPlan's data types and
  *       reductions, and which of them the loaded NCCL has.
  *   <li>{@link NcclEnvironment} (with {@link NativeAccessMessage}): what the backend needs of this JVM and

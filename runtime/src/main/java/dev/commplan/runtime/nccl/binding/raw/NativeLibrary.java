@@ -21,6 +21,10 @@ public final class NativeLibrary {
   public static final String NCCL_SONAME = "libnccl.so.2";
   /** The CUDA 13 runtime's soname. */
   public static final String CUDART_SONAME = "libcudart.so.13";
+  /** System property naming the CUDA driver library to load: a path or a name. */
+  public static final String CUDA_DRIVER_PROPERTY = "commplan.cuda.driver.library";
+  /** The CUDA driver's soname (installed with the NVIDIA driver, not with the toolkit). */
+  public static final String CUDA_DRIVER_SONAME = "libcuda.so.1";
 
   private final String soname;
   private final NativeLibraryLookup.Found found; // null when not loaded
@@ -34,6 +38,7 @@ public final class NativeLibrary {
 
   private static volatile NativeLibrary nccl;
   private static volatile NativeLibrary cudart;
+  private static volatile NativeLibrary cudaDriver;
 
   /** NCCL, opened once per JVM ({@value #NCCL_PROPERTY}, else {@value #NCCL_SONAME}). */
   public static NativeLibrary nccl() {
@@ -62,6 +67,26 @@ public final class NativeLibrary {
               Stream.of(Cuda.FUNCTIONS, CudaGraphs.FUNCTIONS, CudaStreamOrderedMemory.FUNCTIONS)
                   .flatMap(List::stream).toList(), "install the CUDA 13 runtime (cuda-cudart-13-0)");
           cudart = lib;
+        }
+      }
+    }
+    return lib;
+  }
+
+  /**
+   * The CUDA driver API, opened once per JVM ({@value #CUDA_DRIVER_PROPERTY}, else {@value #CUDA_DRIVER_SONAME}):
+   * only for the kernels CommPlan loads from PTX ({@link CudaDriver}).
+   */
+  public static NativeLibrary cudaDriver() {
+    NativeLibrary lib = cudaDriver;
+    if (lib == null) {
+      synchronized (NativeLibrary.class) {
+        lib = cudaDriver;
+        if (lib == null) {
+          lib = open("the CUDA driver", CUDA_DRIVER_SONAME, CUDA_DRIVER_PROPERTY,
+              System.getProperty(CUDA_DRIVER_PROPERTY), CudaDriver.FUNCTIONS,
+              "install the NVIDIA driver (its libcuda.so.1)");
+          cudaDriver = lib;
         }
       }
     }
