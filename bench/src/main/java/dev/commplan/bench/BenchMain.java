@@ -94,6 +94,14 @@ public final class BenchMain {
           --rounds N --calls N   rounds, and timed calls of each case per round (default 5, 10)
           --warmup auto|N        as sweep's, in calls (--warmup-min, -max, -window, -tolerance)
           --type T --quiet
+        finite-cost    what the finite check (@CommPlan(checkFinite)) costs: one all-reduce of --size as a direct
+                       call, as a plan with the check off and as the same plan with it on, in the steady state
+                       (after each way's warm-up, rounds that time calls of every way in turn; medians, and the
+                       ratios on/off and off/direct); last, a NaN must be refused on every rank
+          --backend local|nccl --ranks N   (default local; 1 rank)
+          --size SIZE            (default 64M)  --type T (a floating-point type; default float)
+          --in-place             all-reduce in place (default: out of place)
+          --rounds N --calls N   (default 5, 10)  --warmup auto|N as sweep's, in calls
         plot           SVG plots from CSV files written by sweep and many
           --sweep FILES          comma-separated sweep CSVs: bandwidth against size, one line per series
           --metric busbw|algbw   which bandwidth (default busbw; one rank's busbw is 0, use algbw)
@@ -123,7 +131,7 @@ public final class BenchMain {
   static final int MAX_LOCAL_RANKS = 256;
 
   private static final List<String> COMMANDS =
-      List.of("sweep", "many", "mesh-cost", "local-target", "plot", "report", "jmh");
+      List.of("sweep", "many", "mesh-cost", "local-target", "finite-cost", "plot", "report", "jmh");
 
   private BenchMain() {}
 
@@ -150,6 +158,7 @@ public final class BenchMain {
         case "sweep" -> sweep(Args.parse(rest, Set.of("quiet")), out, err);
         case "many" -> many(Args.parse(rest, Set.of("in-place", "quiet", "axis-blocks")), out, err);
         case "local-target" -> localTarget(Args.parse(rest, Set.of("quiet")), out, err);
+        case "finite-cost" -> finiteCost(Args.parse(rest, Set.of("in-place")), out);
         case "plot" -> plot(Args.parse(rest, Set.of()), out);
         case "report" -> ReportCommand.run(Args.parse(rest, Set.of("multirank")), out);
         case "mesh-cost" -> MeshCost.command(Args.parse(rest, Set.of("quiet")), out, err);
@@ -359,6 +368,26 @@ public final class BenchMain {
     }
     LocalTarget.run(new LocalTarget.Config(size, ranks, chosen, type, rounds, calls, warmup), out,
         quiet ? null : err);
+  }
+
+  private static void finiteCost(Args a, PrintStream out) {
+    String backend = a.backend();
+    int ranks = a.integer("ranks", 1, 1);
+    checkLocalRanks(backend, ranks);
+    long size = a.size("size", "64M");
+    DataType type = a.dataType("float");
+    boolean inPlace = a.flag("in-place");
+    int rounds = a.integer("rounds", 5, 1);
+    int calls = a.integer("calls", 10, 1);
+    SteadyState.Rule warmup = a.warmUp();
+    a.finish();
+    if (!type.isFloatingPoint()) {
+      throw new UsageException("--type " + Names.of(type) + ": the finite check searches floating-point data only");
+    }
+    if (size < type.byteSize()) {
+      throw new UsageException("--size " + size + " holds no element of " + Names.of(type));
+    }
+    FiniteCost.run(new FiniteCost.Config(backend, ranks, size, type, inPlace, rounds, calls, warmup), out);
   }
 
   private static void plot(Args a, PrintStream out) {
