@@ -166,6 +166,7 @@ class LocalRunTest {
       {"sweep", "--batches", "0"}, {"sweep", "--check-max", "x"}, {"many", "--time-limit", "-1"},
       {"many", "--measure-max", "soon"}, {"local-target", "--warmup-tolerance", "-0.1"},
       {"many", "--modes", "plan,nope"}, {"report", "--multirank", "--host", "host-cost.txt"},
+      {"finite-cost", "--type", "int32"}, {"finite-cost", "--size", "1"}, {"finite-cost", "--ranks", "0"},
     };
     for (String[] args : cases) {
       ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -186,6 +187,20 @@ class LocalRunTest {
     err.reset();
     BenchMain.run(new String[] {"many", "--ranks", "100000"}, sink(new ByteArrayOutputStream()), sink(err));
     assertTrue(err.toString(StandardCharsets.UTF_8).contains("at most " + BenchMain.MAX_LOCAL_RANKS), err.toString());
+  }
+
+  /** Small and short: every way runs, the ratios are printed, and the check refuses the NaN at the end. */
+  @Test
+  void finiteCostTimesEveryWayAndTheCheckRefusesANaN() {
+    for (boolean inPlace : new boolean[] {false, true}) {
+      ByteArrayOutputStream text = new ByteArrayOutputStream();
+      FiniteCost.Result r = FiniteCost.run(new FiniteCost.Config("local", 2, 64 * 1024, DataType.BF16, inPlace, 2, 3,
+          SteadyState.Rule.fixed(2)), sink(text));
+      assertEquals(FiniteCost.WAYS, r.lines().stream().map(FiniteCost.Line::way).toList());
+      assertTrue(r.onOverOff() > 0 && r.offOverDirect() > 0, r.toString());
+      String out = text.toString(StandardCharsets.UTF_8);
+      assertTrue(out.contains("# check on / check off: ") && out.contains("plan, check on"), out);
+    }
   }
 
   @Test
