@@ -29,8 +29,11 @@ import org.junit.jupiter.api.io.TempDir;
  * search finds is {@code NcclFiniteGpuTest}'s, on a GPU.
  */
 class NonFinitePtxTest {
-  private static final Path CUDA_SOURCE = Path.of("src/main/cuda/nonfinite.cu");
-  private static final Path COMMITTED = Path.of("src/main/resources/dev/commplan/runtime/kernels/nonfinite.ptx");
+  /** The runtime module's folder: the working directory under Maven, runtime/ from the project's root. */
+  private static final Path MODULE = Files.isDirectory(Path.of("src/main/cuda")) ? Path.of("") : Path.of("runtime");
+  private static final Path CUDA_SOURCE = MODULE.resolve("src/main/cuda/nonfinite.cu");
+  private static final Path COMMITTED =
+      MODULE.resolve("src/main/resources/dev/commplan/runtime/kernels/nonfinite.ptx");
   private static final Pattern ENTRY = Pattern.compile("\\.visible \\.entry (\\w+)\\(([^)]*)\\)");
   private static final Pattern PARAM = Pattern.compile("\\.param \\.(\\w+) (\\w+)");
 
