@@ -22,8 +22,8 @@ import org.junit.jupiter.api.TestInstance;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 public abstract class BackendSuite {
-  /** The world sizes of the defaults: odd ones among them, so that slices of the work do not divide evenly. */
-  public static final int[] DEFAULT_WORLD_SIZES = {1, 2, 3, 4, 5, 8};
+  /** The default world sizes: odd ones among them, so that slices of the work do not divide evenly. */
+  private static final int[] DEFAULT_WORLD_SIZES = {1, 2, 3, 4, 5, 8};
 
   private final Map<Integer, Cluster> clusters = new HashMap<>();
 
@@ -37,8 +37,8 @@ public abstract class BackendSuite {
   protected abstract String backend();
 
   /**
-   * {@return the world sizes the suite runs at} The default: {@link #DEFAULT_WORLD_SIZES}; a GPU backend
-   * returns the sizes it has devices for.
+   * {@return the world sizes the suite runs at} The default: 1, 2, 3, 4, 5 and 8 (odd ones among them, so
+   * that slices of the work do not divide evenly); a GPU backend returns the sizes it has devices for.
    */
   protected int[] worldSizes() {
     return DEFAULT_WORLD_SIZES.clone();
