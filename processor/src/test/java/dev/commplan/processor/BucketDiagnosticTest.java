@@ -55,7 +55,7 @@ class BucketDiagnosticTest {
         "}");
     assertError(f, "bucketBytes = ",
         "[CommPlan/BadBucket] @CommPlan(bucketBytes = " + value + ") is negative. Fix: use 0 for no buckets (the plan"
-            + " runs whole with execute), or N > 0, the most bytes of one bucket (docs/dsl.md, \"Choosing"
+            + " runs whole with execute), or N > 0, the most bytes of one bucket (docs/overlap.md, \"Choosing"
             + " bucketBytes\").");
   }
 

@@ -68,12 +68,8 @@ class MethodSizeTest {
       "writes the generated Builder.build method statement by statement, as the generated source reads",
       "dev.commplan.processor.generator.BuilderType#type",
       "writes the generated Builder class, member by member in the order of the generated source",
-      "dev.commplan.runtime.agreement.PlanFingerprint#compare",
-      "in the agreement package, which issue 42's item 3 (one home for cross-rank checks) is reworking; split there",
       "dev.commplan.runtime.mpi.MpiCallTable#set",
-      "one row of the MPI call table, an argument per column; MpiCallTable is reworked by issue 42's item 3",
-      "dev.commplan.runtime.nccl.NcclCompiledSchedule#capture",
-      "in nccl/, which issue 42's item 2 (the NCCL package by role) reorganizes; split there");
+      "one row of the MPI call table: maps a call's arguments, column by column, to what its MPI function takes");
 
   /** The methods allowed more parameters, by class and name, with why. */
   private static final Map<String, String> MORE_PARAMETERS = Map.of(
@@ -85,9 +81,7 @@ class MethodSizeTest {
       "dev.commplan.runtime.local.LocalCollective#<init>",
       "a collective's arguments, one each, as the call it stands for takes them (and its flight-record label)",
       "dev.commplan.runtime.mpi.MpiCallTable#set",
-      "one row of the MPI call table, an argument per column; MpiCallTable is reworked by issue 42's item 3",
-      "dev.commplan.runtime.agreement.WindowCheck#firstDifference",
-      "in the agreement package, which issue 42's item 3 is reworking; give its arguments a record there");
+      "one row of the MPI call table, an argument per column (the table's arrays are its columns)");
 
   /** A method's measures: its class and name, where it is, its body's lines and its parameters. */
   private record Measured(String key, String where, int lines, int parameters) {}

@@ -156,7 +156,7 @@ public enum Message {
   // Rule 23: bucketBytes.
   NEGATIVE_BUCKET(RuleId.BAD_BUCKET,
       "@CommPlan(bucketBytes = %s) is negative. Fix: use 0 for no buckets (the plan runs whole with execute), or"
-          + " N > 0, the most bytes of one bucket (docs/dsl.md, \"Choosing bucketBytes\")."),
+          + " N > 0, the most bytes of one bucket (docs/overlap.md, \"Choosing bucketBytes\")."),
   OVERFLOWED_BUCKET(RuleId.BAD_BUCKET,
       "@CommPlan(bucketBytes = %s) is negative: an int expression overflowed before it became the long"
           + " bucketBytes (1 << 31, or 2048 * 1024 * 1024, is %s in int). Fix: write it as a long, such as 1L << 31"

@@ -2,6 +2,7 @@ package dev.commplan.runtime.local;
 
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.CommTimeoutException;
+import dev.commplan.runtime.DisagreementException;
 import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.guard.StreamWorkerThread;
 import dev.commplan.runtime.spi.EventBase;
@@ -265,6 +266,12 @@ public final class LocalStream extends StreamBase {
   private RuntimeException rethrowable(Throwable cause) {
     if (cause instanceof CommTimeoutException timeout) {
       return new CommTimeoutException(timeout);
+    }
+    if (cause instanceof DisagreementException d) { // the agreement check's words, as on every backend: unwrapped
+      DisagreementException again = new DisagreementException(d.getMessage(), d.thisRank(), d.otherRank(),
+          d.differingRanks(), d.differingFields());
+      again.initCause(d);
+      return again;
     }
     String message = who() + "'s stream failed: " + cause.getMessage();
     return cause instanceof RankAbortedException

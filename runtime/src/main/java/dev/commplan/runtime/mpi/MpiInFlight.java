@@ -245,7 +245,7 @@ final class MpiInFlight {
 
   /** The first step in flight failed with {@code rc}: it is dropped and the family fails (the MPI lock held). */
   private MpiException failed(MpiCallTable table, int step, int rc) {
-    MpiException e = table.failure(step, rc, comm.rankText());
+    MpiException e = MpiCallFailures.of(table, comm, step, rc, comm.rankText());
     table.abandon(step);
     removeFirst();
     comm.family().fail(comm, MpiNotice.FAILED, e);

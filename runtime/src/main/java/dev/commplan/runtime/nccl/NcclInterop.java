@@ -5,6 +5,7 @@ import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.DeviceMemory;
+import dev.commplan.runtime.nccl.memory.NcclMemory;
 import java.util.Objects;
 
 /**

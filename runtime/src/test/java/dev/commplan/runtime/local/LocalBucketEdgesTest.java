@@ -7,16 +7,21 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.BucketEdges;
 import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.CommTimeoutException;
+import dev.commplan.runtime.DisagreementException;
+import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.spi.FlightRecorder;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -147,6 +152,61 @@ class LocalBucketEdgesTest {
     assertEquals(List.of("y"), timedOut.fields(), timedOut.getMessage());
     assertEquals(List.of(0), timedOut.missingRanks(), timedOut.getMessage());
     assertTrue(timedOut.getMessage().contains("bucket 1"), timedOut.getMessage());
+  }
+
+  /**
+   * Issue 42, item 3: a rank closes the plan with its round open (bucket 0 enqueued), then makes a direct call of
+   * the shape of bucket 1, where its peer finished the round. The rendezvous finds the calls differing and hands
+   * them to the agreement check, whose message names the open round from the ranks' records (as MPI's window check
+   * would): what the closing rank did at call 2, and the fields it never marked ready.
+   */
+  @Test
+  void aCallAfterAPlanClosedMidRoundNamesTheOpenRound() {
+    AtomicReferenceArray<Throwable> thrown = new AtomicReferenceArray<>(2);
+    AtomicReference<Throwable> first = new AtomicReference<>();
+    try (LocalCluster cluster = new LocalCluster(2, CommOptions.defaults().withTimeout(Duration.ofSeconds(30)))) {
+      assertTimeoutPreemptively(GENEROUS, () -> {
+        try {
+          cluster.run(comm -> {
+            try (BucketEdges.Fields f = BucketEdges.Fields.allocate(comm);
+                F32Buffer direct = F32Buffer.allocate(comm, BucketEdges.COUNT)) {
+              Plan plan = BucketEdges.plan(comm, "edges.Closed", f);
+              try {
+                if (comm.rank() == 0) {
+                  plan.ready(BucketEdges.Z, comm.stream()); // call 1: bucket 0; then the plan is closed (call 2)
+                  assertThrows(IllegalStateException.class, plan::close);
+                  comm.allReduce(direct, direct, ReduceOp.SUM, comm.stream()); // call 3, against bucket 1
+                } else {
+                  BucketEdges.round(plan, comm.stream(), comm.stream()); // calls 1 to 3: buckets 0, 1, 2
+                }
+                comm.stream().synchronize();
+              } catch (RuntimeException e) {
+                thrown.set(comm.rank(), e);
+                throw e;
+              } finally {
+                if (comm.rank() == 1) {
+                  plan.close();
+                }
+              }
+            }
+          });
+        } catch (RuntimeException expected) { // the disagreement ends the run: the first rank to fail names it
+          first.set(expected.getCause());
+        }
+      });
+    }
+    String message = "world: the ranks disagree about their calls: call 2 was, on rank 0, plan edges.Closed, closed"
+        + " during a ready()/finish() round before bucket 1 was enqueued (fields never marked ready: x, y); on rank 1,"
+        + " plan edges.Closed, bucket 1 (step 0) (differing: call (another call at this place))";
+    DisagreementException d = assertInstanceOf(DisagreementException.class, first.get());
+    assertTrue(d.getMessage().startsWith(message), d.getMessage());
+    assertEquals(Set.of("plan edges.Closed, bucket 1 (step 0)", "plan edges.Closed, closed during a ready()/finish()"
+        + " round before bucket 1 was enqueued (fields never marked ready: x, y)"), Set.of(d.thisRank(), d.otherRank()));
+    for (int r = 0; r < 2; r++) { // its own, or, aborted by the first, that one's, quoted
+      Throwable t = thrown.get(r);
+      assertNotNull(t, "rank " + r);
+      assertTrue(t.getMessage().contains(message), "rank " + r + ": " + t);
+    }
   }
 
   /**

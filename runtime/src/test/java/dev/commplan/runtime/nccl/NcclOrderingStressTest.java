@@ -9,7 +9,9 @@ import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.OrderingStress;
-import dev.commplan.runtime.nccl.internal.Cuda;
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
+import dev.commplan.runtime.nccl.binding.raw.Cuda;
+import dev.commplan.runtime.nccl.memory.HostCopies;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -88,8 +90,8 @@ class NcclOrderingStressTest {
       }
       pools.add(new OrderingStress.Pool("allocated", send, recv));
       comm.useDevice();
-      rawPointers[0] = Checked.cudaMalloc(sendBytes);
-      rawPointers[1] = Checked.cudaMalloc(recvBytes);
+      rawPointers[0] = CheckedCuda.cudaMalloc(sendBytes);
+      rawPointers[1] = CheckedCuda.cudaMalloc(recvBytes);
       Buffer[] wrappedSend = new Buffer[2];
       Buffer[] wrappedRecv = new Buffer[2];
       for (int t = 0; t < 2; t++) {
@@ -112,7 +114,7 @@ class NcclOrderingStressTest {
 
     private long createStream(int flags) {
       MemorySegment out = arena.allocate(ADDRESS);
-      Checked.cuda("cudaStreamCreateWithFlags", Cuda.cudaStreamCreateWithFlags(out, flags));
+      CheckedCuda.cuda("cudaStreamCreateWithFlags", Cuda.cudaStreamCreateWithFlags(out, flags));
       return out.get(JAVA_LONG, 0);
     }
 
