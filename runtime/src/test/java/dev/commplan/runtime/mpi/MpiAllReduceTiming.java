@@ -11,7 +11,8 @@ import java.util.Arrays;
 import java.util.Locale;
 
 /**
- * The MPI backend's all-reduce in its steady state, for docs/mpi/figures.md, beside {@code bench/native/mpi_allreduce.c}
+ * The MPI backend's all-reduce in its steady state, for docs/mpi/figures.md, beside {@code
+ * bench/native/mpi_allreduce.c}
  * (the same calls as {@code MPI_Iallreduce} + {@code MPI_Wait}; {@code bench/native/mpi_compare.sh} runs both).
  * One call is a one-field plan's {@code execute} + {@code synchronize}: one in-place F32 SUM all-reduce.
  *
