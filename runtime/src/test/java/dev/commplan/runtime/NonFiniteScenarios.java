@@ -1,6 +1,7 @@
 package dev.commplan.runtime;
 
 import dev.commplan.annotations.ReduceOp;
+import dev.commplan.conformance.TypedBits;
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
