@@ -136,6 +136,10 @@ public final class FiniteVerdict implements AutoCloseable {
     if (all != null) {
       agreement.exchange().allGather(own, all, stream);
     }
+    // The host waits here: a stream's synchronize returns once all its work is done (on NCCL a cudaStreamSynchronize,
+    // after the search's kernels and the all-gather, which stream order put before it), and copyTo is a host copy
+    // complete on return (on NCCL a device-to-host copy finished before it returns), so read holds every rank's
+    // findings and every rank decides the same.
     stream.synchronize();
     (all != null ? all : own).copyTo(read);
     int regions = unit.fields().size();
