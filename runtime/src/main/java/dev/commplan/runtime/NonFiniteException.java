@@ -14,11 +14,17 @@ package dev.commplan.runtime;
 public class NonFiniteException extends CommPlanException {
   private static final long serialVersionUID = 1L;
 
+  /** The plan whose reduction was refused ({@link #planName()}). */
   private final String planName;
+  /** The step number whose reduction was refused ({@link #step()}). */
   private final int step;
+  /** The lowest rank whose send data holds a NaN or an infinity ({@link #rank()}). */
   private final int rank;
+  /** The field of that rank that holds it ({@link #field()}). */
   private final String field;
+  /** The index of the first such element ({@link #index()}). */
   private final long index;
+  /** Its value, widened to a double ({@link #value()}). */
   private final double value;
 
   /**
