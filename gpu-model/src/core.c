@@ -341,3 +341,9 @@ EXPORT int cudaDeviceSynchronize(void) {
   unlock();
   return cuda_return(sticky);
 }
+
+/* Not CUDA's or NCCL's: says that this library is the CPU model (tests that need a real GPU's speed ask for
+   it by name and skip themselves). */
+EXPORT const char *commplanGpuModel(void) {
+  return "CommPlan's CPU model of the CUDA runtime and NCCL (gpu-model/README.md)";
+}
