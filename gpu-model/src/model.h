@@ -162,7 +162,7 @@ typedef struct Knobs {
   size_t deviceMemory;
   int ncclVersion;
   long delayUs;     /* every stream operation starts this late */
-  long copyDelayUs; /* host-to-device and device-to-device copies and memsets land this late */
+  long copyDelayUs; /* a host-to-device copy (staged at the call) lands this much later in its stream */
   long failAllocAt; /* the n-th allocation (1-based) fails; 0: never */
   long asyncErrorAfter; int asyncErrorRank; int asyncErrorCode; /* -1: off */
   long absentAfter; int absentRank;                             /* -1: off */

@@ -13,7 +13,7 @@
  *    legacy stream." Streams made with cudaStreamNonBlocking do neither.
  *  - cudaMemcpyAsync ("API synchronization behavior"): from pageable host memory to the device the bytes are
  *    staged at the call and land in stream order, possibly long after the call returned
- *    (COMMPLAN_MODEL_COPY_DELAY_US makes them land later); "for transfers from device memory to pageable host
+ *    (COMMPLAN_MODEL_COPY_DELAY_US makes each land that much later); "for transfers from device memory to pageable host
  *    memory, the function will return only once the copy has completed"; host to host is synchronous. Every
  *    host pointer is pageable here (no pinned-memory call is bound), so a device-to-host copy always waits.
  *  - cudaMemcpy: "for transfers from pageable host memory to device memory, a stream sync is performed
@@ -242,7 +242,7 @@ void run_memset(Work *w) {
 
 static void run_work(Stream *s, Work *w) {
   sleep_us(g.k.delayUs);
-  if (w->kind == W_H2D || w->kind == W_D2D || w->kind == W_MEMSET) sleep_us(g.k.copyDelayUs);
+  if (w->kind == W_H2D) sleep_us(g.k.copyDelayUs); /* the staged bytes land late */
   lock();
   int sticky = g.dev[s->device].sticky;
   unlock();

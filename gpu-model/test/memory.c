@@ -224,6 +224,7 @@ static void a_use_after_free_faults_the_device(void) {
   stream_t t;
   OK(cudaStreamCreateWithFlags(&t, NONBLOCKING));
   OK(cudaMemsetAsync(q, 1, 4096, t));
+  OK(cudaStreamSynchronize(t)); /* else the free on s may come first: a real use after free */
   OK(cudaFreeAsync(q, s));
   OK(cudaStreamSynchronize(s));
   unsigned char host[8];
