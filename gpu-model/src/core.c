@@ -83,7 +83,7 @@ static void read_knobs(void) {
   k->delayUs = env_long("COMMPLAN_MODEL_DELAY_US", 0);
   k->copyDelayUs = env_long("COMMPLAN_MODEL_COPY_DELAY_US", 0);
   k->failAllocAt = env_long("COMMPLAN_MODEL_FAIL_ALLOC", 0);
-  k->mallocBarrier = (int)env_long("COMMPLAN_MODEL_MALLOC_BARRIER", 1);
+  k->mallocBarrier = (int)env_long("COMMPLAN_MODEL_MALLOC_BARRIER", 0);
   k->trace = (int)env_long("COMMPLAN_MODEL_TRACE", 0);
   k->fill = (int)env_long("COMMPLAN_MODEL_FILL", -1);
   long t[3];

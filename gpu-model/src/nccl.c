@@ -37,8 +37,9 @@
  *    does not wait for peers. ncclCommFinalize/ncclCommDestroy wait for the rank's issued operations.
  *    From NCCL 2.26 both destroy and abort wait until no CUDA graph that captured the communicator is left
  *    (src/init.cc commDestroySync: "keep polling until all graphs referencing us die"). The process's last
- *    ncclCommDestroy of a communicator's ranks frees their device memory and so waits for all work of their
- *    devices, as cudaFree does (docs/gpu.md, "Fences, where the ranks are threads of one process").
+ *    ncclCommDestroy of a communicator's ranks frees their device memory and so waits for all work of the
+ *    devices they share, as cudaFree does (docs/gpu.md, "Fences, where the ranks are threads of one process";
+ *    seen where ranks share a GPU, so modelled there only).
  *  - ncclCommEnsureReady: using a communicator whose init is in progress is ncclInvalidArgument; one with an
  *    asynchronous error returns that error.
  *  - Arguments (src/misc/argcheck.cc ArgsCheck): root/peer, type and operator checked at the call, with
@@ -739,11 +740,18 @@ EXPORT int ncclCommDestroy(struct ncclComm *comm) {
     broadcast();
     Clique *cl = comm->cl;
     if (cl && --cl->live == 0) {
-      /* the process's last rank of the communicator frees their device memory: waits for the devices' work */
+      /* the process's last rank of the communicator frees the device memory of its ranks that share a device:
+         waits for all work of that device, as cudaFree does (observed where ranks share a GPU, docs/gpu.md;
+         not modelled for ranks on devices of their own, where no GPU run has shown it) */
       for (int i = 0; i < cl->nranks; i++) {
-        int d = cl->rank[i]->device, seen = 0;
-        for (int j = 0; j < i; j++) seen |= cl->rank[j]->device == d;
-        if (!seen) device_synchronize_host(d);
+        int d = cl->rank[i]->device, seen = 0, shared = 0;
+        for (int j = 0; j < cl->nranks; j++) {
+          if (j != i && cl->rank[j]->device == d) {
+            shared = 1;
+            seen |= j < i;
+          }
+        }
+        if (shared && !seen) device_synchronize_host(d);
       }
     }
   }

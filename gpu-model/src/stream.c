@@ -25,9 +25,11 @@
  *    using cudaMalloc and cudaFree causes the GPU to synchronize across all executing CUDA streams"):
  *    cudaFree waits on the host for all work enqueued on every stream of the device (what made runs 10 and
  *    11 hang: ranks of one process on one GPU, one freeing while a peer's NCCL kernel waited for it,
- *    docs/perf/h100-11/README.md); cudaMalloc does not block the host, but work enqueued after it on any
- *    stream of the device starts only after all work enqueued before it (COMMPLAN_MODEL_MALLOC_BARRIER=0
- *    turns that off).
+ *    docs/perf/h100-11/README.md). cudaMalloc waits for nothing by default: on the H100 of runs 10 and 11 the
+ *    agreement check allocated and zeroed its buffers with cudaMalloc while a peer's mismatched broadcast
+ *    spun on the same GPU, and went on (the agreement test passed); COMMPLAN_MODEL_MALLOC_BARRIER=1 makes
+ *    work enqueued after a cudaMalloc on any stream of the device start only after all work enqueued before
+ *    it, the guide's worst case.
  *  - cudaMallocAsync/cudaFreeAsync: no wait for other streams; the free happens when its stream reaches it
  *    ("The allocation must not be accessed after stream execution reaches the free").
  *  - A stream's work that touches device memory outside a live allocation faults like a kernel's illegal

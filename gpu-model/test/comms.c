@@ -346,6 +346,49 @@ static void the_first_calls_connect_the_ranks(void) {
   OK(cudaSetDevice(0));
 }
 
+/* The process's last ncclCommDestroy of a communicator whose ranks share a device frees their device memory and
+   so waits for all work of that device (docs/gpu.md, "Fences"): here, another communicator's all-reduce that
+   waits for its peer. Ranks on devices of their own: no such wait. */
+static void the_last_destroy_waits_for_a_shared_device(void) {
+  if (!shareOk && devices < 2) return;
+  int shared = shareOk && devices == 1;
+  comm_t x[2], y[2];
+  int xdev[2] = {0, shared ? 0 : 1};
+  comms_make(x, 2, xdev);
+  comms_make(y, 2, dev);
+  Rank r0 = {y[0], 0, 2, NULL, 0, 0}, r1 = {y[1], 1, 2, NULL, 0, 0};
+  OK(cudaSetDevice(dev[0]));
+  r0.buf = ones(4);
+  OK(cudaStreamCreateWithFlags(&r0.s, NONBLOCKING));
+  OK(cudaSetDevice(dev[1]));
+  r1.buf = ones(4);
+  OK(cudaStreamCreateWithFlags(&r1.s, NONBLOCKING));
+  Call *c = call_start(allreduce_only, &r1); /* connect y */
+  OK(allreduce_only(&r0));
+  OK(call_join(c));
+  OK(cudaStreamSynchronize(r0.s));
+  OK(cudaSetDevice(dev[0]));
+  OK(allreduce_only(&r0)); /* waits on device 0 for rank 1 of y */
+  OK(ncclCommDestroy(x[0]));
+  c = call_start(destroy_it, x[1]);
+  if (shared) {
+    CHECK(!call_returns_within(c, 200));
+    OK(allreduce_only(&r1));
+  } else {
+    CHECK(call_returns_within(c, 5000));
+    OK(allreduce_only(&r1));
+  }
+  OK(call_join(c));
+  OK(cudaStreamSynchronize(r0.s));
+  OK(cudaStreamSynchronize(r1.s));
+  for (int i = 0; i < 2; i++) OK(ncclCommDestroy(y[i]));
+  OK(cudaFree(r0.buf));
+  OK(cudaFree(r1.buf));
+  OK(cudaStreamDestroy(r0.s));
+  OK(cudaStreamDestroy(r1.s));
+  OK(cudaSetDevice(0));
+}
+
 int main(void) {
   devices = atoi(getenv("COMMPLAN_MODEL_DEVICES"));
   shareOk = getenv("NCCL_MULTI_RANK_GPU_ENABLE") != NULL &&
@@ -359,5 +402,6 @@ int main(void) {
   TEST(destroy_waits_and_abort_releases);
   TEST(groups_nest_and_fail_together);
   TEST(the_first_calls_connect_the_ranks);
+  TEST(the_last_destroy_waits_for_a_shared_device);
   return finish();
 }
