@@ -77,6 +77,7 @@ typedef struct CollSlot {
 typedef struct Xfer {
   struct Xfer *next;
   uint64_t seq;
+  int srcRank, dstRank, dtype;
   const void *src;
   size_t sendBytes;
   void *dst;
@@ -1306,6 +1307,8 @@ static Xfer *xfer_of(Clique *cl, int src, int dst, uint64_t seq) { /* lock held 
   }
   Xfer *x = calloc(1, sizeof *x);
   x->seq = seq;
+  x->srcRank = src;
+  x->dstRank = dst;
   x->next = *head;
   *head = x;
   return x;
@@ -1319,7 +1322,16 @@ static void xfer_copy(Xfer *x) {
   if (a) a->pins++;
   if (b) b->pins++;
   unlock();
-  if (x->sendBytes && a && b) memmove(x->dst, x->src, x->sendBytes);
+  if (x->sendBytes && a && b) {
+    memmove(x->dst, x->src, x->sendBytes);
+    /* the mutation switch: the sender's data arrives wrong (Send), or the receiver's arrives wrong (Recv) */
+    if ((g.k.mutateKind == K_SEND && g.k.mutateRank == x->srcRank) ||
+        (g.k.mutateKind == K_RECV && g.k.mutateRank == x->dstRank)) {
+      size_t e = dtype_size(x->dtype), elems = x->recvBytes / e;
+      size_t i = (size_t)g.k.mutateIndex < elems ? (size_t)g.k.mutateIndex : elems - 1;
+      mutate_elem(x->dtype, (char *)x->dst + i * e);
+    }
+  }
   unpin(a);
   unpin(b);
   lock();
@@ -1398,6 +1410,7 @@ void nccl_run_batch(NcclBatch *b) {
     } else {
       x->dst = op->recv;
       x->recvBytes = bytes;
+      x->dtype = op->dtype;
       x->recvPosted = 1;
     }
     if (x->sendPosted && x->recvPosted) xfer_copy(x);

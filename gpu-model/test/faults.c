@@ -5,6 +5,7 @@
 /* env: COMMPLAN_MODEL_DEVICES=2 COMMPLAN_MODEL_ASYNC_ERROR=2:1 */
 /* env: COMMPLAN_MODEL_DEVICES=2 COMMPLAN_MODEL_ABSENT=1:2 */
 /* env: COMMPLAN_MODEL_DEVICES=2 COMMPLAN_MODEL_MUTATE=AllReduce:1:2 */
+/* env: COMMPLAN_MODEL_DEVICES=2 COMMPLAN_MODEL_MUTATE=Send:0:5 */
 /* env: COMMPLAN_MODEL_DEVICES=2 COMMPLAN_MODEL_COPY_DELAY_US=1000000 */
 #include <stdlib.h>
 #include <string.h>
@@ -146,9 +147,32 @@ static void a_rank_that_never_arrives(void) {
   abort_both();
 }
 
-/* COMMPLAN_MODEL_MUTATE=AllReduce:1:2: rank 1's all-reduce output is wrong at element 2, nothing else. */
+static int send_or_recv(void *p) {
+  Rank *r = p;
+  cudaSetDevice(r->rank);
+  return r->rank == 0 ? ncclSend(r->buf, 8, F32, 1, r->comm, r->s) : ncclRecv(r->buf, 8, F32, 0, r->comm, r->s);
+}
+
+/* COMMPLAN_MODEL_MUTATE=AllReduce:1:2: rank 1's all-reduce output is wrong at element 2, nothing else.
+   COMMPLAN_MODEL_MUTATE=Send:0:5: what rank 0 sends arrives wrong at element 5. */
 static void the_mutation_switch(void) {
   ranks_make();
+  if (strncmp(getenv("COMMPLAN_MODEL_MUTATE"), "Send", 4) == 0) {
+    Call *c = call_start(send_or_recv, &ranks[1]);
+    OK(send_or_recv(&ranks[0]));
+    OK(call_join(c));
+    float h[8];
+    OK(cudaSetDevice(1));
+    OK(cudaStreamSynchronize(ranks[1].s));
+    dev_read(h, ranks[1].buf, sizeof h);
+    for (int i = 0; i < 8; i++) {
+      if (i == 5) CHECK(h[i] != 1);
+      else EQ(h[i], 1);
+    }
+    OK(cudaSetDevice(0));
+    for (int r = 0; r < 2; r++) OK(ncclCommDestroy(ranks[r].comm));
+    return;
+  }
   both();
   for (int r = 0; r < 2; r++) {
     float h[8];
