@@ -26,7 +26,7 @@ for sw in "${switches[@]}"; do
   COMMPLAN_MODEL_MUTATE=$sw mvn -o -B -q -pl runtime -am -Dmaven.javadoc.skip=true test -Dtest="$tests" \
     -Dsurefire.failIfNoSpecifiedTests=false -Dmaven.test.failure.ignore=true -Dcommplan.gpuModel="$lib" \
     -Dcommplan.gpuModel.devices="${ranks##*,}" -Dcommplan.gpu.ranks="$ranks" \
-    -Dcommplan.surefire.reports="gpu-model-mutation/$sw" > "$reports.log" 2>&1
+    -Dcommplan.gpuModel.reports="gpu-model-mutation/$sw" > "$reports.log" 2>&1
   counts=$(cat "$reports"/TEST-*.xml 2>/dev/null | sed -n 's/.*<testsuite [^>]*tests="\([0-9]*\)"[^>]*failures="\([0-9]*\)".*/\1 \2/p' | head -1)
   errors=$(cat "$reports"/TEST-*.xml 2>/dev/null | sed -n 's/.*<testsuite [^>]*errors="\([0-9]*\)".*/\1/p' | head -1)
   total=${counts%% *}; failed=${counts##* }
