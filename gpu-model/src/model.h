@@ -229,7 +229,7 @@ void device_fault(int device, const char *what);
 /* ---------------------------------------------------------------- streams and work (stream.c) */
 
 enum WorkKind {
-  W_NOP, W_EVENT, W_H2D, W_D2H, W_D2D, W_MEMSET, W_FREE, W_NCCL, W_GRAPH
+  W_NOP, W_EVENT, W_H2D, W_D2H, W_D2D, W_MEMSET, W_FREE, W_NCCL, W_GRAPH, W_FN
 };
 
 struct NcclBatch;
@@ -248,6 +248,7 @@ typedef struct Work {
     struct { Alloc *a; } free;
     struct NcclBatch *batch;
     struct GraphLaunch *launch;
+    struct { void (*run)(void *arg, int device); void *arg; } fn; /* a kernel of another library (cublas.c) */
   } u;
 } Work;
 

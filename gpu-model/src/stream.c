@@ -191,6 +191,7 @@ void work_free(Work *w) {
   deplist_free(&w->deps);
   if (w->kind == W_H2D) free(w->u.copy.staging);
   if (w->kind == W_NCCL) nccl_batch_free(w->u.batch);
+  if (w->kind == W_FN) free(w->u.fn.arg);
   free(w);
 }
 
@@ -269,6 +270,7 @@ static void run_work(Stream *s, Work *w) {
     break;
   case W_NCCL: nccl_run_batch(w->u.batch); break;
   case W_GRAPH: graph_run_launch(w); break;
+  case W_FN: w->u.fn.run(w->u.fn.arg, w->device); break;
   }
 }
 
