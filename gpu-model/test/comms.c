@@ -389,6 +389,108 @@ static void the_last_destroy_waits_for_a_shared_device(void) {
   OK(cudaSetDevice(0));
 }
 
+/* One thread splits every rank in one group (ncclCommSplit inside ncclGroupStart/End is issued at the end);
+   a non-blocking split returns ncclInProgress until every rank has called it. */
+static void splits_in_a_group_and_non_blocking(void) {
+  if (!shareOk && devices < 2) return;
+  comm_t world[2], child[2] = {NULL, NULL};
+  comms_make(world, 2, dev);
+  OK(ncclGroupStart());
+  for (int r = 0; r < 2; r++) {
+    OK(cudaSetDevice(dev[r]));
+    OK(ncclCommSplit(world[r], 0, r, &child[r], NULL));
+  }
+  OK(ncclGroupEnd());
+  OK(cudaSetDevice(0));
+  int n = 0;
+  OK(ncclCommCount(child[1], &n));
+  EQ(n, 2);
+  Config cfg = {sizeof cfg, 0xcafebeef, 21700, 0, (int)0x80000000, (int)0x80000000, (int)0x80000000, NULL};
+  comm_t grand[2] = {NULL, NULL};
+  EQ(ncclCommSplit(child[0], 5, 0, &grand[0], &cfg), 7); /* ncclInProgress */
+  int state = -1;
+  OK(ncclCommGetAsyncError(grand[0], &state));
+  EQ(state, 7);
+  EQ(ncclCommSplit(child[1], 5, 0, &grand[1], &cfg), 7);
+  OK(ncclCommGetAsyncError(grand[0], &state));
+  EQ(state, 0);
+  OK(ncclCommCount(grand[0], &n));
+  EQ(n, 2);
+  for (int r = 0; r < 2; r++) {
+    OK(ncclCommDestroy(grand[r]));
+    OK(ncclCommDestroy(child[r]));
+    OK(ncclCommDestroy(world[r]));
+  }
+}
+
+typedef struct Pair2 {
+  comm_t comm;
+  stream_t s;
+  float *a, *b;
+  int rank;
+} Pair2;
+
+static int rank1_exchange(void *p) { /* a send and a receive in one group: they progress together */
+  Pair2 *x = p;
+  cudaSetDevice(dev[1]);
+  int rc = ncclGroupStart();
+  if (!rc) rc = ncclRecv(x->a, 4, F32, 0, x->comm, x->s);
+  if (!rc) rc = ncclSend(x->b, 4, F32, 0, x->comm, x->s);
+  int end = ncclGroupEnd();
+  return rc ? rc : end;
+}
+
+/* A communicator's operations run in issue order even on different streams (NCCL orders each launch after the
+   communicator's previous one): rank 0's receive on an idle stream waits for its send, issued first on a held
+   stream, although the peer's matching send is there. */
+static void a_communicator_s_operations_run_in_issue_order_across_streams(void) {
+  if (devices < 3 && !shareOk) return;
+  Gate g;
+  int gdev = shareOk ? 0 : 2;
+  gate_init(&g, dev[0], shareOk ? 0 : gdev);
+  comm_t comms[2];
+  comms_make(comms, 2, dev);
+  Pair2 x[2];
+  for (int r = 0; r < 2; r++) {
+    OK(cudaSetDevice(dev[r]));
+    x[r] = (Pair2){comms[r], 0, ones(4), ones(4), r};
+    OK(cudaStreamCreateWithFlags(&x[r].s, NONBLOCKING));
+  }
+  /* connect the pair both ways first (their first transfers meet inside the host calls) */
+  Call *c = call_start(rank1_exchange, &x[1]);
+  OK(cudaSetDevice(dev[0]));
+  OK(ncclGroupStart());
+  OK(ncclSend(x[0].a, 4, F32, 1, comms[0], x[0].s));
+  OK(ncclRecv(x[0].b, 4, F32, 1, comms[0], x[0].s));
+  OK(ncclGroupEnd());
+  OK(call_join(c));
+  OK(cudaStreamSynchronize(x[0].s));
+  stream_t held, idle;
+  OK(cudaStreamCreateWithFlags(&held, NONBLOCKING));
+  OK(cudaStreamCreateWithFlags(&idle, NONBLOCKING));
+  gate_close(&g, held);
+  OK(ncclSend(x[0].a, 4, F32, 1, comms[0], held)); /* held behind the gate */
+  OK(ncclRecv(x[0].b, 4, F32, 1, comms[0], idle)); /* issued after it: runs after it */
+  OK(rank1_exchange(&x[1]));
+  sleep_ms(100);
+  EQ(cudaStreamQuery(idle), 600);
+  gate_open(&g);
+  OK(cudaStreamSynchronize(idle));
+  OK(cudaStreamSynchronize(held));
+  OK(cudaSetDevice(dev[1]));
+  OK(cudaStreamSynchronize(x[1].s));
+  for (int r = 0; r < 2; r++) {
+    OK(ncclCommDestroy(comms[r]));
+    OK(cudaFree(x[r].a));
+    OK(cudaFree(x[r].b));
+    OK(cudaStreamDestroy(x[r].s));
+  }
+  OK(cudaSetDevice(0));
+  OK(cudaStreamDestroy(held));
+  OK(cudaStreamDestroy(idle));
+  gate_free(&g);
+}
+
 int main(void) {
   devices = atoi(getenv("COMMPLAN_MODEL_DEVICES"));
   shareOk = getenv("NCCL_MULTI_RANK_GPU_ENABLE") != NULL &&
@@ -403,5 +505,7 @@ int main(void) {
   TEST(groups_nest_and_fail_together);
   TEST(the_first_calls_connect_the_ranks);
   TEST(the_last_destroy_waits_for_a_shared_device);
+  TEST(splits_in_a_group_and_non_blocking);
+  TEST(a_communicator_s_operations_run_in_issue_order_across_streams);
   return finish();
 }
