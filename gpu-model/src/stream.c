@@ -293,6 +293,13 @@ static void *worker(void *arg) {
     work_free(w);
     lock();
   }
+  /* destroyed and drained: no longer one of the device's streams (the struct stays, for dependencies on it) */
+  for (Stream **p = &g.dev[s->device].streams; *p; p = &(*p)->nextOfDevice) {
+    if (*p == s) {
+      *p = s->nextOfDevice;
+      break;
+    }
+  }
   unlock();
   return NULL;
 }
