@@ -77,7 +77,7 @@ static Node *nodes_copy(const Node *src, int n) {
   for (int i = 0; i < n; i++) {
     dst[i] = src[i];
     dst[i].deps = malloc(sizeof(int) * (src[i].ndeps ? src[i].ndeps : 1));
-    memcpy(dst[i].deps, src[i].deps, sizeof(int) * src[i].ndeps);
+    if (src[i].ndeps) memcpy(dst[i].deps, src[i].deps, sizeof(int) * src[i].ndeps);
     if (src[i].kind == N_NCCL) {
       dst[i].u.nccl.ops = malloc(sizeof(NcclOp) * src[i].u.nccl.nops);
       memcpy(dst[i].u.nccl.ops, src[i].u.nccl.ops, sizeof(NcclOp) * src[i].u.nccl.nops);
@@ -113,7 +113,7 @@ int capture_add(Stream *s, Node *node) {
   }
   node->ndeps = s->nfront;
   node->deps = malloc(sizeof(int) * (s->nfront ? s->nfront : 1));
-  memcpy(node->deps, s->front, sizeof(int) * s->nfront);
+  if (s->nfront) memcpy(node->deps, s->front, sizeof(int) * s->nfront);
   int index = c->nodes.n++;
   c->nodes.v[index] = *node;
   if (s->capFront < 1) {

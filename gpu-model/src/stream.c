@@ -530,7 +530,7 @@ EXPORT int cudaEventRecord(uintptr_t eh, uintptr_t sh) {
       e->cap = s->cap;
       free(e->front);
       e->front = malloc(sizeof(int) * (s->nfront ? s->nfront : 1));
-      memcpy(e->front, s->front, sizeof(int) * s->nfront);
+      if (s->nfront) memcpy(e->front, s->front, sizeof(int) * s->nfront);
       e->nfront = s->nfront;
     }
   } else if (rc == cudaSuccess) {
@@ -709,10 +709,12 @@ EXPORT int cudaFree(void *p) {
     if (!a || a->base != (uintptr_t)p || a->freeing) rc = cudaErrorInvalidValue;
   }
   if (!rc) {
-    trace("cudaFree(%p): waits for every stream of device %d", p, a->device);
-    device_synchronize_host(a->device); /* the implicit device synchronization */
-    if (!a->freeing) alloc_free(a);
-    rc = g.dev[a->device].sticky;
+    int device = a->device;
+    a->freeing = 1; /* this free's: no other call may free it or enqueue work on it meanwhile */
+    trace("cudaFree(%p): waits for every stream of device %d", p, device);
+    device_synchronize_host(device); /* the implicit device synchronization */
+    alloc_free(a);                   /* a is gone from here on */
+    rc = g.dev[device].sticky;
   }
   unlock();
   return cuda_return(rc);
