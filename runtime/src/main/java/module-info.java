@@ -10,9 +10,11 @@
  * points and exceptions ({@code local}, {@code nccl}, {@code mpi}, and {@code bootstrap}, the rendezvous
  * the NCCL backend's one-rank-per-process start uses). Not exported: the host-access guard's bookkeeping
  * ({@code guard}), the rules every call and schedule is checked by ({@code rules}), the cross-rank
- * agreement check ({@code agreement}), a plan's build stages (package-private in {@code plan}) and the
- * raw native bindings ({@code nccl.internal}, {@code mpi.internal}). No exported signature names a type
- * of a package that is not exported: the module compiles with {@code -Xlint:all -Werror}.
+ * agreement check ({@code agreement}), a plan's build stages (package-private in {@code plan}), the NCCL
+ * backend's layers under its entry points ({@code nccl.binding} and its raw bindings, {@code calls},
+ * {@code graphs}, {@code memory}, {@code rank}, {@code sharing}, {@code streams}) and MPI's raw bindings
+ * ({@code mpi.internal}). No exported signature names a type of a package that is not exported: the
+ * module compiles with {@code -Xlint:all -Werror}.
  *
  * <p>Backends are found through {@link dev.commplan.runtime.Backend} services: the three below, and
  * other modules' ({@code provides dev.commplan.runtime.Backend with ...}) or jars' on the class path

@@ -9,7 +9,7 @@
 module dev.commplan.spicheck {
   // transitive: SpiCheckCommunicator, exported, is a runtime type (a Communicator); -Xlint:exports checks it
   requires transitive dev.commplan.runtime;
-  // the generated plans in the tests carry @javax.annotation.processing.Generated (docs/dsl.md, Notes)
+  // the generated plans in the tests carry @javax.annotation.processing.Generated (docs/setup.md, Notes)
   requires static java.compiler;
 
   exports dev.commplan.spicheck;

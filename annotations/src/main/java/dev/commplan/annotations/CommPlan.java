@@ -73,7 +73,7 @@ public @interface CommPlan {
    * <p>Choosing N: small buckets start communicating early but pay a collective's fixed cost many times;
    * large ones pay it once but start late, and the last bucket, which no computation hides, is larger.
    * The best N depends on the model, the network and the GPUs: measure, as the {@code overlap} sample's
-   * sweep does. docs/dsl.md, "Overlapping communication with computation", says how.
+   * sweep does. docs/overlap.md says how.
    *
    * <p>N &lt; 0 is a compile error on this attribute ({@code [CommPlan/BadBucket]}).
    *

@@ -55,8 +55,27 @@ class BucketDiagnosticTest {
         "}");
     assertError(f, "bucketBytes = ",
         "[CommPlan/BadBucket] @CommPlan(bucketBytes = " + value + ") is negative. Fix: use 0 for no buckets (the plan"
-            + " runs whole with execute), or N > 0, the most bytes of one bucket (docs/dsl.md, \"Choosing"
+            + " runs whole with execute), or N > 0, the most bytes of one bucket (docs/overlap.md, \"Choosing"
             + " bucketBytes\").");
+  }
+
+  /** Issue 40, item 4: an int expression that overflowed is named as such, not only as a negative number. */
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+    "1 << 31                | -2147483648",
+    "3 * 1024 * 1024 * 1024 | -1073741824",
+  })
+  void anIntExpressionThatOverflowed(String written, String value) {
+    JavaFileObject f = source("p.Grads",
+        "@CommPlan(dims = \"n\",",
+        "    bucketBytes = " + written + ")",
+        "class Grads {",
+        "  @AllReduce(op = ReduceOp.AVG) @Shape(\"n\") F32Buffer g;",
+        "}");
+    assertError(f, "bucketBytes = ",
+        "[CommPlan/BadBucket] @CommPlan(bucketBytes = " + value + ") is negative: an int expression overflowed"
+            + " before it became the long bucketBytes (1 << 31, or 2048 * 1024 * 1024, is -2147483648 in int). Fix:"
+            + " write it as a long, such as 1L << 31 or 2048L * 1024 * 1024.");
   }
 
   @Test

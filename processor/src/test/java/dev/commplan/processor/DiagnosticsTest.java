@@ -565,7 +565,7 @@ class DiagnosticsTest {
           "[CommPlan/BadTarget] @CommPlan class 'Grads' is an inner (non-static) class. Fix: declare 'Grads' static.");
     }
 
-    // A local class is not a root element: javac never shows it to annotation processors (docs/dsl.md).
+    // A local class is not a root element: javac never shows it to annotation processors (docs/setup.md, Notes).
   }
 
   @Nested

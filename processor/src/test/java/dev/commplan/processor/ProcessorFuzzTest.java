@@ -70,7 +70,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  *
  * <p>Defaults: 2,000 cases, seed {@code 0xC0FFEE}. {@code -Dcommplan.fuzz.cases=N}, {@code
  * -Dcommplan.fuzz.seed=S}, {@code -Dcommplan.fuzz.batch=B} and {@code -Dcommplan.fuzz.threads=T} change them
- * (see "Fuzzing the processor" in docs/dsl.md). Case {@code i} depends only on the seed and {@code i}, so a
+ * (see docs/reliability/fuzzing.md). Case {@code i} depends only on the seed and {@code i}, so a
  * failure names a case that can be replayed alone with {@code -Dcommplan.fuzz.only=i}.
  */
 class ProcessorFuzzTest {
@@ -321,7 +321,7 @@ class ProcessorFuzzTest {
 
   /**
    * Whether an unlocated diagnostic is about a top-level record under ecj, which places nothing inside one
-   * whose members are all implicit (docs/dsl.md, Set-up, Notes).
+   * whose members are all implicit (docs/setup.md, Notes).
    */
   private boolean aboutATopLevelRecordUnderEcj(String message, List<Case> batch) {
     if (compiler != Plans.Toolchain.ECJ) {

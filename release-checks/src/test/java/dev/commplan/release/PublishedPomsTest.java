@@ -34,9 +34,12 @@ import org.junit.jupiter.api.Test;
  * a decision here.
  */
 class PublishedPomsTest {
-  /** What a release uploads: the parent (the others' POMs name it), the BOM and the four jars. */
+  /**
+   * What a release uploads: the parent (the others' POMs name it), the BOM, the four library jars and the
+   * doctor's (a command users download: docs/doctor.md).
+   */
   private static final Set<String> PUBLISHED = Set.of("commplan-parent", "commplan-bom", "commplan-model",
-      "commplan-annotations", "commplan-processor", "commplan-runtime");
+      "commplan-annotations", "commplan-processor", "commplan-runtime", "commplan-doctor");
   private static final String LICENSE = "Apache-2.0";
   private static final String LICENSE_URL = "https://www.apache.org/licenses/LICENSE-2.0.txt";
 

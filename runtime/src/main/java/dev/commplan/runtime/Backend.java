@@ -1,9 +1,10 @@
 package dev.commplan.runtime;
 
 import dev.commplan.runtime.launch.ProcessInfo;
+import java.util.ServiceLoader;
 
 /**
- * A backend, found by name through {@link java.util.ServiceLoader}, the way {@code java.sql.DriverManager}
+ * A backend, found by name through {@link ServiceLoader}, the way {@code java.sql.DriverManager}
  * finds JDBC drivers: a backend's jar lists its implementation in {@code
  * META-INF/services/dev.commplan.runtime.Backend} (and {@code provides} it in its {@code module-info}),
  * and {@link Backends} looks it up by {@link #name()}. CommPlan's core names no backend; a third-party

@@ -4,6 +4,7 @@ import dev.commplan.runtime.guard.Guards;
 import dev.commplan.runtime.guard.HostAccessGuard;
 import dev.commplan.runtime.guard.InFlightWork;
 import java.lang.foreign.MemorySegment;
+import java.math.BigInteger;
 import java.util.Objects;
 
 /**
@@ -108,7 +109,7 @@ public abstract sealed class Buffer implements AutoCloseable
     }
     if (length > Long.MAX_VALUE / type.byteSize()) {
       throw new IllegalArgumentException("a " + type + " buffer of " + length + " elements would be "
-          + java.math.BigInteger.valueOf(length).multiply(java.math.BigInteger.valueOf(type.byteSize()))
+          + BigInteger.valueOf(length).multiply(BigInteger.valueOf(type.byteSize()))
           + " bytes, more than a long can count (" + Long.MAX_VALUE + ")");
     }
     DeviceMemory memory = DeviceMemory.allocate(comm, length * type.byteSize());

@@ -12,8 +12,11 @@ import java.util.List;
  *
  * <p>The one type to catch for "the ranks disagree": a program error that no retry on one rank mends, since
  * the same code may be right here and wrong on another rank. It is thrown on every rank that took part in
- * the comparison: by the synchronize that covers an agreement check, by a close that compares the last
- * calls, by {@code Mesh.Builder.build()}, and by {@code PlanBuilder.build()} (the subclass).
+ * the comparison: by the synchronize that covers an agreement check (or, on a backend whose ranks meet in one
+ * process, the call where they met), by a close that compares the last calls, by {@code
+ * Mesh.Builder.build()}, and by {@code PlanBuilder.build()} (the subclass). For the same mistake its message
+ * reads the same on every rank and every backend (it names the ranks by number); its accessors give this
+ * rank's view.
  */
 public class DisagreementException extends CommPlanException {
   private static final long serialVersionUID = 1L;
@@ -48,8 +51,8 @@ public class DisagreementException extends CommPlanException {
   }
 
   /**
-   * {@return what this rank did at the first difference; where every rank reports one finding alike (the
-   * local backend's rendezvous), what the rank the message names first did}
+   * {@return what this rank did at the first difference; where no rank reports it (the comparison made once
+   * every rank of an in-process cluster has returned), what the rank the message names first did}
    */
   public String thisRank() {
     return thisRank;
@@ -62,7 +65,7 @@ public class DisagreementException extends CommPlanException {
 
   /**
    * {@return the ranks that differ, ascending: from this rank, or, where every rank reports one finding alike
-   * (a plan's fingerprint, the local backend's rendezvous), from the reference the message names}
+   * (a plan's fingerprint) or no rank reports it, from the reference the message names}
    */
   public List<Integer> differingRanks() {
     return differingRanks;

@@ -1,6 +1,5 @@
 package dev.commplan.runtime;
 
-import dev.commplan.runtime.guard.AgreementAccess;
 import dev.commplan.runtime.guard.Failures;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -22,9 +21,9 @@ import java.util.Objects;
  * }</pre>
  *
  * <p>{@link Builder#build()} is collective over the world: every rank builds the same mesh (axes, sizes and
- * order are compared first, by the agreement check's comparison of meshes, and ranks that disagree fail,
- * every one, with a {@link DisagreementException} naming the differing ranks and each mesh, before anything
- * is split), then one {@link Communicator#split} per axis is made. A mesh is used by its rank's thread, as
+ * order are compared first, through the world's agreement check ({@link AgreementChecked}), and ranks that
+ * disagree fail, every one, with a {@link DisagreementException} naming the differing ranks and each mesh,
+ * before anything is split), then one {@link Communicator#split} per axis is made. A mesh is used by its rank's thread, as
  * its communicators are; {@link #close()} closes the communicators it made, not the world, in the same
  * order on every rank (where a backend compares a group's last calls at its close, every rank meets there).
  */
@@ -126,7 +125,9 @@ public final class Mesh implements AutoCloseable {
             + " ranks; give axes whose sizes multiply to " + world.size());
       }
       Mesh mesh = new Mesh(world, names, sizeArray);
-      AgreementAccess.compareMeshes(world, mesh.description); // before any split: ranks that differ fail here
+      if (world instanceof AgreementChecked checked) { // every backend's, built on the SPI
+        checked.compareMeshes(mesh.description); // before any split: ranks that differ fail here
+      }
       boolean built = false;
       try {
         for (int axis = 0; axis < sizeArray.length; axis++) {

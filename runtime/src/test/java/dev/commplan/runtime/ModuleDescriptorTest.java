@@ -31,7 +31,10 @@ class ModuleDescriptorTest {
         "dev.commplan.runtime.spi", "dev.commplan.runtime.bootstrap", "dev.commplan.runtime.local",
         "dev.commplan.runtime.nccl", "dev.commplan.runtime.mpi")), exported);
     for (String internal : List.of("dev.commplan.runtime.guard", "dev.commplan.runtime.rules",
-        "dev.commplan.runtime.agreement", "dev.commplan.runtime.nccl.internal", "dev.commplan.runtime.mpi.internal")) {
+        "dev.commplan.runtime.agreement", "dev.commplan.runtime.nccl.binding", "dev.commplan.runtime.nccl.binding.raw",
+        "dev.commplan.runtime.nccl.calls", "dev.commplan.runtime.nccl.graphs", "dev.commplan.runtime.nccl.memory",
+        "dev.commplan.runtime.nccl.rank", "dev.commplan.runtime.nccl.sharing", "dev.commplan.runtime.nccl.streams",
+        "dev.commplan.runtime.mpi.internal")) {
       assertTrue(d.packages().contains(internal) && !exported.contains(internal), internal);
     }
     assertEquals(Set.of("dev.commplan.runtime.Backend"), d.uses());

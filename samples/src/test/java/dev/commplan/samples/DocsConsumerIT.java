@@ -24,17 +24,18 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The Set-up section of docs/dsl.md, as a user would paste it: the blocks marked
- * {@code <!-- consumer: PATH -->} there (a complete pom.xml and two classes) are written into a fresh
+ * docs/setup.md and docs/tutorial.md, as a user would paste them: the blocks marked
+ * {@code <!-- consumer: PATH -->} on each page (a complete pom.xml and its classes) are written into a fresh
  * project, taken from the page each time (no copy is kept here), and built with the pom's own
  * maven-compiler-plugin, offline, against the artifacts that this build installed into its local
  * repository (whatever {@code -Dmaven.repo.local} says). Offline, so only the compiler plugin's goal runs:
  * a full {@code mvn package} would also need Maven's default resources, surefire and jar plugins, which
  * this build does not use and so may not have.
  *
- * <p>It checks that the plan class is generated, that {@code demo.Hello} prints what the page says, that a
- * wrong {@code @Shape} is reported on its line, and that the Troubleshooting section's first cause is
- * real: with the processor as a plain dependency, JDK 23+ javac does not run it and reports only
+ * <p>It checks that the plan class is generated, that {@code demo.Hello} (setup.md) and {@code demo.Train}
+ * (the tutorial, on the local backend) print what their pages say, that a wrong {@code @Shape} is reported on
+ * its line (the tutorial's with the very message it shows), and that docs/troubleshooting.md's first cause
+ * is real: with the processor as a plain dependency, JDK 23+ javac does not run it and reports only
  * "cannot find symbol" for the plan class.
  */
 class DocsConsumerIT {
@@ -43,20 +44,30 @@ class DocsConsumerIT {
   private static final Pattern OUTPUT = Pattern.compile(
       "<!-- consumer-output: (\\S+) -->\\s*\\n```[a-z]*\\n(.*?)\\n```", Pattern.DOTALL);
   private static final String COMPILE = "org.apache.maven.plugins:maven-compiler-plugin:compile";
+  private static final Pattern ERROR = Pattern.compile(
+      "<!-- consumer-error: (\\S+) -->\\s*\\n```[a-z]*\\n(.*?)\\n```", Pattern.DOTALL);
   private static final Pattern COMMPLAN_VERSION = Pattern.compile("<commplan\\.version>([^<]+)</commplan\\.version>");
 
+  /** docs/setup.md's project. */
   private static Map<String, String> files;
   private static Map<String, String> outputs;
+  /** docs/tutorial.md's project. */
+  private static Map<String, String> tutorialFiles;
+  private static Map<String, String> tutorialOutputs;
   private static Path work;
 
   @BeforeAll
   static void readTheDocs() throws IOException {
-    String dsl = Files.readString(Proc.root().resolve("docs/dsl.md"), StandardCharsets.UTF_8);
-    String setUp = dsl.substring(dsl.indexOf("\n## Set-up\n"), dsl.indexOf("\n## Annotations\n"));
+    String setUp = Files.readString(Proc.root().resolve("docs/setup.md"), StandardCharsets.UTF_8);
     files = blocks(BLOCK, setUp);
     outputs = blocks(OUTPUT, setUp);
-    assertTrue(files.containsKey("pom.xml"), "docs/dsl.md's Set-up has no <!-- consumer: pom.xml --> block");
-    files.put("pom.xml", withBuiltVersion(files.get("pom.xml")));
+    assertTrue(files.containsKey("pom.xml"), "docs/setup.md has no <!-- consumer: pom.xml --> block");
+    files.put("pom.xml", withBuiltVersion(files.get("pom.xml"), "docs/setup.md"));
+    String tutorial = Files.readString(Proc.root().resolve("docs/tutorial.md"), StandardCharsets.UTF_8);
+    tutorialFiles = blocks(BLOCK, tutorial);
+    tutorialOutputs = blocks(OUTPUT, tutorial);
+    assertTrue(tutorialFiles.containsKey("pom.xml"), "docs/tutorial.md has no <!-- consumer: pom.xml --> block");
+    tutorialFiles.put("pom.xml", withBuiltVersion(tutorialFiles.get("pom.xml"), "docs/tutorial.md"));
     work = Path.of(Proc.property("commplan.it.work"), "docs-consumer");
     deleteTree(work);
     String stale = staleInstall();
@@ -70,11 +81,11 @@ class DocsConsumerIT {
    * The pasted pom names the release this build makes ({@code 0.1.0} while the build is {@code
    * 0.1.0-SNAPSHOT}, docs/release.md); it is built with the version this build installed.
    */
-  private static String withBuiltVersion(String pom) {
+  private static String withBuiltVersion(String pom, String page) {
     String built = Proc.property("commplan.it.version");
     Matcher version = COMMPLAN_VERSION.matcher(pom);
     assertTrue(version.find(), "the pasted pom sets no <commplan.version>\n" + pom);
-    assertEquals(release(built), version.group(1), "docs/dsl.md's pom names another release than this build makes");
+    assertEquals(release(built), version.group(1), page + "'s pom names another release than this build makes");
     return pom.substring(0, version.start(1)) + built + pom.substring(version.end(1));
   }
 
@@ -121,8 +132,13 @@ class DocsConsumerIT {
     return found;
   }
 
-  /** A fresh project from the page's blocks, with {@code edits} applied; an empty .mvn keeps ours out. */
+  /** A fresh project from setup.md's blocks, with {@code replaced} files; an empty .mvn keeps ours out. */
   private static Path project(String name, Map<String, String> replaced) throws IOException {
+    return project(name, files, replaced);
+  }
+
+  /** A fresh project from a page's blocks, with {@code replaced} files; an empty .mvn keeps ours out. */
+  private static Path project(String name, Map<String, String> files, Map<String, String> replaced) throws IOException {
     Path dir = work.resolve(name);
     Files.createDirectories(dir.resolve(".mvn"));
     for (Map.Entry<String, String> f : files.entrySet()) {
@@ -143,7 +159,7 @@ class DocsConsumerIT {
 
   private static String source(String suffix) {
     return files.entrySet().stream().filter(e -> e.getKey().endsWith(suffix)).map(Map.Entry::getValue).findFirst()
-        .orElseThrow(() -> new AssertionError("docs/dsl.md's Set-up has no " + suffix + " block"));
+        .orElseThrow(() -> new AssertionError("docs/setup.md has no " + suffix + " block"));
   }
 
   private static String sourcePath(String suffix) {
@@ -160,17 +176,58 @@ class DocsConsumerIT {
     assertTrue(Files.readString(generated).contains("@Generated(\"dev.commplan.processor.CommPlanProcessor\")"));
     assertTrue(Files.isRegularFile(dir.resolve("target/classes/demo/GradsPlan.class")), build.all());
 
-    assertTrue(outputs.containsKey("demo.Hello"), "docs/dsl.md shows no output for demo.Hello");
+    assertTrue(outputs.containsKey("demo.Hello"), "docs/setup.md shows no output for demo.Hello");
+    Proc hello = runMain(dir, "demo.Hello");
+    assertEquals(0, hello.status(), hello.all());
+    assertEquals(outputs.get("demo.Hello"), hello.out().replace(System.lineSeparator(), "\n"), hello.all());
+  }
+
+  /** {@code java --enable-native-access=ALL-UNNAMED -cp target/classes:<what Maven puts there> main}, in {@code dir}. */
+  private static Proc runMain(Path dir, String main) throws Exception {
     Path repo = Proc.localRepository();
     String version = Proc.property("commplan.it.version");
     // What Maven puts on a consumer's run-time class path: the runtime and its two dependencies.
     List<String> classPath = List.of(dir.resolve("target/classes").toString(),
         artifact(repo, "commplan-runtime", version).toString(), artifact(repo, "commplan-annotations", version).toString(),
         artifact(repo, "commplan-model", version).toString());
-    Proc hello = Proc.run(dir, Map.of(), 120, List.of(javaHome().resolve("bin/java").toString(),
-        "--enable-native-access=ALL-UNNAMED", "-cp", String.join(File.pathSeparator, classPath), "demo.Hello"));
-    assertEquals(0, hello.status(), hello.all());
-    assertEquals(outputs.get("demo.Hello"), hello.out().replace(System.lineSeparator(), "\n"), hello.all());
+    return Proc.run(dir, Map.of(), 120, List.of(javaHome().resolve("bin/java").toString(),
+        "--enable-native-access=ALL-UNNAMED", "-cp", String.join(File.pathSeparator, classPath), main));
+  }
+
+  /**
+   * The tutorial as a reader follows it: its pom and classes build and generate {@code GradSyncPlan};
+   * {@code demo.Train} prints on the local backend what the page shows; and step 3's mistake, {@code losses}
+   * given {@code @Shape("1")}, stops the build with the error the page shows, path aside.
+   */
+  @Test
+  void theTutorialBuildsRunsAndReportsItsMistakeAsThePageShows() throws Exception {
+    Path dir = project("tutorial", tutorialFiles, Map.of());
+    Proc build = compile(dir);
+    assertEquals(0, build.status(), build.all());
+    assertTrue(Files.isRegularFile(dir.resolve("target/generated-sources/annotations/demo/GradSyncPlan.java")),
+        "no GradSyncPlan.java generated\n" + build.all());
+    assertTrue(tutorialOutputs.containsKey("demo.Train"), "docs/tutorial.md shows no output for demo.Train");
+    Proc train = runMain(dir, "demo.Train");
+    assertEquals(0, train.status(), train.all());
+    assertEquals(tutorialOutputs.get("demo.Train"), train.out().replace(System.lineSeparator(), "\n"), train.all());
+
+    String path = "src/main/java/demo/GradSync.java";
+    Map<String, String> errors = blocks(ERROR, Files.readString(Proc.root().resolve("docs/tutorial.md"),
+        StandardCharsets.UTF_8));
+    assertTrue(errors.containsKey(path), "docs/tutorial.md shows no <!-- consumer-error: " + path + " --> block");
+    String shown = errors.get(path).strip();
+    String reported = shown.substring(shown.indexOf(path)); // the page elides the reader's own folder
+    Matcher losses = Pattern.compile("@Shape\\(\"ranks\"\\)(\\s+F32Buffer\\s+losses;)").matcher(tutorialFiles.get(path));
+    assertTrue(losses.find(), "the tutorial's GradSync has no @Shape(\"ranks\") F32Buffer losses\n" + tutorialFiles.get(path));
+    String wrong = losses.replaceFirst("@Shape(\"1\")" + "$1");
+    Proc failed = compile(project("tutorial-mistake", tutorialFiles, Map.of(path, wrong)));
+    assertNotEquals(0, failed.status(), failed.all());
+    // javac writes '×' as '?' where the locale's charset has none: compare the ASCII
+    assertTrue(ascii(failed.out()).contains(ascii(reported)), "expected\n" + reported + "\n" + failed.all());
+  }
+
+  private static String ascii(String text) {
+    return text.replaceAll("[^\\x00-\\x7F]", "?");
   }
 
   /** A wrong receive size, planted in the page's Grads: the error is [CommPlan/GatherSize], on the @AllGather line. */
@@ -195,7 +252,7 @@ class DocsConsumerIT {
   }
 
   /**
-   * Troubleshooting's first row: the processor as an ordinary dependency instead of on the processor path.
+   * docs/troubleshooting.md's first row: the processor as an ordinary dependency instead of on the processor path.
    * JDK 23 and newer do not run it, say nothing about it, and javac reports the plan class as missing.
    */
   @Test
@@ -232,10 +289,9 @@ class DocsConsumerIT {
     Matcher maven = Pattern.compile("<artifactId>commplan-bom</artifactId>\\s*<version>([^<]+)</version>").matcher(useIt);
     assertTrue(maven.find(), "README's 'Use it from Maven' imports no commplan-bom with a <version>\n" + useIt);
     assertEquals(release, maven.group(1), "README's BOM version");
-    String dsl = Files.readString(Proc.root().resolve("docs/dsl.md"), StandardCharsets.UTF_8);
-    String setUp = dsl.substring(dsl.indexOf("\n## Set-up\n"), dsl.indexOf("\n## Annotations\n"));
+    String setUp = Files.readString(Proc.root().resolve("docs/setup.md"), StandardCharsets.UTF_8);
     Matcher gradle = Pattern.compile("\"dev\\.commplan:commplan-bom:([^\"]+)\"").matcher(setUp);
-    assertTrue(gradle.find(), "docs/dsl.md's Gradle snippet has no platform(\"dev.commplan:commplan-bom:...\")");
+    assertTrue(gradle.find(), "docs/setup.md's Gradle snippet has no platform(\"dev.commplan:commplan-bom:...\")");
     assertEquals(release, gradle.group(1), "the Gradle snippet's BOM version");
   }
 

@@ -81,7 +81,7 @@ class MeshPictureTest {
     assertEquals(List.of("short"), MeshPicture.wrap("short", 11));
   }
 
-  /** docs/img/mesh-3d.svg is what the tool draws now; regenerate it with the command in docs/samples.md. */
+  /** docs/img/mesh-3d.svg is what the tool draws now; regenerate it with the command in docs/samples/meshes.md. */
   @Test
   void theCommittedPictureIsUpToDate() throws Exception {
     Path committed = Path.of("../docs/img/mesh-3d.svg");

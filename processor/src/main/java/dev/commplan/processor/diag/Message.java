@@ -1,6 +1,7 @@
 package dev.commplan.processor.diag;
 
 import dev.commplan.model.RuleId;
+import java.util.Locale;
 import javax.tools.Diagnostic;
 
 /**
@@ -155,7 +156,11 @@ public enum Message {
   // Rule 23: bucketBytes.
   NEGATIVE_BUCKET(RuleId.BAD_BUCKET,
       "@CommPlan(bucketBytes = %s) is negative. Fix: use 0 for no buckets (the plan runs whole with execute), or"
-          + " N > 0, the most bytes of one bucket (docs/dsl.md, \"Choosing bucketBytes\")."),
+          + " N > 0, the most bytes of one bucket (docs/overlap.md, \"Choosing bucketBytes\")."),
+  OVERFLOWED_BUCKET(RuleId.BAD_BUCKET,
+      "@CommPlan(bucketBytes = %s) is negative: an int expression overflowed before it became the long"
+          + " bucketBytes (1 << 31, or 2048 * 1024 * 1024, is %s in int). Fix: write it as a long, such as 1L << 31"
+          + " or 2048L * 1024 * 1024."),
   TOO_MANY_BUCKET_FIELDS(RuleId.BAD_BUCKET,
       "@CommPlan(bucketBytes = %s) gives the generated class an enum Field of one constant per field that a"
           + " collective sends, but '%s' sends %s fields, and an enum holds at most %s constants (its initializer"
@@ -248,6 +253,6 @@ public enum Message {
 
   /** The text as printed: {@code [CommPlan/Id] } and the formatted message. */
   public String render(Object... args) {
-    return id.tag() + " " + String.format(java.util.Locale.ROOT, format, args);
+    return id.tag() + " " + String.format(Locale.ROOT, format, args);
   }
 }

@@ -11,6 +11,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
  * What the pieces of one plan's generation share: the model, the generated class and its Builder, the
@@ -91,7 +92,7 @@ final class Generation {
   /** Part {@code p}'s class: {@code Part<p>}, with {@code _} appended while the plan has that name. */
   ClassName part(int p) {
     String prefix = "Part";
-    while (self.simpleName().matches(java.util.regex.Pattern.quote(prefix) + "\\d+")) {
+    while (self.simpleName().matches(Pattern.quote(prefix) + "\\d+")) {
       prefix += "_";
     }
     return self.nestedClass(prefix + p);

@@ -3,6 +3,7 @@ package dev.commplan.processor.validation;
 import dev.commplan.processor.diag.Message;
 import dev.commplan.processor.lang.Identifiers;
 import dev.commplan.processor.parse.ParsedPlan;
+import java.util.Locale;
 import javax.lang.model.element.ElementKind;
 import javax.lang.model.element.NestingKind;
 
@@ -24,7 +25,7 @@ final class TargetRules {
         case ENUM -> "an enum";
         case RECORD -> "a record";
         case ANNOTATION_TYPE -> "an annotation type";
-        default -> "a " + plan.kind().toString().toLowerCase(java.util.Locale.ROOT);
+        default -> "a " + plan.kind().toString().toLowerCase(Locale.ROOT);
       };
       cx.report.add(Message.BAD_TARGET_KIND, plan.element(), plan.mirror(), null, name, what, name);
       return false;

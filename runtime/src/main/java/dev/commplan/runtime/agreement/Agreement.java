@@ -2,52 +2,46 @@ package dev.commplan.runtime.agreement;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
+import dev.commplan.runtime.AgreementChecked;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DisagreementException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.U64Buffer;
-import dev.commplan.runtime.guard.AgreementAccess;
-import dev.commplan.runtime.guard.Guards;
-import dev.commplan.runtime.guard.StreamProgress;
-import java.util.Arrays;
 import java.util.List;
-import java.util.function.Function;
 import java.util.function.IntFunction;
 
 /**
  * The agreement check of one communicator (docs/reliability.md, "Agreement check"): whether its ranks
- * make the same calls. On by default, on every backend, through the backend's own collectives. This
- * package is the one place where ranks' data is compared: besides the calls, a plan's fingerprint at build
- * ({@link PlanFingerprint}) and a mesh at build ({@link MeshCheck}), through the same {@link Exchange}, and
- * every finding is a {@link DisagreementException}.
+ * make the same calls. On by default, on every backend, through the backend's own collectives ({@link
+ * Exchange}). This package is the one place where ranks' data is compared and where a disagreement is decided
+ * and worded ({@link Disagreements}): besides the calls, a plan's fingerprint at build ({@link PlanFingerprint})
+ * and a mesh at build ({@link MeshCheck}), through the same exchange; and what the layers above find where ranks
+ * meet outside these checks ({@link MeetingChecks}). Every finding is a {@link DisagreementException}, whose
+ * message reads the same on every rank and every backend.
  *
- * <p><b>Collectives and plans.</b> Each direct collective and each plan execute, step or launch is a
- * <i>unit</i>: this rank writes a {@link CallRecord} of it into a window (four stores: the digest is made
- * per check). After units 1, 3, 7, ..., 1023 and then every {@value #MAX_INTERVAL}, the window is compared:
- * one group of two all-gathers, of a 4-long header (the units it covers and a digest of its records) and of
- * the records, enqueued after the unit on the same stream. Every rank reaches that check after the same
- * units, so the checks pair up exactly when the ranks agree, and where they do not, the check compares what they
- * did. The comparison runs on the host after the synchronize that covers the check; it reads only the
- * headers unless they differ, and then names the first differing call on each side. Every rank reads
- * the same gathered headers, so every rank fails, with the same finding. A plan built with the order check
- * ({@code PlanBuilder.orderCheck}) has the window compared right after each of its units as well (a window
- * of 1 where its executes are concerned); every rank does so after the same units, since the setting is
- * part of the plan's fingerprint. A plan is named by its name and instance ({@link PlanNames}).
+ * <p>This class is the communicator's side of the check, what the SPI's communicator base class and plans call;
+ * the work is done by:
  *
- * <p><b>The last calls.</b> What no check compared is compared on the host when every rank of an
- * in-process cluster returns ({@link #compareUnchecked}), and with one last window check where a rank of
- * a backend with one rank per process closes its communicator normally ({@link #compareAtClose}).
+ * <ul>
+ *   <li>{@link CallWindow}: the units (each direct collective and each plan execute, step, launch or bucket),
+ *       each a {@link CallRecord}, compared across the ranks after units 1, 3, 7, ..., 1023 and then every
+ *       {@value #MAX_INTERVAL} ({@link WindowCheck}), and after each unit of a plan built with the order check
+ *       ({@code PlanBuilder.orderCheck}); a plan is named by its name and instance ({@link PlanNames});
+ *   <li>{@link PairDigests}: sends and receives, compared per pair with one extra message ({@link PairCheck});
+ *   <li>{@link HostComparison}: what the ranks of an in-process group did, compared on the host: at the end of a
+ *       run (the calls no check compared) and where a backend's ranks meet;
+ *   <li>{@link CheckBuffers}: the check's memory, and when it may be written again.
+ * </ul>
  *
- * <p><b>Sends and receives</b> are not units (a rank takes part only in its own). Per peer, the sender
- * folds each message's data type and count into a digest; after its messages 1, 3, 7, ... to that peer
- * it sends the peer its count and digest, and the receiver receives them after its receive of the same
- * number and compares them with its own. The receiver fails; the sender learns it through the family's
- * failure, like every other failure of one rank.
+ * <p><b>The last calls.</b> What no check compared is compared on the host when every rank of an in-process
+ * cluster returns ({@link #compareUnchecked}), and with one last window check where a rank of a backend with
+ * one rank per process closes its communicator normally ({@link #compareAtClose}).
  *
- * <p>Used by the thread that holds the communicator's gate; the comparisons run on the synchronizing
- * thread, so the pool of check buffers is locked ({@link CheckBuffers}).
+ * <p>Used by the thread that holds the communicator's gate; the comparisons run on the synchronizing thread,
+ * so the pool of check buffers is locked ({@link CheckBuffers}), and a backend's rendezvous reads the published
+ * records ({@link CallWindow}).
  */
 public final class Agreement {
   /** The most units (or messages to one peer) between two checks, and so the most records one check compares. */
@@ -55,12 +49,6 @@ public final class Agreement {
 
   /** Marks a header or message as the check's: a check that met a user's call reads something else there. */
   static final long MAGIC = 0x436f6d6d506c616eL;
-
-  private static volatile Function<Object, Agreement> accessor;
-
-  static {
-    AgreementAccess.registerMeshes(MeshCheck::compare); // Mesh, in the API below, reaches its check here
-  }
 
   /**
    * What the check needs of its communicator: memory, its collectives and point-to-point calls without
@@ -135,26 +123,14 @@ public final class Agreement {
   private final boolean recordsCalls;
   private final PlanNames plans = new PlanNames();
   private final CheckBuffers buffers;
+  private final CallWindow window = new CallWindow(this);
+  private final PairDigests pairs;
 
   /**
    * Set once a comparison found a difference here: the ranks were told, and their records no longer line up,
    * so nothing later compares them again (the host's comparison at the end, the last check at close).
    */
   private volatile boolean found;
-
-  private final long[] window = new long[MAX_INTERVAL * CallRecord.LONGS];
-  private int windowLength;
-  private long units;
-  private long nextCheck = 1;
-
-  private final long[] sent;
-  private final long[] sentDigest;
-  private final long[] received;
-  private final long[] receivedDigest;
-  private final long[] lastSent;
-  private final long[] lastReceived;
-  private final long[] nextSendCheck;
-  private final long[] nextReceiveCheck;
 
   /**
    * The check of one communicator.
@@ -167,6 +143,7 @@ public final class Agreement {
    *     only the units of plans built with the order check are recorded and compared, and the comparisons
    *     made once (fingerprints, meshes) still use this check's exchange
    */
+  @SuppressWarnings("this-escape") // the window and the pairs keep their owner; neither calls it before it is made
   public Agreement(Exchange exchange, int rank, int ranks, String group, boolean recordsCalls) {
     this.exchange = exchange;
     this.rank = rank;
@@ -174,36 +151,30 @@ public final class Agreement {
     this.group = group;
     this.recordsCalls = recordsCalls;
     this.buffers = new CheckBuffers(exchange, rank, ranks);
-    sent = new long[ranks];
-    sentDigest = new long[ranks];
-    received = new long[ranks];
-    receivedDigest = new long[ranks];
-    lastSent = new long[ranks * CallRecord.LONGS];
-    lastReceived = new long[ranks * CallRecord.LONGS];
-    nextSendCheck = new long[ranks];
-    nextReceiveCheck = new long[ranks];
-    Arrays.fill(nextSendCheck, 1);
-    Arrays.fill(nextReceiveCheck, 1);
+    this.pairs = new PairDigests(this, ranks);
   }
 
   /**
-   * Called once, by the SPI's communicator base class, so that plans can reach their communicator's check.
-   *
-   * @param of returns a communicator's check (made on first use, also where the check is off: see {@link
-   *     #recordsCalls()}), or null for a communicator not built on the SPI
-   */
-  public static void register(Function<Object, Agreement> of) {
-    accessor = of;
-  }
-
-  /**
-   * {@return the check of {@code communicator}, or null (a communicator not built on the SPI)}
+   * {@return the check of {@code communicator}, or null for a communicator without one} The SPI's
+   * communicator base class gives its own ({@link AgreementChecked#agreementCheck()}), made on first use, also
+   * where the check is off (see {@link #recordsCalls()}).
    *
    * @param communicator a communicator
    */
   public static Agreement of(Object communicator) {
-    Function<Object, Agreement> a = accessor;
-    return a == null ? null : a.apply(communicator);
+    return communicator instanceof AgreementChecked checked && checked.agreementCheck() instanceof Agreement a ? a
+        : null;
+  }
+
+  /**
+   * Compares {@code description} with every rank's mesh ({@link MeshCheck}): collective over this check's
+   * communicator, the world of the mesh being built ({@link AgreementChecked#compareMeshes}).
+   *
+   * @param description this rank's mesh: {@code [dp=2, tp=4]}
+   * @throws DisagreementException on every rank, if the ranks' meshes differ
+   */
+  public void compareMeshes(String description) {
+    MeshCheck.compare(this, description);
   }
 
   /** {@return whether this communicator's calls are recorded and compared (its agreement check is on)} */
@@ -219,7 +190,19 @@ public final class Agreement {
    * @return what names the plan in records: the hash of its name and its instance on this communicator
    */
   public PlanKey registerPlan(String planName) {
-    return plans.register(planName);
+    return plans.register(planName, List.of());
+  }
+
+  /**
+   * As {@link #registerPlan(String)}, with the plan's fields by handle, so that messages can name the fields
+   * of a record that lists some ({@link #roundClosed}).
+   *
+   * @param planName the plan's name
+   * @param fields the plan's fields, by handle
+   * @return what names the plan in records
+   */
+  public PlanKey registerPlan(String planName, List<String> fields) {
+    return plans.register(planName, fields);
   }
 
   /**
@@ -241,7 +224,7 @@ public final class Agreement {
    * @param stream the stream it was enqueued on
    */
   public void collective(Collective collective, DataType type, ReduceOp op, int root, long count, Stream stream) {
-    unit(CallRecord.direct(CallRecord.DIRECT, collective, type, op, root), count, 0, 0, stream, false);
+    window.add(CallRecord.direct(CallRecord.DIRECT, collective, type, op, root), count, 0, 0, stream, false);
   }
 
   /**
@@ -255,7 +238,7 @@ public final class Agreement {
    */
   public void plan(PlanKey plan, int step, boolean launch, Stream stream, boolean compareNow) {
     int kind = launch ? CallRecord.LAUNCH : step < 0 ? CallRecord.EXECUTE : CallRecord.STEP;
-    unit(kind, plan.instance(), plan.name(), step, stream, compareNow);
+    window.add(kind, plan.instance(), plan.name(), step, stream, compareNow);
   }
 
   /**
@@ -269,44 +252,21 @@ public final class Agreement {
    * @param compareNow whether the plan has the order check: the window is compared right after this unit
    */
   public void bucket(PlanKey plan, int bucket, int step, Stream stream, boolean compareNow) {
-    unit(CallRecord.BUCKET | (long) bucket << 32, plan.instance(), plan.name(), step, stream, compareNow);
-  }
-
-  /** Four stores and two counters: the digest is made when the window is compared ({@link WindowCheck#arm}). */
-  private void unit(long word0, long word1, long plan, long step, Stream stream, boolean compareNow) {
-    int at = windowLength * CallRecord.LONGS;
-    window[at] = word0;
-    window[at + 1] = word1;
-    window[at + 2] = plan;
-    window[at + 3] = step;
-    windowLength++;
-    if (++units == nextCheck) {
-      nextCheck = next(units);
-      compareWindow(stream, false);
-    } else if (compareNow) {
-      compareWindow(stream, false);
-    }
-  }
-
-  /** The unit (or message) after which the next check runs: 1, 3, 7, ..., 1023, then every {@value #MAX_INTERVAL}. */
-  static long next(long checkedAt) {
-    return checkedAt < MAX_INTERVAL - 1 ? 2 * checkedAt + 1 : checkedAt + MAX_INTERVAL;
+    window.add(CallRecord.BUCKET | (long) bucket << 32, plan.instance(), plan.name(), step, stream, compareNow);
   }
 
   /**
-   * Enqueues the comparison of the window on {@code stream}, to be read after the synchronize that covers
-   * it; skipped alike on every rank for a stream being captured (it would run at every launch) or one with
-   * no synchronize hook (nothing could read it).
+   * A bucketed plan was closed while its ready()/finish() round was open, before bucket {@code nextBucket} was
+   * enqueued: a unit, so that peers which enqueued that bucket find this rank's unit differing there, and their
+   * messages name the open round. Closing a plan is not a collective, so this enqueues nothing: a comparison due
+   * at this unit is made at this rank's next unit instead, over the window up to this one.
+   *
+   * @param plan the plan's {@link #registerPlan} key
+   * @param nextBucket the first bucket of the round this rank never enqueued
+   * @param unmarked the handles (below 63) not marked ready in the round as bits; bit 63: a higher one too
    */
-  private void compareWindow(Stream stream, boolean atClose) {
-    StreamProgress progress = Guards.progressOf(stream);
-    if (progress != null && !exchange.isCapturing(stream)) {
-      WindowCheck check = buffers.window(stream);
-      check.arm(units, window, windowLength, this, atClose);
-      exchange.allGather(check.stagedHeader(), check.headers(), check.stagedRecords(), check.records(), stream);
-      progress.afterSynchronize(check, progress.issue());
-    }
-    windowLength = 0;
+  public void roundClosed(PlanKey plan, int nextBucket, long unmarked) {
+    window.addWithoutCall(CallRecord.ROUND_CLOSED | (long) nextBucket << 32, plan.instance(), plan.name(), unmarked);
   }
 
   /**
@@ -322,7 +282,7 @@ public final class Agreement {
     if (!recordsCalls || found) {
       return; // order-checked plans alone are recorded (each unit compared at once), or a check already failed
     }
-    compareWindow(stream, true);
+    window.compare(stream);
     stream.synchronize();
   }
 
@@ -336,35 +296,7 @@ public final class Agreement {
    * @param stream the stream
    */
   public void pointToPoint(boolean send, int peer, DataType type, long count, Stream stream) {
-    StreamProgress progress = Guards.progressOf(stream);
-    if (progress == null) {
-      return;
-    }
-    long word0 = CallRecord.direct(send ? CallRecord.SEND : CallRecord.RECV, send ? Collective.SEND : Collective.RECV,
-        type, null, peer);
-    long[] last = send ? lastSent : lastReceived;
-    int at = peer * CallRecord.LONGS;
-    last[at] = word0;
-    last[at + 1] = count;
-    long[] counts = send ? sent : received;
-    long[] digests = send ? sentDigest : receivedDigest;
-    digests[peer] = CallRecord.mix(CallRecord.mix(digests[peer], type.ordinal() + 1), count);
-    long n = ++counts[peer];
-    long[] due = send ? nextSendCheck : nextReceiveCheck;
-    if (n == due[peer]) {
-      due[peer] = next(n);
-      if (exchange.isCapturing(stream)) {
-        return;
-      }
-      PairCheck check = buffers.pair(stream);
-      check.arm(send, rank, peer, n, digests[peer], word0, count, this);
-      if (send) {
-        exchange.send(check.message(), peer, stream);
-      } else {
-        exchange.recv(check.message(), peer, stream);
-      }
-      progress.afterSynchronize(check, progress.issue());
-    }
+    pairs.add(send, peer, type, count, stream);
   }
 
   /**
@@ -375,7 +307,7 @@ public final class Agreement {
    *
    * @param size the number of ranks of the group
    * @param communicator rank r's communicator of the group
-   * @return the first difference against rank 0 (calls) or between a sender and its receiver, or null when
+   * @return the first difference, as rank 0 sees it (calls) or as the sender does (messages), or null when
    *     they agree, the check is off, or a communicator is missing or closed (nothing to compare)
    */
   public static DisagreementException compareUnchecked(int size, IntFunction<? extends Communicator> communicator) {
@@ -393,71 +325,7 @@ public final class Agreement {
 
   /** {@link #compareUnchecked(int, IntFunction)} of the checks themselves: rank r's at index r. */
   static DisagreementException compareUnchecked(Agreement[] ranks) {
-    for (int r = 1; r < ranks.length; r++) {
-      DisagreementException e = ranks[0].uncheckedCallsAgainst(ranks[r]);
-      if (e != null) {
-        return e;
-      }
-    }
-    for (Agreement sender : ranks) {
-      for (Agreement receiver : ranks) {
-        DisagreementException e = sender.uncheckedMessagesTo(receiver);
-        if (e != null) {
-          return e;
-        }
-      }
-    }
-    return null;
-  }
-
-  /** Rank 0's window ({@code this}) against {@code other}'s; null where they agree. */
-  private DisagreementException uncheckedCallsAgainst(Agreement other) {
-    long from = units - windowLength;
-    long theirFrom = other.units - other.windowLength;
-    int words = windowLength * CallRecord.LONGS;
-    if (units == other.units && from == theirFrom
-        && Arrays.equals(window, 0, words, other.window, 0, other.windowLength * CallRecord.LONGS)) {
-      return null;
-    }
-    String where = group + ": the ranks disagree about their last calls, which no agreement check compared before"
-        + " every rank's task returned (rank 0 made " + units + " collective calls and plan executes on " + group
-        + ", rank " + other.rank + " " + other.units + ")";
-    List<Integer> differing = List.of(other.rank);
-    if (from != theirFrom) { // cannot happen when both returned normally: a check would have been left unpaired
-      return new DisagreementException(where + callsFix(group), "", "", differing, List.of("number of calls"));
-    }
-    DisagreementException e = WindowCheck.firstDifference(where, callsFix(group), from, "rank 0", window, 0,
-        windowLength, "rank " + other.rank, other.window, 0, other.windowLength, plans, differing);
-    return e != null ? e : new DisagreementException(where + callsFix(group), "", "", differing,
-        List.of("number of calls"));
-  }
-
-  /** This rank's sends to {@code receiver} against its receives from this rank, in all; null where they agree. */
-  private DisagreementException uncheckedMessagesTo(Agreement receiver) {
-    int to = receiver.rank;
-    long n = sent[to];
-    long m = receiver.received[rank];
-    if (n == m && sentDigest[to] == receiver.receivedDigest[rank]) {
-      return null;
-    }
-    String mine = n == 0 ? "none" : CallRecord.text(lastSent, to * CallRecord.LONGS, plans);
-    String theirs = m == 0 ? "none" : CallRecord.text(receiver.lastReceived, rank * CallRecord.LONGS, plans);
-    String field = n != m ? "number of messages" : "data type or count";
-    return new DisagreementException(group + ": rank " + rank + "'s sends to rank " + to + " and rank " + to
-        + "'s receives from it disagree, and no agreement check compared them before every rank's task returned:"
-        + " rank " + rank + " sent " + n + " messages (its last: " + mine + "), rank " + to + " received " + m
-        + " (its last: " + theirs + ") (differing: " + field + "). Every send must meet a receive of the same data"
-        + " type and count, in the same order (docs/reliability.md, \"Agreement check\";"
-        + " CommOptions.withAgreementCheck(false) turns the check off)", mine, theirs, List.of(to),
-        List.of(field));
-  }
-
-  /** The end of every message about calls that differ: what must agree, and where to read more. */
-  static String callsFix(String group) {
-    return ". Every rank of " + group + " must make the same collective calls and plan executes, with the same"
-        + " collective, data type, count, op and root, and the same plan (#2: the second plan of that name built on "
-        + group + "), in the same order (docs/reliability.md, \"Agreement check\";"
-        + " CommOptions.withAgreementCheck(false) turns the check off)";
+    return HostComparison.unchecked(ranks);
   }
 
   int rank() {
@@ -480,9 +348,26 @@ public final class Agreement {
     return exchange;
   }
 
+  CheckBuffers buffers() {
+    return buffers;
+  }
+
+  CallWindow window() {
+    return window;
+  }
+
+  PairDigests pairs() {
+    return pairs;
+  }
+
   /** A comparison found the ranks disagreeing: what it throws tells them; nothing compares them again. */
   void found() {
     found = true;
+  }
+
+  /** {@return whether a comparison found the ranks disagreeing ({@link #found()})} */
+  boolean hasFound() {
+    return found;
   }
 
   void release(CheckBuffers.Pooled check) {

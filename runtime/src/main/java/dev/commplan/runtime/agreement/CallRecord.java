@@ -26,6 +26,11 @@ final class CallRecord {
   static final int RECV = 6;
   /** A bucket of a bucketed plan's round: as a plan's step, with the bucket's index in word 0's upper half. */
   static final int BUCKET = 7;
+  /**
+   * A bucketed plan closed with its round open ({@link Agreement#roundClosed}): word 0's upper half holds the
+   * first bucket never enqueued, word 3 the fields not marked ready (a bit per handle below 63; bit 63: more).
+   */
+  static final int ROUND_CLOSED = 8;
 
   private CallRecord() {}
 
@@ -76,6 +81,11 @@ final class CallRecord {
   static String text(long[] words, int at, PlanNames plans) {
     long w0 = words[at];
     int kind = kind(w0);
+    if (kind == ROUND_CLOSED) {
+      return "plan " + plans.text(words[at + 2], words[at + 1]) + ", closed during a ready()/finish() round before"
+          + " bucket " + (w0 >>> 32) + " was enqueued (fields never marked ready: "
+          + plans.fields(words[at + 2], words[at + 3]) + ")";
+    }
     if (isPlan(kind)) {
       return "plan " + plans.text(words[at + 2], words[at + 1]) + (kind == EXECUTE ? ", execute"
           : kind == LAUNCH ? ", launch of its captured graph" : kind == BUCKET
@@ -116,6 +126,15 @@ final class CallRecord {
       out.add("plan instance (another plan of the same name)");
       return out;
     }
+    if (kind(x) == ROUND_CLOSED) {
+      if (x != y) {
+        out.add("bucket");
+      }
+      if (a[at + 3] != b[bt + 3]) {
+        out.add("fields marked ready");
+      }
+      return out;
+    }
     if (kind(x) == BUCKET && x != y) {
       out.add("bucket");
     }
@@ -141,7 +160,7 @@ final class CallRecord {
   }
 
   private static boolean isPlan(int kind) {
-    return kind == EXECUTE || kind == STEP || kind == LAUNCH || kind == BUCKET;
+    return kind == EXECUTE || kind == STEP || kind == LAUNCH || kind == BUCKET || kind == ROUND_CLOSED;
   }
 
   private static <E> E field(E[] values, int code) {

@@ -1,7 +1,7 @@
 package dev.commplan.runtime.agreement;
 
+import dev.commplan.runtime.AgreementChecked;
 import dev.commplan.runtime.CommTimeoutException;
-import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DisagreementException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -12,25 +12,26 @@ import java.util.Map;
  * The comparison {@code Mesh.Builder.build()} makes before it splits anything: every rank's mesh (its
  * description, {@code [dp=2, tp=4]}) through {@link TextExchange}, so that ranks that would split into
  * groups that do not match (a hang, or wrong data) fail at once, every one, naming the ranks and each mesh.
- * {@code Mesh} sits in the API, below this package, and reaches it through {@code guard.AgreementAccess}.
+ * {@code Mesh} sits in the API, below this package, and reaches it through its world's {@link
+ * AgreementChecked#compareMeshes}, which the SPI's communicator base class hands to {@link
+ * Agreement#compareMeshes}.
  */
 final class MeshCheck {
   private MeshCheck() {}
 
   /**
-   * Compares {@code description} with every rank's of {@code world}; collective over the world.
+   * Compares {@code description} with every rank's of the world; collective over the world.
    *
-   * @param world the mesh's world (a {@code Communicator})
+   * @param world the agreement check of the mesh's world
    * @param description this rank's mesh: {@code [dp=2, tp=4]}
    * @throws DisagreementException on every rank, if the ranks' meshes differ
    * @throws CommTimeoutException naming the mesh and the ranks that did not build it in time
    */
-  static void compare(Object world, String description) {
-    Communicator comm = (Communicator) world;
-    List<String> meshes = TextExchange.differing(comm, description, null, "mesh " + description + ": building it"
+  static void compare(Agreement world, String description) {
+    List<String> meshes = TextExchange.differing(world, description, null, "mesh " + description + ": building it"
         + " timed out; every rank of the world must build the same mesh", "did not");
     if (meshes != null) {
-      throw disagreement(comm.rank(), meshes);
+      throw disagreement(world.rank(), meshes);
     }
   }
 

@@ -5,13 +5,15 @@ import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DisagreementException;
 import dev.commplan.runtime.U64Buffer;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
- * One message of the check of sends and receives ({@link Agreement}): the sender's count and digest of
+ * One message of the check of sends and receives ({@link PairDigests}): the sender's count and digest of
  * its messages to a peer, and the record of the last, sent after that message; the receiver receives it
  * after its receive of the same number and, after the synchronize that covers it, compares it with its
- * own count, digest and last receive.
+ * own count, digest and last receive, naming what differs as every comparison of messages does ({@link
+ * Disagreements}).
  */
 final class PairCheck extends CheckBuffers.Pooled {
   /** Longs of a message: magic, count, digest, the last message's record. */
@@ -75,36 +77,36 @@ final class PairCheck extends CheckBuffers.Pooled {
     }
   }
 
+  /** The receiver's finding, worded as every check of messages words it ({@link Disagreements}). */
   private DisagreementException disagreement(Agreement of) {
     long n = expected[1];
-    String where = of.group() + ", rank " + rank + ": rank " + peer + "'s sends to this rank and this rank's receives"
-        + " from it disagree (the agreement check after receive " + n + " from rank " + peer + ")";
-    String fix = ". Every send must meet a receive of the same data type and count, in the same order"
-        + " (docs/reliability.md, \"Agreement check\"; CommOptions.withAgreementCheck(false) turns the check off)";
     String mine = CallRecord.text(expected, 3, of.plans());
     if (got[0] != Agreement.MAGIC) {
-      String theirs = "something that is not its check (it sent a different number of messages to this rank)";
-      return new DisagreementException(where + ": this rank's receive " + n + " was " + mine + "; where rank " + peer
-          + "'s check should be, it sent " + theirs + fix, mine, theirs, List.of(peer), List.of("number of messages"));
+      return Disagreements.notTheCheck(of.group(), of.ranks(), peer, rank, n, mine).of(rank);
     }
     String theirs = CallRecord.text(got, 3, of.plans());
-    List<String> fields = new java.util.ArrayList<>();
-    if ((got[3] >>> 16 & 0xff) != (expected[3] >>> 16 & 0xff)) {
+    if (got[1] != n) {
+      return Disagreements.numberOfMessages(of.group(), of.ranks(), peer, got[1], theirs, rank, n, mine).of(rank);
+    }
+    List<String> fields = lastDifferences(got, 3, expected, 3);
+    if (!fields.isEmpty()) {
+      return Disagreements.message(of.group(), of.ranks(), peer, theirs, rank, mine, fields, true).of(rank);
+    }
+    return Disagreements.earlierMessage(of.group(), of.ranks(), peer, theirs, rank, mine, n).of(rank);
+  }
+
+  /**
+   * What differs between a send's record ({@code send} from {@code s}) and a receive's ({@code receive} from
+   * {@code r}): the data type, the count; the peers are each other, by construction.
+   */
+  static List<String> lastDifferences(long[] send, int s, long[] receive, int r) {
+    List<String> fields = new ArrayList<>();
+    if ((send[s] >>> 16 & 0xff) != (receive[r] >>> 16 & 0xff)) {
       fields.add("data type");
     }
-    if (got[4] != expected[4]) {
+    if (send[s + 1] != receive[r + 1]) {
       fields.add("count");
     }
-    String last = got[1] != n ? "rank " + peer + " had sent " + got[1] + " messages, its last " + theirs
-        : fields.isEmpty() ? "the last messages agree (" + theirs + " against " + mine + "), an earlier one of"
-            + " the " + n + " did not"
-        : "rank " + peer + "'s send " + n + " was " + theirs;
-    if (got[1] != n && fields.isEmpty()) {
-      fields.add("number of messages");
-    } else if (fields.isEmpty()) {
-      fields.add("an earlier message's data type or count");
-    }
-    return new DisagreementException(where + ": this rank's receive " + n + " was " + mine + "; " + last
-        + " (differing: " + String.join(", ", fields) + ")" + fix, mine, theirs, List.of(peer), fields);
+    return fields;
   }
 }

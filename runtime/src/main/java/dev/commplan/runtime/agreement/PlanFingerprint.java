@@ -85,7 +85,11 @@ public final class PlanFingerprint {
    * @throws CommTimeoutException naming the plan, where a rank did not come to this build in time
    */
   public void check(Communicator comm) {
-    List<String> byRank = TextExchange.differing(comm, text, planName, "plan " + planName + ": the fingerprint"
+    Agreement agreement = Agreement.of(comm);
+    if (agreement == null) {
+      return; // a communicator without an agreement check: nothing to compare through
+    }
+    List<String> byRank = TextExchange.differing(agreement, text, planName, "plan " + planName + ": the fingerprint"
         + " check of build() timed out; every rank must build the same plans in the same order", "did not get to this"
         + " one");
     if (byRank == null) {
@@ -119,12 +123,7 @@ public final class PlanFingerprint {
     if (groups.size() <= 1) {
       return null;
     }
-    Map.Entry<String, List<Integer>> reference = null;
-    for (Map.Entry<String, List<Integer>> g : groups.entrySet()) {
-      if (reference == null || g.getValue().size() > reference.getValue().size()) {
-        reference = g;
-      }
-    }
+    Map.Entry<String, List<Integer>> reference = largest(groups);
     List<Integer> differing = new ArrayList<>();
     for (Map.Entry<String, List<Integer>> g : groups.entrySet()) {
       if (g != reference) {
@@ -143,9 +142,7 @@ public final class PlanFingerprint {
     boolean opDiffers = false;
     boolean callDiffers = false;
     boolean failed = false;
-    String firstReference = null;
-    String firstOther = null;
-    String firstField = null;
+    Difference first = null;
     int shown = 0;
     for (Map.Entry<String, List<Integer>> g : groups.entrySet()) {
       if (g == reference) {
@@ -156,58 +153,90 @@ public final class PlanFingerprint {
         break;
       }
       List<String> lines = List.of(g.getKey().split("\n", -1));
-      // Section by section (header, operations, build failure, NCCL calls), so that a missing operation
-      // shows as missing rather than as the next section's first line.
-      String a = null;
-      String b = null;
-      String where = "";
-      for (String prefix : new String[] {"", OP_PREFIX, FAILED_PREFIX, CALL_PREFIX}) {
-        List<String> x = section(refLines, prefix);
-        List<String> y = section(lines, prefix);
-        int i = 0;
-        while (i < x.size() && i < y.size() && x.get(i).equals(y.get(i))) {
-          i++;
-        }
-        if (i < x.size() || i < y.size()) {
-          a = i < x.size() ? x.get(i) : null;
-          b = i < y.size() ? y.get(i) : null;
-          where = prefix;
-          break;
-        }
-      }
-      String at = a != null ? a : b;
-      int otherRank = g.getValue().getFirst();
+      Difference d = firstDifference(refLines, lines);
       m.append("\n  first difference");
       if (g.getValue().size() > 1) {
         m.append(" (").append(ranksText(g.getValue())).append(")");
       }
-      m.append(": ").append(position(a, b)).append("\n    rank ").append(refRank)
-          .append(": ").append(side(a, refLines, where)).append("\n    rank ").append(otherRank).append(": ")
-          .append(side(b, lines, where));
-      boolean failure = isFailure(a) || isFailure(b);
-      if (firstField == null) {
-        firstReference = side(a, refLines, where);
-        firstOther = side(b, lines, where);
-        firstField = failure ? "build" : at.startsWith(CALL_PREFIX) ? "NCCL call"
-            : at.startsWith(OP_PREFIX) ? "operation" : "plan";
+      m.append(": ").append(position(d.reference(), d.other())).append("\n    rank ").append(refRank)
+          .append(": ").append(d.referenceSide()).append("\n    rank ").append(g.getValue().getFirst()).append(": ")
+          .append(d.otherSide());
+      first = first == null ? d : first;
+      failed |= d.isFailure();
+      callDiffers |= !d.isFailure() && d.at().startsWith(CALL_PREFIX);
+      opDiffers |= !d.isFailure() && !d.at().startsWith(CALL_PREFIX);
+    }
+    m.append("\n  fix: ").append(fix(failed, callDiffers, opDiffers));
+    return new PlanMismatchException(m.toString(), planName, first.referenceSide(), first.otherSide(), differing,
+        List.of(first.field()));
+  }
+
+  /** The group of ranks that built one plan and is the largest (the first of equals): the reference. */
+  private static Map.Entry<String, List<Integer>> largest(Map<String, List<Integer>> groups) {
+    Map.Entry<String, List<Integer>> reference = null;
+    for (Map.Entry<String, List<Integer>> g : groups.entrySet()) {
+      if (reference == null || g.getValue().size() > reference.getValue().size()) {
+        reference = g;
       }
-      failed |= failure;
-      callDiffers |= !failure && at.startsWith(CALL_PREFIX);
-      opDiffers |= !failure && !at.startsWith(CALL_PREFIX);
     }
-    m.append("\n  fix: ");
+    return reference;
+  }
+
+  /**
+   * The first line where two fingerprints differ: {@code reference} and {@code other} (null where a side has no
+   * line there), in the section {@code prefix} names, with each side's words for it.
+   */
+  private record Difference(String reference, String other, String referenceSide, String otherSide) {
+    /** The line the difference is at (the reference's, or the other's where the reference has none). */
+    String at() {
+      return reference != null ? reference : other;
+    }
+
+    boolean isFailure() {
+      return PlanFingerprint.isFailure(reference) || PlanFingerprint.isFailure(other);
+    }
+
+    /** What differs, for the exception's fields: the build, an NCCL call, an operation or the plan. */
+    String field() {
+      return isFailure() ? "build" : at().startsWith(CALL_PREFIX) ? "NCCL call"
+          : at().startsWith(OP_PREFIX) ? "operation" : "plan";
+    }
+  }
+
+  /**
+   * Compares section by section (header, operations, build failure, NCCL calls), so that a missing operation
+   * shows as missing rather than as the next section's first line.
+   */
+  private static Difference firstDifference(List<String> refLines, List<String> lines) {
+    for (String prefix : new String[] {"", OP_PREFIX, FAILED_PREFIX, CALL_PREFIX}) {
+      List<String> x = section(refLines, prefix);
+      List<String> y = section(lines, prefix);
+      int i = 0;
+      while (i < x.size() && i < y.size() && x.get(i).equals(y.get(i))) {
+        i++;
+      }
+      if (i < x.size() || i < y.size()) {
+        String a = i < x.size() ? x.get(i) : null;
+        String b = i < y.size() ? y.get(i) : null;
+        return new Difference(a, b, side(a, refLines, prefix), side(b, lines, prefix));
+      }
+    }
+    return new Difference(null, null, side(null, refLines, ""), side(null, lines, "")); // texts differ in no line
+  }
+
+  /** The fix a message ends with, by what differed. */
+  private static String fix(boolean failed, boolean callDiffers, boolean opDiffers) {
     if (failed) {
-      m.append("the plan failed to build on some ranks only (see that rank's message above, or its own exception"
-          + " as this one's suppressed); fix that, and build the same plan on every rank");
-    } else if (callDiffers && !opDiffers) {
-      m.append("the ranks declare the same operations but coalesce them into different NCCL calls: user-bound"
-          + " buffers that are adjacent views of one allocation on some ranks (and so merged) are not on others;"
-          + " bind buffers the same way on every rank, or let the plan allocate them");
-    } else {
-      m.append("build the plan identically on every rank: the same plan class and code version, the same dims"
-          + " (counts come from them), and no rank-dependent collectives, steps, data types, ops or roots");
+      return "the plan failed to build on some ranks only (see that rank's message above, or its own exception"
+          + " as this one's suppressed); fix that, and build the same plan on every rank";
     }
-    return new PlanMismatchException(m.toString(), planName, firstReference, firstOther, differing, List.of(firstField));
+    if (callDiffers && !opDiffers) {
+      return "the ranks declare the same operations but coalesce them into different NCCL calls: user-bound"
+          + " buffers that are adjacent views of one allocation on some ranks (and so merged) are not on others;"
+          + " bind buffers the same way on every rank, or let the plan allocate them";
+    }
+    return "build the plan identically on every rank: the same plan class and code version, the same dims"
+        + " (counts come from them), and no rank-dependent collectives, steps, data types, ops or roots";
   }
 
   /** The lines of one section: those starting with {@code prefix}; "" is the header (the rest). */

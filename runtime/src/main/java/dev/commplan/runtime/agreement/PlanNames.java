@@ -1,5 +1,7 @@
 package dev.commplan.runtime.agreement;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -14,11 +16,19 @@ import java.util.concurrent.ConcurrentHashMap;
 final class PlanNames {
   private final Map<Long, String> names = new ConcurrentHashMap<>();
   private final Map<String, Integer> instances = new ConcurrentHashMap<>();
+  /** Each plan name's fields by handle (the same for every instance: the fingerprint check compares them). */
+  private final Map<Long, List<String>> fields = new ConcurrentHashMap<>();
 
-  /** A plan of this name was built: its key (word 2 of its records, and word 1), the next instance of the name. */
-  Agreement.PlanKey register(String planName) {
+  /**
+   * A plan of this name was built, with {@code planFields} by handle: its key (word 2 of its records, and word
+   * 1), the next instance of the name.
+   */
+  Agreement.PlanKey register(String planName, List<String> planFields) {
     long hash = hash(planName);
     names.put(hash, planName);
+    if (!planFields.isEmpty()) {
+      fields.put(hash, List.copyOf(planFields));
+    }
     return new Agreement.PlanKey(hash, instances.merge(planName, 1, Integer::sum));
   }
 
@@ -29,6 +39,25 @@ final class PlanNames {
       hash = (hash ^ planName.charAt(i)) * 0x100000001b3L;
     }
     return hash == 0 ? 1 : hash;
+  }
+
+  /**
+   * The fields of the plan {@code hash} whose handles are the bits of {@code handles} ({@link
+   * Agreement#roundClosed}): {@code [x, y]}, {@code [x, y, and fields from the 64th on]}, or the handles where
+   * this rank did not build the plan.
+   */
+  String fields(long hash, long handles) {
+    List<String> known = fields.getOrDefault(hash, List.of());
+    List<String> out = new ArrayList<>();
+    for (int h = 0; h < 63; h++) {
+      if ((handles & 1L << h) != 0) {
+        out.add(h < known.size() ? known.get(h) : "#" + h);
+      }
+    }
+    if (handles < 0) {
+      out.add("and fields from the 64th on");
+    }
+    return String.join(", ", out);
   }
 
   /**

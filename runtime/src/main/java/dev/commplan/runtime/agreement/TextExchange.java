@@ -1,7 +1,6 @@
 package dev.commplan.runtime.agreement;
 
 import dev.commplan.runtime.CommTimeoutException;
-import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.U64Buffer;
 import java.nio.charset.StandardCharsets;
@@ -26,22 +25,18 @@ final class TextExchange {
   private TextExchange() {}
 
   /**
-   * Every rank's text, indexed by rank, or null where every rank's is this rank's (or there is one rank, or
-   * {@code comm} is not built on the SPI and has no exchange). A timeout in either all-gather is thrown
+   * Every rank's text, indexed by rank, or null where every rank's is this rank's (or there is one rank). A timeout in either all-gather is thrown
    * saying what was compared: {@code timedOut + ", and ranks [2] " + missed + " (" + the wait's summary + ")"}
    * ({@link #whoMissed}).
    *
-   * @param comm the communicator the ranks compare over
+   * @param agreement the check of the communicator the ranks compare over
    * @param text this rank's text
    * @param planName the plan compared, for the timeout, or null
    * @param timedOut the timeout message's start: {@code mesh [dp=2, tp=2]: building it timed out; every rank ...}
    * @param missed what the missing ranks did not do: {@code did not get to this one}
    */
-  static List<String> differing(Communicator comm, String text, String planName, String timedOut, String missed) {
-    Agreement agreement = Agreement.of(comm);
-    if (agreement == null) {
-      return null; // a communicator not built on the SPI: nothing to compare through
-    }
+  static List<String> differing(Agreement agreement, String text, String planName, String timedOut,
+      String missed) {
     try {
       return differing(agreement, text);
     } catch (CommTimeoutException e) { // the usual cause: a rank that never came to this comparison

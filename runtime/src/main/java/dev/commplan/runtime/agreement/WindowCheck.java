@@ -2,18 +2,18 @@ package dev.commplan.runtime.agreement;
 
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.DataType;
-import dev.commplan.runtime.DisagreementException;
 import dev.commplan.runtime.U64Buffer;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
 /**
- * One comparison of a window of units ({@link Agreement}): this rank's header and records are staged side
- * by side (one host write) and all-gathered into every rank's headers and every rank's records; after the
- * synchronize that covers it, the headers are read and compared with this rank's, and only where they
- * differ are the records read, to name the first differing call on each side.
+ * One comparison of a window of units ({@link CallWindow}): this rank's header (the units it covers and a
+ * digest of their records) and records are staged side by side (one host write) and all-gathered into every
+ * rank's headers and every rank's records; after the synchronize that covers it, the headers are read and
+ * compared with this rank's, and only where they differ are the records read, to name the first differing call
+ * ({@link Disagreements}). Every rank reads the same headers and records, so every rank that finds it says the
+ * same.
  */
 final class WindowCheck extends CheckBuffers.Pooled {
   static final int HEADER_LONGS = 4;
@@ -28,14 +28,12 @@ final class WindowCheck extends CheckBuffers.Pooled {
   private final U64Buffer staged;
   private final U64Buffer stagedHeader;
   private final U64Buffer stagedRecords;
-  /** What {@link #staged} holds: the header, then the records (the window's first {@code length} count). */
+  /** What {@link #staged} holds: the header, then the window's records (the header's third long counts them). */
   private final long[] mine = new long[HEADER_LONGS + RECORD_LONGS];
   private final long[] gathered;
   /** The arrays above as memory segments, made once: {@code MemorySegment.ofArray} per copy would allocate. */
   private final MemorySegment mineSegment = MemorySegment.ofArray(mine);
   private final MemorySegment gatheredSegment;
-  private int length;
-  private boolean atClose;
   private Agreement agreement;
 
   WindowCheck(Agreement.Exchange exchange, int rank, int ranks) {
@@ -79,22 +77,20 @@ final class WindowCheck extends CheckBuffers.Pooled {
   }
 
   /**
-   * Writes this rank's header (with the digest of its records, made here once per check) and records, in
-   * one host write (the check is not in flight, {@link CheckBuffers}); the all-gathers then send them from
-   * where they are staged.
-   *
-   * @param atClose whether this is the last check, made where the communicator closes (for the message)
+   * Writes this rank's header (with the digest of its records, made here once per check) and the records of
+   * {@code window}, in one host write (the check is not in flight, {@link CheckBuffers}); the all-gathers then
+   * send them from where they are staged.
    */
-  void arm(long units, long[] window, int windowLength, Agreement of, boolean atClose) {
+  void arm(CallWindow window, Agreement of) {
+    int windowLength = window.length();
+    long units = window.units();
     int words = windowLength * CallRecord.LONGS;
-    System.arraycopy(window, 0, mine, HEADER_LONGS, words);
+    window.copyWindow(mine, HEADER_LONGS);
     mine[0] = Agreement.MAGIC ^ units;
     mine[1] = CallRecord.digest(mine, HEADER_LONGS, HEADER_LONGS + words);
     mine[2] = windowLength;
     mine[3] = units - windowLength;
-    length = windowLength;
     agreement = of;
-    this.atClose = atClose;
     // the header and the window's records only: what follows them is sent (the all-gather's count is fixed, so
     // that ranks whose windows differ in length still pair) but compared by no one
     staged.memory().copyFromHost(mineSegment, 0, staged.byteOffset(), (long) (HEADER_LONGS + words) * Long.BYTES);
@@ -108,85 +104,75 @@ final class WindowCheck extends CheckBuffers.Pooled {
         return; // the communicator closed: nothing left to compare
       }
       headers.memory().copyToHost(headers.byteOffset(), gatheredSegment, 0, (long) gathered.length * Long.BYTES);
-      List<Integer> differing = null;
       for (int r = 0; r < ranks; r++) {
-        if (r != rank && !Arrays.equals(gathered, r * HEADER_LONGS, (r + 1) * HEADER_LONGS, mine, 0,
-            HEADER_LONGS)) {
-          differing = differing == null ? new ArrayList<>() : differing;
-          differing.add(r);
+        if (r != rank && !sameHeader(r, rank)) {
+          of.found();
+          throw disagreement(of).of(rank);
         }
-      }
-      if (differing != null) {
-        of.found();
-        throw disagreement(of, differing);
       }
     } finally {
       of.release(this);
     }
   }
 
-  /**
-   * The first call at which two windows of records differ, as the exception that names it on both sides,
-   * or null where they agree.
-   *
-   * @param where the message's start; {@code fix} its end
-   * @param from the number of calls before the windows' first
-   * @param mineName {@code this rank}, or the reference rank: {@code rank 0}
-   * @param theirsName the other side: {@code rank 2}
-   */
-  static DisagreementException firstDifference(String where, String fix, long from, String mineName, long[] mine,
-      int mineAt, int mineLength, String theirsName, long[] theirs, int theirsAt, int theirLength,
-      PlanNames plans, List<Integer> differing) {
-    for (int i = 0; i < Math.max(mineLength, theirLength); i++) {
-      int m = mineAt + i * CallRecord.LONGS;
-      int t = theirsAt + i * CallRecord.LONGS;
-      boolean same = i < mineLength && i < theirLength
-          && Arrays.equals(mine, m, m + CallRecord.LONGS, theirs, t, t + CallRecord.LONGS);
-      if (same) {
-        continue;
-      }
-      String mineText = i < mineLength ? CallRecord.text(mine, m, plans) : "no call";
-      String theirsText = i < theirLength ? CallRecord.text(theirs, t, plans) : "no call";
-      List<String> fields = i < mineLength && i < theirLength ? CallRecord.differences(mine, m, theirs, t)
-          : List.of("call (another call at this place)");
-      return new DisagreementException(where + ": call " + (from + 1 + i) + " was, on " + mineName + ", " + mineText
-          + "; on " + theirsName + ", " + theirsText + " (differing: " + String.join(", ", fields) + ")" + fix,
-          mineText, theirsText, differing, fields);
-    }
-    return null;
+  private boolean sameHeader(int a, int b) {
+    return Arrays.equals(gathered, a * HEADER_LONGS, (a + 1) * HEADER_LONGS, gathered, b * HEADER_LONGS,
+        (b + 1) * HEADER_LONGS);
   }
 
-  /** The failure, with the first differing call of the first differing rank read from the records. */
-  private DisagreementException disagreement(Agreement of, List<Integer> differing) {
-    int other = differing.getFirst();
-    long from = mine[3];
-    long to = mine[0] ^ Agreement.MAGIC;
-    int at = other * HEADER_LONGS;
-    String where = of.group() + ", rank " + rank + ": the ranks disagree about their " + (atClose ? "last calls" : "calls")
-        + " (the agreement check " + (atClose ? "at close " : "") + "of calls " + (from + 1) + " to " + to + " on "
-        + of.group() + ")";
-    String fix = Agreement.callsFix(of.group());
-    String ranksText = "rank " + other + (differing.size() == 1 ? "" : " (the first of the differing ranks " + differing
-        + ")");
-    long theirLength = gathered[at + 2];
-    boolean aCheck = (gathered[at] ^ Agreement.MAGIC) >>> 48 == 0 && theirLength >= 0
-        && theirLength <= Agreement.MAX_INTERVAL; // another check (of other calls), not a call of the user's
-    if (!aCheck || gathered[at + 3] != from) {
-      String theirs = "a call that is not this check (rank " + other + " made a different number of collective calls"
-          + " before its check)";
-      String mineText = length > 0 ? CallRecord.text(mine, HEADER_LONGS + (length - 1) * CallRecord.LONGS, of.plans())
-          : "no call";
-      return new DisagreementException(where + ": where this rank compared its calls (its last: " + mineText + "), "
-          + ranksText + " made " + theirs + fix, mineText, theirs, differing, List.of("number of calls"));
-    }
+  /** Whether rank {@code r}'s gathered header is a check's (of other calls, perhaps), not a call of the user's. */
+  private boolean isCheck(int r) {
+    int at = r * HEADER_LONGS;
+    long units = gathered[at] ^ Agreement.MAGIC;
+    long length = gathered[at + 2];
+    return units >>> 48 == 0 && length >= 0 && length <= Agreement.MAX_INTERVAL && gathered[at + 3] == units - length;
+  }
+
+  /**
+   * What the ranks' windows say, read from every rank's header and records, which every rank gathered alike: the
+   * first call at which they differ, or, where they do not cover the same calls, what each compared.
+   */
+  private Finding disagreement(Agreement of) {
     long[] all = new long[(int) records.length()];
     records.copyTo(0, all, 0, all.length);
-    DisagreementException found = firstDifference(where, fix, from, "this rank", mine, HEADER_LONGS, length,
-        ranksText, all, other * Agreement.MAX_INTERVAL * CallRecord.LONGS, (int) theirLength, of.plans(), differing);
-    if (found != null) {
-      return found;
+    boolean sameCalls = true;
+    for (int r = 0; r < ranks; r++) {
+      sameCalls &= isCheck(r) && gathered[r * HEADER_LONGS + 2] == gathered[2] && gathered[r * HEADER_LONGS + 3]
+          == gathered[3];
     }
-    return new DisagreementException(where + ": the digests of the calls differ although the records read back"
-        + " agree (memory written while the check was in flight?)" + fix, "", "", differing, List.of());
+    long[][] byRank = new long[ranks][];
+    int[] lengths = new int[ranks];
+    PlanNames[] plans = new PlanNames[ranks];
+    for (int r = 0; r < ranks; r++) {
+      lengths[r] = isCheck(r) ? (int) gathered[r * HEADER_LONGS + 2] : 0;
+      int from = r * RECORD_LONGS;
+      byRank[r] = Arrays.copyOfRange(all, from, from + lengths[r] * CallRecord.LONGS);
+      plans[r] = of.plans(); // every rank built the same plans, in the same order
+    }
+    if (!sameCalls) {
+      String[] did = new String[ranks];
+      for (int r = 0; r < ranks; r++) {
+        int at = r * HEADER_LONGS;
+        did[r] = !isCheck(r) ? "made a call that is not the agreement check (a different number of collective calls"
+            + " and plan executes before it)"
+            : "compared its calls " + (gathered[at + 3] + 1) + " to " + (gathered[at] ^ Agreement.MAGIC)
+                + " (its last: " + (lengths[r] == 0 ? "no call" : CallRecord.text(byRank[r], (lengths[r] - 1)
+                    * CallRecord.LONGS, of.plans())) + ")";
+      }
+      return Disagreements.numberOfCalls(of.group(), did, new Finding.Sides() {
+        @Override
+        public boolean differ(int a, int b) {
+          return !sameHeader(a, b);
+        }
+
+        @Override
+        public List<String> fields(int a, int b) {
+          return List.of(Disagreements.NUMBER_OF_CALLS);
+        }
+      });
+    }
+    Finding found = Disagreements.firstDifferingCall(of.group(), gathered[3] + 1, byRank, lengths, plans);
+    return found != null ? found : Disagreements.digestsOnly(of.group(), ranks, gathered[3] + 1,
+        gathered[0] ^ Agreement.MAGIC);
   }
 }

@@ -1,5 +1,6 @@
 package dev.commplan.runtime.bootstrap;
 
+import dev.commplan.runtime.agreement.MeetingChecks;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.SocketException;
@@ -216,6 +217,11 @@ final class Collectives {
     return ByteBuffer.allocate(5 + data.length).putInt(op).put(kind).put(data).array();
   }
 
+  /** {@return what messages call the operation of kind {@code kind}} */
+  private static String kindName(byte kind) {
+    return kind == OP_BROADCAST ? "broadcast" : kind == OP_ALL_GATHER ? "allGather" : "operation kind " + kind;
+  }
+
   /** The body of an operation frame, after checking it is op {@code op} of kind {@code kind}. */
   private byte[] checkOp(Wire.Frame f, int op, byte kind, String what, int from) {
     if (f.type() == Wire.ERROR) {
@@ -230,10 +236,10 @@ final class Collectives {
     ByteBuffer b = ByteBuffer.wrap(f.payload());
     int theirOp = b.getInt();
     byte theirKind = b.get();
-    if (theirOp != op || theirKind != kind) {
-      throw failAll("the ranks call different rendezvous operations: rank " + rank + " is in " + what + " #" + op
-          + ", rank " + from + " in " + (theirKind == OP_BROADCAST ? "broadcast" : "allGather") + " #" + theirOp
-          + "; every rank must call the same operations in the same order", null);
+    String differing = MeetingChecks.differingRendezvousOperations(rank, kindName(kind), op, from, kindName(theirKind),
+        theirOp);
+    if (differing != null) { // the agreement check decides and words where ranks' calls differ
+      throw failAll(differing, null);
     }
     return Arrays.copyOfRange(f.payload(), 5, f.payload().length);
   }

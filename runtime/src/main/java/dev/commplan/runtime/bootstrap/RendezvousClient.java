@@ -73,6 +73,37 @@ final class RendezvousClient {
     OutputStream out = new BufferedOutputStream(socket.getOutputStream());
     long handshakeDeadline = Math.min(joinDeadline, System.nanoTime() + options.handshakeTimeout().toNanos());
     Wire.Frame challenge = Wire.read(socket, in, handshakeDeadline, Wire.HANDSHAKE_CAP, null);
+    byte[] serverNonce = serverNonce(rank, size, where, auth, challenge);
+    byte[] clientNonce = Authentication.nonce();
+    byte[] payload = ByteBuffer.allocate(2 * Wire.NONCE_BYTES + 4).put(clientNonce).put(serverNonce).putInt(size).array();
+    Wire.write(out, Wire.encode(Wire.HELLO, (byte) 0, rank, 0, payload, auth.helloKey()));
+    Authentication.SessionKeys keys = auth.sessionKeys(serverNonce, clientNonce, rank);
+    byte[] s2c = keys.serverToClient();
+    Link link = new Link(0, socket, in, out, keys.clientToServer(), s2c);
+    link.recvSeq = -1; // WELCOME has sequence number 0
+    Wire.Frame welcome;
+    try {
+      welcome = Wire.read(socket, in, handshakeDeadline, Wire.HANDSHAKE_CAP, s2c, true);
+    } catch (FrameException e) {
+      throw new RendezvousException("rank " + rank + ": rank 0's answer (" + where + ") was refused: " + e.getMessage(), e);
+    }
+    if (welcome.type() == Wire.ERROR) {
+      throw new RendezvousException("rank " + rank + ": rank 0 (" + where + ") rejected it: " + text(welcome.payload()));
+    }
+    if (welcome.type() != Wire.WELCOME || welcome.rank() != 0 || welcome.seq() != 0) {
+      throw new RendezvousException("rank " + rank + ": rank 0 (" + where + ") answered its hello with "
+          + Wire.typeName(welcome.type()) + " (rank " + welcome.rank() + ", sequence " + welcome.seq() + ")");
+    }
+    link.recvSeq = 0;
+    awaitReady(rank, where, options, link, joinDeadline);
+    return link;
+  }
+
+  /**
+   * Rank 0's first frame, {@code challenge}: a CommPlan rendezvous's challenge, with authentication on or off
+   * as here and the same job size. Returns rank 0's nonce, which the hello signs.
+   */
+  private static byte[] serverNonce(int rank, int size, String where, Authentication auth, Wire.Frame challenge) {
     if (challenge.type() == Wire.ERROR) {
       throw new RendezvousException("rank " + rank + ": the rendezvous at " + where + " refused it: "
           + text(challenge.payload()));
@@ -95,28 +126,15 @@ final class RendezvousClient {
       throw new RendezvousException("rank " + rank + " has a job size of " + size + " but the rendezvous at " + where
           + " is for " + theirSize + " ranks: every rank must have the same WORLD_SIZE (or is another job on this port?)");
     }
-    byte[] clientNonce = Authentication.nonce();
-    byte[] payload = ByteBuffer.allocate(2 * Wire.NONCE_BYTES + 4).put(clientNonce).put(serverNonce).putInt(size).array();
-    Wire.write(out, Wire.encode(Wire.HELLO, (byte) 0, rank, 0, payload, auth.helloKey()));
-    Authentication.SessionKeys keys = auth.sessionKeys(serverNonce, clientNonce, rank);
-    byte[] s2c = keys.serverToClient();
-    Link link = new Link(0, socket, in, out, keys.clientToServer(), s2c);
-    link.recvSeq = -1; // WELCOME has sequence number 0
-    Wire.Frame welcome;
-    try {
-      welcome = Wire.read(socket, in, handshakeDeadline, Wire.HANDSHAKE_CAP, s2c, true);
-    } catch (FrameException e) {
-      throw new RendezvousException("rank " + rank + ": rank 0's answer (" + where + ") was refused: " + e.getMessage(), e);
-    }
-    if (welcome.type() == Wire.ERROR) {
-      throw new RendezvousException("rank " + rank + ": rank 0 (" + where + ") rejected it: " + text(welcome.payload()));
-    }
-    if (welcome.type() != Wire.WELCOME || welcome.rank() != 0 || welcome.seq() != 0) {
-      throw new RendezvousException("rank " + rank + ": rank 0 (" + where + ") answered its hello with "
-          + Wire.typeName(welcome.type()) + " (rank " + welcome.rank() + ", sequence " + welcome.seq() + ")");
-    }
-    link.recvSeq = 0;
-    // Joined; now wait for every other rank (rank 0 says READY, or ERROR naming who never came).
+    return serverNonce;
+  }
+
+  /**
+   * Joined: waits on {@code link} for rank 0 to say that every other rank has joined too (READY), or name who
+   * never came (ERROR), until the join deadline plus the handshake timeout.
+   */
+  private static void awaitReady(int rank, String where, Rendezvous.Options options, Link link, long joinDeadline)
+      throws IOException {
     Wire.Frame ready;
     long readyDeadline = joinDeadline + options.handshakeTimeout().toNanos();
     try {
@@ -138,8 +156,8 @@ final class RendezvousClient {
       throw new RendezvousException("rank " + rank + ": rank 0 (" + where + ") sent " + Wire.typeName(ready.type())
           + " instead of READY");
     }
-    return link;
   }
+
 
   private static String text(byte[] payload) {
     return new String(payload, StandardCharsets.UTF_8);

@@ -1,5 +1,7 @@
 package dev.commplan.runtime.guard;
 
+import java.util.Locale;
+
 /**
  * A buffer's host-access guard: which plan work in flight writes it and which reads it, so that host
  * access that would race with that work throws {@code BufferInFlightException} instead of reading stale
@@ -44,7 +46,7 @@ public final class HostAccessGuard {
     if (value == null || value.isBlank()) {
       return true;
     }
-    return switch (value.strip().toLowerCase(java.util.Locale.ROOT)) {
+    return switch (value.strip().toLowerCase(Locale.ROOT)) {
       case "true" -> true;
       case "false" -> false;
       default -> throw new IllegalArgumentException(

@@ -2,6 +2,8 @@ package dev.commplan.runtime.guard;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Arrays;
+import java.util.Objects;
 
 /**
  * How far a stream is known to be synchronized, for the host-access guard ({@link HostAccessGuard}).
@@ -30,10 +32,11 @@ public final class StreamProgress {
   private final CallGate gate;
   private volatile long issuedTicket;
   private volatile long synchronizedTicket;
+  private volatile boolean closed;
 
   /** @param gate the stream's communicator's gate: plans hold it while they execute on the stream */
   public StreamProgress(CallGate gate) {
-    this.gate = java.util.Objects.requireNonNull(gate, "gate");
+    this.gate = Objects.requireNonNull(gate, "gate");
   }
 
   /** The stream's communicator's gate ({@link CallGate}). */
@@ -56,6 +59,16 @@ public final class StreamProgress {
     long ticket = issuedTicket + 1;
     issuedTicket = ticket;
     return ticket;
+  }
+
+  /** Records that the stream was closed: it takes no more work, and no event can be recorded on it. */
+  public void closed() {
+    closed = true;
+  }
+
+  /** Whether the stream was closed ({@link #closed()}). */
+  public boolean isClosed() {
+    return closed;
   }
 
   /** The last ticket issued (0 before the first). */
@@ -95,8 +108,8 @@ public final class StreamProgress {
   /** Registers {@code check}, to run after the synchronize that covers {@code ticket}. */
   public synchronized void afterSynchronize(AfterSynchronize check, long ticket) {
     if (checkCount == checks.length) {
-      checks = java.util.Arrays.copyOf(checks, checkCount * 2);
-      checkTickets = java.util.Arrays.copyOf(checkTickets, checkCount * 2);
+      checks = Arrays.copyOf(checks, checkCount * 2);
+      checkTickets = Arrays.copyOf(checkTickets, checkCount * 2);
     }
     checks[checkCount] = check;
     checkTickets[checkCount++] = ticket;

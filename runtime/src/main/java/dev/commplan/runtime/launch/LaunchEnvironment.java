@@ -166,22 +166,7 @@ public final class LaunchEnvironment {
   public static ProcessInfo from(Map<String, String> env, Overrides overrides) {
     Objects.requireNonNull(env, "env");
     Objects.requireNonNull(overrides, "overrides");
-    Names chosen = null;
-    for (Names n : LAUNCHERS) {
-      boolean hasRank = present(env, n.rank());
-      String sizeName = firstPresent(env, n.size());
-      if (hasRank && sizeName != null) {
-        chosen = n;
-        break;
-      }
-      if (hasRank != (sizeName != null) && chosen == null && !anyHigherComplete(env, n)) {
-        throw new IllegalArgumentException(hasRank
-            ? n.rank() + "=" + env.get(n.rank()) + " is set but " + String.join(" / ", n.size())
-                + " is not: set both (or neither) of the " + n.launcher() + " variables"
-            : sizeName + "=" + env.get(sizeName) + " is set but " + n.rank() + " is not: set both (or neither) of the "
-                + n.launcher() + " variables");
-      }
-    }
+    Names chosen = launcherOf(env);
     Launcher launcher = chosen == null ? Launcher.NONE : chosen.launcher();
     Valued rank = chosen == null ? new Valued(0, "no launcher: rank 0") : integer(env, chosen.rank());
     Valued size = chosen == null ? new Valued(1, "no launcher: size 1") : integer(env, firstPresent(env, chosen.size()));
@@ -205,7 +190,39 @@ public final class LaunchEnvironment {
     if (localRank == null) {
       localRank = new Valued(rank.value(), "the rank (no local rank set) " + rank.value());
     }
+    checkRanks(rank, size, localRank, overrides.localRank() == null ? localSize : null);
+    String addr = masterAddress(env, overrides, chosen, size.value());
+    int port = masterPort(env, overrides);
+    return new ProcessInfo(rank.value(), size.value(), localRank.value(), addr, port, launcher);
+  }
 
+  /**
+   * The launcher whose rank and size are both set, the first in {@link #LAUNCHERS}' order, or null for none;
+   * a launcher with only one of the two set is refused, unless one before it has both.
+   */
+  private static Names launcherOf(Map<String, String> env) {
+    for (Names n : LAUNCHERS) {
+      boolean hasRank = present(env, n.rank());
+      String sizeName = firstPresent(env, n.size());
+      if (hasRank && sizeName != null) {
+        return n;
+      }
+      if (hasRank != (sizeName != null) && !anyHigherComplete(env, n)) {
+        throw new IllegalArgumentException(hasRank
+            ? n.rank() + "=" + env.get(n.rank()) + " is set but " + String.join(" / ", n.size())
+                + " is not: set both (or neither) of the " + n.launcher() + " variables"
+            : sizeName + "=" + env.get(sizeName) + " is set but " + n.rank() + " is not: set both (or neither) of the "
+                + n.launcher() + " variables");
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Checks that {@code size} is at least 1 and that {@code rank} and {@code localRank} are ranks of it, and
+   * {@code localRank} below {@code localSize} (null: not checked, none set or the local rank given explicitly).
+   */
+  private static void checkRanks(Valued rank, Valued size, Valued localRank, Valued localSize) {
     if (size.value() < 1) {
       throw new IllegalArgumentException(size.source() + ": the number of ranks must be at least 1");
     }
@@ -217,40 +234,52 @@ public final class LaunchEnvironment {
       throw new IllegalArgumentException(localRank.source() + " is not in [0, " + size.value() + ") (" + size.source()
           + "): a local rank is an index among this node's processes");
     }
-    if (localSize != null && overrides.localRank() == null && localRank.value() >= localSize.value()) {
+    if (localSize != null && localRank.value() >= localSize.value()) {
       throw new IllegalArgumentException(localRank.source() + " is not below " + localSize.source()
           + ": a local rank must be in [0, local size)");
     }
+  }
 
+  /** Rank 0's address: the explicit one, else {@code MASTER_ADDR}, else what the launcher's variables say. */
+  private static String masterAddress(Map<String, String> env, Overrides overrides, Names chosen, int size) {
     String addr = overrides.masterAddr();
     if (addr == null) {
       addr = blankToNull(env.get("MASTER_ADDR"));
     }
     if (addr == null) {
-      addr = inferHost(env, chosen, size.value());
+      addr = inferHost(env, chosen, size);
     }
-    int port;
+    return addr;
+  }
+
+  /**
+   * The rendezvous port: the explicit one, else {@link #PORT_ENV}, else {@code MASTER_PORT} (one above it where
+   * torchrun's own store listens there), else {@link #DEFAULT_PORT}.
+   */
+  private static int masterPort(Map<String, String> env, Overrides overrides) {
     if (overrides.masterPort() != null) {
-      port = overrides.masterPort();
+      int port = overrides.masterPort();
       checkPort(port, "explicit port " + port);
-    } else if (present(env, PORT_ENV)) {
+      return port;
+    }
+    if (present(env, PORT_ENV)) {
       Valued p = integer(env, PORT_ENV);
       checkPort(p.value(), p.source());
-      port = p.value();
-    } else if (present(env, "MASTER_PORT")) {
+      return p.value();
+    }
+    if (present(env, "MASTER_PORT")) {
       Valued p = integer(env, "MASTER_PORT");
       checkPort(p.value(), p.source());
-      port = p.value();
       // torchrun's static rendezvous keeps its own TCPStore listening on MASTER_PORT and says so here
       if ("true".equalsIgnoreCase(blankToNull(env.get("TORCHELASTIC_USE_AGENT_STORE")))) {
-        checkPort(port + 1, p.source() + " + 1 (TORCHELASTIC_USE_AGENT_STORE=True: torchrun's store has MASTER_PORT)");
-        port++;
+        checkPort(p.value() + 1, p.source() + " + 1 (TORCHELASTIC_USE_AGENT_STORE=True: torchrun's store has MASTER_PORT)");
+        return p.value() + 1;
       }
-    } else {
-      port = DEFAULT_PORT;
+      return p.value();
     }
-    return new ProcessInfo(rank.value(), size.value(), localRank.value(), addr, port, launcher);
+    return DEFAULT_PORT;
   }
+
 
   private static boolean anyHigherComplete(Map<String, String> env, Names n) {
     for (Names higher : LAUNCHERS) {

@@ -5,10 +5,11 @@ import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.launch.ProcessInfo;
+import java.util.ServiceLoader;
 
 /** The local backend as {@link Backend} {@code "local"}: ranks as threads of this JVM ({@link LocalCluster}). */
 public final class LocalBackendProvider implements Backend {
-  /** For {@link java.util.ServiceLoader}; use {@code Backends} to get one. */
+  /** For {@link ServiceLoader}; use {@code Backends} to get one. */
   public LocalBackendProvider() {}
 
   @Override

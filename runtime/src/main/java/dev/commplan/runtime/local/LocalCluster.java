@@ -4,16 +4,17 @@ import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.CommTimeoutException;
+import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.RankFunction;
+import dev.commplan.runtime.spi.RankSupervisor;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntPredicate;
-import dev.commplan.runtime.Communicator;
-import dev.commplan.runtime.spi.RankSupervisor;
+import java.util.stream.IntStream;
 
 /**
  * The local backend: N ranks as threads of this JVM, no GPU needed. Each rank has a {@link
@@ -99,7 +100,7 @@ public final class LocalCluster implements Cluster {
     this.ranks = ranks;
     this.options = options;
     this.rendezvousTimeout = options.timeout();
-    this.world = new LocalGroup(this, "world", java.util.stream.IntStream.range(0, ranks).toArray(), rendezvousTimeout);
+    this.world = new LocalGroup(this, "world", IntStream.range(0, ranks).toArray(), rendezvousTimeout);
     groups.add(world);
     this.communicators = new LocalCommunicator[ranks];
     for (int rank = 0; rank < ranks; rank++) {
@@ -131,8 +132,8 @@ public final class LocalCluster implements Cluster {
         for (LocalStream stream : comm.streams()) {
           // Streams that already failed (the rank that failed; ranks given their own timeout) keep that failure.
           if (!stream.hasFailed()) {
-            stream.fail(new RankAbortedException(stream.who() + " (world rank " + comm.worldRank() + ") aborted because "
-                + who + " failed: " + why + "\n" + stream.recorder.format(now), cause));
+            stream.fail(new RankAbortedException(stream.who() + " (world rank " + comm.worldRank()
+                + ") aborted because " + who + " failed: " + why + "\n" + stream.recorder.format(now), cause));
           }
           stream.interruptWorker(); // also the failing rank's: after a stall it is what hangs
         }

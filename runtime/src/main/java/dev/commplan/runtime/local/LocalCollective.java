@@ -4,6 +4,7 @@ import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.DataType;
 import dev.commplan.model.Collective;
+import dev.commplan.runtime.spi.MetCalls;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.util.Objects;
 
@@ -26,6 +27,8 @@ final class LocalCollective implements LocalStream.Work {
   final long recvOffset;
   /** What this call is (plan, step, fields), made once: timeouts and the flight record name it. */
   final OperationLabel label;
+  /** This call as the agreement check compares it where the ranks meet, made once. */
+  final MetCalls.Call met;
 
   /** A collective called directly on the communicator. */
   LocalCollective(LocalCommunicator comm, Collective collective, DataType type, ReduceOp op, int root, long count,
@@ -50,6 +53,7 @@ final class LocalCollective implements LocalStream.Work {
     this.recv = recv;
     this.recvOffset = recvOffset;
     this.label = label != null ? label : OperationLabel.direct(describe());
+    this.met = new MetCalls.Call(comm, collective, type, op, root, count, this.label);
   }
 
   @Override
@@ -71,12 +75,6 @@ final class LocalCollective implements LocalStream.Work {
               + (send.isClosed() ? "send" : "receive") + " buffer was freed after the call was enqueued");
     }
     comm.group().rendezvous.perform(comm.rank(), sequence, this, stream);
-  }
-
-  /** Whether every rank must agree on the same values: the collective, type, count, op and root. */
-  boolean matches(LocalCollective other) {
-    return collective == other.collective && type == other.type && count == other.count && op == other.op
-        && root == other.root;
   }
 
   /** For messages: {@code all-reduce F32 SUM, count 16}. */

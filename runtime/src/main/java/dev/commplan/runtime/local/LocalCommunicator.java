@@ -1,22 +1,27 @@
 package dev.commplan.runtime.local;
 
 import dev.commplan.annotations.ReduceOp;
-import dev.commplan.runtime.spi.AbstractCommunicator;
-import dev.commplan.runtime.Buffer;
-import dev.commplan.runtime.Stream;
 import dev.commplan.model.Collective;
+import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.DeviceMemory;
+import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.plan.CollectiveCall;
+import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
-import dev.commplan.runtime.plan.CompiledSchedule;
-import dev.commplan.runtime.DeviceMemory;
+import dev.commplan.runtime.spi.AbstractCommunicator;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
+import dev.commplan.runtime.spi.StreamBase;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One rank of a {@link LocalCluster}. Collectives are checked ({@code rules.CallRules}) and enqueued on
@@ -39,7 +44,7 @@ public final class LocalCommunicator extends AbstractCommunicator {
   /** The communicator this one was split from; null for the world's. */
   private final LocalCommunicator parent;
   /** The communicators split from this one and still open; closed with it at the latest. */
-  private final List<LocalCommunicator> children = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private final List<LocalCommunicator> children = new CopyOnWriteArrayList<>();
   /** The number of this rank's next split of its group; only its user thread splits. */
   private long nextSplit;
   private final Set<LocalMemory> openBlocks = ConcurrentHashMap.newKeySet();
@@ -51,14 +56,14 @@ public final class LocalCommunicator extends AbstractCommunicator {
   /** The stream of the open group's first send or receive: the group's transfers are enqueued there. */
   private LocalStream groupStream;
   /** Streams closed by their user whose worker still runs what they had. */
-  private final List<LocalStream> draining = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private final List<LocalStream> draining = new CopyOnWriteArrayList<>();
   /** How many streams {@code newStream()} has made (their numbers, for names). */
   private int madeCount;
   /**
    * The number the next collective gets, taken when it is enqueued (on any stream of this communicator, or
    * of the world for a plan's calls over this group), so that ranks meet in the order their hosts enqueued.
    */
-  private final java.util.concurrent.atomic.AtomicLong nextSequenceNumber = new java.util.concurrent.atomic.AtomicLong();
+  private final AtomicLong nextSequenceNumber = new AtomicLong();
 
   LocalCommunicator(LocalCluster cluster, LocalGroup group, int rank, int worldRank, LocalCommunicator parent) {
     super(cluster.options().agreementCheck());
@@ -105,18 +110,22 @@ public final class LocalCommunicator extends AbstractCommunicator {
 
   /** {@inheritDoc} Here: memory of any communicator of this rank's thread in this cluster (the world's, a split's). */
   @Override
-  public boolean sharesMemoryWith(dev.commplan.runtime.Communicator owner) {
+  public boolean sharesMemoryWith(Communicator owner) {
     return owner instanceof LocalCommunicator other && other.cluster == cluster && other.worldRank == worldRank;
   }
 
+  /** {@inheritDoc} Here: the rank's first worker; {@link IllegalStateException} once this communicator is closed. */
   @Override
   public LocalStream stream() {
+    if (closed) {
+      throw closedStreamRefusal();
+    }
     return stream;
   }
 
   /** {@inheritDoc} Here: another worker of this rank, with its own flight record. */
   @Override
-  protected dev.commplan.runtime.spi.StreamBase openStream() {
+  protected StreamBase openStream() {
     checkOpen();
     return new LocalStream(this, cluster.timeout(), ++madeCount);
   }
@@ -245,8 +254,11 @@ public final class LocalCommunicator extends AbstractCommunicator {
         count)));
   }
 
-  /** A send or receive of {@code count} elements at {@code offset} of {@code memory}; {@code peer} is kept as its root. */
-  private LocalCollective transfer(Collective collective, dev.commplan.runtime.DataType type, int peer, long count,
+  /**
+   * A send or receive of {@code count} elements at {@code offset} of {@code memory}; {@code peer} is kept as its
+   * root.
+   */
+  private LocalCollective transfer(Collective collective, DataType type, int peer, long count,
       DeviceMemory memory, long offset, OperationLabel label) {
     LocalMemory block = local(memory);
     return new LocalCollective(this, collective, type, null, peer, count, block, offset, block, offset, label);
@@ -258,7 +270,7 @@ public final class LocalCommunicator extends AbstractCommunicator {
   }
 
   /** The agreement check's label for its own calls; null (the direct call's label) for the user's. */
-  private OperationLabel checkLabel(Collective collective, dev.commplan.runtime.DataType type, ReduceOp op, int root,
+  private OperationLabel checkLabel(Collective collective, DataType type, ReduceOp op, int root,
       long count) {
     return issuingAgreementCheck() ? OperationLabel.agreementCheck(
         LocalCollective.describe(collective, type, op, root, count)) : null;

@@ -44,6 +44,11 @@ final class LocalEvent extends EventBase {
       public OperationLabel label() {
         return label;
       }
+
+      @Override
+      public boolean peersWaitForIt() {
+        return false;
+      }
     };
   }
 

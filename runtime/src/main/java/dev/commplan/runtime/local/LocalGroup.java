@@ -3,6 +3,7 @@ package dev.commplan.runtime.local;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One group of a {@link LocalCluster}'s ranks that run collectives together: the world, or a group made by
@@ -21,7 +22,7 @@ final class LocalGroup {
   final LocalMailboxes mailboxes;
   final LocalSplits splits;
   /** Members not yet closed. */
-  private final java.util.concurrent.atomic.AtomicInteger open;
+  private final AtomicInteger open;
 
   LocalGroup(LocalCluster cluster, String label, int[] worldRanks, Duration timeout) {
     this.cluster = cluster;
@@ -31,7 +32,7 @@ final class LocalGroup {
     this.rendezvous = new LocalRendezvous(cluster, this, timeout);
     this.mailboxes = new LocalMailboxes(cluster, this, timeout);
     this.splits = new LocalSplits(cluster, this, timeout);
-    this.open = new java.util.concurrent.atomic.AtomicInteger(size);
+    this.open = new AtomicInteger(size);
   }
 
   /** One member closed; {@return whether it was the last} */
@@ -57,7 +58,8 @@ final class LocalGroup {
   /** {@code "ranks [1]"} in the world, {@code "ranks [1] (world ranks [3])"} in a split group, as MPI's messages. */
   String ranksText(List<Integer> ranks) {
     return isWorld() ? "ranks " + ranks
-        : "ranks " + ranks + " (world ranks " + Arrays.toString(ranks.stream().mapToInt(r -> worldRanks[r]).toArray()) + ")";
+        : "ranks " + ranks + " (world ranks "
+            + Arrays.toString(ranks.stream().mapToInt(r -> worldRanks[r]).toArray()) + ")";
   }
 
   /** Wakes every waiter of this group with the abort's cause, now and from now on. */

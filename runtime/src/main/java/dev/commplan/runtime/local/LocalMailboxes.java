@@ -1,8 +1,11 @@
 package dev.commplan.runtime.local;
 
+import dev.commplan.model.Collective;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.CommTimeoutException;
+import dev.commplan.runtime.DisagreementException;
 import dev.commplan.runtime.RankAbortedException;
+import dev.commplan.runtime.spi.MetCalls;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -17,8 +20,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * were issued. Only the two ranks of a transfer take part: a rank that sends to no one or receives from
  * no one never waits here.
  *
- * <p>A send is posted (no copy, nothing waits), a receive waits for the head of its channel, checks that
- * data type and count agree (otherwise both ranks fail with one message naming both sides), copies
+ * <p>A send is posted (no copy, nothing waits), a receive waits for the head of its channel, has the agreement
+ * check compare the two ({@link MetCalls}: where data type or count differ, both ranks fail with its message,
+ * the same on every backend), copies
  * straight from the sender's memory and marks the send taken; the sender's group ends once every send it
  * posted has been taken ({@link LocalTransfers}), so its memory is not written meanwhile. Nothing waits
  * forever: an abort wakes every waiter with {@link RankAbortedException}, and a wait longer than the
@@ -32,7 +36,8 @@ final class LocalMailboxes {
     final int peer;
     // State of a posted send, guarded by the mailboxes' lock; reset when posted.
     boolean taken;
-    String mismatch;
+    /** What the sender throws: its receive did not match, or a buffer was freed; null when it went through. */
+    CommPlanException mismatch;
 
     Transfer(LocalCollective call, int peer) {
       this.call = call;
@@ -95,23 +100,21 @@ final class LocalMailboxes {
       send = channel.pollFirst();
       LocalCollective s = send.call;
       LocalCollective r = recv.call;
-      if (s.type != r.type || s.count != r.count) {
-        send.mismatch = "local backend: a send and its receive do not match: " + group.rankText(s.comm.rank())
-            + " sends " + s.type + ", count " + s.count + " (" + send.describe() + ") but rank " + rank + " receives "
-            + r.type
-            + ", count " + r.count + " (" + recv.describe() + "); a send's data type and count must be its"
-            + " receive's, and the transfers between two ranks pair up in the order they are issued";
+      List<DisagreementException> mismatch = MetCalls.compareTransfer(s.met, r.met);
+      if (mismatch != null) { // the agreement check's finding: each side its own exception, with the same message
+        send.mismatch = mismatch.get(s.comm.rank());
         send.taken = true;
         changed.signalAll();
-        throw new CommPlanException(send.mismatch);
+        throw mismatch.get(rank);
       }
       if (s.send.isClosed() || r.recv.isClosed()) {
-        send.mismatch = "local backend: " + (s.send.isClosed() ? "rank " + s.comm.rank() + "'s send buffer ("
+        String freed = "local backend: " + (s.send.isClosed() ? "rank " + s.comm.rank() + "'s send buffer ("
             + send.describe() + ")" : "rank " + rank + "'s receive buffer (" + recv.describe() + ")")
             + " was freed after the transfer was enqueued";
+        send.mismatch = new CommPlanException(freed);
         send.taken = true;
         changed.signalAll();
-        throw new CommPlanException(send.mismatch);
+        throw new CommPlanException(freed);
       }
     } finally {
       lock.unlock();
@@ -138,7 +141,7 @@ final class LocalMailboxes {
         await(send, deadline, group.rankAndWorldRank(send.peer) + " to receive what it sends", stream);
       }
       if (send.mismatch != null) {
-        throw new CommPlanException(send.mismatch);
+        throw send.mismatch;
       }
     } finally {
       lock.unlock();
@@ -191,7 +194,7 @@ final class LocalMailboxes {
     OperationLabel label = waiting.call.label;
     String summary = "local backend: " + label + " timed out on " + group.rankText(rank) + " after " + timeout + " waiting for "
         + forWhat + " (" + waiting.describe() + "): a rank that does not issue the matching "
-        + (waiting.call.collective == dev.commplan.model.Collective.SEND ? "receive" : "send")
+        + (waiting.call.collective == Collective.SEND ? "receive" : "send")
         + ", issues it in another step or order, or stops, leaves its peer waiting; the cluster is aborted";
     return new CommTimeoutException(summary, label.planName(), label.step(), label.collective(), label.fields(), rank,
         timeout, List.of(waiting.peer), stream.recorder.format(), null);

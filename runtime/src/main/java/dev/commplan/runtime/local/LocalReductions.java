@@ -59,77 +59,98 @@ final class LocalReductions {
    * Reads every input before anything is written, so that in-place slices are safe.
    */
   static void reduceChunk(LocalCollective[] calls, long sendByte, int length, KernelScratch s) {
+    switch (calls[0].type) {
+      case F16, BF16, F32, F8E4M3, F8E5M2 -> reduceFloats(calls, sendByte, length, s);
+      case F64 -> reduceDoubles(calls, sendByte, length, s);
+      case I32, U32 -> reduceInts(calls, sendByte, length, s);
+      case I8, U8, I64, U64 -> reduceLongs(calls, sendByte, length, s);
+    }
+  }
+
+  /** {@link #reduceChunk} for the types that accumulate in {@code float}s, narrowed back to their bits at the end. */
+  private static void reduceFloats(LocalCollective[] calls, long sendByte, int length, KernelScratch s) {
     DataType type = calls[0].type;
     ReduceOp op = calls[0].op;
     int ranks = calls.length;
-    switch (type) {
-      case F16, BF16, F32, F8E4M3, F8E5M2 -> {
-        for (int r = 0; r < ranks; r++) {
-          float[] into = r == 0 ? s.floatAccumulator : s.floatInput;
-          loadFloats(type, calls[r].send.segment(), calls[r].sendOffset + sendByte, into, length, s);
-          if (r > 0) {
-            combineFloats(op, s.floatAccumulator, s.floatInput, length);
-          }
-        }
-        if (op == ReduceOp.AVG) {
-          float[] acc = s.floatAccumulator;
-          for (int i = 0; i < length; i++) {
-            acc[i] /= ranks;
-          }
-        }
-        narrowFloats(type, s, length);
+    for (int r = 0; r < ranks; r++) {
+      float[] into = r == 0 ? s.floatAccumulator : s.floatInput;
+      loadFloats(type, calls[r].send.segment(), calls[r].sendOffset + sendByte, into, length, s);
+      if (r > 0) {
+        combineFloats(op, s.floatAccumulator, s.floatInput, length);
       }
-      case F64 -> {
-        for (int r = 0; r < ranks; r++) {
-          double[] into = r == 0 ? s.doubleAccumulator : s.doubleInput;
-          MemorySegment.copy(calls[r].send.segment(), DOUBLE, calls[r].sendOffset + sendByte, into, 0, length);
-          if (r > 0) {
-            combineDoubles(op, s.doubleAccumulator, s.doubleInput, length);
-          }
-        }
-        if (op == ReduceOp.AVG) {
-          double[] acc = s.doubleAccumulator;
-          for (int i = 0; i < length; i++) {
-            acc[i] /= ranks;
-          }
-        }
+    }
+    if (op == ReduceOp.AVG) {
+      float[] acc = s.floatAccumulator;
+      for (int i = 0; i < length; i++) {
+        acc[i] /= ranks;
       }
-      case I32, U32 -> {
-        for (int r = 0; r < ranks; r++) {
-          int[] into = r == 0 ? s.intAccumulator : s.intInput;
-          MemorySegment.copy(calls[r].send.segment(), INT, calls[r].sendOffset + sendByte, into, 0, length);
-          if (r > 0) {
-            combineInts(op, type == DataType.U32, s.intAccumulator, s.intInput, length);
-          }
-        }
-        if (op == ReduceOp.AVG) {
-          int[] acc = s.intAccumulator;
-          for (int i = 0; i < length; i++) {
-            acc[i] = type == DataType.U32 ? Integer.divideUnsigned(acc[i], ranks) : acc[i] / ranks;
-          }
-        }
+    }
+    narrowFloats(type, s, length);
+  }
+
+  /** {@link #reduceChunk} for F64. */
+  private static void reduceDoubles(LocalCollective[] calls, long sendByte, int length, KernelScratch s) {
+    ReduceOp op = calls[0].op;
+    int ranks = calls.length;
+    for (int r = 0; r < ranks; r++) {
+      double[] into = r == 0 ? s.doubleAccumulator : s.doubleInput;
+      MemorySegment.copy(calls[r].send.segment(), DOUBLE, calls[r].sendOffset + sendByte, into, 0, length);
+      if (r > 0) {
+        combineDoubles(op, s.doubleAccumulator, s.doubleInput, length);
       }
-      case I8, U8, I64, U64 -> {
-        for (int r = 0; r < ranks; r++) {
-          long[] into = r == 0 ? s.longAccumulator : s.longInput;
-          loadLongs(type, calls[r].send.segment(), calls[r].sendOffset + sendByte, into, length, s);
-          if (r > 0) {
-            combineLongs(op, type.isUnsigned(), s.longAccumulator, s.longInput, length);
-          }
-        }
-        if (op == ReduceOp.AVG) {
-          averageLongs(type, s.longAccumulator, length, ranks);
-        }
-        if (type == DataType.I8 || type == DataType.U8) {
-          long[] acc = s.longAccumulator;
-          byte[] patterns = s.bytePatterns;
-          for (int i = 0; i < length; i++) {
-            patterns[i] = (byte) acc[i];
-          }
-        }
+    }
+    if (op == ReduceOp.AVG) {
+      double[] acc = s.doubleAccumulator;
+      for (int i = 0; i < length; i++) {
+        acc[i] /= ranks;
       }
     }
   }
+
+  /** {@link #reduceChunk} for I32 and U32, in {@code int}s. */
+  private static void reduceInts(LocalCollective[] calls, long sendByte, int length, KernelScratch s) {
+    DataType type = calls[0].type;
+    ReduceOp op = calls[0].op;
+    int ranks = calls.length;
+    for (int r = 0; r < ranks; r++) {
+      int[] into = r == 0 ? s.intAccumulator : s.intInput;
+      MemorySegment.copy(calls[r].send.segment(), INT, calls[r].sendOffset + sendByte, into, 0, length);
+      if (r > 0) {
+        combineInts(op, type == DataType.U32, s.intAccumulator, s.intInput, length);
+      }
+    }
+    if (op == ReduceOp.AVG) {
+      int[] acc = s.intAccumulator;
+      for (int i = 0; i < length; i++) {
+        acc[i] = type == DataType.U32 ? Integer.divideUnsigned(acc[i], ranks) : acc[i] / ranks;
+      }
+    }
+  }
+
+  /** {@link #reduceChunk} for the types that accumulate in {@code long}s; the 8-bit ones keep their byte patterns. */
+  private static void reduceLongs(LocalCollective[] calls, long sendByte, int length, KernelScratch s) {
+    DataType type = calls[0].type;
+    ReduceOp op = calls[0].op;
+    int ranks = calls.length;
+    for (int r = 0; r < ranks; r++) {
+      long[] into = r == 0 ? s.longAccumulator : s.longInput;
+      loadLongs(type, calls[r].send.segment(), calls[r].sendOffset + sendByte, into, length, s);
+      if (r > 0) {
+        combineLongs(op, type.isUnsigned(), s.longAccumulator, s.longInput, length);
+      }
+    }
+    if (op == ReduceOp.AVG) {
+      averageLongs(type, s.longAccumulator, length, ranks);
+    }
+    if (type == DataType.I8 || type == DataType.U8) {
+      long[] acc = s.longAccumulator;
+      byte[] patterns = s.bytePatterns;
+      for (int i = 0; i < length; i++) {
+        patterns[i] = (byte) acc[i];
+      }
+    }
+  }
+
 
   /** Copies the chunk {@link #reduceChunk} left in {@code s} to {@code length} elements at {@code offset} of {@code to}. */
   static void storeChunk(DataType type, KernelScratch s, MemorySegment to, long offset, int length) {

@@ -3,8 +3,8 @@ package dev.commplan.runtime.local;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.DisagreementException;
-import dev.commplan.runtime.spi.OperationLabel;
 import dev.commplan.runtime.RankAbortedException;
+import dev.commplan.runtime.spi.MetCalls;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -18,8 +18,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * 0, 1, 2, ...; the n calls with the same number form one meeting. A meeting has two barriers:
  *
  * <ol>
- *   <li>arrival: once all n calls are there they are compared (collective, data type, count, op, root);
- *       a mismatch fails every rank with one message naming both sides, before anything is written;
+ *   <li>arrival: once all n calls are there, the agreement check compares them ({@link MetCalls}): where they
+ *       differ (collective, data type, count, op, root, or what made them: another plan or step, a direct call),
+ *       every rank fails, before anything is written, with the check's message, which names the first call at
+ *       which the ranks' records differ, as on every backend;
  *   <li>completion: each rank runs its slice of the element work ({@link LocalKernels}), then waits for
  *       all the others, so that nobody's receive buffer is still being written when its rank moves on.
  * </ol>
@@ -44,20 +46,23 @@ final class LocalRendezvous {
   private static final class Meeting {
     final long sequence;
     final LocalCollective[] calls;
+    /** The calls as the agreement check compares them. */
+    final MetCalls.Call[] met;
     /** The stream each rank runs its call on (its communicator's own, or a plan's: the mesh's world's). */
     final LocalStream[] streams;
     final boolean[] hasFinished;
     int arrived;
     int finished;
     int left;
-    /** What fails every rank here: a mismatch of the calls or of the plans' order; null when they agree. */
-    DisagreementException mismatch;
+    /** What fails each rank here, where their calls differ (its own exception at its rank); null when they agree. */
+    List<DisagreementException> mismatch;
     /** Set by the first rank to time out here: each waiting rank's own exception. */
     CommTimeoutException[] timedOut;
 
     Meeting(long sequence, int ranks) {
       this.sequence = sequence;
       this.calls = new LocalCollective[ranks];
+      this.met = new MetCalls.Call[ranks];
       this.streams = new LocalStream[ranks];
       this.hasFinished = new boolean[ranks];
     }
@@ -97,10 +102,11 @@ final class LocalRendezvous {
       checkNotAborted(rank, sequence, call);
       Meeting meeting = meetings.computeIfAbsent(sequence, s -> new Meeting(s, ranks));
       meeting.calls[rank] = call;
+      meeting.met[rank] = call.met;
       meeting.streams[rank] = stream;
       meeting.arrived++;
-      if (meeting.arrived == ranks) {
-        meeting.mismatch = mismatch(meeting);
+      if (meeting.arrived == ranks) { // the agreement check decides whether the calls agree, and words it if not
+        meeting.mismatch = MetCalls.compareCollective(meeting.met, meeting.sequence);
         changed.signalAll();
       }
       long deadline = System.nanoTime() + timeout.toNanos();
@@ -109,9 +115,7 @@ final class LocalRendezvous {
       }
       if (meeting.mismatch != null) {
         leave(meeting);
-        DisagreementException m = meeting.mismatch; // each rank throws its own, with the same finding
-        throw new DisagreementException(m.getMessage(), m.thisRank(), m.otherRank(), m.differingRanks(),
-            m.differingFields());
+        throw meeting.mismatch.get(rank); // each rank its own, with the same message
       }
       return meeting;
     } finally {
@@ -186,8 +190,8 @@ final class LocalRendezvous {
 
   /**
    * The first rank to time out at {@code meeting}: makes a timeout exception for every rank waiting there,
-   * fails their streams with it (before the abort, so that they report the timeout rather than the
-   * abort), wakes them, and returns this rank's. The caller's worker then aborts the cluster.
+   * fails their streams with it, this rank's included (before any abort, so that they report the timeout
+   * rather than the abort), wakes them, and returns this rank's. The caller's worker then aborts the cluster.
    */
   private CommTimeoutException timedOut(int rank, long sequence, LocalCollective call, Meeting meeting, String phase) {
     List<Integer> there = new ArrayList<>();
@@ -212,74 +216,9 @@ final class LocalRendezvous {
           waiting.label.collective(), waiting.label.fields(), r, timeout, missing,
           meeting.streams[r].recorder.format(), null);
       meeting.timedOut[r] = e;
-      if (r != rank) {
-        meeting.streams[r].fail(e);
-      }
+      meeting.streams[r].fail(e); // this rank's too: a peer's abort may reach its stream before its worker records e
     }
     changed.signalAll();
     return meeting.timedOut[rank];
-  }
-
-  /**
-   * Null if every rank called the same thing; else a message naming rank 0's call and each differing one by
-   * its label: the plan, step and fields, a direct call, or one of the agreement check's own calls.
-   */
-  private DisagreementException mismatch(Meeting meeting) {
-    LocalCollective reference = meeting.calls[0];
-    StringBuilder differing = new StringBuilder();
-    List<Integer> ranks = new ArrayList<>();
-    for (int r = 1; r < meeting.calls.length; r++) {
-      if (!reference.matches(meeting.calls[r])) {
-        differing.append(", rank ").append(r).append(" called ").append(meeting.calls[r].label);
-        ranks.add(r);
-      }
-    }
-    if (!differing.isEmpty()) {
-      return new DisagreementException("local backend: collective #" + meeting.sequence
-          + (group.isWorld() ? "" : " of " + group.label) + " does not match across ranks:"
-          + " rank 0 called " + reference.label + differing + "; every rank must issue the same collectives,"
-          + " with the same data type, count, op and root, in the same order", reference.label.toString(),
-          meeting.calls[ranks.getFirst()].label.toString(), ranks, List.of("call"));
-    }
-    return orderMismatch(meeting);
-  }
-
-  /**
-   * The execute-order check, free here since the ranks meet anyway: calls of the same shape that are
-   * steps of different plans (or different steps), or a plan's step on one rank and a direct call on
-   * another, mean the ranks issue their work in different orders, which NCCL would not notice (it would mix
-   * their data). Direct calls on every rank carry nothing more to compare.
-   */
-  private DisagreementException orderMismatch(Meeting meeting) {
-    int referenceRank = -1;
-    for (int r = 0; r < meeting.calls.length && referenceRank < 0; r++) {
-      if (meeting.calls[r].label.planName() != null) {
-        referenceRank = r;
-      }
-    }
-    if (referenceRank < 0) {
-      return null;
-    }
-    OperationLabel reference = meeting.calls[referenceRank].label;
-    List<Integer> differing = new ArrayList<>();
-    OperationLabel found = null;
-    for (int r = 0; r < meeting.calls.length; r++) {
-      OperationLabel label = meeting.calls[r].label;
-      if (!label.inPlan() || !label.planName().equals(reference.planName()) || label.step() != reference.step()) {
-        differing.add(r);
-        found = found == null ? label : found;
-      }
-    }
-    if (differing.isEmpty()) {
-      return null;
-    }
-    String expected = "plan " + reference.planName() + ", step " + reference.step();
-    String other = found.inPlan() ? "plan " + found.planName() + ", step " + found.step() : "a direct call";
-    return new DisagreementException("local backend: the ranks execute their plans in different orders: collective #"
-        + meeting.sequence + (group.isWorld() ? "" : " of " + group.label) + " is " + expected + " on rank "
-        + referenceRank + " but " + other + " on rank" + (differing.size() == 1 ? " " + differing.getFirst() : "s "
-        + differing) + " (calls of the same shape, " + meeting.calls[referenceRank].describe() + ": NCCL would mix"
-        + " their data without a word); every rank must execute the same plans, their steps and its direct calls,"
-        + " in the same order", expected, other, differing, List.of("plan"));
   }
 }

@@ -2,12 +2,15 @@ package dev.commplan.runtime.local;
 
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.CommTimeoutException;
+import dev.commplan.runtime.DisagreementException;
 import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.guard.StreamWorkerThread;
+import dev.commplan.runtime.spi.EventBase;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
 import dev.commplan.runtime.spi.StreamBase;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -17,9 +20,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * order, like a CUDA stream. Enqueueing returns at once; results are only guaranteed visible to the host
  * after {@link #synchronize()} (a read before it may well see the old data).
  *
- * <p>Errors are sticky, as on a GPU: once a piece of work fails, the work after it is discarded, every
- * later {@code synchronize()} throws that failure, and the cluster is aborted so that no other rank
- * waits for this one.
+ * <p>Errors are sticky, as on a GPU: once a piece of work fails, the work after it is discarded and every
+ * later {@code synchronize()} throws that failure. The cluster is aborted when the failure leaves other ranks
+ * waiting for this one: a collective, send or receive that fails, or that is discarded because the stream
+ * failed before it. A host task that throws (caught by its rank at {@code synchronize()}) fails the stream
+ * alone.
  *
  * <p>Nothing waits forever: a collective waits for the other ranks at most the cluster's timeout ({@link
  * LocalCluster#timeout()}), and {@code synchronize()} gives up with {@link CommTimeoutException} when the
@@ -67,6 +72,15 @@ public final class LocalStream extends StreamBase {
     default LocalCommunicator sequencedBy() {
       return null;
     }
+
+    /**
+     * Whether other ranks wait for this work (a collective, a send or receive): if it fails, or is skipped
+     * because the stream failed before it, the cluster is aborted so that they do not wait for nothing. Host
+     * tasks and waits for events involve no other rank: their failure fails this stream alone (sticky).
+     */
+    default boolean peersWaitForIt() {
+      return true;
+    }
   }
 
   private static final OperationLabel HOST_TASK = OperationLabel.direct("host task");
@@ -76,14 +90,13 @@ public final class LocalStream extends StreamBase {
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition workAvailable = lock.newCondition();
   private final Condition progress = lock.newCondition();
-  /** The work not yet taken by the worker, with each item's sequence number: a ring, grown when full. */
-  private Work[] queue = new Work[16];
-  private long[] queueSequence = new long[16];
-  private int head;
-  private int queued;
+  /** The work not yet taken by the worker, with each item's sequence number. */
+  private final LocalWorkQueue queue = new LocalWorkQueue();
   private long enqueued;
   private long completed;
   private Throwable failure;
+  /** The stream whose event this stream's worker waits for now ({@link #awaitOnWorker}), or null. */
+  private volatile LocalStream waitingOn;
   /** The first item the failure kept from completing (the failed one, or the next after an abort). */
   private long failedAt = Long.MAX_VALUE;
   private boolean shutDown;
@@ -118,7 +131,17 @@ public final class LocalStream extends StreamBase {
    */
   public void enqueueHostTask(HostTask task) {
     Objects.requireNonNull(task, "task");
-    enqueue((stream, sequence) -> task.run());
+    enqueue(new Work() {
+      @Override
+      public void run(LocalStream stream, long sequence) throws Exception {
+        task.run();
+      }
+
+      @Override
+      public boolean peersWaitForIt() {
+        return false;
+      }
+    });
   }
 
   /**
@@ -220,22 +243,35 @@ public final class LocalStream extends StreamBase {
     return t + Math.min(t / 4, 1_000_000_000L);
   }
 
+  /**
+   * The timeout of a stream that made no progress for {@code waitedNanos}: it names what the stream was running,
+   * or, where its worker waits for an event of another stream, that wait and what the other stream was running
+   * (its plan, step and fields), which is what never finished.
+   */
   private CommTimeoutException stalled(long waitedNanos) {
-    FlightRecorder.Entry pending = recorder.oldestPending();
+    LocalStream origin = waitingOn;
+    FlightRecorder.Entry pending = (origin != null ? origin.recorder : recorder).oldestPending();
     OperationLabel what = pending != null ? pending.label() : HOST_TASK;
     Duration timeout = comm.cluster().timeout();
-    String summary = "local backend: " + who() + " timed out after " + timeout + ": its stream made no"
-        + " progress for " + Duration.ofNanos(waitedNanos) + " while running " + what
+    String summary = "local backend: " + who() + " timed out after " + timeout + ": "
+        + (origin != null ? "it waited for an event of " + origin + ", whose stream" : "its stream")
+        + " made no progress for " + Duration.ofNanos(waitedNanos) + " while running " + what
         + (pending != null ? " (operation #" + pending.sequence() + ")" : "")
         + " (a host task that blocks, or work that waits for something that never comes); the cluster is aborted";
     return new CommTimeoutException(summary, what.planName(), what.step(), what.collective(), what.fields(),
-        comm.rank(), timeout, java.util.List.of(), recorder.format(), null);
+        comm.rank(), timeout, List.of(), recorder.format(), null);
   }
 
   /** A fresh exception for this caller, so that each throw has the synchronizing thread's stack. */
   private RuntimeException rethrowable(Throwable cause) {
     if (cause instanceof CommTimeoutException timeout) {
       return new CommTimeoutException(timeout);
+    }
+    if (cause instanceof DisagreementException d) { // the agreement check's words, as on every backend: unwrapped
+      DisagreementException again = new DisagreementException(d.getMessage(), d.thisRank(), d.otherRank(),
+          d.differingRanks(), d.differingFields());
+      again.initCause(d);
+      return again;
     }
     String message = who() + "'s stream failed: " + cause.getMessage();
     return cause instanceof RankAbortedException
@@ -255,13 +291,7 @@ public final class LocalStream extends StreamBase {
             + " closed)"));
       }
       LocalCommunicator sequence = work.sequencedBy();
-      if (queued == queue.length) {
-        grow();
-      }
-      int at = (head + queued) % queue.length;
-      queue[at] = work;
-      queueSequence[at] = sequence == null ? -1 : sequence.takeSequenceNumber();
-      queued++;
+      queue.add(work, sequence == null ? -1 : sequence.takeSequenceNumber());
       recorder.enqueued(work.label(), System.nanoTime()); // its sequence number is `enqueued`, the work's index
       enqueued++;
       workAvailable.signal();
@@ -270,22 +300,9 @@ public final class LocalStream extends StreamBase {
     }
   }
 
-  /** Doubles the ring, keeping the order (the lock held). */
-  private void grow() {
-    Work[] work = new Work[queue.length * 2];
-    long[] sequence = new long[work.length];
-    for (int i = 0; i < queued; i++) {
-      work[i] = queue[(head + i) % queue.length];
-      sequence[i] = queueSequence[(head + i) % queue.length];
-    }
-    queue = work;
-    queueSequence = sequence;
-    head = 0;
-  }
-
   /** {@inheritDoc} Here: a place in the queue, done once the worker has run everything enqueued before it. */
   @Override
-  protected dev.commplan.runtime.spi.EventBase recordEvent() {
+  protected EventBase recordEvent() {
     lock.lock();
     try {
       return new LocalEvent(this, enqueued);
@@ -296,7 +313,7 @@ public final class LocalStream extends StreamBase {
 
   /** {@inheritDoc} Here: an item that blocks this stream's worker until the event is done, at most the timeout. */
   @Override
-  protected void waitForEvent(dev.commplan.runtime.spi.EventBase event) {
+  protected void waitForEvent(EventBase event) {
     enqueue(((LocalEvent) event).waitItem(this)); // checked by StreamBase: a local stream's event
   }
 
@@ -332,14 +349,23 @@ public final class LocalStream extends StreamBase {
 
   /**
    * Blocks this (another stream's) worker until the worker of this stream has run the first {@code target}
-   * items, at most {@code timeout}; throws if this stream failed or was shut down first, or on the timeout.
+   * items; throws if this stream failed or was shut down first. This stream's own work has its own timeouts (a
+   * collective's names its plan, step or bucket, fields and the ranks that never came), and its failure is
+   * rethrown here as it is, so the wait gives up on its own only where this stream makes no progress for
+   * {@link #stallLimitNanos} of {@code timeout} (a host task that blocks), naming what this stream was running.
    */
   void awaitOnWorker(long target, Duration timeout, LocalStream waiting) throws InterruptedException {
     lock.lock();
+    waiting.waitingOn = this;
     try {
-      long deadline = System.nanoTime() + timeout.toNanos();
+      long stallLimit = stallLimitNanos(timeout);
+      long seen = completed;
+      long lastProgress = System.nanoTime();
       while (completed < target || failedAt < target) {
         if (failedAt < target) {
+          if (failure instanceof CommTimeoutException timedOut) {
+            throw new CommTimeoutException(timedOut); // what this stream's work waited for, in its own words
+          }
           throw new CommPlanException(waiting.who() + "'s stream waited for an event of " + this + ", whose work"
               + " failed: " + failure.getMessage(), failure);
         }
@@ -347,31 +373,51 @@ public final class LocalStream extends StreamBase {
           throw new IllegalStateException(waiting.who() + "'s stream waited for an event of " + this + ", which was"
               + " shut down (its cluster is closed)");
         }
-        long left = deadline - System.nanoTime();
+        long now = System.nanoTime();
+        if (completed != seen) {
+          seen = completed;
+          lastProgress = now;
+        }
+        long left = lastProgress + stallLimit - now;
         if (left <= 0) {
-          throw new CommTimeoutException("local backend: " + waiting + " waited for an event"
-              + " of " + this + " (after its operation #" + (target - 1) + ") longer than the timeout " + timeout
-              + "; that stream has run " + completed + " of its operations. Whatever that stream waits for never came"
-              + " (a host task that blocks, a collective a peer never joined)\n" + recorder.format(), null, -1,
-              "wait for an event", java.util.List.of(), comm.rank(), timeout, java.util.List.of(), waiting.recorder.format(),
-              null);
+          throw waiting.stalled(now - lastProgress);
         }
         progress.awaitNanos(left);
       }
+    } finally {
+      waiting.waitingOn = null;
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Marks the stream failed (if it has not failed already) and wakes whoever waits; for aborts, and for the
+   * peers of a collective that timed out. An abort that finds the worker waiting for an event of a stream
+   * whose work timed out fails this stream with that timeout instead: it says what the wait waited for (the
+   * plan, bucket, fields and missing ranks), the abort only that a rank failed.
+   */
+  void fail(Throwable cause) {
+    LocalStream origin = waitingOn;
+    Throwable originFailure = origin == null || !(cause instanceof RankAbortedException) ? null : origin.failure();
+    Throwable reported = originFailure instanceof CommTimeoutException timedOut ? new CommTimeoutException(timedOut)
+        : cause;
+    lock.lock();
+    try {
+      if (failure == null) {
+        failure = reported;
+        failedAt = completed;
+      }
+      progress.signalAll();
     } finally {
       lock.unlock();
     }
   }
 
-  /** Marks the stream failed (if it has not failed already) and wakes whoever waits; for aborts. */
-  void fail(Throwable cause) {
+  /** The stream's failure, or null. */
+  private Throwable failure() {
     lock.lock();
     try {
-      if (failure == null) {
-        failure = cause;
-        failedAt = completed;
-      }
-      progress.signalAll();
+      return failure;
     } finally {
       lock.unlock();
     }
@@ -389,8 +435,7 @@ public final class LocalStream extends StreamBase {
     lock.lock();
     try {
       shutDown = true;
-      java.util.Arrays.fill(queue, null);
-      queued = 0;
+      queue.clear();
       workAvailable.signalAll();
       progress.signalAll();
     } finally {
@@ -421,64 +466,89 @@ public final class LocalStream extends StreamBase {
     }
   }
 
+  /** The worker's loop: takes each item in order and runs it, or skips it once the stream has failed. */
   private void workLoop() {
     while (true) {
       Work work;
       long sequence;
-      long seq;
+      long index;
       boolean skip;
       lock.lock();
       try {
-        while (queued == 0 && !shutDown && !draining) {
-          workAvailable.awaitUninterruptibly();
-        }
-        if (shutDown || queued == 0) { // shut down, or closed by its user with nothing left to run
-          if (!shutDown) {
-            comm.drained(this);
-          }
+        if (!awaitWork()) {
           return;
         }
-        work = queue[head];
-        sequence = queueSequence[head];
-        queue[head] = null;
-        head = (head + 1) % queue.length;
-        queued--;
-        seq = completed;
+        sequence = queue.firstSequence();
+        work = queue.removeFirst();
+        index = completed;
         skip = failure != null;
       } finally {
         lock.unlock();
       }
       Throwable thrown = null;
-      if (!skip) {
-        recorder.started(seq, System.nanoTime());
-        try {
-          work.run(this, sequence);
-        } catch (Throwable t) {
-          thrown = t;
-        }
-        if (thrown == null) {
-          recorder.finished(seq, System.nanoTime());
-        } else {
-          recorder.failed(seq, System.nanoTime());
-        }
+      if (skip) {
+        recorder.failed(index, System.nanoTime()); // skipped: the stream had already failed
       } else {
-        recorder.failed(seq, System.nanoTime()); // skipped: the stream had already failed
+        thrown = run(work, sequence, index);
       }
       Thread.interrupted(); // an abort's interrupt is for the work it hit, not for the next one
-      lock.lock();
-      try {
-        completed++;
-        if (thrown != null && failure == null) {
-          failure = thrown;
-          failedAt = seq;
-        }
-        progress.signalAll();
-      } finally {
-        lock.unlock();
+      completed(work, index, thrown, skip);
+    }
+  }
+
+  /**
+   * Waits, the lock held, until there is work to take; returns false when the worker ends instead: the stream
+   * was shut down, or closed by its user with nothing left to run (then its communicator is told).
+   */
+  private boolean awaitWork() {
+    while (queue.isEmpty() && !shutDown && !draining) {
+      workAvailable.awaitUninterruptibly();
+    }
+    if (shutDown || queue.isEmpty()) {
+      if (!shutDown) {
+        comm.drained(this);
       }
-      if (thrown != null) {
-        comm.cluster().abort(comm.worldRank(), thrown);
+      return false;
+    }
+    return true;
+  }
+
+  /** Runs item {@code index} of the stream, recording it in the flight record; returns what it threw, or null. */
+  private Throwable run(Work work, long sequence, long index) {
+    recorder.started(index, System.nanoTime());
+    try {
+      work.run(this, sequence);
+    } catch (Throwable t) {
+      recorder.failed(index, System.nanoTime());
+      return t;
+    }
+    recorder.finished(index, System.nanoTime());
+    return null;
+  }
+
+  /**
+   * Item {@code index} ended ({@code thrown}: its failure, or null; {@code skipped}: not run, as the stream had
+   * failed): the waits see the progress, its failure becomes the stream's if it is the first, and the cluster is
+   * aborted where the failure leaves other ranks waiting in this work.
+   */
+  private void completed(Work work, long index, Throwable thrown, boolean skipped) {
+    Throwable strandsPeers = null;
+    lock.lock();
+    try {
+      completed++;
+      if (thrown != null && failure == null) {
+        failure = thrown;
+        failedAt = index;
       }
+      if ((thrown != null || skipped) && work.peersWaitForIt()) {
+        strandsPeers = thrown != null ? thrown : failure;
+      }
+      progress.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    if (strandsPeers != null) {
+      comm.cluster().abort(comm.worldRank(), strandsPeers);
     }
   }
 

@@ -6,10 +6,11 @@ import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.launch.Launcher;
 import dev.commplan.runtime.launch.ProcessInfo;
+import java.util.ServiceLoader;
 
 /** The MPI backend as {@link Backend} {@code "mpi"}: one rank per process (see {@link MpiBackend}). */
 public final class MpiBackendProvider implements Backend {
-  /** For {@link java.util.ServiceLoader}; use {@code Backends} to get one. */
+  /** For {@link ServiceLoader}; use {@code Backends} to get one. */
   public MpiBackendProvider() {}
 
   @Override

@@ -1,6 +1,5 @@
 package dev.commplan.runtime.mpi;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.commplan.annotations.ReduceOp;
@@ -17,14 +16,17 @@ import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.spi.HostMemoryBlock;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 
 /**
  * Steps of NCCL-style calls resolved once to MPI's non-blocking collectives: pointers, {@code int}
  * counts, {@code MPI_Datatype} and {@code MPI_Op} handles and roots in flat arrays, one {@code
  * MPI_Request} slot per call in native memory. {@link #start} issues a step's calls and {@link #test}
- * polls them; neither allocates on the Java heap.
+ * polls them; neither allocates on the Java heap. What a failed {@code MPI_Testall} says is read by {@link
+ * MpiCallFailures}.
  *
  * <p>Mapping NCCL's meaning onto MPI:
  *
@@ -60,16 +62,6 @@ import java.util.Locale;
  * </ul>
  */
 final class MpiCallTable {
-  /** Open MPI's internal {@code OMPI_ERROR}, which libnbc gives a non-blocking collective whose round failed. */
-  private static final int OMPI_ERROR = -1;
-  /**
-   * What that means: libnbc found an error in a round (it prints {@code MPI Error in NBC subrequest ...: N}
-   * first) and reports its own error instead of the round's.
-   */
-  private static final String LIBNBC_ABORTED = "Open MPI's engine for non-blocking collectives (libnbc) aborted it"
-      + " (error -1); it prints the MPI error just before ('MPI Error in NBC subrequest ...: 15' is MPI_ERR_TRUNCATE:"
-      + " a message longer than this rank's count, so the ranks called it with different counts)";
-
   /** The plan's name, or null for the one call of a direct-call table ({@link #direct}). */
   final String planName;
   /** What a direct-call table's call is, for messages ({@link #setDirect}): "direct call", "agreement check". */
@@ -401,53 +393,29 @@ final class MpiCallTable {
         statuses.address() + (long) Mpi.STATUS_BYTES * from);
   }
 
-  /**
-   * What failed when {@code MPI_Testall} of step {@code step} returned {@code rc} on {@code who} (the caller
-   * holds the MPI lock): with {@code MPI_ERR_IN_STATUS}, each failed call's own error, read from its status;
-   * a receive or collective whose message was longer than its count says "truncated", with both counts
-   * where MPI tells the sender's ({@code MPI_Get_count}).
-   */
-  MpiException failure(int step, int rc, String who) {
-    StringBuilder what = new StringBuilder();
-    int code = rc;
-    if (rc == Mpi.ERR_IN_STATUS) {
-      try (Arena arena = Arena.ofConfined()) {
-        MemorySegment sent = arena.allocate(JAVA_INT);
-        for (int i = stepStart[step], end = stepStart[step + 1]; i < end; i++) {
-          long status = statuses.address() + (long) Mpi.STATUS_BYTES * i;
-          int error = statuses.get(JAVA_INT, (long) Mpi.STATUS_BYTES * i + Mpi.STATUS_ERROR);
-          if (error == Mpi.SUCCESS || error == Mpi.ERR_PENDING) {
-            continue;
-          }
-          code = code == rc ? error : code;
-          what.append(what.isEmpty() ? "" : "; ").append(describe(i)).append(": ");
-          if (error == OMPI_ERROR && !kind[i].pointToPoint()) {
-            what.append(LIBNBC_ABORTED);
-          } else if (error != Mpi.ERR_TRUNCATE) {
-            what.append(MpiRuntime.errorString(error)).append(" (MPI error ").append(error).append(')');
-          } else if (kind[i] == Collective.RECV) {
-            int source = statuses.get(JAVA_INT, (long) Mpi.STATUS_BYTES * i + Mpi.STATUS_SOURCE);
-            boolean known = Mpi.MPI_Get_count(status, type[i], sent.address()) == Mpi.SUCCESS
-                && sent.get(JAVA_INT, 0) != Mpi.UNDEFINED;
-            what.append("truncated: rank ").append(source).append(" sent ")
-                .append(known ? sent.get(JAVA_INT, 0) + " elements" : "more elements")
-                .append(" into this receive of ").append(count[i]).append(" (a send and its receive must have the"
-                    + " same count: make the receive as long as the send)");
-          } else {
-            what.append("truncated: a message inside the ").append(kind[i].label()).append(" was longer than this"
-                + " rank's count of ").append(count[i]).append(" allows, so the ranks called it with different"
-                + " counts (every rank must pass the same count)");
-          }
-        }
-      }
-    }
-    if (what.isEmpty() && rc == OMPI_ERROR) {
-      what.append(describeStep(step)).append(": ").append(LIBNBC_ABORTED);
-    } else if (what.isEmpty()) {
-      what.append(describeStep(step)).append(": ").append(MpiRuntime.errorString(rc)).append(" (MPI error ")
-          .append(rc).append(')');
-    }
-    return new MpiException("MPI_Testall", code, who + ": MPI_Testall failed while completing " + what);
+  /** {@return where step {@code step}'s calls start in the table; they end where step {@code step + 1}'s start} */
+  int stepStart(int step) {
+    return stepStart[step];
+  }
+
+  /** {@return the collective of call {@code i}} */
+  Collective kind(int i) {
+    return kind[i];
+  }
+
+  /** {@return the {@code MPI_Datatype} handle of call {@code i}} */
+  long type(int i) {
+    return type[i];
+  }
+
+  /** {@return the count of call {@code i}} */
+  int count(int i) {
+    return count[i];
+  }
+
+  /** {@return {@code MPI_Status} number {@code i}, as {@code MPI_Testall} of the call's step left it} */
+  MemorySegment status(int i) {
+    return statuses.asSlice((long) Mpi.STATUS_BYTES * i, Mpi.STATUS_BYTES);
   }
 
   /** After step {@code step} completed: the in-place ReduceScatter copies and AVG's divisions. */
@@ -478,6 +446,19 @@ final class MpiCallTable {
   /** The MPI function call {@code index} starts with. */
   String function(int index) {
     return MpiTypes.startFunction(kind[index]);
+  }
+
+  /** The fields of step {@code step}'s calls, each once, in call order: what a timeout of the step names. */
+  List<String> stepFields(int step) {
+    Set<String> out = new LinkedHashSet<>();
+    for (int i = stepStart[step], end = stepStart[step + 1]; i < end; i++) {
+      if (fields[i] != null) {
+        for (Object field : fields[i]) {
+          out.add(field.toString());
+        }
+      }
+    }
+    return List.copyOf(out);
   }
 
   String describeStep(int step) {

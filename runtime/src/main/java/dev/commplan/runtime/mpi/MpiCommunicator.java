@@ -3,16 +3,20 @@ package dev.commplan.runtime.mpi;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import dev.commplan.annotations.ReduceOp;
-import dev.commplan.runtime.spi.AbstractCommunicator;
+import dev.commplan.model.Collective;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.CommOptions;
+import dev.commplan.runtime.CommTimeoutException;
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.mpi.internal.Mpi;
-import dev.commplan.model.Collective;
-import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.CompiledSchedule;
-import dev.commplan.runtime.DeviceMemory;
+import dev.commplan.runtime.plan.Schedule;
+import dev.commplan.runtime.spi.AbstractCommunicator;
+import dev.commplan.runtime.spi.BackendCommunicator;
+import dev.commplan.runtime.spi.StreamBase;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -47,8 +51,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Every wait has a deadline, {@link #timeout()}. MPI cannot cancel a collective, and a rank that gave
  * up on one would leave the others inside it; so when the deadline passes, the rank tells every rank of the
  * family (a notice, {@link MpiFamily}), waits a moment for their answers, and throws a {@link
- * dev.commplan.runtime.CommTimeoutException} naming what it waited for, its group and the ranks that did
- * not answer; the others end their waits with a {@link RankAbortedException} naming it.
+ * CommTimeoutException} naming what it waited for, its group and the ranks that did not answer; the others
+ * end their waits with a {@link RankAbortedException} naming it.
  *
  * <p>Streams: each has its own requests in flight ({@link MpiStreams}).
  *
@@ -156,6 +160,12 @@ public final class MpiCommunicator extends AbstractCommunicator {
 
   @Override
   public Stream stream() {
+    if (closed) {
+      if (MpiRuntime.endingReason() != null) {
+        ensureUsable(); // says that the process is being ended, not that the user closed it
+      }
+      throw closedStreamRefusal();
+    }
     return stream;
   }
 
@@ -181,7 +191,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
 
   /** {@inheritDoc} Memory of any communicator of this one's family: they are one process's host memory. */
   @Override
-  public boolean sharesMemoryWith(dev.commplan.runtime.Communicator owner) {
+  public boolean sharesMemoryWith(Communicator owner) {
     return owner instanceof MpiCommunicator other && other.family == family;
   }
 
@@ -227,7 +237,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
 
   /** {@inheritDoc} Here: another stream with requests in flight of its own (see the class comment). */
   @Override
-  protected dev.commplan.runtime.spi.StreamBase openStream() {
+  protected StreamBase openStream() {
     return streams.open(timeout);
   }
 
@@ -305,7 +315,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
           "starting " + table.describe(failed) + " on " + rankText());
       MpiRuntime.LOCK.lock();
       try {
-        family.fail(this, MpiFamily.FAILED, e);
+        family.fail(this, MpiNotice.FAILED, e);
       } finally {
         MpiRuntime.LOCK.unlock();
       }
@@ -356,7 +366,9 @@ public final class MpiCommunicator extends AbstractCommunicator {
   @Override
   protected void ensureUsable() {
     if (closed) {
-      throw new IllegalStateException("mpi communicator of " + rankText() + " is closed");
+      String ending = MpiRuntime.endingReason();
+      throw new IllegalStateException("mpi communicator of " + rankText() + (ending != null ? " " + ending
+          : " is closed"));
     }
     RuntimeException f = failure != null ? failure : family.failure();
     if (f != null) {
@@ -395,7 +407,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
     MpiRuntime.LOCK.lock();
     try {
       if (MpiRuntime.isInitialized() && !isClosed()) {
-        family.fail(this, MpiFamily.FAILED, failure);
+        family.fail(this, MpiNotice.FAILED, failure);
       }
     } finally {
       MpiRuntime.LOCK.unlock();
@@ -419,59 +431,100 @@ public final class MpiCommunicator extends AbstractCommunicator {
     if (closed) {
       return;
     }
-    RuntimeException error = null;
-    for (MpiCommunicator child : new ArrayList<>(children)) { // closed with this one at the latest
-      try {
-        child.close();
-      } catch (RuntimeException e) {
-        error = error == null ? e : error;
-      }
-    }
-    if (failure == null && family.failure() == null && MpiRuntime.isInitialized()) {
-      try {
-        completeInFlight(); // first: a rank waiting in the comparison below then waits for the check alone
-        if (!MpiRuntime.closingAll()) { // not what finalizeMpi (or the JVM's exit) closes for the program
-          direct.checkAtClose(this::compareLastCalls); // the calls no check compared yet, on every rank closing normally
-        }
-      } catch (RuntimeException e) {
-        error = e;
-      }
-    }
-    if (parent == null && MpiRuntime.isInitialized()) {
-      try {
-        family.closeWorld(this, timeoutNanos);
-      } catch (RuntimeException e) {
-        error = error == null ? e : error;
-      }
-    }
+    RuntimeException error = closeChildren();
+    RuntimeException lastCheck = completeAndCompareLastCalls();
+    error = lastCheck != null ? lastCheck : error;
+    error = firstOf(error, parent == null ? closeWorld() : null);
     closed = true;
-    RuntimeException made = closeMadeStreams(null); // a stream with requests still in flight stays in `streams`
-    error = error == null ? made : error;
+    error = firstOf(error, closeMadeStreams(null)); // a stream with requests still in flight stays in `streams`
     MpiRuntime.forget(this);
     family.leave(this);
     if (parent != null) {
       parent.children.remove(this);
     }
-    MpiRuntime.LOCK.lock();
-    try {
-      int rc = comms.release(); // each now, or when the last call over it completes
-      if (rc != Mpi.SUCCESS && error == null) {
-        error = MpiRuntime.error("MPI_Comm_free", rc, "freeing " + rankText() + "'s communicator");
-      }
-      if (comms.busy() || !streams.idle()) {
-        MpiRuntime.keepUntilFinalized(this); // its calls' tables (scratch blocks MPI may write) stay reachable
-      }
-    } finally {
-      MpiRuntime.LOCK.unlock();
-    }
+    error = firstOf(error, releaseComms());
+    // Unless MPI may still write into them (a call over any communicator of the family): then they are left
+    // to the process's end.
     if (!family.busy()) {
       for (MpiMemory memory : new ArrayList<>(live)) {
         memory.closeForOwner();
       }
       live.clear();
-    } // else MPI may still write into them (a call over any communicator of the family): leave them to the process's end
+    }
     if (error != null) {
       throw error;
+    }
+  }
+
+  private static RuntimeException firstOf(RuntimeException first, RuntimeException next) {
+    return first != null ? first : next;
+  }
+
+  /**
+   * Closes the communicators split from this one (closed with it at the latest); returns the first failure, or
+   * null.
+   */
+  private RuntimeException closeChildren() {
+    RuntimeException error = null;
+    for (MpiCommunicator child : new ArrayList<>(children)) {
+      try {
+        child.close();
+      } catch (RuntimeException e) {
+        error = firstOf(error, e);
+      }
+    }
+    return error;
+  }
+
+  /**
+   * Where this rank closes normally, completes what is in flight, then compares the calls no check compared yet
+   * on every rank closing normally (not what finalizeMpi, or the JVM's exit, closes for the program). Returns
+   * the failure, or null.
+   */
+  private RuntimeException completeAndCompareLastCalls() {
+    if (failure != null || family.failure() != null || !MpiRuntime.isInitialized()) {
+      return null;
+    }
+    try {
+      completeInFlight(); // first: a rank waiting in the comparison below then waits for the check alone
+      if (!MpiRuntime.closingAll()) {
+        direct.checkAtClose(this::compareLastCalls);
+      }
+      return null;
+    } catch (RuntimeException e) {
+      return e;
+    }
+  }
+
+  /** Waits at the world's close barrier ({@link MpiFamily#closeWorld}); returns its failure, or null. */
+  private RuntimeException closeWorld() {
+    if (!MpiRuntime.isInitialized()) {
+      return null;
+    }
+    try {
+      family.closeWorld(this, timeoutNanos);
+      return null;
+    } catch (RuntimeException e) {
+      return e;
+    }
+  }
+
+  /**
+   * Frees both communicators, each now or when the last call over it completes ({@link MpiCommPair#release});
+   * what may still be in flight keeps this communicator reachable until MPI is finalized. Returns the failure
+   * to free, or null.
+   */
+  private RuntimeException releaseComms() {
+    MpiRuntime.LOCK.lock();
+    try {
+      int rc = comms.release();
+      if (comms.busy() || !streams.idle()) {
+        MpiRuntime.keepUntilFinalized(this); // its calls' tables (scratch blocks MPI may write) stay reachable
+      }
+      return rc == Mpi.SUCCESS ? null
+          : MpiRuntime.error("MPI_Comm_free", rc, "freeing " + rankText() + "'s communicator");
+    } finally {
+      MpiRuntime.LOCK.unlock();
     }
   }
 
@@ -481,7 +534,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
    * belongs to this one's family.
    */
   @Override
-  protected dev.commplan.runtime.spi.BackendCommunicator splitGroup(int color, int key, String groupLabel) {
+  protected BackendCommunicator splitGroup(int color, int key, String groupLabel) {
     if (groupDepth > 0) {
       throw new IllegalStateException(rankText() + ": split() inside a group (groupStart() .. groupEnd()); split"
           + " outside groups, as NCCL requires");

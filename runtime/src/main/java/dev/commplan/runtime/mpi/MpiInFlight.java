@@ -2,6 +2,7 @@ package dev.commplan.runtime.mpi;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
+import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.mpi.internal.Mpi;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -33,7 +34,7 @@ final class MpiInFlight {
    */
   private long noticeGraceNanos;
   /** The notice that will end the current wait once the grace after it has passed, and when it came. */
-  private MpiFamily.Notice putOff;
+  private MpiNotice putOff;
   private long putOffAt;
 
   MpiInFlight(MpiCommunicator comm) {
@@ -68,14 +69,14 @@ final class MpiInFlight {
   /**
    * Where this rank has not looked for a while ({@link MpiFamily#due}) at {@code now}: another rank's notice
    * ends what it is about to do ({@code doing} step {@code step} of {@code table}) with a {@link
-   * dev.commplan.runtime.RankAbortedException}. Called when a wait starts, before it can return: a rank back from far away fails
+   * RankAbortedException}. Called when a wait starts, before it can return: a rank back from far away fails
    * there, even if the calls it started completed against what its peers left behind.
    */
   private void lookForNotices(MpiCallTable table, int step, String doing, long now) {
     if (!comm.family().due(now)) {
       return;
     }
-    MpiFamily.Notice notice;
+    MpiNotice notice;
     MpiRuntime.LOCK.lock();
     try {
       notice = MpiRuntime.isInitialized() ? comm.family().poll() : null;
@@ -96,7 +97,7 @@ final class MpiInFlight {
    * @return the notice put off while the calls completed, or null: the caller makes the blocking call, then
    *     gives up with it
    */
-  MpiFamily.Notice completingDespiteNotices(long graceNanos, Runnable waits) {
+  MpiNotice completingDespiteNotices(long graceNanos, Runnable waits) {
     noticeGraceNanos = graceNanos;
     try {
       waits.run();
@@ -111,13 +112,13 @@ final class MpiInFlight {
    * A notice (or one put off before, when {@code notice} is null) ends the wait for step {@code step} of
    * {@code table}, at once or, while notices are put off, once the grace after it has passed.
    */
-  private void endIfNoticed(MpiFamily.Notice notice, MpiCallTable table, int step, String doing, long now) {
+  private void endIfNoticed(MpiNotice notice, MpiCallTable table, int step, String doing, long now) {
     if (notice != null && notice.outranks(putOff)) {
       putOffAt = putOff == null ? now : putOffAt; // the grace counts from the first notice
       putOff = notice;
     }
     if (putOff != null && (noticeGraceNanos == 0 || now - putOffAt > noticeGraceNanos)) {
-      MpiFamily.Notice ending = putOff;
+      MpiNotice ending = putOff;
       putOff = null;
       MpiRuntime.LOCK.lock();
       try {
@@ -143,7 +144,7 @@ final class MpiInFlight {
    * oversubscribed the cores, as Open MPI's {@code mpi_yield_when_idle} does), then with 50 µs sleeps.
    *
    * @throws MpiException if MPI reported an error for a call (the communicator's family fails with it)
-   * @throws dev.commplan.runtime.RankAbortedException if another rank of the family said it failed
+   * @throws RankAbortedException if another rank of the family said it failed
    */
   void complete(long waitNanos) {
     completeTo(started, waitNanos);
@@ -169,7 +170,7 @@ final class MpiInFlight {
       while (true) {
         int rc = Mpi.SUCCESS;
         int done = 0;
-        MpiFamily.Notice notice = null;
+        MpiNotice notice = null;
         MpiRuntime.LOCK.lock(); // once per burst of polls: the lock is for the shutdown hook, not for speed
         try {
           comm.requireMpiAlive();
@@ -244,10 +245,10 @@ final class MpiInFlight {
 
   /** The first step in flight failed with {@code rc}: it is dropped and the family fails (the MPI lock held). */
   private MpiException failed(MpiCallTable table, int step, int rc) {
-    MpiException e = table.failure(step, rc, comm.rankText());
+    MpiException e = MpiCallFailures.of(table, comm, step, rc, comm.rankText());
     table.abandon(step);
     removeFirst();
-    comm.family().fail(comm, MpiFamily.FAILED, e);
+    comm.family().fail(comm, MpiNotice.FAILED, e);
     return e;
   }
 

@@ -11,7 +11,9 @@ import dev.commplan.runtime.mpi.internal.MpiLibrary;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -41,6 +43,8 @@ final class MpiRuntime {
   private static volatile boolean finalizing;
   /** Set once {@link #finalizeMpi} closes what is still open: those closes compare no last calls. */
   private static volatile boolean closingAll;
+  /** Set by the shutdown hook: the JVM is ending (mpirun ended the job, a signal, System.exit). */
+  private static volatile boolean processEnding;
 
   private MpiRuntime() {}
 
@@ -164,6 +168,15 @@ final class MpiRuntime {
     failedFamilyTimeout = Math.max(failedFamilyTimeout, timeoutNanos);
   }
 
+  /**
+   * Why a communicator that this process closed for its user cannot be used, where the process is being ended
+   * (its shutdown hook closed it), or null: a rank told "is closed" would think its own code closed it.
+   */
+  static String endingReason() {
+    return processEnding ? "was closed because this process is being ended (its JVM runs its shutdown hooks: mpirun"
+        + " ended the job, a signal arrived, or System.exit was called)" : null;
+  }
+
   /** Whether {@link #finalizeMpi} is closing what the program left open (closes that compare nothing). */
   static boolean closingAll() {
     return closingAll;
@@ -250,12 +263,12 @@ final class MpiRuntime {
     finalizer.start();
     long wait = failedFamilyTimeout;
     try {
-      finalizer.join(java.time.Duration.ofNanos(wait));
+      finalizer.join(Duration.ofNanos(wait));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
     if (finalizer.isAlive()) {
-      System.err.printf(java.util.Locale.ROOT, "commplan mpi: MPI_Finalize waited %.1f s (the failed family's timeout)"
+      System.err.printf(Locale.ROOT, "commplan mpi: MPI_Finalize waited %.1f s (the failed family's timeout)"
           + " for the other processes of the job; one of them stalled or is still working, so this process ends"
           + " without it (mpirun then ends the job)%n", wait / 1e9);
       System.err.flush();
@@ -266,6 +279,7 @@ final class MpiRuntime {
 
   /** The shutdown hook: finalizes unless the rank's thread still holds MPI (then mpirun reports it). */
   private static void finalizeAtShutdown() {
+    processEnding = true;
     if (finalizing) {
       return; // a bounded finalize gave up on MPI_Finalize already
     }

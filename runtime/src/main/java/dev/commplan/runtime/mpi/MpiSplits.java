@@ -41,7 +41,7 @@ final class MpiSplits {
     // negative color on that rank alone, before anything is sent) leaves the others waiting here
     String exchange = "split(color " + color + ", key " + key + ") of " + parent.groupLabel() + " into " + label
         + " (every rank of " + parent.groupLabel() + " must call it; a color < 0 is refused on that rank alone)";
-    MpiFamily.Notice putOff;
+    MpiNotice putOff;
     try (I32Buffer mine = I32Buffer.allocate(parent, 3); I32Buffer all = I32Buffer.allocate(parent, 3L * n)) {
       mine.copyFrom(new int[] {color, key, parent.worldRank(parent.rank())});
       refuseIfNoticed(parent, exchange);
@@ -99,7 +99,7 @@ final class MpiSplits {
     MpiRuntime.LOCK.lock();
     try {
       parent.requireMpiAlive();
-      MpiFamily.Notice notice = parent.family().poll();
+      MpiNotice notice = parent.family().poll();
       if (notice != null) {
         throw parent.family().gaveUp(parent, exchange, notice);
       }

@@ -1,5 +1,6 @@
 package dev.commplan.runtime.mpi;
 
+import dev.commplan.runtime.CommOptions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -28,16 +29,16 @@ final class MpiTimeoutReport {
    * {@code graceNanos}, how long it waited for answers.
    */
   MpiTimeoutReport(MpiCommunicator where, int worldRank, String waited, Duration timeout, String pending,
-      List<MpiFamily.Notice> notices, long graceNanos) {
+      List<MpiNotice> notices, long graceNanos) {
     Set<Integer> answered = new HashSet<>(); // world ranks that were in calls (waiting, failed)
     Map<Integer, String> left = new HashMap<>(); // world ranks closing a communicator: which
     StringBuilder answers = new StringBuilder();
-    for (MpiFamily.Notice n : notices) {
+    for (MpiNotice n : notices) {
       if (n.closing() ? left.putIfAbsent(n.worldRank(), n.group()) != null : !answered.add(n.worldRank())) {
         continue;
       }
       answers.append("\n  ").append(n.who()).append(' ').append(n.closing() ? "is closing " + n.group()
-          : n.kind() == MpiFamily.TIMED_OUT ? "timed out too" : "answered").append(": ")
+          : n.kind() == MpiNotice.TIMED_OUT ? "timed out too" : "answered").append(": ")
           .append(n.text().replace("\n", " "));
     }
     StringBuilder missingText = new StringBuilder();
@@ -78,7 +79,7 @@ final class MpiTimeoutReport {
                 + " close compares the last calls, and one that throws or returns inside try-with-resources closes its"
                 + " mesh and its world on the way out)"))
         + ". Every communicator of this family now fails on every rank. To wait longer, pass a timeout to"
-        + " MpiBackend.world(Duration) or set -D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + ".";
+        + " MpiBackend.world(Duration) or set -D" + CommOptions.TIMEOUT_PROPERTY + ".";
   }
 
   /** {@return the exception's message} */

@@ -3,8 +3,6 @@ package dev.commplan.runtime.nccl;
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.CommOptions;
-import dev.commplan.runtime.nccl.internal.NcclCommunicators;
-import dev.commplan.runtime.nccl.internal.NativeLibrary;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,11 +10,16 @@ import java.util.Objects;
 import dev.commplan.runtime.bootstrap.Rendezvous;
 import dev.commplan.runtime.launch.LaunchEnvironment;
 import dev.commplan.runtime.launch.ProcessInfo;
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
+import dev.commplan.runtime.nccl.binding.CheckedNccl;
+import dev.commplan.runtime.nccl.binding.NcclEnvironment;
+import dev.commplan.runtime.nccl.sharing.GpuSharing;
+import dev.commplan.runtime.nccl.sharing.GpuSharingRules;
 
 /**
  * The NCCL backend's entry points. The backend binds {@code libnccl.so.2} and {@code libcudart.so.13}
  * through {@code java.lang.foreign}: found by soname through the dynamic loader, or where the system
- * properties {@value NativeLibrary#NCCL_PROPERTY} and {@value NativeLibrary#CUDART_PROPERTY} say (a path
+ * properties {@value NcclEnvironment#NCCL_PROPERTY} and {@value NcclEnvironment#CUDART_PROPERTY} say (a path
  * or a library name). It needs native access: {@code --enable-native-access=ALL-UNNAMED} on the class
  * path. Whatever is missing, the {@link BackendUnavailableException} says what was tried and what to do.
  */
@@ -35,7 +38,7 @@ public final class NcclBackend {
    * otherwise. A cluster's and a communicator's {@code toString()} say how many ranks share each GPU and
    * which limit applies.
    */
-  public static final String MULTI_RANK_GPU_PROPERTY = "commplan.nccl.multiRankGpu";
+  public static final String MULTI_RANK_GPU_PROPERTY = GpuSharingRules.MULTI_RANK_GPU_PROPERTY;
 
   /**
    * The system property that sets the CTA limit of ranks sharing a GPU ({@link #MULTI_RANK_GPU_PROPERTY}):
@@ -44,7 +47,7 @@ public final class NcclBackend {
    * lets the environment override the config. {@link #initRank} cannot know how many ranks share its GPU,
    * so there this property is the only source of a limit.
    */
-  public static final String MAX_CTAS_PROPERTY = "commplan.nccl.maxCtas";
+  public static final String MAX_CTAS_PROPERTY = GpuSharingRules.MAX_CTAS_PROPERTY;
 
   /**
    * A cluster of {@code ranks} driven from this process, one thread per rank, rank {@code r} on CUDA device
@@ -114,19 +117,19 @@ public final class NcclBackend {
   }
 
   /**
-   * {@link #initRank(int, int, byte[], int, CommOptions)} with the GPU sharing {@link NcclMultiRank#prepare}
+   * {@link #initRank(int, int, byte[], int, CommOptions)} with the GPU sharing {@link GpuSharingRules#prepare}
    * decided for the job ({@link #processCommunicator} knows how many ranks share each GPU), or null where
    * that is unknown.
    */
   private static NcclCommunicator initRank(int rank, int size, byte[] uniqueId, int device, CommOptions options,
-      NcclGpuSharing known) {
+      GpuSharing known) {
     Objects.requireNonNull(uniqueId, "uniqueId");
     Objects.requireNonNull(options, "options");
     if (size < 1 || rank < 0 || rank >= size) {
       throw new IllegalArgumentException("rank " + rank + " is not in [0, " + size + ")");
     }
-    if (uniqueId.length != NcclCommunicators.UNIQUE_ID_BYTES) {
-      throw new IllegalArgumentException("an NCCL unique id has " + NcclCommunicators.UNIQUE_ID_BYTES + " bytes, not "
+    if (uniqueId.length != CheckedNccl.UNIQUE_ID_BYTES) {
+      throw new IllegalArgumentException("an NCCL unique id has " + CheckedNccl.UNIQUE_ID_BYTES + " bytes, not "
           + uniqueId.length + " (make it with NcclBackend.uniqueId())");
     }
     int devices = NcclEnvironment.deviceCount();
@@ -135,19 +138,19 @@ public final class NcclBackend {
           + " CUDA devices here (0.." + (devices - 1) + ")");
     }
     NcclVersion version = NcclEnvironment.requireNccl();
-    NcclGpuSharing sharing = known != null ? known : NcclMultiRank.prepare(0, jobText(size), ONE_PER_GPU, version);
-    Checked.cudaSetDevice(device);
-    NcclMultiRank.beforeInit();
+    GpuSharing sharing = known != null ? known : GpuSharingRules.prepare(0, jobText(size), ONE_PER_GPU, version);
+    CheckedCuda.cudaSetDevice(device);
+    GpuSharingRules.beforeInit();
     long comm;
     try {
-      comm = Checked.ncclCommInitRank(size, uniqueId, rank, sharing.maxCtas());
+      comm = CheckedNccl.ncclCommInitRank(size, uniqueId, rank, sharing.maxCtas());
     } catch (NcclException e) {
-      throw NcclMultiRank.explainInitFailure(e, version);
+      throw GpuSharingRules.explainInitFailure(e, version);
     }
     try {
       return new NcclCommunicator(comm, version, options, sharing);
     } catch (RuntimeException e) {
-      Checked.ncclCommAbortQuietly(comm);
+      CheckedNccl.ncclCommAbortQuietly(comm);
       throw e;
     }
   }
@@ -203,16 +206,16 @@ public final class NcclBackend {
       }
       id = rendezvous.broadcast(id);
       int device;
-      NcclGpuSharing sharing;
+      GpuSharing sharing;
       try {
         device = info.device(deviceCount());
         // How many ranks share each GPU, the same answer on every rank: decides the opt-in and the CTA limit,
         // refused alike on every rank before any of them waits in NCCL's init.
         List<String> gpus = new ArrayList<>();
-        for (byte[] gpu : rendezvous.allGather(NcclMultiRank.gpuIdentity(device).getBytes(StandardCharsets.UTF_8))) {
+        for (byte[] gpu : rendezvous.allGather(GpuSharingRules.gpuIdentity(device).getBytes(StandardCharsets.UTF_8))) {
           gpus.add(new String(gpu, StandardCharsets.UTF_8));
         }
-        sharing = NcclMultiRank.prepare(NcclMultiRank.ranksPerGpu(gpus), jobText(info.size()), ONE_PER_GPU,
+        sharing = GpuSharingRules.prepare(GpuSharingRules.ranksPerGpu(gpus), jobText(info.size()), ONE_PER_GPU,
             NcclEnvironment.requireNccl());
       } catch (RuntimeException e) {
         rendezvous.abort("rank " + info.rank() + " cannot start NCCL: " + e.getMessage());
@@ -235,7 +238,7 @@ public final class NcclBackend {
    */
   public static byte[] uniqueId() {
     NcclEnvironment.requireNccl();
-    return Checked.ncclGetUniqueId();
+    return CheckedNccl.ncclGetUniqueId();
   }
 
   /**
@@ -267,7 +270,7 @@ public final class NcclBackend {
    * @return the reason, for a user to read, or null
    */
   public static String unavailableReason(int ranks) {
-    return NcclEnvironment.unavailableReason(ranks);
+    return NcclCluster.unavailableReason(ranks);
   }
 
   /**
@@ -281,11 +284,11 @@ public final class NcclBackend {
     StringBuilder sb = new StringBuilder();
     try {
       NcclEnvironment.requireCudart();
-      int driver = Checked.cudaDriverGetVersion();
-      sb.append("CUDA runtime ").append(Checked.cudaVersionString(Checked.cudaRuntimeGetVersion()))
-          .append(" (").append(NativeLibrary.cudart().loadedAs()).append("), ")
-          .append(driver == 0 ? "no NVIDIA driver" : "driver supports CUDA " + Checked.cudaVersionString(driver));
-      long raw = Checked.cudaGetDeviceCountRaw();
+      int driver = CheckedCuda.cudaDriverGetVersion();
+      sb.append("CUDA runtime ").append(CheckedCuda.cudaVersionString(CheckedCuda.cudaRuntimeGetVersion()))
+          .append(" (").append(NcclEnvironment.cudartLoadedAs()).append("), ")
+          .append(driver == 0 ? "no NVIDIA driver" : "driver supports CUDA " + CheckedCuda.cudaVersionString(driver));
+      long raw = CheckedCuda.cudaGetDeviceCountRaw();
       int rc = (int) (raw >>> 32);
       sb.append(", ").append(rc == 0 ? (int) raw + " CUDA device(s)" : NcclEnvironment.noDeviceMessage(rc));
     } catch (BackendUnavailableException e) {
@@ -294,8 +297,8 @@ public final class NcclBackend {
     sb.append("; ");
     try {
       NcclVersion v = NcclEnvironment.requireNccl();
-      sb.append("NCCL ").append(v).append(" (").append(NativeLibrary.nccl().loadedAs()).append("); ")
-          .append(NcclMultiRank.status(v));
+      sb.append("NCCL ").append(v).append(" (").append(NcclEnvironment.ncclLoadedAs()).append("); ")
+          .append(GpuSharingRules.status(v));
     } catch (BackendUnavailableException e) {
       sb.append(e.getMessage());
     }

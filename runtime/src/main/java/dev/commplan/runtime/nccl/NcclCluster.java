@@ -1,14 +1,22 @@
 package dev.commplan.runtime.nccl;
 
+import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.RankFunction;
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
+import dev.commplan.runtime.nccl.binding.CheckedNccl;
+import dev.commplan.runtime.nccl.binding.NcclEnvironment;
+import dev.commplan.runtime.nccl.rank.NcclFamily;
+import dev.commplan.runtime.nccl.sharing.GpuSharing;
+import dev.commplan.runtime.nccl.sharing.GpuSharingRules;
 import dev.commplan.runtime.spi.RankSupervisor;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -18,9 +26,9 @@ import java.util.function.IntPredicate;
 
 /**
  * One process driving N ranks: rank {@code r} on CUDA device {@code r % devices}, all made at once as
- * {@code ncclCommInitAll} makes them ({@code Checked.ncclCommInitGroup}), and one platform thread per rank
+ * {@code ncclCommInitAll} makes them ({@code CheckedNccl.ncclCommInitGroup}), and one platform thread per rank
  * that has {@code cudaSetDevice}'d to its GPU and runs that rank's tasks. More ranks than devices share
- * GPUs where {@link NcclMultiRank} allows it (NCCL 2.30 and the opt-in), with the CTA limit it chooses.
+ * GPUs where {@link GpuSharingRules} allows it (NCCL 2.30 and the opt-in), with the CTA limit it chooses.
  *
  * <p>Failures follow {@link RankSupervisor}'s rules, shared with every backend; here aborting a rank
  * means asking its communicator to give up: it sees that at its next call, or while waiting in {@code
@@ -49,12 +57,12 @@ final class NcclCluster implements Cluster {
   private final int size;
   /** How many devices the ranks use: rank r is on device {@code r % devices}. */
   private final int devices;
-  private final NcclGpuSharing sharing;
+  private final GpuSharing sharing;
   private final NcclCommunicator[] comms;
   private final RankSupervisor supervisor;
   private volatile boolean closed;
 
-  private NcclCluster(int size, int devices, NcclGpuSharing sharing) {
+  private NcclCluster(int size, int devices, GpuSharing sharing) {
     this.size = size;
     this.devices = devices;
     this.sharing = sharing;
@@ -67,32 +75,32 @@ final class NcclCluster implements Cluster {
   }
 
   static NcclCluster create(int ranks, CommOptions options) {
-    java.util.Objects.requireNonNull(options, "options");
+    Objects.requireNonNull(options, "options");
     if (ranks < 1) {
       throw new IllegalArgumentException("a cluster needs at least 1 rank, not " + ranks);
     }
     int devices = NcclEnvironment.deviceCount();
     NcclVersion version = NcclEnvironment.requireNccl();
-    NcclGpuSharing sharing = NcclMultiRank.prepare(NcclEnvironment.ranksPerGpu(ranks, devices),
-        NcclEnvironment.clusterText(ranks, devices), NcclEnvironment.fewerRanks(devices), version).inOneContext();
+    GpuSharing sharing = GpuSharingRules.prepare(GpuSharingRules.ranksPerGpu(ranks, devices),
+        GpuSharingRules.clusterText(ranks, devices), GpuSharingRules.fewerRanks(devices), version).inOneContext();
     if (sharing.oneContext()) {
-      NcclMultiRank.prepareSharedContext();
+      GpuSharingRules.prepareSharedContext();
     }
     int[] deviceOf = new int[ranks];
     for (int r = 0; r < ranks; r++) {
       deviceOf[r] = r % devices;
     }
-    NcclMultiRank.beforeInit();
+    GpuSharingRules.beforeInit();
     long[] handles;
     try {
-      handles = Checked.ncclCommInitGroup(deviceOf, sharing.maxCtas());
+      handles = CheckedNccl.ncclCommInitGroup(deviceOf, sharing.maxCtas());
     } catch (NcclException e) {
-      throw NcclMultiRank.explainInitFailure(e, version);
+      throw GpuSharingRules.explainInitFailure(e, version);
     }
     NcclCluster cluster = new NcclCluster(ranks, Math.min(ranks, devices), sharing);
     try {
       List<Future<NcclCommunicator>> made = cluster.supervisor.submitToEachRank(rank -> {
-        Checked.cudaSetDevice(deviceOf[rank]); // this thread's device from now on
+        CheckedCuda.cudaSetDevice(deviceOf[rank]); // this thread's device from now on
         return new NcclCommunicator(handles[rank], version, options, sharing);
       });
       for (int r = 0; r < ranks; r++) {
@@ -107,7 +115,7 @@ final class NcclCluster implements Cluster {
             e.addSuppressed(suppressed);
           }
         } else {
-          Checked.ncclCommAbortQuietly(handles[r]);
+          CheckedNccl.ncclCommAbortQuietly(handles[r]);
         }
       }
       cluster.supervisor.close();
@@ -115,6 +123,22 @@ final class NcclCluster implements Cluster {
     }
     cluster.supervisor.control(cluster.new Control());
     return cluster;
+  }
+
+  /**
+   * Why {@link #create} cannot make a cluster of {@code ranks} here, or null when it can: the same checks and
+   * messages, without throwing or changing anything (more ranks than devices are fine where {@link
+   * GpuSharingRules#refusal} finds nothing).
+   */
+  static String unavailableReason(int ranks) {
+    try {
+      int devices = NcclEnvironment.deviceCount();
+      NcclVersion v = NcclEnvironment.requireNccl();
+      return GpuSharingRules.refusal(GpuSharingRules.ranksPerGpu(ranks, devices),
+          GpuSharingRules.clusterText(ranks, devices), GpuSharingRules.fewerRanks(devices), v, GpuSharingRules.optIn());
+    } catch (BackendUnavailableException | IllegalArgumentException e) {
+      return e.getMessage();
+    }
   }
 
   /** What aborting means on this backend: each communicator gives up at its next call, or is aborted from outside. */

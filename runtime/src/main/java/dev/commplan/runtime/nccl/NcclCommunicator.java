@@ -8,19 +8,36 @@ import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.Communicator;
-import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DeviceMemory;
-import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
+import dev.commplan.runtime.nccl.binding.CheckedNccl;
+import dev.commplan.runtime.nccl.binding.NcclDispatch;
+import dev.commplan.runtime.nccl.calls.NcclDirectCalls;
+import dev.commplan.runtime.nccl.calls.NcclScheduleCalls;
+import dev.commplan.runtime.nccl.memory.CudaCopyDevice;
+import dev.commplan.runtime.nccl.memory.DeviceAllocator;
+import dev.commplan.runtime.nccl.memory.HostCopies;
+import dev.commplan.runtime.nccl.memory.NcclMemory;
+import dev.commplan.runtime.nccl.memory.RankMemory;
+import dev.commplan.runtime.nccl.rank.NcclFamily;
+import dev.commplan.runtime.nccl.rank.NcclRank;
+import dev.commplan.runtime.nccl.rank.NcclRankState;
+import dev.commplan.runtime.nccl.rank.NcclSplit;
+import dev.commplan.runtime.nccl.rank.Seat;
+import dev.commplan.runtime.nccl.rank.NcclWatchdog;
+import dev.commplan.runtime.nccl.rank.StepEvents;
+import dev.commplan.runtime.nccl.sharing.GpuSharing;
+import dev.commplan.runtime.nccl.sharing.SharedContextFences;
+import dev.commplan.runtime.nccl.streams.NcclEvents;
+import dev.commplan.runtime.nccl.streams.NcclStream;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.spi.FlightRecorder;
-import java.time.Duration;
+import dev.commplan.runtime.spi.StreamBase;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -30,9 +47,15 @@ import java.util.concurrent.CopyOnWriteArrayList;
  *
  * <p>Like the {@code ncclComm_t} under it, a communicator is used by one thread at a time. Collectives
  * check their arguments with the shared rules ({@code rules.CallRules}; the local backend rejects the same
- * calls with the same messages), then enqueue through {@link NcclCalls} without allocating on the Java
- * heap. Every CUDA call is made after {@code cudaSetDevice} to this rank's device, on whatever thread
- * calls.
+ * calls with the same messages), then enqueue through {@link NcclDirectCalls} and {@link NcclDispatch}
+ * without allocating on the Java heap. Every CUDA call is made after {@code cudaSetDevice} to this rank's
+ * device, on whatever thread calls.
+ *
+ * <p>It is the API's object over the parts the backend's layers are made of: its {@link NcclRank} (the
+ * {@code ncclComm_t}, its state, flight record and graphs, which its streams, calls and compiled schedules
+ * ask instead of it), its streams ({@link NcclStream}), its memory ({@link RankMemory}), its direct calls and
+ * groups ({@link NcclDirectCalls}) and its compiled schedules ({@link NcclCompiledSchedule}); what it keeps
+ * itself is the tree of its splits, and the order in which closing and aborting free all of them.
  *
  * <p>Its lifecycle and failures (OPEN, ABORTED, CLOSED; timeouts, asynchronous errors, a cluster's
  * request to give up) live in one {@link NcclRankState}, which its streams and compiled schedules ask
@@ -41,7 +64,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * streams; {@link #abort()} does the same with {@code ncclCommAbort}, which also stops work still
  * running on the device.
  *
- * <p><b>Splits.</b> {@link #split(int, int, String)} makes a child with {@code ncclCommSplit} ({@link
+ * <p><b>Splits.</b> {@link #split(int, int, String)} makes a child on {@code ncclCommSplit} ({@link
  * NcclSplit}): its own streams and flight record, the same device, and the same {@link NcclFamily}, so
  * that one failure ends them all. Memory of any communicator of the family serves every other ({@link
  * #sharesMemoryWith}): a plan over a mesh's axes runs each call on its axis's communicator with the
@@ -51,44 +74,33 @@ public final class NcclCommunicator extends AbstractCommunicator {
   /** The system property that turns on a CUDA event per enqueued step (see {@link StepEvents}). */
   public static final String STEP_EVENTS_PROPERTY = StepEvents.PROPERTY;
 
-  private final long comm;
   private final int rank;
   private final int size;
   private final int device;
-  private final NcclVersion version;
   private final CommOptions options;
-  private final NcclStream stream;
-  /** The stream host copies run on, and the copies themselves (see {@link HostCopies}). */
-  private final long copyStream;
-  private final HostCopies hostCopies;
-  private final DeviceAllocator allocator; // DeviceAllocator#choose
-  /** The memory allocated through this communicator and not freed yet: freed with it at the latest. */
-  private final Set<NcclMemory> live = ConcurrentHashMap.newKeySet();
-  private final StepEvents events;
-  private final NcclEvents eventPool;
-  /** The executable graphs of captured plans, destroyed before the communicator ({@link NcclGraphs}). */
-  private final NcclGraphs graphs;
+  /** The {@code ncclComm_t} and what every layer under this one asks of it: its state, flight record, graphs. */
+  private final NcclRank ncclRank;
+  /** Its lifecycle and failure state ({@link NcclRank#state()}). */
   private final NcclRankState state;
-  /** What messages call this communicator's group: {@code world}, or the label of the split that made it. */
-  private final String label;
-  /** This rank's communicators in this process that fail together: the world's and its splits'. */
-  private final NcclFamily family;
+  private final NcclStream stream;
+  /** The stream host copies run on (see {@link HostCopies}). */
+  private final long copyStream;
+  /** The memory allocated or wrapped through this communicator and not freed yet: freed with it at the latest. */
+  private final RankMemory memory;
+  /** The CUDA events behind this communicator's {@code Event}s. */
+  private final NcclEvents eventPool;
   /** The communicators split from this one and still open; closed before it. */
   private final List<NcclCommunicator> children = new CopyOnWriteArrayList<>();
   /** Direct collectives and the user's groups. */
   private final NcclDirectCalls direct;
   /** The communicator this one was split from, or null; it forgets this one when this one closes. */
   private volatile NcclCommunicator parent;
-  /** Its place among the world's splits, which names its fences ({@link SharedContextFences}). */
-  private final SharedContextFences.Lineage lineage;
-  /** Where its group's ranks meet, where they share this process's GPU ({@link #meetGroup}); else null. */
-  private final SharedContextFences.GroupFence groupFence;
 
   /**
    * Wraps an initialized {@code ncclComm_t} of a world whose GPUs are shared as {@code sharing} says: reads
    * its rank, size and device, creates its streams and the flight recorder's events.
    */
-  NcclCommunicator(long comm, NcclVersion version, CommOptions options, NcclGpuSharing sharing) {
+  NcclCommunicator(long comm, NcclVersion version, CommOptions options, GpuSharing sharing) {
     this(comm, version, options, "world", new NcclFamily(sharing), SharedContextFences.Lineage.world());
   }
 
@@ -99,41 +111,35 @@ public final class NcclCommunicator extends AbstractCommunicator {
   NcclCommunicator(long comm, NcclVersion version, CommOptions options, String label, NcclFamily family,
       SharedContextFences.Lineage lineage) {
     super(options.agreementCheck());
-    this.comm = comm;
-    this.lineage = lineage;
-    this.label = Objects.requireNonNull(label, "label");
-    this.family = Objects.requireNonNull(family, "family");
-    this.version = version;
+    Objects.requireNonNull(label, "label");
+    Objects.requireNonNull(family, "family");
     this.options = Objects.requireNonNull(options, "options");
-    this.rank = Checked.ncclCommUserRank(comm);
-    this.size = Checked.ncclCommCount(comm);
-    this.device = Checked.ncclCommCuDevice(comm);
-    Checked.cudaSetDevice(device);
-    long s = Checked.cudaStreamCreateNonBlocking();
+    Seat seat = Seat.of(comm);
+    this.rank = seat.rank();
+    this.size = seat.size();
+    this.device = seat.device();
+    CheckedCuda.cudaSetDevice(device);
+    long s = CheckedCuda.cudaStreamCreateNonBlocking();
     long copies = 0;
     StepEvents made;
     try {
-      copies = Checked.cudaStreamCreateNonBlocking();
+      copies = CheckedCuda.cudaStreamCreateNonBlocking();
       made = new StepEvents(rank);
     } catch (RuntimeException e) {
-      Checked.cudaStreamDestroyQuietly(s);
+      CheckedCuda.cudaStreamDestroyQuietly(s);
       if (copies != 0) {
-        Checked.cudaStreamDestroyQuietly(copies);
+        CheckedCuda.cudaStreamDestroyQuietly(copies);
       }
       throw e;
     }
-    this.events = made;
     this.eventPool = new NcclEvents(device);
-    this.stream = new NcclStream(this, s, true, options.timeout());
     this.copyStream = copies;
-    this.hostCopies = new HostCopies(CudaCopyEngine.INSTANCE, device, copies);
-    this.allocator = DeviceAllocator.choose(family.sharing(), copies, this::orderAfterRankWork);
-    this.graphs = new NcclGraphs(device);
-    this.state = new NcclRankState(comm, rank, size, device, label, family, options.timeout(), events, graphs,
-        this::release);
-    this.direct = new NcclDirectCalls(this, state, events);
-    SharedContextFences fences = family.sharing().fences();
-    this.groupFence = fences != null ? fences.groupFence(lineage, size) : null;
+    this.memory = new RankMemory(this, new HostCopies(CudaCopyDevice.INSTANCE, device, copies),
+        DeviceAllocator.choose(family.sharing(), copies, this::orderAfterRankWork));
+    this.ncclRank = new NcclRank(comm, seat, version, options.timeout(), label, family, lineage, made, this::release);
+    this.state = ncclRank.state();
+    this.stream = new NcclStream(this, ncclRank, eventPool, s, NcclStream.Kind.OWN);
+    this.direct = new NcclDirectCalls(ncclRank);
     family.join(state);
   }
 
@@ -151,7 +157,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
    * @return the recorder, owned by this communicator
    */
   public FlightRecorder flightRecorder() {
-    return events.recorder();
+    return ncclRank.events().recorder();
   }
 
   @Override
@@ -171,11 +177,14 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   /** {@return the NCCL library's version} */
   public NcclVersion ncclVersion() {
-    return version;
+    return ncclRank.version();
   }
 
   @Override
   public Stream stream() {
+    if (state.isClosedByUser()) {
+      throw closedStreamRefusal();
+    }
     return stream;
   }
 
@@ -184,34 +193,29 @@ public final class NcclCommunicator extends AbstractCommunicator {
     return "nccl";
   }
 
+  /** {@return the {@code ncclComm_t} and what the layers under this one ask of it} */
+  NcclRank ncclRank() {
+    return ncclRank;
+  }
+
+  /** {@return the rank of {@code comm} if it is an NCCL communicator, else null} */
+  static NcclRank rankOf(Communicator comm) {
+    return comm instanceof NcclCommunicator nc ? nc.ncclRank : null;
+  }
+
+  /** {@return the {@code ncclComm_t}} */
   long handle() {
-    return comm;
+    return ncclRank.comm();
   }
 
+  /** {@return the rank's lifecycle and failure state} */
   NcclRankState state() {
-    return state;
-  }
-
-  StepEvents events() {
-    return events;
-  }
-
-  NcclGraphs graphs() {
-    return graphs;
-  }
-
-  /** {@return its place among the world's splits} */
-  SharedContextFences.Lineage lineage() {
-    return lineage;
-  }
-
-  NcclFamily family() {
-    return family;
+    return ncclRank.state();
   }
 
   @Override
   public String groupLabel() {
-    return label;
+    return ncclRank.label();
   }
 
   /**
@@ -223,7 +227,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
    */
   @Override
   protected NcclCommunicator splitGroup(int color, int key, String label) {
-    NcclCommunicator child = NcclSplit.split(this, color, key, label);
+    NcclCommunicator child = makeChild(color, key, label);
     child.parent = this;
     children.add(child);
     if (state.isClosedOrAborted()) { // closed or aborted by another thread meanwhile: the child goes too
@@ -235,13 +239,42 @@ public final class NcclCommunicator extends AbstractCommunicator {
   }
 
   /**
+   * This rank's communicator of its group ({@code color}, ranked by {@code key}): {@code ncclCommSplit} of this
+   * one ({@link NcclSplit}), then the communicator on it, in this one's family; called holding the gate, after
+   * {@code ensureUsable}.
+   */
+  private NcclCommunicator makeChild(int color, int key, String label) {
+    RuntimeException unavailable = NcclSplit.unavailable(CheckedNccl.hasCommSplit(), ncclVersion());
+    if (unavailable != null) {
+      throw unavailable;
+    }
+    if (inGroup()) {
+      throw new IllegalStateException(this + ": split(color " + color + ", key " + key + ") between groupStart()"
+          + " and groupEnd(): the new communicator would only exist after groupEnd(); split outside the group");
+    }
+    NcclSplit.Child child = NcclSplit.split(ncclRank, color, key, label);
+    NcclCommunicator made;
+    try {
+      made = new NcclCommunicator(child.comm(), ncclVersion(), options, label, ncclRank.family(), child.lineage());
+    } catch (RuntimeException e) {
+      CheckedNccl.ncclCommAbortQuietly(child.comm());
+      throw e;
+    }
+    if (!made.state.isOpen()) { // the family failed while the child was being made: it was aborted on joining
+      RuntimeException e = made.state.notUsable();
+      made.close();
+      throw e;
+    }
+    return made;
+  }
+
+  /**
    * {@inheritDoc} Here: memory of any communicator of this rank's family (the world's and its splits',
    * all on this device), so that a plan over a mesh's axes uses the world's memory on each axis.
    */
   @Override
   public boolean sharesMemoryWith(Communicator owner) {
-    return owner == this || owner instanceof NcclCommunicator other && other.family == family
-        && other.device == device;
+    return owner == this || owner instanceof NcclCommunicator other && ncclRank.sharesMemoryWith(other.ncclRank);
   }
 
   // ---------------------------------------------------------------- memory, schedules
@@ -249,29 +282,30 @@ public final class NcclCommunicator extends AbstractCommunicator {
   @Override
   public DeviceMemory allocate(long bytes) {
     state.ensureUsable();
-    NcclMemory memory = NcclMemory.allocate(this, hostCopies, allocator, live::remove, bytes);
-    live.add(memory);
-    return memory;
+    return memory.allocate(bytes);
   }
 
   NcclMemory wrap(long address, long bytes) {
     state.ensureUsable();
-    NcclMemory memory = new NcclMemory(this, hostCopies, allocator, live::remove, address, bytes, false);
-    live.add(memory);
-    return memory;
+    return memory.wrap(address, bytes);
+  }
+
+  /** How this rank's family shares its GPUs (NcclInterop's refusal of the legacy stream reads it). */
+  GpuSharing sharing() {
+    return ncclRank.family().sharing();
   }
 
   NcclStream wrapStream(long cudaStream) {
     state.ensureUsable();
-    return new NcclStream(this, cudaStream, false, options.timeout());
+    return new NcclStream(this, ncclRank, eventPool, cudaStream, NcclStream.Kind.WRAPPED);
   }
 
   /** {@inheritDoc} Here: a non-blocking CUDA stream on this rank's device, destroyed when it is closed. */
   @Override
-  protected dev.commplan.runtime.spi.StreamBase openStream() {
+  protected StreamBase openStream() {
     state.ensureUsable();
     useDevice();
-    return new NcclStream(this, Checked.cudaStreamCreateNonBlocking(), true, options.timeout());
+    return new NcclStream(this, ncclRank, eventPool, CheckedCuda.cudaStreamCreateNonBlocking(), NcclStream.Kind.MADE);
   }
 
   /** Makes {@code waiter} wait on the device for the work so far on this rank's stream and those it made. */
@@ -285,14 +319,9 @@ public final class NcclCommunicator extends AbstractCommunicator {
     eventPool.makeWait(waiter, streams);
   }
 
-  /** The CUDA events behind this communicator's {@code Event}s. */
-  NcclEvents eventPool() {
-    return eventPool;
-  }
-
   @Override
   protected CompiledSchedule compileChecked(Schedule schedule) {
-    return new NcclCompiledSchedule(this, schedule);
+    return new NcclCompiledSchedule(ncclRank, direct, NcclScheduleCalls.of(this, schedule, NcclCommunicator::rankOf));
   }
 
   // ---------------------------------------------------------------- collectives
@@ -307,7 +336,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
   /** {@inheritDoc} Here: one {@code cudaStreamIsCapturing}, asked only when an agreement check is due. */
   @Override
   protected boolean isCapturing(Stream stream) {
-    return graphs().isCapturing(streamHandle(stream));
+    return ncclRank.graphs().isStreamCapturing(streamHandle(stream));
   }
 
   @Override
@@ -332,21 +361,16 @@ public final class NcclCommunicator extends AbstractCommunicator {
     return state.failed(function, rc);
   }
 
-  /** The wait of a stream of this communicator (see {@link NcclRankState#awaitStream}). */
-  void synchronize(NcclStream s, Duration timeout) {
-    state.awaitStream(s.handle(), timeout, s, s == stream);
-  }
-
   /** For the cluster's watchdog: every communicator of this rank's family (see {@link NcclWatchdog#watch}). */
   void watch(long now, boolean pollAsync) {
-    for (NcclFamily.Member m : family.members()) {
+    for (NcclFamily.Member m : ncclRank.family().members()) {
       ((NcclRankState) m).watchdog().watch(now, pollAsync);
     }
   }
 
   /** Asks every communicator of this rank's family to give up at its next call (another rank failed); any thread. */
   void requestAbort(String reason, Throwable cause) {
-    for (NcclFamily.Member m : family.members()) {
+    for (NcclFamily.Member m : ncclRank.family().members()) {
       ((NcclRankState) m).requestAbort(reason, cause);
     }
   }
@@ -360,26 +384,16 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   /** The {@code cudaStream_t} of {@code stream}, which must be a stream of this communicator. */
   long streamHandle(Stream stream) {
-    Objects.requireNonNull(stream, "stream");
-    if (stream instanceof NcclStream ns && ns.communicator() == this) {
-      if (ns.isDestroyed()) {
-        throw new IllegalStateException(ns + " was destroyed");
-      }
-      return ns.handle();
-    }
-    throw new IllegalArgumentException("the stream " + stream + " is not a stream of " + this
-        + ": use its stream(), one its newStream() made, or a stream made by NcclInterop.wrapStream for it");
+    return NcclStream.handleOf(stream, ncclRank);
   }
 
   void useDevice() {
-    Checked.cudaSetDevice(device);
+    CheckedCuda.cudaSetDevice(device);
   }
 
   /** Where ranks share this process's GPU, waits for the group's other ranks ({@link SharedContextFences}). */
   void meetGroup() {
-    if (groupFence != null) {
-      groupFence.pass(options.timeout(), state::toldToStop);
-    }
+    ncclRank.meetGroup();
   }
 
   /** Throws if this communicator was closed or aborted; gives up if the cluster asked it to. */
@@ -450,7 +464,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
     if (destroys && from != null) {
       from.meetGroup(); // sharing a GPU: no rank goes on while NCCL may still free this split's memory
     }
-    family.leave(state);
+    ncclRank.family().leave(state);
     if (parent != null) {
       parent.children.remove(this);
     }
@@ -461,16 +475,8 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
   /** Frees the memory allocated through this communicator and destroys its streams and events (once, by the state). */
   private RuntimeException release(RuntimeException failure) {
-    if (groupFence != null) {
-      groupFence.leave();
-    }
-    for (NcclMemory memory : new ArrayList<>(live)) {
-      try {
-        memory.close();
-      } catch (RuntimeException e) {
-        failure = Failures.add(failure, e);
-      }
-    }
+    ncclRank.leaveGroup();
+    failure = memory.closeAll(failure);
     failure = closeMadeStreams(failure);
     try {
       stream.destroy();
@@ -479,17 +485,17 @@ public final class NcclCommunicator extends AbstractCommunicator {
     }
     eventPool.destroyAll();
     try {
-      Checked.cudaStreamDestroy(copyStream);
+      CheckedCuda.cudaStreamDestroy(copyStream);
     } catch (RuntimeException e) {
       failure = Failures.add(failure, e);
     }
-    events.destroy();
+    ncclRank.events().destroy();
     return failure;
   }
 
   /** The live allocations, for tests. */
   List<NcclMemory> liveMemory() {
-    return List.copyOf(live);
+    return memory.live();
   }
 
   @Override

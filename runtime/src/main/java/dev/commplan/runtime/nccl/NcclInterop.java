@@ -5,6 +5,8 @@ import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.DeviceMemory;
+import dev.commplan.runtime.nccl.memory.NcclMemory;
+import dev.commplan.runtime.nccl.sharing.GpuSharing;
 import java.util.Objects;
 
 /**
@@ -75,7 +77,7 @@ public final class NcclInterop {
    */
   public static Stream wrapStream(Communicator comm, long cudaStream) {
     NcclCommunicator nc = nccl(comm);
-    NcclGpuSharing sharing = nc.family().sharing();
+    GpuSharing sharing = nc.sharing();
     if ((cudaStream == 0 || cudaStream == 1) && sharing.oneContext() && sharing.ranksPerGpu() != 1) {
       throw new IllegalArgumentException("NcclInterop.wrapStream: " + comm + " shares its GPU with other ranks of"
           + " this process, and CUDA's legacy default stream (cudaStream_t " + cudaStream + ") is one per device of"

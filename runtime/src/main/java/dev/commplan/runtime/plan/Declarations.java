@@ -4,6 +4,7 @@ import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
 import dev.commplan.model.Peer;
 import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.BufferBindingException;
 import dev.commplan.runtime.DataType;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -65,7 +66,7 @@ final class Declarations {
   void checkBoundOnce(String planName, Field declared) {
     for (Field other : fields) {
       if (other.bound() == declared.bound()) {
-        throw new dev.commplan.runtime.BufferBindingException("plan " + planName + ": the same buffer ("
+        throw new BufferBindingException("plan " + planName + ": the same buffer ("
             + declared.bound() + ") is bound to field '" + other.field() + "' and to field '" + declared.field()
             + "'; each field is a buffer of its own: bind another buffer to one of them, or leave it to the plan to"
             + " allocate");

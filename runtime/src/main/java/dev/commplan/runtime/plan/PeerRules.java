@@ -3,14 +3,17 @@ package dev.commplan.runtime.plan;
 import dev.commplan.model.Collective;
 import dev.commplan.model.Peer;
 import dev.commplan.model.RuleId;
+import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.PlanBuildException;
+import dev.commplan.runtime.Stream;
+import dev.commplan.runtime.rules.CallRules;
 import java.util.List;
 
 /**
  * The rules of a plan's sends and receives, with the processor's ids: a peer as written parses (rule 17)
  * and every transfer of a step has its partner over the same group (rules 18 and 22). The direct calls'
- * peer rule is {@link dev.commplan.runtime.rules.CallRules#checkPointToPoint(Collective,
- * dev.commplan.runtime.Communicator, dev.commplan.runtime.Buffer, int, dev.commplan.runtime.Stream)}.
+ * peer rule is {@link CallRules#checkPointToPoint(Collective, Communicator, Buffer, int, Stream)}.
  */
 final class PeerRules {
   private PeerRules() {}

@@ -2,6 +2,7 @@ package dev.commplan.runtime.plan;
 
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.BufferInFlightException;
 import dev.commplan.runtime.CapturedPlan;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DeviceMemory;
@@ -16,6 +17,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.IntStream;
 
 /**
  * A built plan: its buffers, its {@link Schedule} and the schedule compiled for the communicator's
@@ -29,7 +31,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * its steps write (receive sides, in-place buffers) and read (send sides) as in flight on the stream, with
  * plain field writes (nothing allocated); until a {@code synchronize()} of that stream, begun after the
  * execute, returns normally, a host read of a written buffer or a host write to any marked buffer throws
- * {@link dev.commplan.runtime.BufferInFlightException}. Streams not built on {@link
+ * {@link BufferInFlightException}. Streams not built on the SPI's {@link
  * dev.commplan.runtime.spi.StreamBase} (which keeps the guard's tickets) are not guarded.
  *
  * <p><b>Capture</b> ({@link #capture}): the backend records the whole schedule once ({@link
@@ -42,7 +44,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p><b>Buckets</b> ({@link PlanBuilder#bucketBytes}): {@link #ready} marks a field written by a producer
  * stream's work and enqueues, on the plan's communication stream and in one order on every rank, each bucket
  * whose fields are all marked; {@link #finish} makes a consumer stream wait for the last one. {@code execute}
- * still issues the whole plan, but not while such a round is open.
+ * still issues the whole plan, but not while such a round is open. The rounds are a class of their own
+ * ({@code BucketRound}); the plan checks that it can run, then hands them the call.
  *
  * <p><b>Inside someone else's capture.</b> When the stream is being captured into a CUDA graph by the
  * caller's own code ({@link CompiledSchedule#isCapturing}, asked once per execute), {@code execute}
@@ -64,7 +67,9 @@ public final class Plan implements AutoCloseable {
   private final boolean hostAccessGuard;
   /** Per step (schedule order): the guard's marks of what it writes and reads. */
   private final GuardMarks stepMarks;
-  /** A bucketed plan's ready/finish rounds; null for a plan that is not bucketed. */
+  /** Where the plan's work last went, for the two-stream rule; shared with its rounds. */
+  private final LastStream lastStream = new LastStream();
+  /** A bucketed plan's ready/finish rounds; null for a plan that is not bucketed. Set once, by the builder. */
   private BucketRound round;
   /** The captured plans not yet closed: closed before the plan frees its memory. */
   private final Set<PlanCapture> captures = ConcurrentHashMap.newKeySet();
@@ -80,40 +85,42 @@ public final class Plan implements AutoCloseable {
   /** What the communicator's gate says this thread was doing, made once: {@code execute() of plan p.X}. */
   private final String executeLabel;
   private final String launchLabel;
-  private final String readyLabel;
-  private final String finishLabel;
-  /** What a stream of another runtime has instead of a gate: refuses nothing. */
-  private static final CallGate NO_GATE = new CallGate((holder, holderDoing, caller, callerDoing) -> null);
 
   /**
-   * @param written per step, in the schedule's order, the handles its calls write (receive sides and
-   *     in-place buffers), each once
-   * @param read per step, the handles its calls only read (send sides not also written), each once
+   * Made by {@link PlanAssembly}, once every stage of the build has passed.
+   *
+   * @param buffers per handle, the plan-owned view or the bound buffer
+   * @param fields per handle, the field's name
+   * @param bound per handle, whether the user bound the buffer
+   * @param ownedMemory the plan-owned memory, or null
+   * @param stepMarks per step, in the schedule's order, the guard's marks of what its calls write and read
    */
   Plan(String name, Communicator comm, Schedule schedule, CompiledSchedule compiled, Buffer[] buffers,
       List<String> fields, boolean[] bound, DeviceMemory ownedMemory, String description,
-      boolean hostAccessGuard, boolean orderCheck, int[][] written, int[][] read) {
+      boolean hostAccessGuard, boolean orderCheck, GuardMarks stepMarks) {
     this.hostAccessGuard = hostAccessGuard;
-    this.stepMarks = new GuardMarks(name, schedule.steps().stream().mapToInt(Step::number).toArray(), buffers, fields,
-        written, read);
+    this.stepMarks = stepMarks;
     this.name = name;
     this.executeLabel = "execute() of plan " + name;
     this.launchLabel = "launch() of plan " + name + " (captured)";
-    this.readyLabel = "ready() of plan " + name;
-    this.finishLabel = "finish() of plan " + name;
     this.comm = comm;
     this.schedule = schedule;
     this.compiled = compiled;
     this.buffers = buffers;
     this.fields = fields;
-    this.boundHandles = java.util.stream.IntStream.range(0, bound.length).filter(h -> bound[h]).toArray();
+    this.boundHandles = IntStream.range(0, bound.length).filter(h -> bound[h]).toArray();
     this.ownedMemory = ownedMemory;
     this.description = description;
     this.orderCheck = orderCheck;
     Agreement check = Agreement.of(comm);
     // every build is counted, so that the k-th plan of a name is the same instance on every rank
-    this.agreementKey = check == null ? null : check.registerPlan(name);
+    this.agreementKey = check == null ? null : check.registerPlan(name, fields);
     this.agreement = check != null && (check.recordsCalls() || orderCheck) ? check : null;
+  }
+
+  /** {@return where the plan's work last went (its rounds share it)} */
+  LastStream lastStream() {
+    return lastStream;
   }
 
   /** Set once by the builder, before the plan is handed out, when it is bucketed. */
@@ -128,6 +135,11 @@ public final class Plan implements AutoCloseable {
 
   Agreement.PlanKey agreementKey() {
     return agreementKey;
+  }
+
+  /** {@return per step, the guard's marks of what the plan's calls write and read} */
+  GuardMarks stepMarks() {
+    return stepMarks;
   }
 
   /**
@@ -255,10 +267,16 @@ public final class Plan implements AutoCloseable {
     gate.enter(recording == null ? executeLabel : launchLabel);
     try {
       boolean capturing = compiled.isCapturing(stream);
-      if (!capturing) { // inside a capture nothing runs now: nothing to guard or to check after a synchronize
-        track(stream, progress, from, to);
+      long ticket = 0;
+      if (!capturing) { // inside a capture nothing runs now: nothing to order, guard or check after a synchronize
+        lastStream.orderBefore(stream);
+        ticket = progress.issue();
+        track(stream, progress, ticket, from, to);
       }
       issue(stream, from, to, recording, capturing);
+      if (!capturing) {
+        lastStream.enqueued(stream, ticket);
+      }
       enqueued(stream, capturing, step, recording != null);
     } finally {
       gate.exit();
@@ -285,12 +303,12 @@ public final class Plan implements AutoCloseable {
   }
 
   /**
-   * The host-side bookkeeping of an enqueue of steps {@code [from, to)}, under one new ticket of the
+   * The host-side bookkeeping of an enqueue of steps {@code [from, to)}, under the enqueue's new ticket of the
    * stream: the guard's marks. Nothing at all when the guard is off.
    */
-  private void track(Stream stream, StreamProgress progress, int from, int to) {
+  private void track(Stream stream, StreamProgress progress, long ticket, int from, int to) {
     if (hostAccessGuard) {
-      stepMarks.mark(stream, progress, progress.issue(), from, to);
+      stepMarks.mark(stream, progress, ticket, from, to);
     }
   }
 
@@ -299,10 +317,8 @@ public final class Plan implements AutoCloseable {
     if (closed) {
       throw new IllegalStateException("plan " + name + " is closed");
     }
-    if (comm.isClosed()) { // closed or aborted: the backend says which, and why
-      String why = comm instanceof CompiledSchedule.Compiler backend ? backend.unusableReason() : null;
-      throw new IllegalStateException("plan " + name + ": its communicator (" + comm.backendName() + " rank "
-          + comm.rank() + ") " + (why != null ? "cannot run it: " + why : "is closed"));
+    if (comm.isClosed()) {
+      throw unusable(name, comm);
     }
     if (stream.communicator() != comm) {
       throw new IllegalArgumentException("plan " + name + " was built for " + comm + "; use a stream of that"
@@ -314,6 +330,16 @@ public final class Plan implements AutoCloseable {
             "plan " + name + ": the buffer bound to field '" + fields.get(handle) + "' has been closed");
       }
     }
+  }
+
+  /**
+   * What building or running plan {@code planName} on a closed or aborted {@code comm} throws: the backend says
+   * which, and why.
+   */
+  static IllegalStateException unusable(String planName, Communicator comm) {
+    String why = comm instanceof CompiledSchedule.Compiler backend ? backend.unusableReason() : null;
+    return new IllegalStateException("plan " + planName + ": its communicator (" + comm.backendName() + " rank "
+        + comm.rank() + ") " + (why != null ? "cannot run it: " + why : "is closed"));
   }
 
   /**
@@ -333,14 +359,7 @@ public final class Plan implements AutoCloseable {
   public void ready(int handle, Stream producer) {
     BucketRound r = bucketed("ready()");
     checkExecutable(r.stream());
-    r.checkReady(handle, producer);
-    CallGate gate = gateOf(r.stream());
-    gate.enter(readyLabel);
-    try {
-      r.ready(handle, producer);
-    } finally {
-      gate.exit();
-    }
+    r.ready(handle, producer);
   }
 
   /**
@@ -358,23 +377,7 @@ public final class Plan implements AutoCloseable {
   public void finish(Stream consumer) {
     BucketRound r = bucketed("finish()");
     checkExecutable(consumer);
-    CallGate gate = gateOf(r.stream());
-    gate.enter(finishLabel);
-    List<String> unmarked;
-    try {
-      unmarked = r.finish(consumer);
-      StreamProgress progress = Guards.progressOf(consumer);
-      if (progress != null && hostAccessGuard) {
-        stepMarks.mark(consumer, progress, progress.issue(), 0, stepMarks.units());
-      }
-    } finally {
-      gate.exit();
-    }
-    if (!unmarked.isEmpty()) {
-      throw new IllegalStateException("plan " + name + ": finish() with fields never marked ready in this round: "
-          + unmarked + "; their buckets were still enqueued (reducing what those fields held) and the round ended."
-          + " Call ready(field, producer) for every field the plan sends before finish(consumer)");
-    }
+    r.finish(consumer);
   }
 
   /** {@return the number of buckets, 0 for a plan built without {@link PlanBuilder#bucketBytes}} */
@@ -392,16 +395,9 @@ public final class Plan implements AutoCloseable {
 
   /** Refuses to issue the whole plan while a ready/finish round is open. */
   private void checkNoRound(String what) {
-    if (round != null && round.isOpen()) {
-      throw new IllegalStateException("plan " + name + ": " + what + " while a ready()/finish() round is open (fields"
-          + " marked ready: " + round.markedFields() + "); end the round with finish(consumer) first");
+    if (round != null) {
+      round.refuseWhileOpen(what);
     }
-  }
-
-  /** The gate of {@code stream}'s communicator (a stream of this runtime: checked), held while a round changes. */
-  private static CallGate gateOf(Stream stream) {
-    StreamProgress progress = Guards.progressOf(stream);
-    return progress != null ? progress.gate() : NO_GATE;
   }
 
   /** {@return what the plan issues: steps, calls, counts and fields} */
@@ -436,7 +432,14 @@ public final class Plan implements AutoCloseable {
 
   /**
    * Closes the plan's captured plans (destroying their graphs), then frees the plan-owned buffers;
-   * idempotent. Bound buffers stay open (the user owns them).
+   * idempotent. Bound buffers stay open (the user owns them). Not a collective: closing issues no call, so no
+   * buffer changes at close. A bucketed plan first waits for the buckets it enqueued (so that none runs on
+   * memory being freed); a ready()/finish() round left open is the caller's error: its remaining buckets are
+   * not enqueued, the agreement check records the open round (a peer that finished the round learns of it at
+   * its next check, or times out in the bucket this rank never enqueued), and close throws once the plan is
+   * closed.
+   *
+   * @throws IllegalStateException naming the fields never marked ready, where a round was left open
    */
   @Override
   public void close() {
@@ -445,10 +448,10 @@ public final class Plan implements AutoCloseable {
     }
     closed = true;
     RuntimeException failure = null;
-    List<String> unmarked = List.of();
+    IllegalStateException roundLeftOpen = null;
     if (round != null) {
       try {
-        unmarked = round.close(!comm.isClosed()); // before the memory goes: no bucket may still run on it
+        roundLeftOpen = round.close(!comm.isClosed()); // before the memory goes: no bucket may still run on it
       } catch (RuntimeException e) {
         failure = e;
       }
@@ -463,15 +466,11 @@ public final class Plan implements AutoCloseable {
     if (ownedMemory != null) {
       ownedMemory.close();
     }
-    if (!unmarked.isEmpty()) {
-      IllegalStateException e = new IllegalStateException("plan " + name + " was closed during a ready()/finish()"
-          + " round with fields never marked ready: " + unmarked + "; its remaining buckets were enqueued and waited"
-          + " for (so that no peer is left waiting), then the plan was closed. End each round with finish(consumer)"
-          + " before close()");
+    if (roundLeftOpen != null) {
       if (failure != null) {
-        e.addSuppressed(failure);
+        roundLeftOpen.addSuppressed(failure);
       }
-      throw e;
+      throw roundLeftOpen;
     }
     if (failure != null) {
       throw failure;

@@ -8,6 +8,7 @@ import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.Stream;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * What {@link PlanBuilder#build()} runs, one stage after another, on what the builder was told: {@link
@@ -31,14 +32,14 @@ final class PlanAssembly {
 
   /** The group index of {@code over} in {@code groups}: 0 for "", else the axis's. */
   static int groupIndex(String planName, List<Schedule.Group> groups, String over) {
-    java.util.Objects.requireNonNull(over, "over");
+    Objects.requireNonNull(over, "over");
     for (int g = 0; g < groups.size(); g++) {
       if (groups.get(g).axis().equals(over)) {
         return g;
       }
     }
-    throw new IllegalArgumentException("plan " + planName + ": '" + over + "' is not an axis of this plan; its axes are "
-        + groups.stream().skip(1).map(Schedule.Group::axis).toList());
+    throw new IllegalArgumentException("plan " + planName + ": '" + over + "' is not an axis of this plan; its axes"
+        + " are " + groups.stream().skip(1).map(Schedule.Group::axis).toList());
   }
 
   /** The groups of a plan over {@code mesh}'s {@code axes}: the world first, then each axis's communicator. */
@@ -61,7 +62,6 @@ final class PlanAssembly {
     }
     return groups;
   }
-
 
   /**
    * Builds the plan; {@code orderCheck}: its units are compared across the ranks right after each execute (and
@@ -114,10 +114,12 @@ final class PlanAssembly {
       String description = PlanDescription.describe(schedule, comm, names, bound, views, declarations.intoByField(),
           layout.bytes(), compiled, bucketBytes);
       GuardTables access = GuardTables.of(ordered);
+      GuardMarks stepMarks = new GuardMarks(planName, schedule.steps().stream().mapToInt(Step::number).toArray(),
+          views, names, access.written(), access.read());
       Plan plan = new Plan(planName, comm, schedule, compiled, views, names, bound, owned, description,
-          hostAccessGuard, orderCheck, access.written(), access.read());
+          hostAccessGuard, orderCheck, stepMarks);
       if (bucketBytes > 0) {
-        plan.round(round(plan, schedule, views, names, ordered, bucketOfCall, hostAccessGuard, commStream));
+        plan.round(round(plan, schedule, views, names, ordered, bucketOfCall, commStream));
       }
       return plan;
     } catch (RuntimeException | Error e) {
@@ -133,7 +135,7 @@ final class PlanAssembly {
    * the backend labels with the bucket), their guard marks, and the communication stream.
    */
   private BucketRound round(Plan plan, Schedule schedule, Buffer[] views, List<String> names,
-      List<Declarations.Call> ordered, int[] bucketOfCall, boolean hostAccessGuard, Stream commStream) {
+      List<Declarations.Call> ordered, int[] bucketOfCall, Stream commStream) {
     List<Schedule.Bucket> buckets = schedule.buckets();
     List<Step> steps = buckets.stream().map(b -> new Step(b.step(), b.calls(), b.index())).toList();
     CompiledSchedule compiled = CompiledSchedule.compile(comm, new Schedule(planName, comm.size(), steps, groups));
@@ -142,7 +144,6 @@ final class PlanAssembly {
         names, access.written(), access.read());
     boolean owns = commStream == null;
     Stream stream = owns ? comm.newStream() : commStream;
-    return new BucketRound(planName, stream, owns, compiled, buckets, names, marks, hostAccessGuard,
-        plan.agreement(), plan.agreementKey(), plan.orderCheck());
+    return new BucketRound(plan, stream, owns, compiled, buckets, names, marks);
   }
 }

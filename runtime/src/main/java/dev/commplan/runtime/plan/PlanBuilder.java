@@ -5,10 +5,13 @@ import dev.commplan.model.Collective;
 import dev.commplan.model.Peer;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.BufferBindingException;
+import dev.commplan.runtime.BufferInFlightException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.DisagreementException;
 import dev.commplan.runtime.Mesh;
 import dev.commplan.runtime.PlanBuildException;
+import dev.commplan.runtime.PlanMismatchException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.guard.HostAccessGuard;
 import java.util.List;
@@ -76,6 +79,7 @@ public final class PlanBuilder {
    * @param comm the communicator the plan runs on; its backend allocates the plan's memory and compiles it
    * @param fixedRanks {@code @CommPlan(ranks)}: 0 for any size, else the size the plan needs
    * @throws PlanBuildException if {@code fixedRanks > 0} and {@code comm.size() != fixedRanks}
+   * @throws IllegalStateException if {@code comm} is closed or aborted (the message says which, and why)
    */
   public PlanBuilder(String planName, Communicator comm, int fixedRanks) {
     this(planName, comm, fixedRanks, List.of(new Schedule.Group("", Objects.requireNonNull(comm, "comm"))));
@@ -91,9 +95,11 @@ public final class PlanBuilder {
    * @param axes the axes the plan's calls run over ({@code @CommPlan(axes)}), each an axis of {@code mesh}
    * @throws PlanBuildException if the mesh lacks one of {@code axes} (naming the plan's axes and the mesh's),
    *     or {@code fixedRanks > 0} and the world's size differs
+   * @throws IllegalStateException if the mesh's world is closed or aborted
    */
   public PlanBuilder(String planName, Mesh mesh, int fixedRanks, String... axes) {
-    this(planName, Objects.requireNonNull(mesh, "mesh").world(), fixedRanks, PlanAssembly.groupsOf(planName, mesh, axes));
+    this(planName, Objects.requireNonNull(mesh, "mesh").world(), fixedRanks,
+        PlanAssembly.groupsOf(planName, mesh, axes));
   }
 
   private PlanBuilder(String planName, Communicator comm, int fixedRanks, List<Schedule.Group> groups) {
@@ -105,7 +111,7 @@ public final class PlanBuilder {
       throw new IllegalArgumentException("plan " + planName + ": fixedRanks must be >= 0, was " + fixedRanks);
     }
     if (comm.isClosed()) {
-      throw new PlanBuildException("plan " + planName + ": the communicator (rank " + comm.rank() + ") is closed");
+      throw Plan.unusable(planName, comm);
     }
     if (fixedRanks > 0 && comm.size() != fixedRanks) {
       throw new PlanBuildException(
@@ -129,8 +135,8 @@ public final class PlanBuilder {
   /**
    * Turns the plan's host-access guard on or off (default: the system property {@value
    * #HOST_ACCESS_GUARD_PROPERTY}, else on). With it on, a host read of a buffer that work the plan enqueued
-   * writes, or a host write to one that such work reads or writes, throws {@link
-   * dev.commplan.runtime.BufferInFlightException} until the stream has been synchronized; see {@link Plan}.
+   * writes, or a host write to one that such work reads or writes, throws {@link BufferInFlightException}
+   * until the stream has been synchronized; see {@link Plan}.
    * Off, execute marks nothing and host access is never checked against this plan's work.
    *
    * @param enabled whether this plan's execute marks its buffers and host access checks them
@@ -447,9 +453,9 @@ public final class PlanBuilder {
    * Whether the agreement check compares the ranks' calls right after each execute, step or launch of this
    * plan (the default: the system property {@value #ORDER_CHECK_PROPERTY}, else off), also where the
    * communicator's check is off: where another rank ran another plan there (or another instance of this plan
-   * class, or a direct call), the synchronize that covers it throws {@link
-   * dev.commplan.runtime.DisagreementException} on every rank, naming both. It costs one comparison per
-   * execute (docs/reliability.md, "Execute order"); the setting is part of the plan's fingerprint.
+   * class, or a direct call), the synchronize that covers it throws {@link DisagreementException} on every
+   * rank, naming both. It costs one comparison per execute (docs/reliability.md, "Execute order"); the
+   * setting is part of the plan's fingerprint.
    *
    * @param check true to compare the ranks' calls after every execute of this plan
    * @return this builder
@@ -463,11 +469,10 @@ public final class PlanBuilder {
   /**
    * Whether {@link #build()} compares this plan's fingerprint (its schedule as canonical text,
    * docs/reliability/fingerprint.md) across the ranks (one small all-gather; a second only if they differ)
-   * and, if any rank's differs, fails on every rank with a {@link dev.commplan.runtime.PlanMismatchException}.
-   * On by default; the system property {@value #FINGERPRINT_CHECK_PROPERTY}{@code =false} changes the
-   * default for the JVM (generated plans included).
-   * Turn it off only where not every rank builds the plan (for example, a test that builds on one rank
-   * of several), since the check is a collective: with it on, every rank must build.
+   * and, if any rank's differs, fails on every rank with a {@link PlanMismatchException}. On by default; the
+   * system property {@value #FINGERPRINT_CHECK_PROPERTY}{@code =false} changes the default for the JVM
+   * (generated plans included). Turn it off only where not every rank builds the plan (for example, a test
+   * that builds on one rank of several), since the check is a collective: with it on, every rank must build.
    *
    * @param check false to skip the comparison (only where not every rank builds)
    * @return this builder
@@ -485,7 +490,7 @@ public final class PlanBuilder {
    * the communicator's backend.
    *
    * @return the plan, owning the memory it allocated; the caller closes it
-   * @throws dev.commplan.runtime.PlanMismatchException on every rank, if the ranks built different plans
+   * @throws PlanMismatchException on every rank, if the ranks built different plans
    * @throws PlanBuildException naming the field, the counts, the ranks and the fix
    */
   public Plan build() {

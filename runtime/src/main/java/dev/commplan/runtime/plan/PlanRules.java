@@ -17,9 +17,9 @@ import dev.commplan.runtime.BufferBindingException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.rules.CallRules;
-import dev.commplan.runtime.rules.RuleSubject;
 import dev.commplan.runtime.rules.RuleSubject.CallSubject;
 import dev.commplan.runtime.rules.RuleSubject.Side;
+import dev.commplan.runtime.rules.RuleSubject;
 import java.util.List;
 
 /**
@@ -35,7 +35,7 @@ final class PlanRules {
 
   /**
    * Checks a buffer bound to a declared field: open, of the plan's communicator, of the field's data type
-   * and count ({@link RuleId#BAD_BUFFER}, thrown as {@link dev.commplan.runtime.BufferBindingException}).
+   * and count ({@link RuleId#BAD_BUFFER}, thrown as {@link BufferBindingException}).
    */
   static void checkBinding(String planName, Communicator comm, Declarations.Field field) {
     Buffer bound = field.bound();

@@ -1,5 +1,6 @@
 package dev.commplan.runtime.plan;
 
+import dev.commplan.model.Peer;
 import dev.commplan.model.PeerPairing;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -10,7 +11,7 @@ import java.util.List;
  * within each step, each send, in declaration order, takes the first receive of that step not yet taken,
  * in declaration order, over the same group (rule 22: the same mesh axis), with the same data type and
  * count whose peer is the send's {@linkplain
- * dev.commplan.model.Peer#inverse() inverse}. What is left over is unmatched ({@link
+ * Peer#inverse() inverse}. What is left over is unmatched ({@link
  * PeerRules#checkPairs} reports it).
  *
  * <p>The pairing also fixes the order the transfers are issued in ({@link #issueOrder}): NCCL and MPI

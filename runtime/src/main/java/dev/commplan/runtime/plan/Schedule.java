@@ -1,9 +1,11 @@
 package dev.commplan.runtime.plan;
 
+import dev.commplan.model.Collective;
 import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.Mesh;
 import java.util.List;
-import java.util.Objects;
 import java.util.Locale;
+import java.util.Objects;
 
 /**
  * What a built plan issues: steps in ascending order, each a group of NCCL calls. Backends compile it
@@ -13,7 +15,7 @@ import java.util.Locale;
  * per step and group into buckets, which its ready/finish rounds enqueue one by one; {@code execute} still
  * issues the steps.
  *
- * <p>A plan over a {@link dev.commplan.runtime.Mesh} runs calls over several communicators: {@link
+ * <p>A plan over a {@link Mesh} runs calls over several communicators: {@link
  * #groups()} lists them (index 0 is the plan's own communicator, the mesh's world; the others are the
  * axes the plan names), and each call says which it runs over ({@link CollectiveCall#group()}). A step's
  * calls over every group are still issued together, in one group of the backend.
@@ -167,7 +169,8 @@ public record Schedule(String planName, int ranks, List<Step> steps, List<Group>
   public String toDot() {
     StringBuilder dot = new StringBuilder();
     dot.append("digraph \"").append(escape(planName)).append("\" {\n")
-        .append("  label=\"").append(escape(planName)).append(" on ").append(ranks).append(ranks == 1 ? " rank" : " ranks")
+        .append("  label=\"").append(escape(planName)).append(" on ").append(ranks)
+        .append(ranks == 1 ? " rank" : " ranks")
         .append("\"; labelloc=t; fontname=Helvetica; compound=true;\n")
         .append("  node [shape=box, style=rounded, fontname=Helvetica, fontsize=10];\n");
     String previousLast = null;
@@ -202,7 +205,7 @@ public record Schedule(String planName, int ranks, List<Step> steps, List<Group>
   private String label(CollectiveCall call) {
     String detail = (call.op() != null ? " " + call.op() : "")
         + (call.collective().hasRoot() ? " root " + call.root() : "")
-        + (call.collective().pointToPoint() ? (call.collective() == dev.commplan.model.Collective.SEND ? " to " : " from ")
+        + (call.collective().pointToPoint() ? (call.collective() == Collective.SEND ? " to " : " from ")
             + (call.peer() < 0 ? "no one" : "rank " + call.peer()) : "");
     String axis = axisOf(call);
     return String.format(Locale.ROOT, "%s %s%s%s%s\ncount %,d, %,d B per rank\n%s",

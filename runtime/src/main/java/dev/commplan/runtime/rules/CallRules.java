@@ -10,6 +10,7 @@ import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DeviceMemory;
+import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.rules.RuleSubject.CallSubject;
 import dev.commplan.runtime.rules.RuleSubject.Direct;
@@ -66,8 +67,8 @@ import java.util.Objects;
  * passes allocates nothing; {@code Plan.execute} checks nothing of this (it was checked at build).
  *
  * <p>The plan-only rules of the table (MissingInto, NotDivisible, StepRace, UnmatchedPeer, BadBucket) are the
- * plan package's ({@code PlanRules}, {@code PeerRules}, {@code Buckets}), written with the primitives here. Not exported: the
- * rules are the runtime's, applied for every backend before it sees a call.
+ * plan package's ({@code PlanRules}, {@code PeerRules}, {@code Buckets}), written with the primitives here.
+ * Not exported: the rules are the runtime's, applied for every backend before it sees a call.
  */
 public final class CallRules {
   private CallRules() {}
@@ -190,7 +191,10 @@ public final class CallRules {
     }
   }
 
-  /** Whether {@code comm}'s collectives may use memory {@code owner} allocated ({@link DeviceMemory.Allocator#sharesMemoryWith}). */
+  /**
+   * Whether {@code comm}'s collectives may use memory {@code owner} allocated ({@link
+   * DeviceMemory.Allocator#sharesMemoryWith}).
+   */
   public static boolean sharesMemory(Communicator comm, Communicator owner) {
     return owner == comm || comm instanceof DeviceMemory.Allocator allocator && allocator.sharesMemoryWith(owner);
   }
@@ -269,7 +273,7 @@ public final class CallRules {
    * {@link RuleId#FP8_AVERAGE}: no AVG on the fp8 types, on any backend ({@link Fp8AverageRule}, which the
    * processor checks too, says why). The local and MPI backends must not compute what the NCCL backend
    * refuses, so every backend refuses it here, with the processor's id: a plan's declaration with a {@link
-   * dev.commplan.runtime.PlanBuildException}, a direct call with an {@link IllegalArgumentException}.
+   * PlanBuildException}, a direct call with an {@link IllegalArgumentException}.
    */
   public static void fp8Average(CallSubject s, Collective c, Communicator comm, DataType type, ReduceOp op) {
     if (Fp8AverageRule.refuses(c, op == null ? null : op.name(), ElementType.valueOf(type.name()))) {

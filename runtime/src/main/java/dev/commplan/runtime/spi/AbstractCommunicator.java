@@ -3,17 +3,21 @@ package dev.commplan.runtime.spi;
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
 import dev.commplan.model.RuleId;
+import dev.commplan.runtime.AgreementChecked;
 import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.ConcurrentUseException;
-import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.DisagreementException;
 import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.U64Buffer;
 import dev.commplan.runtime.agreement.Agreement;
 import dev.commplan.runtime.guard.CallGate;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.rules.CallRules;
+import dev.commplan.runtime.rules.StreamOrder;
+import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * What every backend's communicator is built on, so that none can skip what a direct call owes its
@@ -39,46 +43,49 @@ import dev.commplan.runtime.rules.CallRules;
  * <p>A backend's communicator extends this class and implements those methods and the rest of {@link BackendCommunicator}
  * (rank, size, stream, allocate, close); its streams extend {@link StreamBase}, made with this as their owner.
  *
- * <p>The agreement check reaches the backend only through this class ({@link Agreement.Exchange}), also
- * where the check is off: a plan's fingerprint and a mesh are compared through the same exchange.
+ * <p>The agreement check reaches the backend only through this class and its {@link AgreementExchange} (the
+ * check's calls, handed to {@link #enqueueDirect}), also where the check is off: a plan's fingerprint and a mesh
+ * are compared through the same exchange.
  */
-public abstract class AbstractCommunicator implements BackendCommunicator {
+public abstract class AbstractCommunicator implements BackendCommunicator, AgreementChecked {
   private static final String[] DIRECT = new String[Collective.values().length];
 
   static {
     for (Collective c : Collective.values()) {
       DIRECT[c.ordinal()] = c.methodName() + "()";
     }
-    Agreement.register(c -> c instanceof AbstractCommunicator a ? a.agreement() : null);
   }
 
-  /** Whether this communicator checks that its ranks agree ({@link dev.commplan.runtime.CommOptions#agreementCheck()}). */
+  /** Whether this communicator checks that its ranks agree ({@link CommOptions#agreementCheck()}). */
   private final boolean agreementCheck;
   /** Made on first use, when the rank and size are known; made where the check is off too (see the class comment). */
   private volatile Agreement agreement;
-  /** Whether the calls being enqueued now are the agreement check's own; touched holding the gate. */
-  private boolean issuingCheck;
+  /** The agreement check's calls, through this communicator's dispatch. */
+  private final AgreementExchange exchange = new AgreementExchange(this);
   /** How deep the calling thread's groups are nested ({@link #groupStart()}); touched holding the gate. */
   private int groupDepth;
   private final MadeStreams madeStreams = new MadeStreams(); // those newStream() made, not yet closed
+  /** {@link #isCapturing}, made once: the direct calls ask it only where the two-stream rule may wait. */
+  private final Predicate<Stream> capturing = this::isCapturing;
   private final CallGate gate = new CallGate((holder, holderDoing, caller, callerDoing) ->
       ConcurrentUseException.of(this, holder, holderDoing, caller, callerDoing));
 
   /**
    * For subclasses: a communicator with its gate open and no call in progress, and the agreement check's
-   * default ({@link dev.commplan.runtime.CommOptions#defaultAgreementCheck()}).
+   * default ({@link CommOptions#defaultAgreementCheck()}).
    */
   public AbstractCommunicator() {
-    this(dev.commplan.runtime.CommOptions.defaultAgreementCheck());
+    this(CommOptions.defaultAgreementCheck());
   }
 
   /**
    * For subclasses: a communicator with its gate open and no call in progress.
    *
    * @param agreementCheck whether it checks that its ranks make the same calls ({@link
-   *     dev.commplan.runtime.CommOptions#agreementCheck()}); every rank must pass the same
+   *     CommOptions#agreementCheck()}); every rank must pass the same
    */
-  @SuppressWarnings("this-escape") // the gate's refusal names this communicator; it runs only when a call is refused
+  @SuppressWarnings("this-escape") // the gate's refusal names this communicator (it runs only when a call is refused),
+                                   // and the agreement check's exchange calls it (only once a check is made)
   protected AbstractCommunicator(boolean agreementCheck) {
     this.agreementCheck = agreementCheck;
   }
@@ -86,6 +93,18 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
   /** The gate, one per communicator: its streams carry it ({@link StreamBase}), so that plans hold it when they execute. */
   final CallGate gate() {
     return gate;
+  }
+
+  /**
+   * What {@link Communicator#stream()} throws once the communicator was closed by its user (its streams closed
+   * with it), as {@link #newStream()} refuses: a backend's {@code stream()} throws it rather than hand out a
+   * closed stream.
+   *
+   * @return the exception, naming this communicator
+   */
+  protected final IllegalStateException closedStreamRefusal() {
+    return new IllegalStateException(this + " is closed, and its stream with it: stream() and newStream() work on an"
+        + " open communicator only");
   }
 
   /** {@inheritDoc} Here: holding the gate, the backend's {@link #openStream()}, closed with this at the latest. */
@@ -101,7 +120,7 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
   }
 
   /** {@return the streams {@link #newStream()} made that are still open (a snapshot), each of {@link #openStream()}} */
-  protected final java.util.List<StreamBase> madeStreams() {
+  protected final List<StreamBase> madeStreams() {
     return madeStreams.open();
   }
 
@@ -176,6 +195,7 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
             + collective.counterpart().methodName() + "() in the same group (NCCL would wait for it forever). Fix:"
             + " call groupStart(), the send and the receive, then groupEnd(); or copy the buffer instead");
       }
+      orderAfterPlanWork(buffer, buffer, stream);
       enqueueDirect(collective, buffer, buffer, count, null, peer, stream);
       if (agreementCheck) {
         agreement().pointToPoint(collective == Collective.SEND, peer, buffer.dataType(), count, stream);
@@ -190,12 +210,21 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
     try {
       ensureUsable();
       long count = CallRules.checkCollective(collective, this, send, recv, op, root, stream);
+      orderAfterPlanWork(send, recv, stream);
       enqueueDirect(collective, send, recv, count, op, root, stream);
       if (agreementCheck) {
         agreement().collective(collective, send.dataType(), op, root, count, stream);
       }
     } finally {
       gate.exit();
+    }
+  }
+
+  /** The two-stream rule ({@link StreamOrder}) for a direct call: after plan work on its buffers elsewhere. */
+  private void orderAfterPlanWork(Buffer send, Buffer recv, Stream stream) {
+    StreamOrder.afterPlanWorkOn(send, stream, capturing);
+    if (recv != send) {
+      StreamOrder.afterPlanWorkOn(recv, stream, capturing);
     }
   }
 
@@ -301,15 +330,30 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
   }
 
   /**
+   * {@inheritDoc} Here: this communicator's, made on first use, through which its plans record their executes
+   * and compare their fingerprints.
+   */
+  @Override
+  public final Object agreementCheck() {
+    return agreement();
+  }
+
+  /** {@inheritDoc} Here: through this communicator's agreement check ({@link Agreement#compareMeshes}). */
+  @Override
+  public final void compareMeshes(String description) {
+    agreement().compareMeshes(description);
+  }
+
+  /**
    * The agreement check of this communicator; where the check is off it records nothing but order-checked
    * plans, and serves the comparisons made once. Made on first use: by then the backend knows the rank and size.
    */
-  private Agreement agreement() {
+  final Agreement agreement() {
     Agreement a = agreement;
     if (a == null) {
       synchronized (this) {
         if (agreement == null) {
-          agreement = new Agreement(new CheckCalls(), rank(), size(), groupLabel(), agreementCheck);
+          agreement = new Agreement(exchange, rank(), size(), groupLabel(), agreementCheck);
         }
         a = agreement;
       }
@@ -327,7 +371,7 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
    * communicator): a rank that throws inside try-with-resources closes normally too, while its peers may still
    * wait in a call it skipped, which the comparison must not meet (a mismatched collective). Does nothing where
    * the check is off, the communicator cannot be used (closed, aborted, its family failed), or a group is
-   * open. A difference throws {@link dev.commplan.runtime.DisagreementException}, naming the first differing call.
+   * open. A difference throws {@link DisagreementException}, naming the first differing call.
    */
   protected final void compareLastCalls() {
     if (!agreementCheck) {
@@ -355,7 +399,12 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
    * run it over a channel of the check's own ({@link #compareLastCalls} says when it must).
    */
   protected final boolean issuingAgreementCheck() {
-    return issuingCheck;
+    return exchange.issuing();
+  }
+
+  /** {@return whether the calling thread has a group open ({@link #groupStart()}); asked holding the gate} */
+  final boolean inGroup() {
+    return groupDepth > 0;
   }
 
   /**
@@ -367,77 +416,6 @@ public abstract class AbstractCommunicator implements BackendCommunicator {
    */
   protected boolean isCapturing(Stream stream) {
     return false;
-  }
-
-  /** The agreement check's calls: the backend's dispatch, without the public calls' checks and hooks. */
-  private final class CheckCalls implements Agreement.Exchange {
-    @Override
-    public U64Buffer allocate(long longs) {
-      return (U64Buffer) Buffer.allocate(DataType.U64, AbstractCommunicator.this, longs);
-    }
-
-    @Override
-    public void allGather(Buffer ownHeaders, Buffer headers, Buffer ownRecords, Buffer records, Stream stream) {
-      issuingCheck = true;
-      try {
-        openGroup();
-        try {
-          enqueueDirect(Collective.ALL_GATHER, ownHeaders, headers, ownHeaders.length(), null, -1, stream);
-          enqueueDirect(Collective.ALL_GATHER, ownRecords, records, ownRecords.length(), null, -1, stream);
-        } finally {
-          closeGroup();
-        }
-      } finally {
-        issuingCheck = false;
-      }
-    }
-
-    @Override
-    public Stream allGather(Buffer own, Buffer all) {
-      gate.enter("an agreement check's comparison (a plan's fingerprint, a mesh)");
-      try {
-        ensureUsable();
-        Stream stream = stream();
-        issuingCheck = true;
-        try {
-          enqueueDirect(Collective.ALL_GATHER, own, all, own.length(), null, -1, stream);
-        } finally {
-          issuingCheck = false;
-        }
-        return stream;
-      } finally {
-        gate.exit();
-      }
-    }
-
-    @Override
-    public void send(Buffer message, int peer, Stream stream) {
-      pointToPoint(Collective.SEND, message, peer, stream);
-    }
-
-    @Override
-    public void recv(Buffer message, int peer, Stream stream) {
-      pointToPoint(Collective.RECV, message, peer, stream);
-    }
-
-    private void pointToPoint(Collective collective, Buffer message, int peer, Stream stream) {
-      issuingCheck = true;
-      try {
-        enqueueDirect(collective, message, message, message.length(), null, peer, stream);
-      } finally {
-        issuingCheck = false;
-      }
-    }
-
-    @Override
-    public boolean inGroup() {
-      return groupDepth > 0;
-    }
-
-    @Override
-    public boolean isCapturing(Stream stream) {
-      return AbstractCommunicator.this.isCapturing(stream);
-    }
   }
 
   /**

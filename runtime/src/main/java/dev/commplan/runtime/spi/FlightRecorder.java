@@ -1,6 +1,7 @@
 package dev.commplan.runtime.spi;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
@@ -75,7 +76,7 @@ public final class FlightRecorder {
     this.enqueued = new long[capacity];
     this.started = new long[capacity];
     this.ended = new long[capacity];
-    java.util.Arrays.fill(sequence, -1);
+    Arrays.fill(sequence, -1);
   }
 
   /** {@return the number of operations kept} */

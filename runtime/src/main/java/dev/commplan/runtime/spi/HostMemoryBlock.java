@@ -1,9 +1,12 @@
 package dev.commplan.runtime.spi;
 
-import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.DeviceMemory;
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -55,13 +58,13 @@ public abstract class HostMemoryBlock<C extends Communicator> implements DeviceM
   /** What the host has, from {@code /proc/meminfo} where there is one. */
   private static String available() {
     try {
-      for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/meminfo"))) {
+      for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
         if (line.startsWith("MemAvailable:")) {
           String[] parts = line.trim().split("\\s+");
           return "the host has " + Long.parseLong(parts[1]) * 1024 + " bytes available (MemAvailable)";
         }
       }
-    } catch (java.io.IOException | RuntimeException e) {
+    } catch (IOException | RuntimeException e) {
       // not Linux, or unreadable: say only what was asked for
     }
     return "the host could not give that much";

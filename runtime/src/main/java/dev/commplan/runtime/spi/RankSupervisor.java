@@ -10,15 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.Future;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.IntFunction;
 import java.util.function.IntPredicate;
 
@@ -45,6 +37,10 @@ import java.util.function.IntPredicate;
  *
  * <p>While a task runs, the calling thread watches: about every millisecond it calls {@link
  * RankControl#watch} (the NCCL backend times host calls that block on peers there). One task at a time.
+ *
+ * <p>The supervisor applies these rules; its parts keep the rest: the ranks' threads ({@code RankThreads}),
+ * one run's futures and failures ({@code RankRun}), and whether the cluster may run and how its last run was
+ * aborted ({@code ClusterState}).
  */
 public final class RankSupervisor implements AutoCloseable {
   /** What aborting a rank means for one backend. */
@@ -93,18 +89,10 @@ public final class RankSupervisor implements AutoCloseable {
   private final String name;
   private final int ranks;
   private final Duration grace;
-  private final ExecutorService[] executors;
-  private final Thread[] threads;
-  private final Object state = new Object();
-  private RankControl control; // set once, before the first run
-  private boolean running; // guarded by state
-  private Throwable abortCause; // guarded by state: the first failure of the current or a broken run
-  private int abortingRank = -1; // guarded by state
-  private String refusal; // guarded by state: why the cluster refuses runs, or null
-  private boolean closed; // guarded by state
-  /** The current run's futures, by rank: which ranks are still running when an abort comes. */
-  private volatile List<? extends Future<?>> current;
-  private volatile RankWhereabouts whereabouts = RankWhereabouts.NONE; // the running ranks' stacks at the abort
+  private final RankThreads threads;
+  private final ClusterState state = new ClusterState();
+  /** The current run, for an abort to know which ranks are still running; null between runs. */
+  private volatile RankRun<?> current;
 
   /**
    * Starts one daemon platform thread per rank, so that an abort can interrupt every rank from the first run
@@ -122,19 +110,7 @@ public final class RankSupervisor implements AutoCloseable {
     this.name = Objects.requireNonNull(name, "name");
     this.ranks = ranks;
     this.grace = Objects.requireNonNull(grace, "grace");
-    this.executors = new ExecutorService[ranks];
-    this.threads = new Thread[ranks];
-    for (int r = 0; r < ranks; r++) {
-      int rank = r;
-      ThreadPoolExecutor executor = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
-          runnable -> {
-            Thread t = Thread.ofPlatform().name("commplan-" + name + "-rank-" + rank).daemon(true).unstarted(runnable);
-            threads[rank] = t;
-            return t;
-          });
-      executor.prestartAllCoreThreads(); // every rank's thread exists before a run: an abort can interrupt it
-      executors[r] = executor;
-    }
+    this.threads = new RankThreads(name, ranks);
   }
 
   /**
@@ -143,12 +119,7 @@ public final class RankSupervisor implements AutoCloseable {
    * @param control the backend's side
    */
   public void control(RankControl control) {
-    synchronized (state) {
-      if (this.control != null) {
-        throw new IllegalStateException("the rank control is set already");
-      }
-      this.control = Objects.requireNonNull(control, "control");
-    }
+    state.control(control);
   }
 
   /** {@return the number of ranks} */
@@ -168,7 +139,7 @@ public final class RankSupervisor implements AutoCloseable {
     List<Future<T>> futures = new ArrayList<>(ranks);
     for (int r = 0; r < ranks; r++) {
       int rank = r;
-      futures.add(executors[r].submit(() -> action.apply(rank)));
+      futures.add(threads.submit(r, () -> action.apply(rank)));
     }
     return futures;
   }
@@ -184,98 +155,64 @@ public final class RankSupervisor implements AutoCloseable {
    */
   public <T> List<T> call(RankFunction<T> function) {
     Objects.requireNonNull(function, "function");
-    RankControl c;
-    synchronized (state) {
-      if (closed) {
-        throw new IllegalStateException("this " + name + " cluster is closed");
-      }
-      if (refusal != null) {
-        throw new IllegalStateException("this " + name + " cluster was aborted when " + refusal
-            + "; its ranks' state is lost, make a new cluster", abortCause);
-      }
-      if (running) {
-        throw new IllegalStateException("this " + name + " cluster is already running a task; run one at a time");
-      }
-      c = Objects.requireNonNull(control, "no rank control: the backend did not call control(...)");
-      running = true;
-      abortCause = null;
-      abortingRank = -1;
-      whereabouts = RankWhereabouts.NONE;
-    }
-    Throwable[] failures = new Throwable[ranks];
-    boolean[] done = new boolean[ranks];
-    List<Integer> failureOrder = new ArrayList<>();
+    RankControl c = state.startRun(name);
     try {
-      List<Future<T>> futures = new ArrayList<>(ranks);
-      Semaphore finished = new Semaphore(0); // a permit per rank whose task ended: the waiting thread wakes on it
-      for (int r = 0; r < ranks; r++) {
-        int rank = r;
-        futures.add(executors[r].submit(() -> {
-          try {
-            // The pool clears a thread's interrupt before a task, so an abort that came before this point
-            // interrupts again here (one after it interrupts the task itself); the task still runs and
-            // meets the abort where it waits, as every other rank does.
-            if (rank != abortingRank() && abortCauseOrNull() != null) {
-              Thread.currentThread().interrupt();
-            }
-            Communicator comm = c.communicator(rank);
-            T result = function.apply(comm);
-            // Work the task enqueued and never waited for is finished here, so that its failure (ranks that
-            // disagreed, a timeout) is the run's failure instead of vanishing when the cluster closes.
-            if (comm != null && !comm.isClosed()) { // null: a control with no communicators (tests)
-              comm.stream().synchronize();
-            }
-            return result;
-          } catch (Throwable t) {
-            abort(rank, t); // at once, from the failing thread, so that nobody waits for the caller to notice
-            throw t;
-          } finally {
-            finished.release();
-          }
-        }));
+      RankRun<T> run = RankRun.start(threads, rank -> () -> runRank(rank, function, c));
+      current = run;
+      await(run, c);
+      if (run.failed()) {
+        throw failure(run, c);
       }
-      current = futures;
-      await(futures, done, failures, failureOrder, c, finished);
-      if (!failureOrder.isEmpty()) {
-        throw firstFailure(failures, failureOrder, c);
-      }
-      List<T> results = new ArrayList<>(ranks);
-      for (Future<T> f : futures) {
-        results.add(resultOf(f));
-      }
-      // Every rank returned: what no agreement check compared yet (each rank's last calls) is compared here.
-      DisagreementException e = Agreement.compareUnchecked(ranks, c::communicator);
-      if (e != null) {
-        throw new CommPlanException("every rank of the " + name + " cluster returned, but " + e.getMessage(), e);
-      }
+      List<T> results = run.results();
+      compareLastCalls(c);
       return results;
     } finally {
       current = null;
-      synchronized (state) {
-        running = false;
+      state.endRun();
+    }
+  }
+
+  /**
+   * Rank {@code rank}'s task in a run, on its thread: {@code function} with its communicator, then a
+   * synchronize of that communicator's stream. A failure aborts the run at once, from this thread, so that
+   * nobody waits for the caller to notice.
+   */
+  private <T> T runRank(int rank, RankFunction<T> function, RankControl c) throws Exception {
+    try {
+      // The pool clears a thread's interrupt before a task, so an abort that came before this point
+      // interrupts again here (one after it interrupts the task itself); the task still runs and
+      // meets the abort where it waits, as every other rank does.
+      if (rank != abortingRank() && abortCauseOrNull() != null) {
+        Thread.currentThread().interrupt();
       }
+      Communicator comm = c.communicator(rank);
+      T result = function.apply(comm);
+      // Work the task enqueued and never waited for is finished here, so that its failure (ranks that
+      // disagreed, a timeout) is the run's failure instead of vanishing when the cluster closes.
+      if (comm != null && !comm.isClosed()) { // null: a control with no communicators (tests)
+        comm.stream().synchronize();
+      }
+      return result;
+    } catch (Throwable t) {
+      abort(rank, t);
+      throw t;
     }
   }
 
   /** Waits for every rank, watching; once aborted, applies the grace periods. */
-  private <T> void await(List<Future<T>> futures, boolean[] done, Throwable[] failures, List<Integer> failureOrder,
-      RankControl c, Semaphore finished) {
+  private void await(RankRun<?> run, RankControl c) {
     try {
-      while (!allDone(futures, done, failures, failureOrder)) {
+      while (!run.allDone()) {
         if (isAborted()) {
-          if (!awaitAll(futures, done, failures, failureOrder, grace)) {
-            for (int r = 0; r < ranks; r++) {
-              if (!done[r]) {
-                c.forceAbort(r);
-              }
-            }
-            if (!awaitAll(futures, done, failures, failureOrder, grace)) {
-              leftBehind(done, failures, failureOrder);
+          if (!run.awaitAll(grace)) {
+            run.forEachNotDone(c::forceAbort);
+            if (!run.awaitAll(grace)) {
+              leaveBehind(run);
             }
           }
           return;
         }
-        finished.tryAcquire(1, TimeUnit.MILLISECONDS); // a rank ended, or a millisecond passed: look and watch
+        run.awaitAnEndOrAMillisecond(); // a rank ended, or a millisecond passed: look and watch
         c.watch(System.nanoTime());
       }
     } catch (InterruptedException e) {
@@ -285,93 +222,47 @@ public final class RankSupervisor implements AutoCloseable {
     }
   }
 
-  private void leftBehind(boolean[] done, Throwable[] failures, List<Integer> failureOrder) {
-    for (int r = 0; r < ranks; r++) {
-      if (!done[r]) {
-        done[r] = true;
-        failures[r] = new RankAbortedException("rank " + r + " did not stop within " + grace.multipliedBy(2)
-            + " of the " + name + " cluster's abort (it is blocked somewhere that ignores interrupts and the"
-            + " backend's abort); its thread is left behind", abortCauseOrNull());
-        failureOrder.add(r);
-      }
-    }
-    synchronized (state) {
-      refusal = refusal != null ? refusal : "rank threads did not stop";
-    }
+  /** The ranks that did not stop within both grace periods fail as left behind, and the cluster is broken. */
+  private void leaveBehind(RankRun<?> run) {
+    run.leaveBehind(r -> new RankAbortedException("rank " + r + " did not stop within " + grace.multipliedBy(2)
+        + " of the " + name + " cluster's abort (it is blocked somewhere that ignores interrupts and the"
+        + " backend's abort); its thread is left behind", abortCauseOrNull()));
+    state.refuseRuns("rank threads did not stop");
   }
 
-  /** Marks finished ranks; true when all are done. */
-  private static <T> boolean allDone(List<Future<T>> futures, boolean[] done, Throwable[] failures,
-      List<Integer> failureOrder) {
-    boolean all = true;
-    for (int r = 0; r < futures.size(); r++) {
-      if (!done[r]) {
-        if (futures.get(r).isDone()) {
-          finish(futures.get(r), r, done, failures, failureOrder);
-        } else {
-          all = false;
-        }
-      }
-    }
-    return all;
-  }
-
-  private static <T> boolean awaitAll(List<Future<T>> futures, boolean[] done, Throwable[] failures,
-      List<Integer> failureOrder, Duration limit) throws InterruptedException {
-    long deadline = System.nanoTime() + limit.toNanos();
-    for (int r = 0; r < futures.size(); r++) {
-      if (done[r]) {
-        continue;
-      }
-      try {
-        futures.get(r).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-      } catch (TimeoutException e) {
-        continue;
-      } catch (ExecutionException | CancellationException e) {
-        // recorded by finish
-      }
-      finish(futures.get(r), r, done, failures, failureOrder);
-    }
-    return allDone(futures, done, failures, failureOrder);
-  }
-
-  private static <T> void finish(Future<T> future, int rank, boolean[] done, Throwable[] failures,
-      List<Integer> failureOrder) {
-    done[rank] = true;
-    try {
-      future.get();
-    } catch (ExecutionException e) {
-      failures[rank] = e.getCause();
-      failureOrder.add(rank);
-    } catch (CancellationException e) {
-      failures[rank] = e;
-      failureOrder.add(rank);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt(); // cannot happen: the future is done
-    }
-  }
-
-  private CommPlanException firstFailure(Throwable[] failures, List<Integer> failureOrder, RankControl c) {
+  /**
+   * The failure a failed run throws: the first failure with the others suppressed, each carrying where its
+   * rank was at the abort. The cluster refuses later runs if the backend says a rank cannot run again.
+   */
+  private CommPlanException failure(RankRun<?> run, RankControl c) {
     // The rank whose failure started the abort is the first failure; its task may have thrown after
     // others' (they were woken by the abort), so prefer it when it threw at all.
-    int first = failureOrder.getFirst();
-    synchronized (state) {
-      if (abortingRank >= 0 && failures[abortingRank] != null) {
-        first = abortingRank;
-      }
-      if (refusal == null && !c.usableAfterFailure()) {
-        refusal = "rank " + first + " failed (" + failures[first].getMessage() + ")";
-      }
+    int first = run.failureOrder().getFirst();
+    int aborting = abortingRank();
+    if (aborting >= 0 && run.failure(aborting) != null) {
+      first = aborting;
     }
-    Throwable cause = failures[first];
+    if (!isBroken() && !c.usableAfterFailure()) {
+      refuseRuns("rank " + first + " failed (" + run.failure(first).getMessage() + ")");
+    }
+    Throwable cause = run.failure(first);
     CommPlanException failure = new CommPlanException("rank " + first + " of " + ranks + " failed: " + cause, cause);
-    for (int rank : failureOrder) {
-      whereabouts.attachTo(rank, failures[rank]);
+    RankWhereabouts whereabouts = state.whereabouts();
+    for (int rank : run.failureOrder()) {
+      whereabouts.attachTo(rank, run.failure(rank));
       if (rank != first) {
-        failure.addSuppressed(failures[rank]);
+        failure.addSuppressed(run.failure(rank));
       }
     }
     return failure;
+  }
+
+  /** Every rank returned: what no agreement check compared yet (each rank's last calls) is compared here. */
+  private void compareLastCalls(RankControl c) {
+    DisagreementException e = Agreement.compareUnchecked(ranks, c::communicator);
+    if (e != null) {
+      throw new CommPlanException("every rank of the " + name + " cluster returned, but " + e.getMessage(), e);
+    }
   }
 
   /**
@@ -382,61 +273,42 @@ public final class RankSupervisor implements AutoCloseable {
    * @param cause its failure
    */
   public void abort(int rank, Throwable cause) {
-    List<? extends Future<?>> futures = current;
-    IntPredicate stillRunning = r -> r != rank && (futures == null || !futures.get(r).isDone());
-    RankControl c;
-    boolean inRun;
-    synchronized (state) {
-      if (abortCause != null) {
-        return;
-      }
-      // only the first abort in a run reads (a run's failure reports them), before the abort moves any rank
-      whereabouts = running ? RankWhereabouts.read(threads, rank, stillRunning) : RankWhereabouts.NONE;
-      abortCause = cause;
-      abortingRank = rank;
-      c = control;
-      inRun = running;
+    RankRun<?> run = current;
+    IntPredicate stillRunning = r -> r != rank && (run == null || run.isRunning(r));
+    // only the first abort in a run reads where the ranks are (a run's failure reports it), before it moves any
+    ClusterState.FirstAbort first = state.abort(rank, cause,
+        () -> RankWhereabouts.read(threads.threads(), rank, stillRunning));
+    if (first == null) {
+      return;
     }
+    RankControl c = first.control();
     if (c != null) {
       c.abortRanks(rank, cause, stillRunning);
-      if (!inRun && !c.usableAfterFailure()) {
+      if (!first.duringRun() && !c.usableAfterFailure()) {
         refuseRuns((rank >= 0 ? "rank " + rank : "the cluster") + " failed between runs (" + cause + ")");
       }
     }
-    for (int r = 0; r < ranks; r++) {
-      Thread t = threads[r];
-      if (r != rank && t != null && t != Thread.currentThread()) {
-        t.interrupt(); // a rank blocked in code of its own (a sleep, a queue) wakes up
-      }
-    }
+    threads.interruptAllBut(rank); // a rank blocked in code of its own (a sleep, a queue) wakes up
   }
 
   /** {@return whether the current or last run has been aborted (until the next run starts)} */
   public boolean isAborted() {
-    synchronized (state) {
-      return abortCause != null;
-    }
+    return state.isAborted();
   }
 
   /** {@return whether the cluster refuses runs after a failure} */
   public boolean isBroken() {
-    synchronized (state) {
-      return refusal != null;
-    }
+    return state.isBroken();
   }
 
   /** {@return the first failure of the current or last run, or null} */
   public Throwable abortCauseOrNull() {
-    synchronized (state) {
-      return abortCause;
-    }
+    return state.abortCause();
   }
 
   /** {@return the rank whose failure aborted the current or last run (-1: none, or not a rank)} */
   public int abortingRank() {
-    synchronized (state) {
-      return abortingRank;
-    }
+    return state.abortingRank();
   }
 
   /**
@@ -445,11 +317,7 @@ public final class RankSupervisor implements AutoCloseable {
    * @param why the reason, which later refusals name
    */
   public void refuseRuns(String why) {
-    synchronized (state) {
-      if (refusal == null) {
-        refusal = Objects.requireNonNull(why, "why");
-      }
-    }
+    state.refuseRuns(why);
   }
 
   /**
@@ -458,39 +326,14 @@ public final class RankSupervisor implements AutoCloseable {
    */
   @Override
   public void close() {
-    synchronized (state) {
-      if (closed) {
-        return;
-      }
-      closed = true;
-    }
-    for (ExecutorService e : executors) {
-      e.shutdownNow();
-    }
-    try {
-      for (Thread t : threads) { // joined: an executor counts as terminated before its thread has ended
-        if (t != Thread.currentThread()) {
-          t.join(1000);
-        }
-      }
-    } catch (InterruptedException interrupted) {
-      Thread.currentThread().interrupt();
+    if (state.close()) {
+      threads.close();
     }
   }
 
   /** {@return whether {@link #close()} has been called} */
   public boolean isClosed() {
-    synchronized (state) {
-      return closed;
-    }
-  }
-
-  private static <T> T resultOf(Future<T> f) {
-    try {
-      return f.get();
-    } catch (InterruptedException | ExecutionException e) {
-      throw new AssertionError("a finished rank's result could not be read", e);
-    }
+    return state.isClosed();
   }
 
   @Override

@@ -171,6 +171,7 @@ public abstract class StreamBase implements Stream {
       return;
     }
     closed = true;
+    progress.closed();
     try {
       closeStream();
     } finally {

@@ -17,6 +17,8 @@ import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.runtime.spi.FlightRecorder;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -161,21 +163,49 @@ class LocalAgreementCheckTest {
     }
   }
 
-  /** Checks on a mesh's axes run on each axis's own communicator, and ranks that agree pass them. */
+  /**
+   * Checks on a mesh's axes run on each axis's own communicator, and ranks that agree pass them. 70 calls
+   * over {@code tp} pass the checks after calls 1, 3, ..., 63: the last one's two all-gathers are in
+   * {@code tp}'s flight record, just before the last 7 calls; the world's record is what the mesh's build
+   * left there, and {@code dp}, which made no call, checked nothing. Each result is what the calls make
+   * without a check: both ranks of a {@code tp} group hold 1 and 2, so 3 after the first sum, doubled by
+   * each of the other 69.
+   */
   @Test
   void axesOfAMeshCheckOnTheirOwnCommunicators() {
     try (LocalCluster cluster = new LocalCluster(4, CommOptions.timeout(Duration.ofSeconds(30)))) {
       cluster.run(comm -> {
         try (Mesh mesh = Mesh.builder(comm).axis("dp", 2).axis("tp", 2).build()) {
           Communicator tp = mesh.axis("tp");
+          List<String> worldAfterBuild = labels(comm);
           try (F32Buffer x = F32Buffer.allocate(tp, 8)) {
+            x.fill(mesh.coordinate("tp") + 1);
             for (int i = 0; i < 70; i++) {
               tp.allReduce(x, x, ReduceOp.SUM, tp.stream());
             }
             tp.stream().synchronize();
+            float[] values = x.toArray();
+            for (float v : values) {
+              assertEquals(3 * Math.scalb(1f, 69), v, "rank " + comm.rank());
+            }
           }
+          List<String> onTp = labels(tp);
+          String call = "all-reduce F32 SUM, count 8 (called directly)";
+          List<String> expectedTail = new ArrayList<>(List.of(
+              "agreement check: all-gather U64, count 4",
+              "agreement check: all-gather U64, count " + 4 * dev.commplan.runtime.agreement.Agreement.MAX_INTERVAL));
+          expectedTail.addAll(Collections.nCopies(70 - 63, call));
+          assertEquals(expectedTail, onTp.subList(onTp.size() - expectedTail.size(), onTp.size()),
+              "rank " + comm.rank() + ": " + onTp);
+          assertEquals(worldAfterBuild, labels(comm), "rank " + comm.rank() + ": the world's record");
+          assertEquals(List.of(), labels(mesh.axis("dp")), "rank " + comm.rank() + ": dp's record");
         }
       });
     }
+  }
+
+  /** The labels of a local communicator's flight record, oldest first. */
+  private static List<String> labels(Communicator comm) {
+    return ((LocalCommunicator) comm).flightRecorder().snapshot().stream().map(e -> e.label().toString()).toList();
   }
 }

@@ -145,8 +145,8 @@ class LocalClusterFailureTest {
             }
           }
         })));
-    assertMentions(causeChain(failure), "collective #0", "rank 0 called all-reduce F32 SUM, count 4",
-        "rank 1 called all-reduce F32 SUM, count 8");
+    assertMentions(causeChain(failure), "call 1 was, on rank 0, direct call: all-reduce F32 SUM, count 4",
+        "on rank 1, direct call: all-reduce F32 SUM, count 8 (differing: count)");
     assertEquals(List.of("1.0", "1.0"), seen);
     assertEquals(1, failure.getSuppressed().length, "both ranks failed");
   }
@@ -165,8 +165,9 @@ class LocalClusterFailureTest {
             comm.stream().synchronize();
           }
         })));
-    assertMentions(causeChain(failure), "rank 0 called broadcast F32 root 0", "rank 1 called broadcast F32 root 1",
-        "rank 2 called all-reduce F32 PROD");
+    assertMentions(causeChain(failure), "call 1 was, on rank 0, direct call: broadcast F32 root 0, count 4",
+        "on rank 1 (the first of the differing ranks [1, 2]), direct call: broadcast F32 root 1, count 4 (differing:"
+        + " root)");
   }
 
   @Test

@@ -14,7 +14,6 @@ import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.I64Buffer;
-import dev.commplan.runtime.PlanBuildException;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.U8Buffer;
 import dev.commplan.runtime.plan.Plan;
@@ -127,7 +126,8 @@ class LocalLifecycleTest {
     refused(() -> CompiledSchedule.compile(comm, new Schedule("t.Empty", 1, List.of())), who, "closed");
     refused(() -> plan.execute(stream), "plan t.Life", "communicator", "closed");
     refused(stream::synchronize, "rank 0's stream", "shut down");
-    assertThrows(PlanBuildException.class, () -> new PlanBuilder("t.Late", comm, 0));
+    refused(() -> new PlanBuilder("t.Late", comm, 0), "plan t.Late", "local communicator of rank 0 is closed");
+    refused(comm::stream, "LocalCommunicator[rank 0 of 1, closed] is closed");
     cluster.close();
   }
 
@@ -147,7 +147,7 @@ class LocalLifecycleTest {
     assertEquals(bytesBefore, cluster.openBytes(), "closing the cluster frees all its ranks' memory");
     for (Communicator comm : comms) {
       assertTrue(comm.isClosed());
-      refused(comm.stream()::synchronize, "stream", "shut down");
+      refused(comm::stream, "LocalCommunicator", "is closed");
     }
     refused(() -> cluster.run(comm -> {}), "local cluster", "closed");
     refused(() -> cluster.call(comm -> 1), "local cluster", "closed");

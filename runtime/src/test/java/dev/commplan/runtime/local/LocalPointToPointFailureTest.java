@@ -58,8 +58,9 @@ class LocalPointToPointFailureTest {
             }
           })));
       String all = chain(e);
-      assertTrue(all.contains("a send and its receive do not match: rank 0 sends F32, count 4 (send F32 to rank 1,"
-          + " count 4) but rank 1 receives F32, count 8 (recv F32 from rank 0, count 8)"), all);
+      assertTrue(all.contains("world: rank 0's sends to rank 1 and rank 1's receives from rank 0 disagree: a message"
+          + " was, on rank 0, send F32 to rank 1, count 4; on rank 1, recv F32 from rank 0, count 8 (differing:"
+          + " count)"), all);
     }
   }
 

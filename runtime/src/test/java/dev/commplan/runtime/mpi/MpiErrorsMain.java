@@ -5,6 +5,7 @@ import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.I32Buffer;
 import dev.commplan.runtime.OppositeOrders;
+import dev.commplan.runtime.SameDisagreement;
 import dev.commplan.runtime.plan.Plan;
 
 /**
@@ -39,7 +40,9 @@ import dev.commplan.runtime.plan.Plan;
  *       shape), executed in opposite orders on rank 1, without and with the order check (issue 34, item 3);
  *   <li>{@code tp-root-at-close}: over the axis {@code tp} of a mesh of every rank, an all-reduce (compared by
  *       the check after call 1), then a broadcast whose root is each rank's own coordinate, the last call: only
- *       the last check, where the mesh closes its axis, compares it (issue 34, item 4).
+ *       the last check, where the mesh closes its axis, compares it (issue 34, item 4);
+ *   <li>{@code same-SCENARIO}: {@link SameDisagreement}'s scenario, whose message is the one every backend gives
+ *       (issue 42, item 3).
  * </ul>
  */
 public final class MpiErrorsMain {
@@ -138,7 +141,12 @@ public final class MpiErrorsMain {
           comm.stream().synchronize();
         }
       }
-      default -> throw new IllegalArgumentException("unknown case " + kase);
+      default -> {
+        if (!kase.startsWith("same-")) {
+          throw new IllegalArgumentException("unknown case " + kase);
+        }
+        SameDisagreement.run(kase.substring("same-".length()), comm);
+      }
     }
   }
 

@@ -1,6 +1,6 @@
 package dev.commplan.runtime.nccl;
 
-import dev.commplan.runtime.nccl.internal.NativeLibrary;
+import dev.commplan.runtime.nccl.binding.raw.NativeLibrary;
 import org.junit.jupiter.api.Assumptions;
 
 /**

@@ -22,7 +22,7 @@ import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.I64Buffer;
 import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.nccl.internal.NcclCollectives;
+import dev.commplan.runtime.nccl.binding.raw.NcclCollectives;
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Plan;
@@ -31,6 +31,9 @@ import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.DeviceMemory;
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
+import dev.commplan.runtime.nccl.binding.CheckedNccl;
+import dev.commplan.runtime.nccl.memory.HostCopies;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
@@ -91,7 +94,7 @@ class NcclBackendGpuTest {
       assertEquals(1, nc.size());
       assertEquals(0, nc.device());
       assertEquals("nccl", nc.backendName());
-      assertEquals(0, Checked.cudaGetDevice(), "the rank's thread is on its device");
+      assertEquals(0, CheckedCuda.cudaGetDevice(), "the rank's thread is on its device");
     });
   }
 
@@ -120,7 +123,7 @@ class NcclBackendGpuTest {
       // An invalid ncclDataType_t reaches NCCL only through the raw layer: the API cannot express it.
       int rc = NcclCollectives.ncclAllReduce(p, p, 16, 99, 0, nc.handle(), NcclInterop.cudaStream(c.stream()));
       assertEquals(NcclResult.INVALID_ARGUMENT.code(), rc);
-      NcclException e = Checked.ncclError("ncclAllReduce", rc, nc.handle());
+      NcclException e = CheckedNccl.ncclError("ncclAllReduce", rc, nc.handle());
       assertEquals(NcclResult.INVALID_ARGUMENT, e.result());
       assertEquals("ncclAllReduce", e.function());
       assertNotNull(e.errorString());
@@ -136,13 +139,13 @@ class NcclBackendGpuTest {
   @Test
   void cudaErrorsBecomeCudaExceptionsWithCudasTexts() {
     onRank(c -> {
-      CudaException e = assertThrows(CudaException.class, () -> Checked.cudaSetDevice(9999));
+      CudaException e = assertThrows(CudaException.class, () -> CheckedCuda.cudaSetDevice(9999));
       System.err.println("[commplan] mapped: " + e.getMessage());
       assertEquals(CudaError.INVALID_DEVICE, e.error());
       assertEquals("cudaErrorInvalidDevice", e.cudaName());
       assertEquals("cudaSetDevice", e.function());
       assertTrue(e.getMessage().startsWith("cudaSetDevice failed: cudaErrorInvalidDevice (101): "), e.getMessage());
-      Checked.cudaSetDevice(((NcclCommunicator) c).device());
+      CheckedCuda.cudaSetDevice(((NcclCommunicator) c).device());
     });
   }
 

@@ -4,6 +4,7 @@ import dev.commplan.runtime.CapturedPlanSuite;
 import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.CollectiveReference;
 import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.nccl.sharing.GpuSharing;
 
 /**
  * The shared {@link CapturedPlanSuite} on the NCCL backend, where a captured plan is a CUDA graph: every
@@ -27,12 +28,12 @@ class NcclCapturedPlanGpuTest extends CapturedPlanSuite {
 
   /**
    * CUDA graphs, but where ranks of this process share a GPU (more ranks than devices): there the plan
-   * replays its steps, unless {@value NcclGraphs#SHARED_CONTEXT_PROPERTY} is true.
+   * replays its steps, unless {@value GpuSharing#SHARED_CONTEXT_GRAPHS_PROPERTY} is true.
    */
   @Override
   protected boolean expectsGraph(int ranks) {
     return ranks <= NcclBackend.deviceCount()
-        || "true".equalsIgnoreCase(System.getProperty(NcclGraphs.SHARED_CONTEXT_PROPERTY, "").strip());
+        || "true".equalsIgnoreCase(System.getProperty(GpuSharing.SHARED_CONTEXT_GRAPHS_PROPERTY, "").strip());
   }
 
   /** NCCL passes partial sums between GPUs in the buffer's own type (see NcclCollectiveCorrectnessTest). */

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import dev.commplan.runtime.Churn;
 import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.CommOptions;
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -33,7 +34,7 @@ class NcclChurnGpuTest {
     try (Cluster cluster = NcclBackend.cluster(ranks, CommOptions.timeout(Duration.ofSeconds(120)))) {
       cluster.run(world -> Churn.cycle(world, -1)); // NCCL's and the JIT's first-time work, before the first sample
       samples = Churn.onCluster(cluster, cycles, perSample, sample -> {
-        long[] gpu = Checked.cudaMemGetInfo();
+        long[] gpu = CheckedCuda.cudaMemGetInfo();
         System.out.printf(Locale.ROOT, "[commplan] nccl churn %s, GPU memory used %s%n", sample,
             gpu == null ? "unknown" : String.format(Locale.ROOT, "%.1f MB", (gpu[1] - gpu[0]) / 1e6));
       });

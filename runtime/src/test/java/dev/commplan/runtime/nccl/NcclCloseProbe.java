@@ -4,7 +4,9 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.Mesh;
-import dev.commplan.runtime.nccl.internal.NcclCommunicators;
+import dev.commplan.runtime.nccl.binding.CheckedNccl;
+import dev.commplan.runtime.nccl.binding.raw.NcclCommunicators;
+import dev.commplan.runtime.nccl.rank.CloseTimeline;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -26,7 +28,7 @@ import java.util.Locale;
  * <p>It prints, in milliseconds:
  * <ol>
  *   <li><b>ours</b>: a mesh built and closed at once, as {@code mesh-cost} does; for each of its
- *       communicators, from {@link NcclCloseTimes}: destroying its graphs, {@code ncclCommDestroy},
+ *       communicators, from {@link CloseTimeline}: destroying its graphs, {@code ncclCommDestroy},
  *       freeing its memory, streams and events; and the rest of {@code Mesh.close} (its bookkeeping);
  *   <li><b>raw</b>: three communicators split from the world with {@code ncclCommSplit}, then, after a
  *       pause, each in turn: {@code ncclCommFinalize}, the wait for it ({@code ncclCommGetAsyncError}
@@ -72,7 +74,7 @@ public final class NcclCloseProbe {
       long t0 = System.nanoTime();
       cluster.close();
       long t1 = System.nanoTime();
-      NcclCloseTimes w = cluster.communicator(0).state().closeTimes();
+      CloseTimeline w = cluster.communicator(0).state().closeTimeline();
       System.out.printf(Locale.ROOT, "world: cluster.close %.2f; its communicator: %s%n", ms(t1 - t0),
           w == null ? "no close recorded" : parts(w));
     }
@@ -96,7 +98,7 @@ public final class NcclCloseProbe {
       long inComms = 0;
       StringBuilder line = new StringBuilder();
       for (int i = 0; i < comms.size(); i++) {
-        NcclCloseTimes t = comms.get(i).state().closeTimes();
+        CloseTimeline t = comms.get(i).state().closeTimeline();
         if (t == null) {
           line.append(String.format(Locale.ROOT, "%n  %s: no close recorded", axes.get(i)));
           continue;
@@ -110,7 +112,7 @@ public final class NcclCloseProbe {
     }
   }
 
-  private static String parts(NcclCloseTimes t) {
+  private static String parts(CloseTimeline t) {
     return String.format(Locale.ROOT, "close %.2f = graphs %.3f + ncclCommDestroy %.2f + release %.3f",
         ms(t.totalNanos()), ms(t.graphsNanos()), ms(t.destroyNanos()), ms(t.releaseNanos()));
   }
@@ -135,13 +137,13 @@ public final class NcclCloseProbe {
             long finalized = t0;
             long waited = t0;
             if (finalize) {
-              Checked.nccl("ncclCommFinalize", NcclCommunicators.ncclCommFinalize(one.handle()), one.handle());
+              CheckedNccl.nccl("ncclCommFinalize", NcclCommunicators.ncclCommFinalize(one.handle()), one.handle());
               finalized = System.nanoTime();
               awaitFinalized(one.handle(), scratch, "raw split #" + i);
               waited = System.nanoTime();
             }
             splits[i] = null; // destroyed below, whatever it returns: not to be aborted after
-            Checked.ncclCommDestroy(one.handle());
+            CheckedNccl.ncclCommDestroy(one.handle());
             long destroyed = System.nanoTime();
             double age = ms(t0 - one.made());
             System.out.printf(Locale.ROOT, "%d %d %.2f %.1f %.3f %.3f %.2f %.1f%n", pause, i,
@@ -158,7 +160,7 @@ public final class NcclCloseProbe {
           long t0 = System.nanoTime();
           for (int i = 0; i < splits.length; i++) {
             long h = splits[i].handle();
-            Checked.nccl("ncclCommFinalize", NcclCommunicators.ncclCommFinalize(h), h);
+            CheckedNccl.nccl("ncclCommFinalize", NcclCommunicators.ncclCommFinalize(h), h);
             awaitFinalized(h, scratch, "raw split #" + i);
           }
           long finalized = System.nanoTime();
@@ -167,7 +169,7 @@ public final class NcclCloseProbe {
             long handle = splits[i].handle();
             splits[i] = null;
             long d0 = System.nanoTime();
-            Checked.ncclCommDestroy(handle);
+            CheckedNccl.ncclCommDestroy(handle);
             each[i] = System.nanoTime() - d0;
           }
           long destroyed = System.nanoTime();
@@ -190,13 +192,13 @@ public final class NcclCloseProbe {
     int[] rc = new int[1];
     for (int i = 0; i < splits.length; i++) {
       long t0 = System.nanoTime();
-      long h = Checked.ncclCommSplitRaw(world.handle(), i, 0, 0, rc);
+      long h = CheckedNccl.ncclCommSplitRaw(world.handle(), i, 0, 0, rc);
       if (rc[0] != 0) {
         if (h != 0) {
-          Checked.ncclCommAbortQuietly(h);
+          CheckedNccl.ncclCommAbortQuietly(h);
         }
         abortLeft(splits);
-        throw Checked.ncclError("ncclCommSplit (raw split #" + i + " of the world)", rc[0], world.handle());
+        throw CheckedNccl.ncclError("ncclCommSplit (raw split #" + i + " of the world)", rc[0], world.handle());
       }
       splits[i] = new Split(h, t0, System.nanoTime());
     }
@@ -207,10 +209,10 @@ public final class NcclCloseProbe {
   private static void awaitFinalized(long comm, MemorySegment scratch, String what) {
     long deadline = System.nanoTime() + FINALIZE_LIMIT_NANOS;
     while (true) {
-      int rc = Checked.ncclCommGetAsyncErrorRaw(comm, scratch);
+      int rc = CheckedNccl.ncclCommGetAsyncErrorRaw(comm, scratch);
       if (rc != NcclResult.IN_PROGRESS.code()) {
         if (rc != 0) {
-          throw Checked.ncclError("ncclCommGetAsyncError after ncclCommFinalize of " + what, rc, comm);
+          throw CheckedNccl.ncclError("ncclCommGetAsyncError after ncclCommFinalize of " + what, rc, comm);
         }
         return;
       }
@@ -226,7 +228,7 @@ public final class NcclCloseProbe {
   private static void abortLeft(Split[] splits) {
     for (int i = 0; i < splits.length; i++) {
       if (splits[i] != null) {
-        Checked.ncclCommAbortQuietly(splits[i].handle());
+        CheckedNccl.ncclCommAbortQuietly(splits[i].handle());
         splits[i] = null;
       }
     }

@@ -18,7 +18,7 @@ import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.Mesh;
-import dev.commplan.runtime.nccl.internal.NcclCollectives;
+import dev.commplan.runtime.nccl.binding.raw.NcclCollectives;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.runtime.spi.FlightRecorder;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.CommOptions;
+import dev.commplan.runtime.nccl.rank.NcclRankState;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 

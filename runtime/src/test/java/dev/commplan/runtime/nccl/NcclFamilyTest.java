@@ -8,6 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.CommTimeoutException;
+import dev.commplan.runtime.nccl.rank.NcclBlockedCall;
+import dev.commplan.runtime.nccl.rank.NcclFamily;
+import dev.commplan.runtime.nccl.rank.NcclRankState;
+import dev.commplan.runtime.nccl.rank.NcclSplit;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
 import java.time.Duration;

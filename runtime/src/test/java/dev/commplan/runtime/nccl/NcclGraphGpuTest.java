@@ -18,8 +18,9 @@ import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.Stream;
-import dev.commplan.runtime.nccl.internal.Cuda;
-import dev.commplan.runtime.nccl.internal.CudaGraphs;
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
+import dev.commplan.runtime.nccl.binding.raw.Cuda;
+import dev.commplan.runtime.nccl.binding.raw.CudaGraphs;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.runtime.spi.FlightRecorder;
@@ -62,7 +63,7 @@ class NcclGraphGpuTest {
   }
 
   private static void copy(long dst, long src, long bytes, long stream) {
-    Checked.cuda("cudaMemcpyAsync", Cuda.cudaMemcpyAsync(MemorySegment.ofAddress(dst), MemorySegment.ofAddress(src),
+    CheckedCuda.cuda("cudaMemcpyAsync", Cuda.cudaMemcpyAsync(MemorySegment.ofAddress(dst), MemorySegment.ofAddress(src),
         bytes, Cuda.MEMCPY_DEVICE_TO_DEVICE, stream));
   }
 
@@ -91,7 +92,7 @@ class NcclGraphGpuTest {
   private static void planInsideTheUsersCapture(Communicator c, int mode) {
     int r = c.rank();
     int n = c.size();
-    long s = Checked.cudaStreamCreateNonBlocking();
+    long s = CheckedCuda.cudaStreamCreateNonBlocking();
     long userGraph = 0;
     try (Plan plan = sum(c, "graph.InUserCapture"); F32Buffer src = F32Buffer.allocate(c, N);
         F32Buffer dst = F32Buffer.allocate(c, N)) {
@@ -99,7 +100,7 @@ class NcclGraphGpuTest {
       long bytes = 4L * N;
       long x = NcclInterop.devicePointer(plan.buffer(0));
       long y = NcclInterop.devicePointer(plan.buffer(1));
-      Checked.cuda("cudaStreamBeginCapture", CudaGraphs.cudaStreamBeginCapture(s, mode));
+      CheckedCuda.cuda("cudaStreamBeginCapture", CudaGraphs.cudaStreamBeginCapture(s, mode));
       copy(x, NcclInterop.devicePointer(src), bytes, s);
       plan.execute(wrapped); // recorded into the user's graph
       assertFalse(plan.buffer(1).isInFlight(), "nothing runs during a capture: nothing may be marked");
@@ -110,33 +111,33 @@ class NcclGraphGpuTest {
           own.getMessage());
       copy(NcclInterop.devicePointer(dst), y, bytes, s);
       int[] rc = new int[1];
-      long graph = Checked.cudaStreamEndCaptureRaw(s, rc);
+      long graph = CheckedCuda.cudaStreamEndCaptureRaw(s, rc);
       assertEquals(0, rc[0], "cudaStreamEndCapture");
       assertNotEquals(0L, graph, "the user's capture was invalidated");
       try {
-        userGraph = Checked.cudaGraphInstantiate(graph);
+        userGraph = CheckedCuda.cudaGraphInstantiate(graph);
       } finally {
-        Checked.cudaGraphDestroyQuietly(graph);
+        CheckedCuda.cudaGraphDestroyQuietly(graph);
       }
       assertFalse(((NcclCommunicator) c).isAborted());
       for (int i = 0; i < 20; i++) {
         src.copyFrom(input(i, r));
-        Checked.cuda("cudaGraphLaunch", CudaGraphs.cudaGraphLaunch(userGraph, s));
+        CheckedCuda.cuda("cudaGraphLaunch", CudaGraphs.cudaGraphLaunch(userGraph, s));
         wrapped.synchronize();
         assertArrayEquals(sumOverRanks(i, n), dst.toArray(), "launch " + i + " of the user's graph");
       }
     } finally {
-      if (((NcclCommunicator) c).graphs().isCapturing(s)) { // an assertion failed inside the capture
-        long partial = Checked.cudaStreamEndCaptureRaw(s, new int[1]);
+      if (((NcclCommunicator) c).ncclRank().graphs().isStreamCapturing(s)) { // an assertion failed inside the capture
+        long partial = CheckedCuda.cudaStreamEndCaptureRaw(s, new int[1]);
         if (partial != 0) {
-          Checked.cudaGraphDestroyQuietly(partial);
+          CheckedCuda.cudaGraphDestroyQuietly(partial);
         }
       }
       if (userGraph != 0) {
-        Checked.cudaGraphExecDestroy(userGraph);
+        CheckedCuda.cudaGraphExecDestroy(userGraph);
       }
-      Checked.cudaStreamSynchronize(s);
-      Checked.cudaStreamDestroy(s);
+      CheckedCuda.cudaStreamSynchronize(s);
+      CheckedCuda.cudaStreamDestroy(s);
     }
   }
 
@@ -164,23 +165,23 @@ class NcclGraphGpuTest {
         try (Plan plan = sum(c, "graph.LaunchInCapture"); CapturedPlan captured = plan.capture(c.stream())) {
           F32Buffer x = (F32Buffer) plan.buffer(0);
           F32Buffer y = (F32Buffer) plan.buffer(1);
-          Checked.cuda("cudaStreamBeginCapture", CudaGraphs.cudaStreamBeginCapture(s, CudaGraphs.CAPTURE_MODE_THREAD_LOCAL));
+          CheckedCuda.cuda("cudaStreamBeginCapture", CudaGraphs.cudaStreamBeginCapture(s, CudaGraphs.CAPTURE_MODE_THREAD_LOCAL));
           captured.launch();
           int[] rc = new int[1];
-          long graph = Checked.cudaStreamEndCaptureRaw(s, rc);
+          long graph = CheckedCuda.cudaStreamEndCaptureRaw(s, rc);
           assertEquals(0, rc[0]);
           assertNotEquals(0L, graph);
           long exec;
           try {
-            exec = Checked.cudaGraphInstantiate(graph);
+            exec = CheckedCuda.cudaGraphInstantiate(graph);
           } finally {
-            Checked.cudaGraphDestroyQuietly(graph);
+            CheckedCuda.cudaGraphDestroyQuietly(graph);
           }
           try {
             for (int i = 0; i < 5; i++) {
               x.copyFrom(input(i, 0));
               y.fill(-1f);
-              Checked.cuda("cudaGraphLaunch", CudaGraphs.cudaGraphLaunch(exec, s));
+              CheckedCuda.cuda("cudaGraphLaunch", CudaGraphs.cudaGraphLaunch(exec, s));
               c.stream().synchronize();
               assertArrayEquals(sumOverRanks(i, 1), y.toArray());
               x.copyFrom(input(i + 100, 0));
@@ -189,7 +190,7 @@ class NcclGraphGpuTest {
               assertArrayEquals(sumOverRanks(i + 100, 1), y.toArray());
             }
           } finally {
-            Checked.cudaGraphExecDestroy(exec);
+            CheckedCuda.cudaGraphExecDestroy(exec);
           }
         }
       });
@@ -231,7 +232,7 @@ class NcclGraphGpuTest {
         assertTrue(captured.isClosed());
         IllegalStateException e = assertThrows(IllegalStateException.class, captured::launch);
         assertTrue(e.getMessage().contains("closed"), e.getMessage());
-        assertEquals(0, ((NcclCommunicator) c).graphs().liveCount());
+        assertEquals(0, ((NcclCommunicator) c).ncclRank().graphs().liveCount());
         plan.close();
       });
     }

@@ -10,10 +10,14 @@ import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.nccl.HostTiming.Body;
 import dev.commplan.runtime.nccl.HostTiming.Row;
-import dev.commplan.runtime.nccl.internal.Cuda;
-import dev.commplan.runtime.nccl.internal.CudaGraphs;
-import dev.commplan.runtime.nccl.internal.NcclCollectives;
-import dev.commplan.runtime.nccl.internal.NcclCommunicators;
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
+import dev.commplan.runtime.nccl.binding.NcclDispatch;
+import dev.commplan.runtime.nccl.binding.NcclEnums;
+import dev.commplan.runtime.nccl.binding.raw.Cuda;
+import dev.commplan.runtime.nccl.binding.raw.CudaGraphs;
+import dev.commplan.runtime.nccl.binding.raw.NcclCollectives;
+import dev.commplan.runtime.nccl.binding.raw.NcclCommunicators;
+import dev.commplan.runtime.nccl.calls.NcclScheduleCalls;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import dev.commplan.timing.SteadyState;
@@ -97,8 +101,8 @@ public final class NcclGraphProbe {
     Stream s = c.stream();
     long stream = NcclInterop.cudaStream(s);
     long comm = c.handle();
-    int f32 = NcclArgs.dataType(DataType.F32);
-    int sum = NcclArgs.op(ReduceOp.SUM);
+    int f32 = NcclEnums.dataType(DataType.F32);
+    int sum = NcclEnums.op(ReduceOp.SUM);
     long flatCount = (long) K * COUNT;
     long mixedFloats = mixedBytes() / 4;
     try (F32Buffer send = F32Buffer.allocate(c, Math.max(flatCount, mixedFloats));
@@ -133,7 +137,7 @@ public final class NcclGraphProbe {
         row("(a) Plan 200 x 256 float (coalesced: " + calls(coalesced) + " call), execute",
             () -> coalesced.execute(s), cudaWait, reps, warm);
         long[] at = firstCall(coalesced);
-        row("raw FFM: the plan's call alone (its addresses, as it issues it)", () -> check(NcclCalls.enqueue(
+        row("raw FFM: the plan's call alone (its addresses, as it issues it)", () -> check(NcclDispatch.enqueue(
             Collective.ALL_REDUCE, at[0], at[1], at[2], f32, sum, 0, comm, stream, false)), cudaWait, reps, warm);
         Row a = row("(a) the same plan captured, launch()", coalescedGraph::launch, cudaWait, reps, warm);
         Row rawMixed = row("raw FFM: one float call over the mixed plan's " + mixedBytes() + " bytes", rawMixedFlat,
@@ -159,8 +163,8 @@ public final class NcclGraphProbe {
         System.out.println(String.format(Locale.ROOT, "# heap bytes per launch: (a) %.1f, (b) %.1f (target 0)",
             a.heapBytes(), b.heapBytes()));
       } finally {
-        Checked.cudaGraphExecDestroy(rawFlatGraph);
-        Checked.cudaGraphExecDestroy(rawGroupGraph);
+        CheckedCuda.cudaGraphExecDestroy(rawFlatGraph);
+        CheckedCuda.cudaGraphExecDestroy(rawGroupGraph);
       }
       float[] got = new float[(int) flatCount];
       // (the plans' results are checked by NcclCapturedPlanGpuTest; here the raw call's)
@@ -182,13 +186,15 @@ public final class NcclGraphProbe {
     try {
       java.lang.reflect.Field compiled = Plan.class.getDeclaredField("compiled");
       compiled.setAccessible(true);
-      NcclCompiledSchedule schedule = (NcclCompiledSchedule) compiled.get(plan);
+      java.lang.reflect.Field resolved = NcclCompiledSchedule.class.getDeclaredField("calls");
+      resolved.setAccessible(true);
+      NcclScheduleCalls calls = (NcclScheduleCalls) resolved.get(compiled.get(plan));
       long[] at = new long[3];
       String[] names = {"send", "recv", "count"};
       for (int i = 0; i < names.length; i++) {
-        java.lang.reflect.Field f = NcclCompiledSchedule.class.getDeclaredField(names[i]);
+        java.lang.reflect.Field f = NcclScheduleCalls.class.getDeclaredField(names[i]);
         f.setAccessible(true);
-        at[i] = ((long[]) f.get(schedule))[0];
+        at[i] = ((long[]) f.get(calls))[0];
       }
       return at;
     } catch (ReflectiveOperationException e) {
@@ -205,12 +211,12 @@ public final class NcclGraphProbe {
     check(CudaGraphs.cudaStreamBeginCapture(stream, CudaGraphs.CAPTURE_MODE_THREAD_LOCAL));
     body.run();
     int[] rc = new int[1];
-    long graph = Checked.cudaStreamEndCaptureRaw(stream, rc);
+    long graph = CheckedCuda.cudaStreamEndCaptureRaw(stream, rc);
     check(rc[0]);
     try {
-      return Checked.cudaGraphInstantiate(graph);
+      return CheckedCuda.cudaGraphInstantiate(graph);
     } finally {
-      Checked.cudaGraphDestroyQuietly(graph);
+      CheckedCuda.cudaGraphDestroyQuietly(graph);
     }
   }
 

@@ -8,10 +8,11 @@ import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.nccl.HostTiming.Body;
-import dev.commplan.runtime.nccl.internal.Cuda;
-import dev.commplan.runtime.nccl.internal.NcclCollectives;
-import dev.commplan.runtime.nccl.internal.NcclCommunicators;
+import dev.commplan.runtime.nccl.binding.raw.Cuda;
+import dev.commplan.runtime.nccl.binding.raw.NcclCollectives;
+import dev.commplan.runtime.nccl.binding.raw.NcclCommunicators;
 import dev.commplan.model.Collective;
+import dev.commplan.runtime.nccl.binding.NcclEnums;
 import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
@@ -88,7 +89,7 @@ public final class NcclHostCostProbe {
     long stream = NcclInterop.cudaStream(s);
     long sp = NcclInterop.devicePointer(send);
     long rp = NcclInterop.devicePointer(recv);
-    int f32 = NcclArgs.dataType(DataType.F32);
+    int f32 = NcclEnums.dataType(DataType.F32);
 
     Body direct = () -> {
       for (int i = 0; i < CALLS; i++) {

@@ -24,6 +24,9 @@ import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.Mesh;
 import dev.commplan.runtime.MeshSuite;
 import dev.commplan.runtime.RankAbortedException;
+import dev.commplan.runtime.nccl.binding.raw.NcclCollectives;
+import dev.commplan.runtime.nccl.calls.SendRecvStandIns;
+import dev.commplan.runtime.nccl.rank.CloseTimeline;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import java.time.Duration;
@@ -60,7 +63,7 @@ class NcclMeshGpuTest {
 
   @AfterEach
   void bothPathsBackToTheDefault() {
-    NcclCalls.viaSendRecv(Boolean.getBoolean(NcclCalls.VIA_SEND_RECV_PROPERTY));
+    SendRecvStandIns.viaSendRecv(Boolean.getBoolean(SendRecvStandIns.VIA_SEND_RECV_PROPERTY));
   }
 
   // ---------------------------------------------------------------- correctness
@@ -72,7 +75,7 @@ class NcclMeshGpuTest {
     List<String> failures = new ArrayList<>();
     try (Cluster cluster = NcclBackend.cluster(1)) {
       for (boolean viaSendRecv : new boolean[] {false, true}) {
-        NcclCalls.viaSendRecv(viaSendRecv); // Gather, Scatter, AllToAll on their functions, then as sends/receives
+        SendRecvStandIns.viaSendRecv(viaSendRecv); // Gather, Scatter, AllToAll on their functions, then as sends/receives
         for (MeshSuite.Shape shape : shapes) {
           assertTimeoutPreemptively(GENEROUS, () -> cluster.call(world -> MeshSuite.runOnRank(world, shape)))
               .forEach(f -> f.forEach(line -> failures.add((viaSendRecv ? "send/recv path: " : "") + line)));
@@ -105,7 +108,7 @@ class NcclMeshGpuTest {
     try (Cluster cluster = NcclBackend.cluster(ranks, CommOptions.timeout(GENEROUS))) {
       System.out.println("[commplan] " + cluster);
       for (boolean viaSendRecv : new boolean[] {false, true}) {
-        NcclCalls.viaSendRecv(viaSendRecv); // between runs: no rank is enqueuing
+        SendRecvStandIns.viaSendRecv(viaSendRecv); // between runs: no rank is enqueuing
         for (MeshSuite.Shape shape : shapes) {
           String path = viaSendRecv ? "send/recv path: " : "";
           assertTimeoutPreemptively(GENEROUS.multipliedBy(2), () -> cluster.call(world -> {
@@ -179,7 +182,7 @@ class NcclMeshGpuTest {
    * gpu.MeshPlan on a mesh with axes dp and tp: step 0 all-reduces {@code a} over dp (in place), all-gathers
    * {@code b} over tp into {@code bAll}, and passes {@code r} around a ring over tp into {@code rIn};
    * step 1 broadcasts {@code a} over the world, reduce-scatters {@code c} over dp into {@code cOut} and
-   * gathers {@code g} over tp into {@code gAll} (as sends and receives when {@link NcclCalls#viaSendRecv}).
+   * gathers {@code g} over tp into {@code gAll} (as sends and receives when {@link SendRecvStandIns#viaSendRecv}).
    * Handles in that order: a, b, bAll, r, rIn, c, cOut, g, gAll.
    */
   private static Plan meshPlan(Mesh mesh) {
@@ -231,7 +234,7 @@ class NcclMeshGpuTest {
   void aPlanOverAxesRunsAndIsCapturedOnBothPathsAndItsGraphGoesBeforeTheAxes() {
     try (Cluster cluster = NcclBackend.cluster(1)) {
       for (boolean viaSendRecv : new boolean[] {false, true}) {
-        NcclCalls.viaSendRecv(viaSendRecv);
+        SendRecvStandIns.viaSendRecv(viaSendRecv);
         cluster.run(world -> {
           Mesh mesh = Mesh.builder(world).axis("dp", 1).axis("tp", 1).build();
           Plan plan = meshPlan(mesh);
@@ -239,7 +242,7 @@ class NcclMeshGpuTest {
           for (String part : List.of("groups: dp (1 rank, this rank 0 there), tp (1 rank, this rank 0 there)",
               "all-reduce over dp F32 SUM", "all-gather over tp F32", "send over tp F32 to rank 0",
               "reduce-scatter over dp F32 SUM", "gather over tp F32 root 0, count 5 ("
-                  + (viaSendRecv || !dev.commplan.runtime.nccl.internal.NcclCollectives.hasGather()
+                  + (viaSendRecv || !NcclCollectives.hasGather()
                       ? "grouped ncclSend/ncclRecv" : "ncclGather") + ")")) {
             assertTrue(described.contains(part), () -> "'" + part + "' missing from: " + described);
           }
@@ -360,15 +363,15 @@ class NcclMeshGpuTest {
     try {
       Mesh mesh = Mesh.builder(world).axis("dp", 1).axis("tp", 1).build();
       NcclCommunicator dp = (NcclCommunicator) mesh.axis("dp");
-      assertEquals(null, dp.state().closeTimes(), "nothing recorded before a close");
+      assertEquals(null, dp.state().closeTimeline(), "nothing recorded before a close");
       mesh.close();
-      NcclCloseTimes t = dp.state().closeTimes();
+      CloseTimeline t = dp.state().closeTimeline();
       assertTrue(t != null && t.graphsNanos() >= 0 && t.destroyNanos() >= 0 && t.releaseNanos() >= 0, "" + t);
       assertEquals(t.totalNanos(), t.graphsNanos() + t.destroyNanos() + t.releaseNanos());
       NcclCommunicator child = (NcclCommunicator) world.split(0, 0, "child");
       child.state().abortFromOutside(); // the family (world too) is aborted: close frees, and destroys nothing
       child.close();
-      NcclCloseTimes aborted = child.state().closeTimes();
+      CloseTimeline aborted = child.state().closeTimeline();
       assertTrue(aborted != null && aborted.destroyNanos() == 0, "no ncclCommDestroy after an abort: " + aborted);
     } finally {
       world.close();

@@ -10,6 +10,8 @@ import dev.commplan.runtime.CollectiveCorrectnessSuite.Case;
 import dev.commplan.runtime.CollectiveCorrectnessSuite.Expected;
 import dev.commplan.runtime.CollectiveReference;
 import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.nccl.binding.raw.NcclCollectives;
+import dev.commplan.runtime.nccl.calls.SendRecvStandIns;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import java.util.ArrayList;
@@ -21,7 +23,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Issue 17 on NCCL: Gather, Scatter and AllToAll on both paths (their own functions where the loaded NCCL
  * has them, and the grouped ncclSend/ncclRecv that stands in for them before 2.28, forced with {@link
- * NcclCalls#viaSendRecv}), describe() naming the path taken, and the fp8 types (NCCL 2.24 or later: skipped,
+ * SendRecvStandIns#viaSendRecv}), describe() naming the path taken, and the fp8 types (NCCL 2.24 or later: skipped,
  * saying so, on an older one; AVG on fp8 refused before NCCL, {@code [CommPlan/Fp8Average]}). One rank per
  * GPU of this machine; skips without a GPU.
  */
@@ -38,7 +40,7 @@ class NcclNewCollectivesGpuTest {
 
   @AfterAll
   static void stop() {
-    NcclCalls.viaSendRecv(Boolean.getBoolean(NcclCalls.VIA_SEND_RECV_PROPERTY));
+    SendRecvStandIns.viaSendRecv(Boolean.getBoolean(SendRecvStandIns.VIA_SEND_RECV_PROPERTY));
     if (cluster != null) {
       cluster.close();
     }
@@ -73,7 +75,7 @@ class NcclNewCollectivesGpuTest {
   @Test
   void gatherScatterAndAllToAllOnTheirOwnFunctionsAndThroughSendRecv() {
     for (boolean viaSendRecv : new boolean[] {false, true}) {
-      NcclCalls.viaSendRecv(viaSendRecv);
+      SendRecvStandIns.viaSendRecv(viaSendRecv);
       List<String> failures = runCases(movingCases());
       assertTrue(failures.isEmpty(), (viaSendRecv ? "send/recv path: " : "native path: ") + failures);
       for (String described : cluster.call(comm -> {
@@ -87,12 +89,12 @@ class NcclNewCollectivesGpuTest {
           return plan.describe();
         }
       })) {
-        String path = viaSendRecv || !dev.commplan.runtime.nccl.internal.NcclCollectives.hasGather()
+        String path = viaSendRecv || !NcclCollectives.hasGather()
             ? "(grouped ncclSend/ncclRecv)" : "(ncclGather)";
         assertTrue(described.contains("gather F32 root 0, count 4 " + path), described);
       }
     }
-    NcclCalls.viaSendRecv(false);
+    SendRecvStandIns.viaSendRecv(false);
   }
 
   @Test

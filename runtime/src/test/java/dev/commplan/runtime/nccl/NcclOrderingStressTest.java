@@ -3,13 +3,17 @@ package dev.commplan.runtime.nccl;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.OrderingStress;
-import dev.commplan.runtime.nccl.internal.Cuda;
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
+import dev.commplan.runtime.nccl.binding.raw.Cuda;
+import dev.commplan.runtime.nccl.memory.HostCopies;
+import dev.commplan.runtime.nccl.sharing.GpuSharing;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -88,8 +92,8 @@ class NcclOrderingStressTest {
       }
       pools.add(new OrderingStress.Pool("allocated", send, recv));
       comm.useDevice();
-      rawPointers[0] = Checked.cudaMalloc(sendBytes);
-      rawPointers[1] = Checked.cudaMalloc(recvBytes);
+      rawPointers[0] = CheckedCuda.cudaMalloc(sendBytes);
+      rawPointers[1] = CheckedCuda.cudaMalloc(recvBytes);
       Buffer[] wrappedSend = new Buffer[2];
       Buffer[] wrappedRecv = new Buffer[2];
       for (int t = 0; t < 2; t++) {
@@ -103,9 +107,9 @@ class NcclOrderingStressTest {
       rawStreams[1] = createStream(0);
       streams.add(new OrderingStress.NamedStream("wrapped non-blocking", NcclInterop.wrapStream(comm, rawStreams[0])));
       streams.add(new OrderingStress.NamedStream("wrapped blocking", NcclInterop.wrapStream(comm, rawStreams[1])));
-      NcclGpuSharing sharing = comm.family().sharing();
+      GpuSharing sharing = comm.sharing();
       if (sharing.oneContext() && sharing.ranksPerGpu() != 1) { // one legacy stream per device of a process
-        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> NcclInterop.wrapStream(comm, 0));
+        assertThrows(IllegalArgumentException.class, () -> NcclInterop.wrapStream(comm, 0));
       } else {
         streams.add(new OrderingStress.NamedStream("wrapped legacy (0)", NcclInterop.wrapStream(comm, 0)));
       }
@@ -117,7 +121,7 @@ class NcclOrderingStressTest {
 
     private long createStream(int flags) {
       MemorySegment out = arena.allocate(ADDRESS);
-      Checked.cuda("cudaStreamCreateWithFlags", Cuda.cudaStreamCreateWithFlags(out, flags));
+      CheckedCuda.cuda("cudaStreamCreateWithFlags", Cuda.cudaStreamCreateWithFlags(out, flags));
       return out.get(JAVA_LONG, 0);
     }
 

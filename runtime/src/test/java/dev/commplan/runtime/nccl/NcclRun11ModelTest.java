@@ -10,6 +10,7 @@ import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.F32Buffer;
+import dev.commplan.runtime.nccl.memory.DeviceAllocator;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;

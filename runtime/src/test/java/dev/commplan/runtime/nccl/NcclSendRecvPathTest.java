@@ -11,6 +11,9 @@ import dev.commplan.model.Collective;
 import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.PlanBuildException;
+import dev.commplan.runtime.nccl.binding.NcclEnums;
+import dev.commplan.runtime.nccl.binding.NcclTypeSupport;
+import dev.commplan.runtime.nccl.calls.SendRecvStandIns;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -36,7 +39,7 @@ class NcclSendRecvPathTest {
     for (int rank = 0; rank < ranks; rank++) {
       long[] sr = buffers(c, rank, root, inPlace);
       List<Transfer> mine = new ArrayList<>();
-      NcclCalls.viaSendRecv(c, sr[0], sr[1], SLICE, root, rank, ranks, (s, p, peer) -> mine.add(new Transfer(s, p, peer)));
+      SendRecvStandIns.viaSendRecv(c, sr[0], sr[1], SLICE, root, rank, ranks, (s, p, peer) -> mine.add(new Transfer(s, p, peer)));
       for (Transfer t : mine) {
         assertTrue(t.peer() >= 0 && t.peer() < ranks, t.toString());
       }
@@ -157,6 +160,6 @@ class NcclSendRecvPathTest {
     assertInstanceOf(BackendUnavailableException.class,
         NcclTypeSupport.unsupported(NcclVersion.decode(2804), DataType.BF16, null, true));
     assertArrayEquals(new int[] {10, 11},
-        new int[] {NcclArgs.dataType(DataType.F8E4M3), NcclArgs.dataType(DataType.F8E5M2)});
+        new int[] {NcclEnums.dataType(DataType.F8E4M3), NcclEnums.dataType(DataType.F8E5M2)});
   }
 }

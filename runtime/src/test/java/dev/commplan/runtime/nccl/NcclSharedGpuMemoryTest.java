@@ -8,6 +8,7 @@ import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.F32Buffer;
+import dev.commplan.runtime.nccl.memory.DeviceAllocator;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.CountDownLatch;

@@ -12,7 +12,10 @@ import dev.commplan.runtime.BackendUnavailableException;
 import dev.commplan.runtime.Backends;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.DataType;
-import dev.commplan.runtime.nccl.internal.NativeLibrary;
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
+import dev.commplan.runtime.nccl.binding.NativeAccessMessage;
+import dev.commplan.runtime.nccl.binding.NcclEnums;
+import dev.commplan.runtime.nccl.binding.raw.NativeLibrary;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -43,7 +46,7 @@ class NcclWithoutGpuTest {
   @Test
   void withTheCudaRuntimeButNoDeviceTheErrorSaysThereIsNoCudaDevice() {
     assumeTrue(NativeLibrary.cudart().isLoaded(), "libcudart.so.13 is not on this machine");
-    long raw = Checked.cudaGetDeviceCountRaw();
+    long raw = CheckedCuda.cudaGetDeviceCountRaw();
     assumeTrue((raw >>> 32) != 0 || raw == 0, "this machine has a CUDA device");
     BackendUnavailableException e = assertThrows(BackendUnavailableException.class, () -> NcclBackend.cluster(1));
     assertTrue(e.getMessage().startsWith("no CUDA device"), e.getMessage());
@@ -160,13 +163,13 @@ class NcclWithoutGpuTest {
     assertEquals(expected.length, DataType.values().length);
     DataType[] types = DataType.values();
     for (int i = 0; i < types.length; i++) {
-      assertEquals(expected[i], NcclArgs.dataType(types[i]), types[i].name());
+      assertEquals(expected[i], NcclEnums.dataType(types[i]), types[i].name());
     }
-    assertEquals(0, NcclArgs.op(ReduceOp.SUM));
-    assertEquals(1, NcclArgs.op(ReduceOp.PROD));
-    assertEquals(2, NcclArgs.op(ReduceOp.MAX));
-    assertEquals(3, NcclArgs.op(ReduceOp.MIN));
-    assertEquals(4, NcclArgs.op(ReduceOp.AVG));
+    assertEquals(0, NcclEnums.op(ReduceOp.SUM));
+    assertEquals(1, NcclEnums.op(ReduceOp.PROD));
+    assertEquals(2, NcclEnums.op(ReduceOp.MAX));
+    assertEquals(3, NcclEnums.op(ReduceOp.MIN));
+    assertEquals(4, NcclEnums.op(ReduceOp.AVG));
     for (NcclResult r : NcclResult.values()) {
       if (r != NcclResult.UNKNOWN) {
         assertEquals(r, NcclResult.of(r.code()));

@@ -7,6 +7,8 @@ import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.agreement.Agreement;
+import dev.commplan.runtime.nccl.binding.CheckedCuda;
+import dev.commplan.runtime.nccl.memory.NcclMemory;
 import dev.commplan.timing.SteadyState;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
@@ -69,30 +71,30 @@ public final class StreamStateProbe {
   }
 
   private static void queries(NcclCommunicator comm) {
-    Checked.cudaSetDevice(comm.device());
-    long stream = Checked.cudaStreamCreateNonBlocking();
+    CheckedCuda.cudaSetDevice(comm.device());
+    long stream = CheckedCuda.cudaStreamCreateNonBlocking();
     try (F32Buffer y = F32Buffer.allocate(comm, 1)) {
       print("cudaStreamQuery, new stream", query(stream));
       long[] one = {1};
-      int rc = dev.commplan.runtime.nccl.internal.Cuda.cudaMemcpyAsyncToDevice(NcclMemory.pointer(y),
+      int rc = dev.commplan.runtime.nccl.binding.raw.Cuda.cudaMemcpyAsyncToDevice(NcclMemory.pointer(y),
           MemorySegment.ofArray(one), 4, stream);
-      Checked.cuda("cudaMemcpyAsync", rc);
-      Checked.cudaStreamSynchronize(stream);
+      CheckedCuda.cuda("cudaMemcpyAsync", rc);
+      CheckedCuda.cudaStreamSynchronize(stream);
       print("cudaStreamQuery, after a finished copy on it", query(stream));
     } finally {
-      Checked.cudaStreamDestroy(stream);
+      CheckedCuda.cudaStreamDestroy(stream);
     }
   }
 
   private static double[] query(long stream) {
     for (int i = 0; i < QUERIES; i++) {
-      Checked.cudaStreamQuery(stream);
+      CheckedCuda.cudaStreamQuery(stream);
     }
     long[] t = new long[200];
     for (int k = 0; k < t.length; k++) {
       long t0 = System.nanoTime();
       for (int i = 0; i < 1000; i++) {
-        Checked.cudaStreamQuery(stream);
+        CheckedCuda.cudaStreamQuery(stream);
       }
       t[k] = System.nanoTime() - t0;
     }

@@ -7,6 +7,7 @@ import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.CapturedPlan;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.local.LocalCluster;
 import org.junit.jupiter.api.Test;
 
@@ -30,10 +31,11 @@ class PlanOnUnusableCommunicatorTest {
     try (LocalCluster cluster = new LocalCluster(1)) {
       cluster.run(comm -> {
         Plan plan = sum(comm, "test.Closed");
-        CapturedPlan captured = plan.capture(comm.stream());
+        Stream stream = comm.stream(); // taken while open: a closed communicator's stream() is refused itself
+        CapturedPlan captured = plan.capture(stream);
         comm.close();
-        for (Runnable run : new Runnable[] {() -> plan.execute(comm.stream()), () -> plan.executeStep(0, comm.stream()),
-            () -> plan.capture(comm.stream()), captured::launch}) {
+        for (Runnable run : new Runnable[] {() -> plan.execute(stream), () -> plan.executeStep(0, stream),
+            () -> plan.capture(stream), captured::launch}) {
           String message = assertThrows(IllegalStateException.class, run::run).getMessage();
           assertMentions(message, "plan test.Closed: its communicator (local rank 0) cannot run it:",
               "local communicator of rank 0 is closed");
@@ -49,8 +51,9 @@ class PlanOnUnusableCommunicatorTest {
       cluster.run(world -> {
         Communicator half = world.split(world.rank(), 0, "half " + world.rank());
         Plan plan = sum(half, "test.Split");
+        Stream stream = half.stream();
         half.close();
-        String message = assertThrows(IllegalStateException.class, () -> plan.execute(half.stream())).getMessage();
+        String message = assertThrows(IllegalStateException.class, () -> plan.execute(stream)).getMessage();
         assertMentions(message, "plan test.Split", "local communicator of rank 0 of half " + world.rank() + " is closed");
         plan.close();
       });

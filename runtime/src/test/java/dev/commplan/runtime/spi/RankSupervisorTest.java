@@ -95,10 +95,10 @@ class RankSupervisorTest {
         DisagreementException d = assertInstanceOf(DisagreementException.class, e.getCause(), e.toString());
         assertEquals(List.of("op"), d.differingFields());
         assertTrue(e.getMessage().startsWith("every rank of the test cluster returned, but world: the ranks disagree"
-            + " about their last calls"), e.getMessage());
-        // (each is rank 0 of its own cluster, so the message names rank 0 twice)
+            + " about their calls"), e.getMessage());
+        // (each is rank 0 of its own cluster: the message names them by their place in the supervisor's run)
         assertTrue(e.getMessage().contains("call 4 was, on rank 0, direct call: all-reduce F32 SUM, count 8; on rank"
-            + " 0, direct call: all-reduce F32 MAX, count 8 (differing: op)"), e.getMessage());
+            + " 1, direct call: all-reduce F32 MAX, count 8 (differing: op)"), e.getMessage());
       }
     }
   }

@@ -6,6 +6,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import dev.commplan.runtime.BF16Buffer;
 import dev.commplan.runtime.F8E4M3Buffer;
 import dev.commplan.runtime.F8E5M2Buffer;
+import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -71,7 +72,7 @@ public final class UserOps {
         target = MethodHandles.insertArguments(target, 0, format, op);
         MemorySegment stub = MpiNativeAccess.upcall(target,
             FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
-        MemorySegment out = java.lang.foreign.Arena.global().allocate(JAVA_LONG);
+        MemorySegment out = Arena.global().allocate(JAVA_LONG);
         int rc = Mpi.MPI_Op_create(stub.address(), 1, out.address());
         if (rc != Mpi.SUCCESS) {
           return -rc;
