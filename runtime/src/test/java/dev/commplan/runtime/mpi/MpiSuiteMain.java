@@ -86,7 +86,8 @@ public final class MpiSuiteMain {
     long start = System.nanoTime();
     int rank = comm.rank();
     int n = comm.size();
-    // MPI rounds 16-bit floats at every hop of its reduction, as NCCL does (docs/mpi.md, "Precision")
+    // MPI rounds 16-bit floats at every hop of its reduction, as NCCL does (docs/mpi/supported.md, "What is
+    // supported": precision)
     ProcessConformance.Settings settings = ProcessConformance.Settings.defaults()
         .withAccumulationRoundoff(CollectiveReference::typeAccumulation).withCounts(counts);
     ProcessConformance.Result kit = ProcessConformance.runOnRank(comm, settings);
