@@ -62,6 +62,15 @@ int cudaGraphLaunch(exec_t, stream_t);
 int cudaGraphExecDestroy(exec_t);
 int cudaGraphDestroy(graph_t);
 
+/* The driver API's module loading and launch (CommPlan's own kernels, driver.c) */
+int cuInit(unsigned);
+int cuModuleLoadData(void **, const void *);
+int cuModuleGetFunction(void **, void *, const char *);
+int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, stream_t, void **,
+                   void **);
+int cuGetErrorName(int, const char **);
+int cuGetErrorString(int, const char **);
+
 /* NCCL */
 int ncclGetVersion(int *);
 const char *ncclGetErrorString(int);
