@@ -51,6 +51,9 @@ final class LocalRendezvous {
     /** The stream each rank runs its call on (its communicator's own, or a plan's: the mesh's world's). */
     final LocalStream[] streams;
     final boolean[] hasFinished;
+    /** When each rank arrived, and when the last did: each rank's wait for its peers is the difference. */
+    final long[] arrivedAt;
+    long lastArrival;
     int arrived;
     int finished;
     int left;
@@ -65,6 +68,7 @@ final class LocalRendezvous {
       this.met = new MetCalls.Call[ranks];
       this.streams = new LocalStream[ranks];
       this.hasFinished = new boolean[ranks];
+      this.arrivedAt = new long[ranks];
     }
   }
 
@@ -75,11 +79,16 @@ final class LocalRendezvous {
     this.timeout = timeout;
   }
 
-  /** Meets the other ranks for collective number {@code sequence}, runs this rank's share, meets them again. */
-  void perform(int rank, long sequence, LocalCollective call, LocalStream stream) {
+  /**
+   * Meets the other ranks for collective number {@code sequence}, runs this rank's share, meets them again;
+   * returns how long this rank waited for its peers: from its arrival to the last rank's (the flight record's
+   * {@code waitedNanos}, docs/flight-records.md).
+   */
+  long perform(int rank, long sequence, LocalCollective call, LocalStream stream) {
     Meeting meeting = arrive(rank, sequence, call, stream);
     LocalKernels.run(meeting.calls, rank, stream.scratch);
     finish(rank, meeting, call);
+    return meeting.lastArrival - meeting.arrivedAt[rank];
   }
 
   /** Wakes every waiter with {@link RankAbortedException} caused by {@code cause}, now and from now on. */
@@ -104,8 +113,10 @@ final class LocalRendezvous {
       meeting.calls[rank] = call;
       meeting.met[rank] = call.met;
       meeting.streams[rank] = stream;
+      meeting.arrivedAt[rank] = System.nanoTime();
       meeting.arrived++;
       if (meeting.arrived == ranks) { // the agreement check decides whether the calls agree, and words it if not
+        meeting.lastArrival = meeting.arrivedAt[rank];
         meeting.mismatch = MetCalls.compareCollective(meeting.met, meeting.sequence);
         changed.signalAll();
       }
