@@ -69,7 +69,7 @@ final class FlightRecordJson {
 
   private static void operation(StringBuilder s, FlightRecorder.Entry e) {
     OperationLabel l = e.label();
-    OperationLabel.Kind kind = l.kind();
+    OperationLabel.Kind kind = e.kind();
     s.append("        {\"seq\": ").append(kind.sequenced() ? e.groupSeq() : -1)
         .append(", \"kind\": ").append(quote(kind.name().toLowerCase(Locale.ROOT)))
         .append(", \"plan\": ").append(l.planName() == null ? "null" : quote(l.planName()))

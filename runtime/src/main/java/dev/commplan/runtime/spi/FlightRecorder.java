@@ -59,11 +59,14 @@ public final class FlightRecorder {
    *     {@link FlightGroup}), or -1
    * @param waitedNanos how long this rank waited in it for its peers, or -1 if not known
    * @param stream the stream it was enqueued on: {@code stream 0} is the communicator's own
+   * @param kind what it is to the other ranks: its label's kind, or what the backend said of a direct call
+   *     ({@link #enqueuedDirect})
    */
   public record Entry(long sequence, OperationLabel label, State state, long enqueueNanos, long startNanos,
-      long endNanos, long groupSeq, long waitedNanos, String stream) {
+      long endNanos, long groupSeq, long waitedNanos, String stream, Kind kind) {
     /**
-     * An entry outside any group's sequence, its wait not known, on the communicator's own stream.
+     * An entry outside any group's sequence, its wait not known, on the communicator's own stream, of its label's
+     * kind.
      *
      * @param sequence the operation's number in its recorder, from 0
      * @param label what it was
@@ -74,7 +77,7 @@ public final class FlightRecorder {
      */
     public Entry(long sequence, OperationLabel label, State state, long enqueueNanos, long startNanos,
         long endNanos) {
-      this(sequence, label, state, enqueueNanos, startNanos, endNanos, -1, -1, OWN_STREAM);
+      this(sequence, label, state, enqueueNanos, startNanos, endNanos, -1, -1, OWN_STREAM, label.kind());
     }
   }
 
@@ -106,6 +109,7 @@ public final class FlightRecorder {
   private final byte[] directOp; // -1: none
   private final long[] directCount;
   private final int[] directRootOrPeer;
+  private final String[] directWhat; // what the backend calls a direct call of its own, or null
   /** The group whose sequence {@link Kind#sequenced()} operations take their numbers from, or null. */
   private final FlightGroup group;
   private final String stream;
@@ -158,6 +162,7 @@ public final class FlightRecorder {
     this.directOp = new byte[capacity];
     this.directCount = new long[capacity];
     this.directRootOrPeer = new int[capacity];
+    this.directWhat = new String[capacity];
     Arrays.fill(sequence, -1);
   }
 
@@ -204,28 +209,34 @@ public final class FlightRecorder {
 
   /**
    * Records a direct call just enqueued on {@code onStream}, by its arguments (no label is made: a backend's
-   * direct calls allocate nothing), and returns its sequence number. Its label is made only when it is read.
+   * direct calls allocate nothing), and returns its sequence number. Its label is made only when it is read:
+   * {@code WHAT: CALL} where the backend names it ({@code what}), else the agreement check's words for a {@link
+   * Kind#CHECK}, else a direct call's ({@link OperationLabel#direct(OperationLabel.Call)}).
    *
    * @param collective the collective
    * @param type its data type
    * @param op its reduction, or null
    * @param count its count
    * @param rootOrPeer its root, a send's or receive's peer, or -1
-   * @param check whether it is one of the agreement check's own calls
+   * @param kind what it is to the other ranks: {@link Kind#COLLECTIVE} or {@link Kind#P2P} for a user's call,
+   *     {@link Kind#CHECK} for the agreement check's, {@link Kind#LOCAL} for one no other rank's record lines up
+   *     with (MPI's comparison at a close, met only by ranks that close)
+   * @param what what the backend calls it, stored by reference ({@code agreement check at close() of world}), or
+   *     null
    * @param onStream the stream's name in records, stored by reference
    * @param nanos {@code System.nanoTime()} at enqueue
    * @return the operation's sequence number
    */
   public synchronized long enqueuedDirect(Collective collective, DataType type, ReduceOp op, long count,
-      int rootOrPeer, boolean check, String onStream, long nanos) {
-    Kind k = check ? Kind.CHECK : collective.pointToPoint() ? Kind.P2P : Kind.COLLECTIVE;
-    int i = take(k, onStream, nanos);
+      int rootOrPeer, Kind kind, String what, String onStream, long nanos) {
+    int i = take(kind, onStream, nanos);
     label[i] = null;
     directCollective[i] = (byte) collective.ordinal();
     directType[i] = (byte) type.ordinal();
     directOp[i] = (byte) (op == null ? -1 : op.ordinal());
     directCount[i] = count;
     directRootOrPeer[i] = rootOrPeer;
+    directWhat[i] = what;
     return sequence[i];
   }
 
@@ -387,6 +398,9 @@ public final class FlightRecorder {
     Collective c = COLLECTIVES[directCollective[i]];
     OperationLabel.Call call = OperationLabel.Call.of(c, TYPES[directType[i]], directOp[i] < 0 ? null
         : OPS[directOp[i]], directCount[i], directRootOrPeer[i], null, List.of());
+    if (directWhat[i] != null) {
+      return new OperationLabel(null, -1, -1, directWhat[i] + ": " + call.describe(), List.of(), List.of(call));
+    }
     return KINDS[kind[i]] == Kind.CHECK ? OperationLabel.agreementCheck(call) : OperationLabel.direct(call);
   }
 
@@ -403,7 +417,7 @@ public final class FlightRecorder {
       int i = slot(seq);
       if (sequence[i] == seq) {
         entries.add(new Entry(seq, labelOf(i), STATES[state[i]], enqueued[i], started[i], ended[i], groupSeq[i],
-            waited[i], streamName[i]));
+            waited[i], streamName[i], KINDS[kind[i]]));
       }
     }
     return entries;
