@@ -325,6 +325,18 @@ public final class FlightRecorder {
   }
 
   /**
+   * Whether operation {@code seq} is kept, has not ended, and is a {@link Kind#COLLECTIVE}: for a backend that
+   * learns of operations finishing when a wait returns, and times a wait only where it covered one collective.
+   *
+   * @param seq the operation's sequence number
+   * @return whether it is a collective still pending
+   */
+  public synchronized boolean pendingCollective(long seq) {
+    int i = slot(seq);
+    return sequence[i] == seq && state[i] < State.FINISHED.ordinal() && kind[i] == Kind.COLLECTIVE.ordinal();
+  }
+
+  /**
    * Operation {@code seq} finished, unless it has ended already (ignored once it has left the ring): for a
    * backend that learns of operations finishing per stream, not in the order they were recorded.
    *

@@ -78,7 +78,8 @@ public final class NcclDirectCalls {
           : collective.ncclFunction() + " (missing; as " + SendRecvStandIns.path(collective) + ")", rc);
     }
     lastStream = s;
-    events.record(label, groupDepth == 0 ? s : 0);
+    events.recordDirect(collective, send.dataType(), op, count, root, agreementCheck ? OperationLabel.Kind.CHECK
+        : collective.pointToPoint() ? OperationLabel.Kind.P2P : OperationLabel.Kind.COLLECTIVE, groupDepth == 0 ? s : 0);
   }
 
   /** Gather, Scatter or AllToAll as sends and receives in one group; the first failing code, or 0. */
