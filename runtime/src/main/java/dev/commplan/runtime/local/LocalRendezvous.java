@@ -51,8 +51,10 @@ final class LocalRendezvous {
     /** The stream each rank runs its call on (its communicator's own, or a plan's: the mesh's world's). */
     final LocalStream[] streams;
     final boolean[] hasFinished;
-    /** When each rank arrived, and when the last did: each rank's wait for its peers is the difference. */
-    final long[] arrivedAt;
+    /**
+     * When the last rank arrived: each rank's wait for its peers is this less its own arrival, which its stream
+     * keeps ({@link LocalStream#arrivedNanos}), so that timing the wait allocates nothing here.
+     */
     long lastArrival;
     int arrived;
     int finished;
@@ -68,7 +70,6 @@ final class LocalRendezvous {
       this.met = new MetCalls.Call[ranks];
       this.streams = new LocalStream[ranks];
       this.hasFinished = new boolean[ranks];
-      this.arrivedAt = new long[ranks];
     }
   }
 
@@ -88,7 +89,7 @@ final class LocalRendezvous {
     Meeting meeting = arrive(rank, sequence, call, stream);
     LocalKernels.run(meeting.calls, rank, stream.scratch);
     finish(rank, meeting, call);
-    return meeting.lastArrival - meeting.arrivedAt[rank];
+    return meeting.lastArrival - stream.arrivedNanos;
   }
 
   /** Wakes every waiter with {@link RankAbortedException} caused by {@code cause}, now and from now on. */
@@ -113,10 +114,11 @@ final class LocalRendezvous {
       meeting.calls[rank] = call;
       meeting.met[rank] = call.met;
       meeting.streams[rank] = stream;
-      meeting.arrivedAt[rank] = System.nanoTime();
+      long now = System.nanoTime();
+      stream.arrivedNanos = now;
       meeting.arrived++;
       if (meeting.arrived == ranks) { // the agreement check decides whether the calls agree, and words it if not
-        meeting.lastArrival = meeting.arrivedAt[rank];
+        meeting.lastArrival = now;
         meeting.mismatch = MetCalls.compareCollective(meeting.met, meeting.sequence);
         changed.signalAll();
       }

@@ -117,6 +117,11 @@ public final class LocalStream extends StreamBase {
    * last rank's arrival, {@link LocalRendezvous}), or -1; written and read by the worker only.
    */
   private long waited = -1;
+  /**
+   * When the collective the worker runs arrived at its rendezvous ({@code System.nanoTime()}), for its wait;
+   * written by the worker there, holding the rendezvous' lock, and read by it.
+   */
+  long arrivedNanos;
 
   LocalStream(LocalCommunicator comm, Duration timeout, int index) {
     super(comm, timeout);
