@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The MPI backend's all-reduce beside C's, in one command (issue 24, part 3; docs/mpi.md, "Measured figures"):
+# The MPI backend's all-reduce beside C's, in one command (issue 24, part 3; docs/mpi/figures.md, "Measured figures"):
 # for each process count, bench/native/mpi_allreduce.c (MPI_Iallreduce + MPI_Wait) and then
 # dev.commplan.runtime.mpi.MpiAllReduceTiming (a plan's execute + synchronize), the same counts and the same
 # steady-state method; then one table per process count with the ratio and the issue's target

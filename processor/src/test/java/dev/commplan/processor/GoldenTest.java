@@ -42,7 +42,7 @@ class GoldenTest {
 
   static Stream<Arguments> plans() {
     return Stream.of(
-        // docs/architecture.md's example: dims, ranks, AVG, in place and a gather into another field.
+        // docs/dev/generated-code.md's example: dims, ranks, AVG, in place and a gather into another field.
         plan("p.GradsPlan",
             source("p.Grads",
                 "@CommPlan(dims = {\"hidden\"})",

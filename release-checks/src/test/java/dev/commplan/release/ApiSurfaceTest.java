@@ -32,7 +32,7 @@ class ApiSurfaceTest {
 
   @ParameterizedTest(name = "{0}")
   @CsvSource({"commplan-model, dev.commplan.model", "commplan-annotations, dev.commplan.annotations",
-      "commplan-runtime, dev.commplan.runtime"})
+      "commplan-runtime, dev.commplan.runtime", "commplan-conformance, dev.commplan.conformance"})
   void theBuiltApiIsTheRecordedOne(String artifactId, String moduleName) throws IOException {
     String built = header(artifactId) + ApiSurface.of(module(moduleName), getClass().getClassLoader());
     Path file = Checkout.root().resolve("api").resolve(artifactId + ".txt");

@@ -35,11 +35,12 @@ import org.junit.jupiter.api.Test;
  */
 class PublishedPomsTest {
   /**
-   * What a release uploads: the parent (the others' POMs name it), the BOM, the four library jars and the
-   * doctor's (a command users download: docs/doctor.md).
+   * What a release uploads: the parent (the others' POMs name it), the BOM, the four library jars, the
+   * doctor's (a command users download: docs/doctor.md) and the conformance kit's (the suites a third party's
+   * backend runs from its own build: conformance/README.md).
    */
   private static final Set<String> PUBLISHED = Set.of("commplan-parent", "commplan-bom", "commplan-model",
-      "commplan-annotations", "commplan-processor", "commplan-runtime", "commplan-doctor");
+      "commplan-annotations", "commplan-processor", "commplan-runtime", "commplan-doctor", "commplan-conformance");
   private static final String LICENSE = "Apache-2.0";
   private static final String LICENSE_URL = "https://www.apache.org/licenses/LICENSE-2.0.txt";
 

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.commplan.conformance.TypedBits;
 import dev.commplan.runtime.local.LocalCluster;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.AfterAll;

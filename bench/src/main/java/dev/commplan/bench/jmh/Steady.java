@@ -12,7 +12,7 @@ package dev.commplan.bench.jmh;
  * millions of the calls inside it, far past those thresholds. With three, JMH's {@code -prof comp} showed
  * the JIT at work in most measurement iterations and {@code groupedCalls}' time still falling; with ten,
  * the time had settled within the warm-up iterations and compiling during measurement was occasional
- * (docs/bench.md, "JMH's warm-up", has the figures). bin/gpu-run adds {@code -prof comp}, so that every run
+ * (docs/bench/method.md, "JMH's warm-up", has the figures). bin/gpu-run adds {@code -prof comp}, so that every run
  * shows how much the JIT did while it measured. JMH's own default is 5 × 10 s; ten one-second iterations
  * let the warm-up iterations' times show where it settles.
  */

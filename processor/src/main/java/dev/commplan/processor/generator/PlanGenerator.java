@@ -22,7 +22,7 @@ import java.util.List;
 import javax.lang.model.element.Modifier;
 
 /**
- * {@link PlanModel} to the generated plan class (docs/architecture.md): a thin typed facade over the
+ * {@link PlanModel} to the generated plan class (docs/dev/generated-code.md): a thin typed facade over the
  * runtime's {@code PlanBuilder} and {@code Plan}. Sees only the model, never an {@code Element}; the caller
  * adds the originating element.
  *

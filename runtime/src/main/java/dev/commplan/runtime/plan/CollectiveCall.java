@@ -9,10 +9,13 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * One NCCL call of a schedule, with NCCL's arguments: {@code count} is NCCL's count (the send count for
- * AllGather, the receive count for ReduceScatter, the element count otherwise). In place means the same
- * memory with NCCL's offsets (AllGather: send = recv + rank·count; ReduceScatter: recv = send +
- * rank·count), already applied to the byte offsets here.
+ * One call of a schedule, with the arguments every backend gets (NCCL's, which the DSL's collectives
+ * follow): {@code count} is the call's count, the per-rank element count the collective is defined with
+ * ({@link dev.commplan.model.CountRule#ncclCount(long, long, long)}: the send count for AllGather and
+ * Gather, the receive count for ReduceScatter and Scatter, the count per peer for AllToAll, the element
+ * count otherwise). In place means the same memory at the collective's in-place offsets (AllGather:
+ * send = recv + rank·count; ReduceScatter: recv = send + rank·count), already applied to the byte offsets
+ * here.
  *
  * <p>Why {@code inPlace} is a component: two different regions of one memory block (user-bound buffers
  * that are views of one allocation) are not in place, and from the offsets alone AllGather's and
@@ -32,11 +35,11 @@ import java.util.Objects;
  * @param sendByteOffset where the send side starts in {@code sendMemory}, in bytes
  * @param recvMemory the block the receive side lies in
  * @param recvByteOffset where the receive side starts in {@code recvMemory}, in bytes
- * @param count NCCL's count: the send count for AllGather, the receive count for ReduceScatter, the element
- *     count otherwise
+ * @param count the call's count (see above): the send count for AllGather and Gather, the receive count for
+ *     ReduceScatter and Scatter, the count per peer for AllToAll, the element count otherwise
  * @param fields the plan fields this call covers (their send side), in memory order
- * @param inPlace whether send and receive are one buffer at NCCL's in-place offsets (a send or receive:
- *     true, its one buffer)
+ * @param inPlace whether send and receive are one buffer at the collective's in-place offsets (a send or
+ *     receive: true, its one buffer)
  * @param peer for SEND and RECV, the peer rank on this rank, or -1 for no transfer; -1 otherwise
  * @param peerExpression for SEND and RECV of a plan, the peer as declared; null otherwise (and for direct
  *     calls)
@@ -71,10 +74,10 @@ public record CollectiveCall(
    * @param sendByteOffset where the send side starts in {@code sendMemory}, in bytes
    * @param recvMemory the block the receive side lies in
    * @param recvByteOffset where the receive side starts in {@code recvMemory}, in bytes
-   * @param count NCCL's count: the send count for AllGather, the receive count for ReduceScatter, the element
-   *     count otherwise
+   * @param count the call's count (see the class comment): the send count for AllGather and Gather, the
+   *     receive count for ReduceScatter and Scatter, the count per peer for AllToAll, the element count otherwise
    * @param fields the plan fields this call covers (their send side), in memory order
-   * @param inPlace whether send and receive are one buffer at NCCL's in-place offsets
+   * @param inPlace whether send and receive are one buffer at the collective's in-place offsets
    * @param peer the rank this rank sends to or receives from, or -1 for no transfer on this rank
    * @param peerExpression the peer as declared in the plan; null for a direct call
    * @param group the group the call runs over ({@link Schedule#groups()}), {@code >= 0}
@@ -101,10 +104,10 @@ public record CollectiveCall(
    * @param sendByteOffset where the send side starts in {@code sendMemory}, in bytes
    * @param recvMemory the block the receive side lies in
    * @param recvByteOffset where the receive side starts in {@code recvMemory}, in bytes
-   * @param count NCCL's count: the send count for AllGather, the receive count for ReduceScatter, the element
-   *     count otherwise
+   * @param count the call's count (see the class comment): the send count for AllGather and Gather, the
+   *     receive count for ReduceScatter and Scatter, the count per peer for AllToAll, the element count otherwise
    * @param fields the plan fields this call covers (their send side), in memory order
-   * @param inPlace whether send and receive are one buffer at NCCL's in-place offsets
+   * @param inPlace whether send and receive are one buffer at the collective's in-place offsets
    */
   public CollectiveCall(
       Collective collective,
@@ -158,7 +161,7 @@ public record CollectiveCall(
   }
 
   /**
-   * The bytes of the send side: NCCL's count times the element size, times the ranks where it holds a
+   * The bytes of the send side: the call's count times the element size, times the ranks where it holds a
    * slice per rank (ReduceScatter, Scatter, AllToAll). (A send's or receive's one buffer for both sides.)
    *
    * @param ranks the communicator size

@@ -5,8 +5,10 @@ import dev.commplan.runtime.Stream;
 import java.util.Objects;
 
 /**
- * A schedule prepared by a backend ({@link Compiler#compile}): pointers resolved, calls laid out, so
- * that {@link #enqueue} allocates nothing on the Java heap.
+ * A schedule prepared by a backend ({@link Compiler#compile}): memory resolved, calls laid out, so that
+ * {@link #enqueue} allocates nothing on the Java heap. A backend that can record a schedule once and replay
+ * it (NCCL: a CUDA graph) overrides the capture methods; the others keep their defaults, under which a
+ * captured plan enqueues its calls again at every launch.
  */
 public interface CompiledSchedule {
   /** What a plan needs from a backend to run: implemented by every backend's communicator. */
@@ -23,8 +25,8 @@ public interface CompiledSchedule {
     CompiledSchedule compile(Schedule schedule);
 
     /**
-     * Why this communicator can no longer run a plan, in the backend's own words ({@code "... was aborted
-     * (ncclCommAbort) after ... timed out"}, {@code "... is closed"}), or null when it has nothing to say.
+     * Why this communicator can no longer run a plan, in the backend's own words ({@code "... is closed"};
+     * NCCL's {@code "... was aborted (ncclCommAbort) after ... timed out"}), or null when it has nothing to say.
      * {@link Plan} asks once the communicator reports {@code isClosed()} (an aborted one does too), so
      * that its message says what happened rather than only "closed". The default: null.
      *
@@ -53,8 +55,8 @@ public interface CompiledSchedule {
   }
 
   /**
-   * Enqueues every step in ascending order on {@code stream}, each step's calls inside one
-   * group, and returns without waiting.
+   * Enqueues every step in ascending order on {@code stream}, each step's calls inside one group of the
+   * backend (calls that must not wait for each other), and returns without waiting.
    *
    * @param stream a stream of the communicator that compiled the schedule
    */
@@ -76,7 +78,7 @@ public interface CompiledSchedule {
 
   /**
    * What {@link Plan#describe()} adds to call {@code call} of the step at position {@code step}: how the
-   * backend issues it where that is worth knowing (NCCL: {@code ncclGather}, or {@code grouped
+   * backend issues it where that is worth knowing (NCCL says {@code ncclGather}, or {@code grouped
    * ncclSend/ncclRecv} where the loaded NCCL lacks it), or null (the default: nothing to add).
    *
    * @param step the step's position in the schedule's step list
@@ -90,13 +92,13 @@ public interface CompiledSchedule {
   // ---------------------------------------------------------------- capture
 
   /**
-   * Whether {@code stream} is being captured into a CUDA graph right now (by the caller's own code, or
-   * by someone else's: CUDA does not say whose), so that what is enqueued on it is recorded, not run.
-   * A plan asks once per {@code execute} and passes the answer on ({@link #enqueueSteps(Stream, int,
-   * int, boolean)}): host bookkeeping that describes work running on the stream (the host-access guard's
-   * marks, a flight record entry, a CUDA event) must not be done for work that is only recorded. The
-   * default, for backends without CUDA graphs: false. Cheap (one {@code cudaStreamIsCapturing} on the
-   * NCCL backend) and allocation-free.
+   * Whether {@code stream} is being captured right now: what is enqueued on it is recorded, to be replayed
+   * later, not run (on NCCL, into a CUDA graph, by the caller's own code or by someone else's: CUDA does not
+   * say whose). A plan asks once per {@code execute} and passes the answer on ({@link #enqueueSteps(Stream,
+   * int, int, boolean)}): host bookkeeping that describes work running on the stream (the host-access
+   * guard's marks, a flight record entry, an event) must not be done for work that is only recorded. The
+   * default, for a backend that records nothing: false. Cheap and allocation-free (NCCL: one {@code
+   * cudaStreamIsCapturing}).
    *
    * @param stream a stream of the communicator that compiled the schedule
    * @return true while {@code stream} is being captured
@@ -108,8 +110,8 @@ public interface CompiledSchedule {
   /**
    * {@link #enqueueSteps(Stream, int, int)}, told what {@link #isCapturing} just said about {@code
    * stream}, so that a backend asks once per execute. When {@code capturing}, the backend only records
-   * the calls (no flight record, no events, nothing that waits on or queries the stream: CUDA would
-   * invalidate the capture). The default ignores it, which is right for backends without CUDA graphs.
+   * the calls (no flight record, no events, nothing that waits on or queries the stream: on NCCL, CUDA would
+   * invalidate the capture). The default ignores it, which is right for a backend that records nothing.
    *
    * @param stream a stream of the communicator that compiled the schedule
    * @param fromIndex the position of the first step to enqueue, from 0
@@ -121,14 +123,14 @@ public interface CompiledSchedule {
   }
 
   /**
-   * Records the whole schedule once for {@code stream} (on the NCCL backend: every step, each an NCCL
-   * group, captured into one CUDA graph), to be launched again and again. Every rank must capture at the
+   * Records the whole schedule once for {@code stream}, to be launched again and again (on the NCCL
+   * backend: every step, each an NCCL group, captured into one CUDA graph). Every rank must capture at the
    * same point of its sequence of collectives. The caller ({@code Plan.capture}) has checked the plan and
    * owns what is returned: it does the host-access guard's marks at every launch and closes it.
    *
-   * <p>The default, for backends without CUDA graphs (local, MPI, third-party ones): a {@link Capture}
-   * whose launch enqueues the schedule again, with the same results and the same cost as {@code
-   * execute}.
+   * <p>The default, for a backend that records nothing (local, MPI, and any other that does not override
+   * it): a {@link Capture} whose launch enqueues the schedule again, with the same results and the same cost
+   * as {@code execute}.
    *
    * @param stream the stream every launch enqueues on
    * @return the recording, owned by the caller
@@ -159,8 +161,8 @@ public interface CompiledSchedule {
     /**
      * Enqueues the recorded schedule once on the stream it was recorded for, and returns without
      * waiting. {@code capturing}: what {@link CompiledSchedule#isCapturing} just said about that stream;
-     * while it is being captured by someone else, the calls are recorded into that capture instead (a
-     * graph launch cannot be).
+     * while it is being captured by someone else, the calls are recorded into that capture instead (on
+     * NCCL, a graph launch cannot be).
      *
      * @param capturing whether the stream is being captured right now, as
      *     {@link CompiledSchedule#isCapturing} said
@@ -169,11 +171,12 @@ public interface CompiledSchedule {
     void launch(boolean capturing);
 
     /**
-     * {@return whether a CUDA graph backs the recording (false: {@link #launch} enqueues the calls again)}
+     * {@return whether the backend replays a recording of the calls (NCCL: a CUDA graph), which {@code
+     * CapturedPlan.isGraph()} reports; false: {@link #launch} enqueues the calls again}
      */
     boolean isGraph();
 
-    /** Frees the recording (the CUDA graph); idempotent. */
+    /** Frees the recording (NCCL: the CUDA graph); idempotent. */
     @Override
     void close();
   }

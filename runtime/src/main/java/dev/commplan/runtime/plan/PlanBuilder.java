@@ -454,7 +454,7 @@ public final class PlanBuilder {
    * plan (the default: the system property {@value #ORDER_CHECK_PROPERTY}, else off), also where the
    * communicator's check is off: where another rank ran another plan there (or another instance of this plan
    * class, or a direct call), the synchronize that covers it throws {@link DisagreementException} on every
-   * rank, naming both. It costs one comparison per execute (docs/reliability.md, "Execute order"); the
+   * rank, naming both. It costs one comparison per execute (docs/reliability/execute-order.md); the
    * setting is part of the plan's fingerprint.
    *
    * @param check true to compare the ranks' calls after every execute of this plan

@@ -8,8 +8,9 @@ import java.util.Locale;
 import java.util.Objects;
 
 /**
- * What a built plan issues: steps in ascending order, each a group of NCCL calls. Backends compile it
- * once ({@code Communicator#compile}); {@code describe()} renders it for people.
+ * What a built plan issues: steps in ascending order, each a group of calls (calls that must not wait for
+ * each other, issued together: on NCCL, one NCCL group). Backends compile it once ({@link
+ * CompiledSchedule.Compiler#compile}); {@code describe()} renders it for people.
  *
  * <p>A bucketed plan ({@link PlanBuilder#bucketBytes}) also lists its {@link #buckets()}: the same calls cut
  * per step and group into buckets, which its ready/finish rounds enqueue one by one; {@code execute} still
@@ -160,9 +161,9 @@ public record Schedule(String planName, int ranks, List<Step> steps, List<Group>
   }
 
   /**
-   * The schedule as a Graphviz DOT graph, for docs: one box per step (one NCCL group), one node per NCCL
-   * call with its collective, type, op or root, count, bytes sent per rank and the fields it covers;
-   * edges give the order steps run in. Render with {@code dot -Tsvg}.
+   * The schedule as a Graphviz DOT graph, for docs: one box per step (one group), one node per call with
+   * its collective, type, op or root, count, bytes sent per rank and the fields it covers; edges give the
+   * order steps run in. Render with {@code dot -Tsvg}.
    *
    * @return the DOT source, one graph
    */

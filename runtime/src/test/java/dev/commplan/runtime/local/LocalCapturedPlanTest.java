@@ -8,8 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.CapturedPlan;
-import dev.commplan.runtime.CapturedPlanSuite;
-import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.CommPlanException;
 import dev.commplan.runtime.CommTimeoutException;
@@ -26,26 +24,11 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Captured plans on the local backend, which has no CUDA graphs: {@code capture} returns a captured plan
- * whose {@code launch()} executes the plan. The shared {@link CapturedPlanSuite} on 1, 2, 3 and 4 ranks,
- * plus what only a CPU run can check cheaply: no allocation per launch, and a rank that never launches
- * makes the others time out in {@code synchronize()}, naming the plan.
+ * whose {@code launch()} executes the plan. The conformance kit's {@code CapturedPlanSuite} runs in
+ * LocalConformanceTest; here is what only a CPU run can check cheaply: no allocation per launch, and a rank
+ * that never launches makes the others time out in {@code synchronize()}, naming the plan.
  */
-class LocalCapturedPlanTest extends CapturedPlanSuite {
-  @Override
-  protected Cluster cluster(int ranks) {
-    return new LocalCluster(ranks);
-  }
-
-  @Override
-  protected int[] worldSizes() {
-    return new int[] {1, 2, 3, 4};
-  }
-
-  @Override
-  protected boolean expectsGraph(int ranks) {
-    return false;
-  }
-
+class LocalCapturedPlanTest {
   private static Plan twoSteps(Communicator comm) {
     PlanBuilder b = new PlanBuilder("captured.TwoSteps", comm, 0);
     int x = b.buffer("x", DataType.F32, 64, "{\"64\"}", null);

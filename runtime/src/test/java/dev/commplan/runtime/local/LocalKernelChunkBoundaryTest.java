@@ -7,7 +7,7 @@ import dev.commplan.model.Collective;
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
-import dev.commplan.runtime.TypedBits;
+import dev.commplan.conformance.TypedBits;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;

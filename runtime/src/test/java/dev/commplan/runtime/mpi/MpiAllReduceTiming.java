@@ -11,7 +11,8 @@ import java.util.Arrays;
 import java.util.Locale;
 
 /**
- * The MPI backend's all-reduce in its steady state, for docs/mpi.md, beside {@code bench/native/mpi_allreduce.c}
+ * The MPI backend's all-reduce in its steady state, for docs/mpi/figures.md, beside {@code
+ * bench/native/mpi_allreduce.c}
  * (the same calls as {@code MPI_Iallreduce} + {@code MPI_Wait}; {@code bench/native/mpi_compare.sh} runs both).
  * One call is a one-field plan's {@code execute} + {@code synchronize}: one in-place F32 SUM all-reduce.
  *
@@ -22,7 +23,7 @@ import java.util.Locale;
  * (calls, milliseconds, stable or cap) and the first call. The C program follows the same rule but for the JIT.
  * Then a plan of 64 fields of 1,024 that coalesce into one call, and the direct call {@code comm.allReduce(x, x,
  * SUM)} + {@code synchronize} of 1 and 1,024 floats. Rank 0 prints. Not a test: run it with mpirun
- * (docs/mpi.md); arguments, if any, are the counts.
+ * (docs/mpi/figures.md); arguments, if any, are the counts.
  */
 public final class MpiAllReduceTiming {
   private static final int MEASURED_UNITS = 30;

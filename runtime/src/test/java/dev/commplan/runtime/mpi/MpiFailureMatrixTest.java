@@ -23,8 +23,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * or pp, on a 2×2 and a 2×2×2 mesh ({@link MpiFaultMain}, a timeout of {@value #TIMEOUT_S} s; one mpirun per
  * case, one after the other, about 7 s each). Two more cases call {@code System.exit} while the others come late
  * to the call ({@code exit-late}): the exiting rank's close of the world must not time out before they do, or
- * its notice ends their waits before one can name it (it did once in CI, with the close waiting once the timeout). Every process ends as docs/reliability.md's "Failures across
- * processes" says, and none in native code: no JVM crash report, no exit code 134 or 139, and no signal in
+ * its notice ends their waits before one can name it (it did once in CI, with the close waiting once the timeout).
+ * Every process ends as docs/reliability/processes.md says, and none in native code: no JVM crash report, no
+ * exit code 134 or 139, and no signal in
  * mpirun's output but the SIGKILL of the rank the kill case kills.
  */
 class MpiFailureMatrixTest {
@@ -107,7 +108,7 @@ class MpiFailureMatrixTest {
       assertFalse(output.contains("truncated") || output.contains("MPI Error in NBC subrequest"), run.toString());
     }
     assertNotEquals(0, run.exitCode(), run.toString());
-    StringBuilder seen = new StringBuilder(); // each rank's outcome in a word, for docs/reliability.md's table
+    StringBuilder seen = new StringBuilder(); // each rank's outcome in a word, for docs/reliability/processes.md
     for (int r = 0; r < ranks; r++) {
       String o = outcomes[r];
       seen.append(r == 0 ? "" : ", ").append(r).append(' ').append(o.startsWith("caught ")

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.commplan.conformance.MeshSuite;
 import dev.commplan.runtime.SameDisagreement;
 import java.time.Duration;
 import java.util.List;
@@ -17,13 +18,14 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The MPI backend across real processes: {@code mpirun --oversubscribe -np N} of {@link MpiSuiteMain}
- * (the correctness matrix and the mixed plan on every rank) for N = 2, 3, 4, 5, 8, the two faults (a rank
- * killed mid-plan, a rank that never joins), MPI errors as exceptions ({@link MpiErrorsMain}), meshes on 8
- * processes ({@link MpiMeshMain}) and a family that fails together ({@link MpiFamilyMain}). Skips, saying why,
- * without mpirun or Open MPI.
+ * (the conformance kit on every rank, meshes of 4 and 8 processes among it, and MPI's own checks) for N = 2, 3,
+ * 4, 5, 8, the two faults (a rank killed mid-plan, a rank that never joins), MPI errors as exceptions ({@link
+ * MpiErrorsMain}) and a family that fails together ({@link MpiFamilyMain}). Skips, saying why, without mpirun
+ * or Open MPI.
  */
 class MpiMultiProcessTest {
   private static final Duration LIMIT = Duration.ofSeconds(180);
+  private static final Duration KIT_LIMIT = Duration.ofSeconds(420);
 
   @BeforeAll
   static void needsMpirun() {
@@ -34,20 +36,29 @@ class MpiMultiProcessTest {
     assumeTrue(reason == null, reason);
   }
 
+  /**
+   * The conformance kit on every rank (with the meshes of this world size: 2×2 on 4 processes; 2×4, 4×2 and
+   * 2×2×2 on 8), then MPI's own checks ({@link MpiSuiteMain}). The limit is the kit's: 8 processes on a 2-core
+   * machine take minutes.
+   */
   @ParameterizedTest(name = "{0} processes")
   @ValueSource(ints = {2, 3, 4, 5, 8})
-  void theCorrectnessSuitePassesOnEveryRank(int ranks) throws Exception {
-    MpiLauncher.Result run = MpiLauncher.run(ranks, LIMIT, MpiLauncher.classPath(),
+  void theConformanceKitAndMpisOwnChecksPassOnEveryRank(int ranks) throws Exception {
+    MpiLauncher.Result run = MpiLauncher.run(ranks, KIT_LIMIT, MpiLauncher.classPath(),
         List.of("-D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + "=60"), MpiSuiteMain.class.getName());
     assertFalse(run.killed(), run.toString());
     assertEquals(0, run.exitCode(), run.toString());
     assertTrue(run.output().contains("mpi suite: all " + ranks + " ranks passed"), run.toString());
-    Matcher m = Pattern.compile("mpi suite rank (\\d+) of " + ranks + ": 1932 collective runs .* all right").matcher(run.output());
+    Matcher m = Pattern.compile("mpi suite rank (\\d+) of " + ranks + ": the conformance kit \\(1932 collective runs\\)"
+        + ".* all right").matcher(run.output());
     int passed = 0;
     while (m.find()) {
       passed++;
     }
     assertEquals(ranks, passed, run.toString());
+    int meshes = MeshSuite.meshes(ranks).size();
+    assertTrue(Pattern.compile("conformance kit on rank 0 of " + ranks + ": .* a split and " + meshes + " meshes: all"
+        + " right").matcher(run.output()).find(), run.toString());
   }
 
   /**
@@ -165,23 +176,6 @@ class MpiMultiProcessTest {
       }
       assertTrue(run.output().contains("same-" + scenario + ": caught DisagreementException: " + message + "\n"),
           scenario + ": " + run);
-    }
-  }
-
-  /**
-   * Issue 23 on MPI: {@link MpiMeshMain} on 8 processes, a 2×4 and a 2×2×2 mesh, every collective and
-   * point-to-point pattern over each axis (and each pair of axes of the 2×2×2) against the reference, then a
-   * plan over the mesh's axes.
-   */
-  @Test
-  void meshesOfEightProcessesMatchTheReference() throws Exception {
-    MpiLauncher.Result run = MpiLauncher.run(8, LIMIT, MpiLauncher.classPath(),
-        List.of("-D" + dev.commplan.runtime.CommOptions.TIMEOUT_PROPERTY + "=120"), MpiMeshMain.class.getName());
-    assertFalse(run.killed(), run.toString());
-    assertEquals(0, run.exitCode(), run.toString());
-    for (int r = 0; r < 8; r++) {
-      assertTrue(run.output().contains("mpi mesh rank " + r + " of 8: meshes [[dp=2, tp=4], [pp=2, dp=2, tp=2]]: all right"),
-          run.toString());
     }
   }
 

@@ -1,18 +1,13 @@
 package dev.commplan.runtime.mpi;
 
 import dev.commplan.annotations.ReduceOp;
-import dev.commplan.runtime.CapturedPlan;
-import dev.commplan.runtime.CapturedPlanSuite;
-import dev.commplan.runtime.CollectiveCorrectnessSuite;
-import dev.commplan.runtime.CollectiveCorrectnessSuite.Case;
-import dev.commplan.runtime.CollectiveCorrectnessSuite.Expected;
-import dev.commplan.runtime.CollectiveReference;
+import dev.commplan.conformance.CollectiveCorrectnessSuite;
+import dev.commplan.conformance.CollectiveReference;
+import dev.commplan.conformance.ProcessConformance;
+import dev.commplan.model.Collective;
 import dev.commplan.runtime.DataType;
-import dev.commplan.runtime.PointToPointSuite;
 import dev.commplan.runtime.F32Buffer;
 import dev.commplan.runtime.I32Buffer;
-import dev.commplan.runtime.I64Buffer;
-import dev.commplan.model.Collective;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import java.util.ArrayList;
@@ -21,11 +16,12 @@ import java.util.List;
 
 /**
  * One process of the MPI correctness run, started by mpirun on every rank ({@link MpiMultiProcessTest}):
- * the whole matrix of {@link CollectiveCorrectnessSuite} on this process's rank of {@code
- * MPI_COMM_WORLD}, each rank checked against the expected results (every process computes every rank's
- * seeded input), every rank's result but ReduceScatter's compared bitwise with rank 0's (hashes, gathered
- * with the backend's own all-gather), then the suite's mixed plan. Prints one line per rank and exits 0
- * when every rank passed, 1 otherwise.
+ * the conformance kit on this process's rank of {@code MPI_COMM_WORLD} ({@link ProcessConformance}: the
+ * whole correctness matrix, each rank checked against the reference and compared bitwise with rank 0's where
+ * every rank receives the same, the plans, point-to-point, captured plans, a split, and every mesh of this
+ * world size), then what is MPI's own: a group of direct calls, a plan closed in flight, no allocation on the
+ * hot paths, fp8 AVG refused. Prints the kit's line and one of its own per rank, and exits 0 when every rank
+ * passed, 1 otherwise.
  *
  * <p>{@code --fault kill}: the last rank is killed (SIGKILL) in the middle of a plan; {@code --fault hang}: the last rank
  * never joins a plan's collectives, so the others time out (each prints its exception and exits 5). Both must end
@@ -90,41 +86,12 @@ public final class MpiSuiteMain {
     long start = System.nanoTime();
     int rank = comm.rank();
     int n = comm.size();
-    List<Case> cases = CollectiveCorrectnessSuite.allCases(n);
-    List<String> failures = new ArrayList<>();
-    long[] hashes = new long[cases.size() * counts.length];
-    boolean[] compare = new boolean[hashes.length];
-    int k = 0;
-    for (Case c : cases) {
-      for (long count : counts) {
-        Expected expected = CollectiveCorrectnessSuite.expected(c, count, CollectiveReference.typeAccumulation(c.type()));
-        long[] got = CollectiveCorrectnessSuite.runOnRank(comm, c, count, expected);
-        String failure = CollectiveCorrectnessSuite.checkRank(c, count, expected, rank, got);
-        if (failure != null) {
-          failures.add(failure);
-        }
-        hashes[k] = Arrays.hashCode(got) * 0x9E3779B97F4A7C15L + got.length;
-        compare[k] = CollectiveCorrectnessSuite.sameOnEveryRank(c.collective());
-        k++;
-      }
-    }
-    // Every rank's result must be bitwise rank 0's where every rank receives the same (sameOnEveryRank).
-    try (I64Buffer mine = I64Buffer.allocate(comm, hashes.length);
-        I64Buffer all = I64Buffer.allocate(comm, (long) n * hashes.length)) {
-      mine.copyFrom(hashes);
-      comm.allGather(mine, all, comm.stream());
-      comm.stream().synchronize();
-      long[] every = all.toArray();
-      int at = 0;
-      for (Case c : cases) {
-        for (long count : counts) {
-          if (compare[at] && every[rank * hashes.length + at] != every[at]) {
-            failures.add(c + ", count " + count + ", rank " + rank + ": not bitwise equal to rank 0's result");
-          }
-          at++;
-        }
-      }
-    }
+    // MPI rounds 16-bit floats at every hop of its reduction, as NCCL does (docs/mpi/supported.md, "What is
+    // supported": precision)
+    ProcessConformance.Settings settings = ProcessConformance.Settings.defaults()
+        .withAccumulationRoundoff(CollectiveReference::typeAccumulation).withCounts(counts);
+    ProcessConformance.Result kit = ProcessConformance.runOnRank(comm, settings);
+    List<String> failures = new ArrayList<>(kit.failures());
     String group = group(comm);
     if (group != null) {
       failures.add(group);
@@ -137,16 +104,6 @@ public final class MpiSuiteMain {
     if (allocation != null) {
       failures.add(allocation);
     }
-    String plan = CollectiveCorrectnessSuite.runPlanOnRank(comm);
-    if (!plan.isEmpty()) {
-      failures.add(plan);
-    }
-    String newPlan = CollectiveCorrectnessSuite.runNewCollectivesPlanOnRank(comm);
-    if (!newPlan.isEmpty()) {
-      failures.add(newPlan);
-    }
-    failures.addAll(PointToPointSuite.runAllOnRank(comm));
-    failures.addAll(captured(comm));
     failures.addAll(fp8AverageRefused(comm));
     // How many ranks failed, so that every process (and rank 0's summary) knows.
     int failedRanks;
@@ -157,15 +114,14 @@ public final class MpiSuiteMain {
       failedRanks = flag.get(0);
     }
     double seconds = (System.nanoTime() - start) / 1e9;
-    StringBuilder line = new StringBuilder().append("mpi suite rank ").append(rank).append(" of ").append(n)
-        .append(": ").append(hashes.length).append(" collective runs (").append(cases.size()).append(" cases × counts ")
-        .append(Arrays.toString(counts)).append("), group, close-in-flight, allocation, mixed-plan, new-collectives plan, point-to-point,"
-            + " captured-plan and fp8-average checks: ")
-        .append(failures.isEmpty() ? "all right" : failures.size() + " wrong").append(String.format(" in %.1f s", seconds));
+    // one println per line: mpirun interleaves the processes' output at each write
+    System.out.println(kit.summary());
+    System.out.println(String.format(java.util.Locale.ROOT, "mpi suite rank %d of %d: the conformance kit (%d collective"
+        + " runs), group, close-in-flight, allocation and fp8-average checks: %s in %.1f s", rank, n, kit.collectiveRuns(),
+        failures.isEmpty() ? "all right" : failures.size() + " wrong", seconds));
     for (String failure : failures.subList(0, Math.min(20, failures.size()))) {
-      line.append("\n  FAIL ").append(failure);
+      System.out.println("  FAIL " + failure);
     }
-    System.out.println(line);
     if (rank == 0) {
       System.out.println(failedRanks == 0
           ? "mpi suite: all " + n + " ranks passed"
@@ -209,42 +165,6 @@ public final class MpiSuiteMain {
     } catch (dev.commplan.runtime.PlanBuildException e) {
       if (!e.getMessage().startsWith(tag)) {
         failures.add("fp8 AVG plan refused without " + tag + ": " + e.getMessage());
-      }
-    }
-    return failures;
-  }
-
-  /**
-   * Captured plans on MPI, where {@code launch()} executes the plan: every collective and op or root, in
-   * and out of place, for three data types, each captured and launched 3 times on fresh inputs and
-   * checked; the multi-step plan launched 50 times with host writes in between; launch after close
-   * refused. Returns what was wrong.
-   */
-  private static List<String> captured(MpiCommunicator comm) {
-    List<Case> cases = new ArrayList<>();
-    for (Collective collective : new Collective[] {
-        Collective.ALL_REDUCE, Collective.REDUCE_SCATTER, Collective.ALL_GATHER, Collective.BROADCAST}) {
-      for (DataType type : new DataType[] {DataType.F32, DataType.I64, DataType.U8}) {
-        cases.addAll(CollectiveCorrectnessSuite.cases(collective, type, comm.size()));
-      }
-    }
-    List<String> failures = new ArrayList<>(CapturedPlanSuite.launchCasesOnRank(comm, cases,
-        CapturedPlanSuite.COUNT, 3, CollectiveReference::typeAccumulation, false));
-    String mixed = CapturedPlanSuite.launchMixedOnRank(comm, 50);
-    if (mixed != null) {
-      failures.add("captured mixed plan: " + mixed);
-    }
-    PlanBuilder b = new PlanBuilder("suite.CapturedClosed", comm, 0);
-    int x = b.buffer("x", DataType.F32, 4, "{\"4\"}", null);
-    b.allReduce(0, x, x, ReduceOp.SUM);
-    try (Plan plan = b.build()) {
-      CapturedPlan captured = plan.capture(comm.stream());
-      captured.close();
-      try {
-        captured.launch();
-        failures.add("launch after close did not throw on rank " + comm.rank());
-      } catch (IllegalStateException expected) {
-        // right
       }
     }
     return failures;

@@ -11,7 +11,7 @@ import java.util.Arrays;
 import java.util.Locale;
 
 /**
- * Where one agreement check's time goes on NCCL (docs/reliability.md, "Agreement check"): the parts of a
+ * Where one agreement check's time goes on NCCL (docs/reliability/agreement-cost.md): the parts of a
  * check done by hand with the check itself off, each timed alone (median of {@code reps} after as many
  * warm-ups): the host write of the staged header and records, the group of two all-gathers (in place, as
  * the window of 64 did it, and out of place from the staged copy, as now) with a synchronize, the read of

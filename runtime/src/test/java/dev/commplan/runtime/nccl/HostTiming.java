@@ -14,7 +14,7 @@ import java.util.Locale;
  * ({@code ThreadMXBean.getThreadAllocatedBytes} over 200 runs without the wait, twice: the row gives the
  * second pass, and a comment line after it the first where that allocated more. 200 runs of 200 direct
  * calls without a wait are 40,000 calls, and the agreement check's pool grows to what that many unwaited
- * calls need, once: docs/reliability.md, "Its memory").
+ * calls need, once: docs/reliability/agreement-cost.md, "Its memory").
  */
 final class HostTiming {
   /** Runs per heap pass, without a wait between them. */

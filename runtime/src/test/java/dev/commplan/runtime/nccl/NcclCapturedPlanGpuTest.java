@@ -1,8 +1,8 @@
 package dev.commplan.runtime.nccl;
 
-import dev.commplan.runtime.CapturedPlanSuite;
+import dev.commplan.conformance.CapturedPlanSuite;
 import dev.commplan.runtime.Cluster;
-import dev.commplan.runtime.CollectiveReference;
+import dev.commplan.conformance.CollectiveReference;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.nccl.sharing.GpuSharing;
 
@@ -16,6 +16,11 @@ import dev.commplan.runtime.nccl.sharing.GpuSharing;
  */
 @NcclRanksGpuTest
 class NcclCapturedPlanGpuTest extends CapturedPlanSuite {
+  @Override
+  protected String backend() {
+    return "nccl";
+  }
+
   @Override
   protected Cluster cluster(int ranks) {
     return NcclBackend.cluster(ranks);

@@ -2,8 +2,8 @@ package dev.commplan.runtime.nccl;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.Cluster;
-import dev.commplan.runtime.CollectiveCorrectnessSuite;
-import dev.commplan.runtime.CollectiveReference;
+import dev.commplan.conformance.CollectiveCorrectnessSuite;
+import dev.commplan.conformance.CollectiveReference;
 import dev.commplan.runtime.DataType;
 import java.util.Arrays;
 import java.util.stream.LongStream;
@@ -21,6 +21,11 @@ import java.util.stream.LongStream;
 class NcclCollectiveCorrectnessTest extends CollectiveCorrectnessSuite {
   /** Per-rank byte sizes whose neighbours are tested: {@value} (a comma list; empty for none). */
   static final String BOUNDARY_PROPERTY = "commplan.gpu.boundaryBytes";
+
+  @Override
+  protected String backend() {
+    return "nccl";
+  }
 
   @Override
   protected Cluster cluster(int ranks) {

@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.Cluster;
-import dev.commplan.runtime.CollectiveCorrectnessSuite;
-import dev.commplan.runtime.CollectiveCorrectnessSuite.Case;
-import dev.commplan.runtime.CollectiveCorrectnessSuite.Expected;
-import dev.commplan.runtime.CollectiveReference;
+import dev.commplan.conformance.CollectiveCorrectnessSuite;
+import dev.commplan.conformance.CollectiveCorrectnessSuite.Case;
+import dev.commplan.conformance.CollectiveCorrectnessSuite.Expected;
+import dev.commplan.conformance.CollectiveReference;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.nccl.binding.raw.NcclCollectives;
 import dev.commplan.runtime.nccl.calls.SendRecvStandIns;

@@ -2,7 +2,7 @@ package dev.commplan.runtime.nccl;
 
 import dev.commplan.runtime.Cluster;
 import dev.commplan.runtime.DataType;
-import dev.commplan.runtime.PointToPointSuite;
+import dev.commplan.conformance.PointToPointSuite;
 
 /**
  * The send/receive suite on the NCCL backend at the world sizes of {@link GpuRanks} (one rank per GPU by
@@ -12,6 +12,11 @@ import dev.commplan.runtime.PointToPointSuite;
  */
 @NcclRanksGpuTest
 class NcclPointToPointTest extends PointToPointSuite {
+  @Override
+  protected String backend() {
+    return "nccl";
+  }
+
   @Override
   protected Cluster cluster(int ranks) {
     return NcclBackend.cluster(ranks);

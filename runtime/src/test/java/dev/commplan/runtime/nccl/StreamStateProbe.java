@@ -15,8 +15,8 @@ import java.util.Arrays;
 import java.util.Locale;
 
 /**
- * Whether a stream that has never held work synchronizes faster than one that has (docs/reliability.md,
- * "Agreement check", its cost on one rank). On one rank an in-place all-reduce enqueues nothing, so in
+ * Whether a stream that has never held work synchronizes faster than one that has (docs/reliability/agreement-cost.md,
+ * its cost on one rank). On one rank an in-place all-reduce enqueues nothing, so in
  * {@code AgreementCheckCost nccl 1} the stream of the check-off runs never holds work, while the check's
  * all-gathers put work on the other one. Timed here, each in the steady state:
  *

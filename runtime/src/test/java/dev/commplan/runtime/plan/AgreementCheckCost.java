@@ -14,7 +14,7 @@ import dev.commplan.timing.SteadyState;
 import java.util.Locale;
 
 /**
- * What the agreement check costs (docs/reliability.md, "Agreement check"): the time of a direct in-place
+ * What the agreement check costs (docs/reliability/agreement-cost.md): the time of a direct in-place
  * F32 all-reduce of {@code count} + synchronize, and of a one-step plan's execute + synchronize, on a
  * communicator with the check off, then on, then off again. The check runs once every {@value
  * Agreement#MAX_INTERVAL} units in the steady state, so each timed unit is {@value Agreement#MAX_INTERVAL}

@@ -20,9 +20,9 @@ import java.util.Locale;
  * tester timed on an H200: batches of {@value #BATCH} in-place all-reduces of F32 x {@code count} (256) and
  * one synchronize, on one rank. The check off, on, off, on, each on a fresh cluster (as a program starts), then
  * the check off on a stream that has held work (one all-gather first: the check's own calls put work on the
- * stream, which makes a synchronize slower on NCCL, docs/reliability.md); each variant warms up until the
- * per-call time is stable ({@link SteadyState}'s default rule) and prints its warm-up. A timed unit is {@value
- * #BATCHES} batches, a multiple of every check interval, so each carries the same number of checks. First, the
+ * stream, which makes a synchronize slower on NCCL, docs/reliability/agreement-cost.md); each variant warms up
+ * until the per-call time is stable ({@link SteadyState}'s default rule) and prints its warm-up. A timed unit is
+ * {@value #BATCHES} batches, a multiple of every check interval, so each carries the same number of checks. First, the
  * host's own work per call with the check on, without any device work: an {@link Agreement} whose checks are
  * skipped, recording {@code 10^7} calls.
  *

@@ -60,7 +60,7 @@ class MismatchFuzzTest {
 
   /** The ops a plan may reduce {@code type} with: AVG on fp8 is refused ({@code [CommPlan/Fp8Average]}). */
   private static ReduceOp[] ops(DataType type) {
-    return dev.commplan.runtime.CollectiveCorrectnessSuite.ops(type).toArray(ReduceOp[]::new);
+    return dev.commplan.conformance.CollectiveCorrectnessSuite.ops(type).toArray(ReduceOp[]::new);
   }
 
   /** The types a plan may reduce with {@code op} (null: any). */

@@ -10,7 +10,7 @@ import dev.commplan.timing.SteadyState;
 import java.util.Locale;
 
 /**
- * What the execute-order check costs (docs/reliability.md): median time of execute + synchronize of a
+ * What the execute-order check costs (docs/reliability/execute-order.md): median time of execute + synchronize of a
  * one-step plan (an F32 all-reduce of {@code count}), with the check off and on, each measured over
  * {@code iters} runs after {@link SteadyState}'s warm-up (its runs and time printed per variant; the ranks
  * agree when to stop through {@link CollectiveConsensus}).

@@ -10,7 +10,7 @@ import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.F32Buffer;
-import dev.commplan.runtime.TypedBits;
+import dev.commplan.conformance.TypedBits;
 import dev.commplan.runtime.U8Buffer;
 import dev.commplan.runtime.local.LocalCluster;
 import dev.commplan.runtime.nccl.CudaException;

@@ -1,27 +1,31 @@
-package dev.commplan.runtime;
+package dev.commplan.conformance;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Peer;
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.F32Buffer;
+import dev.commplan.runtime.F64Buffer;
+import dev.commplan.runtime.I32Buffer;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
-import org.junit.jupiter.api.TestInstance;
 
 /**
- * Send and Recv, for any backend (subclass it as {@link CollectiveCorrectnessSuite} is): plans with the
+ * Send and Recv, for any backend (subclass it and name the backend, as {@link BackendSuite} says): plans with the
  * DSL's peers ({@code rank ± k}, wrapped or not) and direct calls, every data type, each pattern checked on
  * every rank against the value its peer sent.
  *
@@ -37,37 +41,23 @@ import org.junit.jupiter.api.TestInstance;
  *   <li>direct calls: a ring in one group, and a pipeline without a group (a chain that unwinds).
  * </ul>
  *
- * <p>The per-rank logic is public and static ({@link #runAllOnRank}), so that MPI's suite runs it under
- * mpirun.
+ * <p>The per-rank logic is public and static ({@link #runAllOnRank}, {@link #patterns}), so that a backend
+ * whose ranks are processes runs it on each ({@link ProcessConformance}), and a mesh over each axis ({@link
+ * MeshSuite}).
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-public abstract class PointToPointSuite {
-  private final Map<Integer, Cluster> clusters = new HashMap<>();
+public abstract class PointToPointSuite extends BackendSuite {
+  /** For subclasses. */
+  protected PointToPointSuite() {}
 
-  /** A fresh cluster of {@code ranks} ranks on the backend under test. */
-  protected abstract Cluster cluster(int ranks);
-
-  /** The world sizes to test. */
-  protected abstract int[] worldSizes();
-
-  /** Whether the backend under test runs {@code type} here (NCCL: fp8 from 2.24 on). Default: every type. */
-  protected boolean supports(DataType type) {
-    return true;
-  }
-
-  @AfterAll
-  void closeClusters() {
-    clusters.values().forEach(Cluster::close);
-    clusters.clear();
-  }
-
-  private Cluster clusterOf(int ranks) {
-    return clusters.computeIfAbsent(ranks, this::cluster);
-  }
-
-  /** The patterns, by name, for the types {@code supported}; each returns "" on success, else what is wrong. */
-  public static Map<String, Function<Communicator, String>> patterns(java.util.function.Predicate<DataType> supported) {
-    Map<String, Function<Communicator, String>> p = new java.util.LinkedHashMap<>();
+  /**
+   * The patterns, by name, for the types {@code supported}; each runs on one rank (every rank of the
+   * communicator calls it) and returns "" on success, else what is wrong.
+   *
+   * @param supported the data types the backend runs
+   * @return the patterns, in the order they run
+   */
+  public static Map<String, Function<Communicator, String>> patterns(Predicate<DataType> supported) {
+    Map<String, Function<Communicator, String>> p = new LinkedHashMap<>();
     for (DataType type : DataType.values()) {
       if (supported.test(type)) {
         p.put("pipeline " + type, comm -> pipeline(comm, type, 5));
@@ -98,10 +88,16 @@ public abstract class PointToPointSuite {
     return tests.stream();
   }
 
-  /** Every pattern on {@code comm}'s rank (every rank must call it); the failures, "rank r: pattern: ...". */
-  public static List<String> runAllOnRank(Communicator comm) {
+  /**
+   * Every pattern on {@code comm}'s rank (every rank must call it).
+   *
+   * @param comm this rank's communicator
+   * @param supported the data types the backend runs
+   * @return the failures, "pattern: rank r: ..."; empty when every pattern was right
+   */
+  public static List<String> runAllOnRank(Communicator comm, Predicate<DataType> supported) {
     List<String> failures = new ArrayList<>();
-    for (Map.Entry<String, Function<Communicator, String>> e : patterns(type -> true).entrySet()) {
+    for (Map.Entry<String, Function<Communicator, String>> e : patterns(supported).entrySet()) {
       String failure = e.getValue().apply(comm);
       if (!failure.isEmpty()) {
         failures.add(e.getKey() + ": " + failure);

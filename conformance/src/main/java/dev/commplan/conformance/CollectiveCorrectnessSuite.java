@@ -1,4 +1,4 @@
-package dev.commplan.runtime;
+package dev.commplan.conformance;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -6,26 +6,29 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
+import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.F32Buffer;
+import dev.commplan.runtime.F64Buffer;
+import dev.commplan.runtime.I32Buffer;
+import dev.commplan.runtime.U8Buffer;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.DynamicContainer;
 import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
-import org.junit.jupiter.api.TestInstance;
 
 /**
- * The collectives' correctness, for any backend: subclass it with {@link #cluster} and {@link
- * #worldSizes} (the local backend's is {@code LocalCollectiveCorrectnessTest}; a GPU backend subclasses it
- * the same way, returning the world sizes it has GPUs for).
+ * The collectives' correctness, for any backend: subclass it and name the backend ({@link #backend()}); the
+ * hooks of {@link BackendSuite} say what else differs (the world sizes, the types, the precision of its
+ * reductions), and {@link #counts(Case)} may add element counts (NCCL adds its chunk boundaries).
  *
  * <p>The matrix: each collective but Send and Recv ({@link PointToPointSuite}) × every data type × every
  * op (AllReduce, ReduceScatter, Reduce) and root 0 and the last rank (Broadcast, Reduce, Gather, Scatter)
@@ -40,36 +43,30 @@ import org.junit.jupiter.api.TestInstance;
  * <p>It also runs built plans (coalesced calls, in-place slices, steps that read earlier steps) through
  * {@code Communicator.compile}, which is backend code too.
  *
- * <p>One cluster per world size is reused across the cases and closed after all of them.
- *
  * <p>The per-case logic is also public and static ({@link #allCases}, {@link #expected}, {@link
  * #runOnRank}, {@link #checkRank}, {@link #runPlanOnRank}), so that a backend whose ranks are separate
- * processes (MPI, under mpirun) runs the same cases, each process on its own rank.
+ * processes runs the same cases, each process on its own rank ({@link ProcessConformance}).
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-public abstract class CollectiveCorrectnessSuite {
-  private final Map<Integer, Cluster> clusters = new HashMap<>();
-
-  /** A fresh cluster of {@code ranks} ranks on the backend under test. */
-  protected abstract Cluster cluster(int ranks);
-
-  /** The world sizes to test. */
-  protected abstract int[] worldSizes();
+public abstract class CollectiveCorrectnessSuite extends BackendSuite {
+  /** For subclasses. */
+  protected CollectiveCorrectnessSuite() {}
 
   /**
-   * Whether the backend under test runs {@code type} here (the NCCL backend needs NCCL 2.24 for the fp8
-   * types); the matrix leaves out the types it does not. Default: every type.
+   * {@return the per-rank element counts to test (the call's count, {@link
+   * dev.commplan.model.CountRule#ncclCount(long, long, long)})} Odd, so that slicing bugs show. The default:
+   * {@link #DEFAULT_COUNTS}.
    */
-  protected boolean supports(DataType type) {
-    return true;
-  }
-
-  /** Per-rank element counts to test (NCCL's count); odd so that slicing bugs show. */
   protected long[] counts() {
     return DEFAULT_COUNTS.clone();
   }
 
-  /** The per-rank element counts of case {@code c}: {@link #counts()} unless a backend adds some (NCCL: chunk boundaries). */
+  /**
+   * The per-rank element counts of case {@code c}: {@link #counts()} unless a backend adds some (NCCL: its
+   * chunk boundaries).
+   *
+   * @param c the case
+   * @return its counts
+   */
   protected long[] counts(Case c) {
     return counts();
   }
@@ -78,27 +75,15 @@ public abstract class CollectiveCorrectnessSuite {
   public static final long[] DEFAULT_COUNTS = {1, 7, 1003};
 
   /**
-   * The unit roundoff of the precision the backend accumulates floating-point reductions in, which
-   * sets the tolerance ({@link CollectiveReference#tolerance}). The default is the local backend's:
-   * float for F16, BF16 and F32, double for F64 ({@link CollectiveReference#floatAccumulation}). A
-   * backend whose partial results travel between devices in the buffer's own type (NCCL) returns
-   * {@link CollectiveReference#typeAccumulation} instead.
+   * One collective as a test case: what to call, on how many ranks.
+   *
+   * @param collective the collective; not a send or receive
+   * @param type the data type of both sides
+   * @param op the reduction, or null for a collective without one
+   * @param root the root of a rooted collective, or -1
+   * @param inPlace whether the receive side is the send side (at the collective's in-place offsets)
+   * @param ranks the world size
    */
-  protected double accumulationRoundoff(DataType type) {
-    return CollectiveReference.floatAccumulation(type);
-  }
-
-  @AfterAll
-  void closeClusters() {
-    clusters.values().forEach(Cluster::close);
-    clusters.clear();
-  }
-
-  private Cluster clusterOf(int ranks) {
-    return clusters.computeIfAbsent(ranks, this::cluster);
-  }
-
-  /** One collective as a test case: what to call, on how many ranks. */
   public record Case(Collective collective, DataType type, ReduceOp op, int root, boolean inPlace, int ranks) {
     @Override
     public String toString() {
@@ -107,7 +92,13 @@ public abstract class CollectiveCorrectnessSuite {
           + " on " + ranks + " ranks";
     }
 
-    /** The seed of {@code rank}'s random input for {@code count}. */
+    /**
+     * The seed of {@code rank}'s random input for {@code count}.
+     *
+     * @param count the per-rank element count
+     * @param rank the rank
+     * @return the seed, different for every case, count and rank
+     */
     public long seed(long count, int rank) {
       return ((((long) collective.ordinal() * 31 + type.ordinal()) * 31 + (op == null ? 7 : op.ordinal())) * 31
           + root) * 1_000_003L + (inPlace ? 17 : 0) + ranks * 7919L + count * 104_729L + rank;
@@ -154,12 +145,17 @@ public abstract class CollectiveCorrectnessSuite {
     return matrix(Collective.ALL_TO_ALL);
   }
 
-  /** The collectives of the matrix: every one but Send and Recv ({@link PointToPointSuite} has those). */
+  /** {@return the collectives of the matrix: every one but Send and Recv ({@link PointToPointSuite} has those)} */
   public static List<Collective> collectives() {
     return Arrays.stream(Collective.values()).filter(c -> !c.pointToPoint()).toList();
   }
 
-  /** Whether every rank receives the same result (then compared bitwise with rank 0's). */
+  /**
+   * Whether every rank receives the same result (then compared bitwise with rank 0's).
+   *
+   * @param c a collective
+   * @return true for AllReduce, Broadcast and AllGather
+   */
   public static boolean sameOnEveryRank(Collective c) {
     return c == Collective.ALL_REDUCE || c == Collective.BROADCAST || c == Collective.ALL_GATHER;
   }
@@ -172,7 +168,12 @@ public abstract class CollectiveCorrectnessSuite {
                 c.toString(), () -> runCase(c)))))));
   }
 
-  /** Every case of the matrix on {@code ranks} ranks: each collective × type × op or root × in/out of place. */
+  /**
+   * Every case of the matrix on {@code ranks} ranks: each collective × type × op or root × in/out of place.
+   *
+   * @param ranks the world size
+   * @return the cases, every type's
+   */
   public static List<Case> allCases(int ranks) {
     List<Case> all = new ArrayList<>();
     for (Collective collective : collectives()) {
@@ -185,13 +186,23 @@ public abstract class CollectiveCorrectnessSuite {
 
   /**
    * The ops a reduction of {@code type} is offered with: every one, but AVG on fp8 ({@code
-   * [CommPlan/Fp8Average]}, refused on every backend; {@code plan.Fp8AverageTest} checks the refusal).
+   * [CommPlan/Fp8Average]}, refused on every backend, before the backend sees the call).
+   *
+   * @param type a data type
+   * @return its ops
    */
   public static List<ReduceOp> ops(DataType type) {
     return Arrays.stream(ReduceOp.values()).filter(op -> !(op == ReduceOp.AVG && type.isFloat8())).toList();
   }
 
-  /** The cases of one collective and type on {@code ranks} ranks. */
+  /**
+   * The cases of one collective and type on {@code ranks} ranks.
+   *
+   * @param collective a collective; not a send or receive
+   * @param type a data type
+   * @param ranks the world size
+   * @return each op or root, in and out of place (AllToAll: out of place only)
+   */
   public static List<Case> cases(Collective collective, DataType type, int ranks) {
     List<Case> cases = new ArrayList<>();
     for (boolean inPlace : new boolean[] {false, true}) {
@@ -242,7 +253,15 @@ public abstract class CollectiveCorrectnessSuite {
     }
   }
 
-  /** The expected results of {@code c} for {@code count} on every rank, from every rank's seeded input. */
+  /**
+   * The expected results of {@code c} for {@code count} on every rank, from every rank's seeded input.
+   *
+   * @param c the case
+   * @param count the per-rank element count
+   * @param roundoff the unit roundoff of the backend's floating-point reductions ({@link
+   *     BackendSuite#accumulationRoundoff})
+   * @return every rank's expected result
+   */
   public static Expected expected(Case c, long count, double roundoff) {
     long[][] inputs = new long[c.ranks()][];
     for (int r = 0; r < c.ranks(); r++) {
@@ -251,12 +270,29 @@ public abstract class CollectiveCorrectnessSuite {
     return expected(c, count, inputs, roundoff);
   }
 
-  /** Runs {@code c} on {@code comm}'s rank with its seeded input; returns what the rank received (bits). */
+  /**
+   * Runs {@code c} on {@code comm}'s rank with its seeded input (every rank of {@code comm} calls it).
+   *
+   * @param comm this rank's communicator, of {@code c.ranks()} ranks
+   * @param c the case
+   * @param count the per-rank element count
+   * @param expected the expected results ({@link #expected(Case, long, double)}), for the poison
+   * @return what the rank received, as bit patterns
+   */
   public static long[] runOnRank(Communicator comm, Case c, long count, Expected expected) {
     return runOnRank(comm, c, count, randomInputs(c, count, comm.rank()), expected);
   }
 
-  /** Runs {@code c} on {@code comm}'s rank with {@code input} (this rank's); returns what the rank received (bits). */
+  /**
+   * Runs {@code c} on {@code comm}'s rank with {@code input} (every rank of {@code comm} calls it).
+   *
+   * @param comm this rank's communicator, of {@code c.ranks()} ranks
+   * @param c the case
+   * @param count the per-rank element count
+   * @param input this rank's send side, as bit patterns
+   * @param expected the expected results, for the poison
+   * @return what the rank received, as bit patterns
+   */
   public static long[] runOnRank(Communicator comm, Case c, long count, long[] input, Expected expected) {
     int rank = comm.rank();
     int n = comm.size();
@@ -335,6 +371,12 @@ public abstract class CollectiveCorrectnessSuite {
   /**
    * {@code rank}'s random input for {@code c} and {@code count}, different for every {@code salt} (0: the
    * matrix's own): captured plans are launched again and again on fresh inputs.
+   *
+   * @param c the case
+   * @param count the per-rank element count
+   * @param rank the rank
+   * @param salt 0 for the matrix's input, another number for another
+   * @return the rank's send side, as bit patterns, never all zero
    */
   public static long[] randomInputs(Case c, long count, int rank, long salt) {
     int length = Math.toIntExact(c.collective().counts().sendCounts(c.ranks()) * count);
@@ -395,9 +437,20 @@ public abstract class CollectiveCorrectnessSuite {
   /**
    * Per rank: either the exact bits ({@code exactBits}) or, for floating-point SUM, PROD and AVG, the
    * exact value and the tolerance.
+   *
+   * @param exactBits per rank, the result's bit patterns; null where the result has a tolerance
+   * @param values per rank, the exact values; null where the bits are exact
+   * @param tolerances per rank and element, how far from the value a right result may be; null with the values
+   * @param poisonBits per rank, the fixed poison of a receive side that must stay untouched, or null
    */
   public record Expected(long[][] exactBits, double[][] values, double[][] tolerances, long[][] poisonBits) {
-    /** Without explicit poison: {@link #poison} derives it from the expected result. */
+    /**
+     * Without explicit poison: {@link #poison} derives it from the expected result.
+     *
+     * @param exactBits per rank, the result's bit patterns; null where the result has a tolerance
+     * @param values per rank, the exact values; null where the bits are exact
+     * @param tolerances per rank and element, the tolerances; null with the values
+     */
     public Expected(long[][] exactBits, double[][] values, double[][] tolerances) {
       this(exactBits, values, tolerances, null);
     }
@@ -406,6 +459,10 @@ public abstract class CollectiveCorrectnessSuite {
      * What a receive buffer is filled with before the collective: differs from every element the
      * collective writes. Where a rank's receive buffer must stay untouched (Reduce's and Gather's on the
      * ranks but the root), it is a fixed pattern, and the expected result is that same pattern.
+     *
+     * @param rank the rank
+     * @param type the data type
+     * @return the poison, as bit patterns, one per element of the rank's receive side
      */
     public long[] poison(int rank, DataType type) {
       if (poisonBits != null && poisonBits[rank] != null) {
@@ -442,7 +499,15 @@ public abstract class CollectiveCorrectnessSuite {
     return p;
   }
 
-  /** The expected results of {@code c} for {@code count} on every rank, from every rank's input. */
+  /**
+   * The expected results of {@code c} for {@code count} on every rank, from every rank's input.
+   *
+   * @param c the case
+   * @param count the per-rank element count
+   * @param inputs every rank's send side, as bit patterns
+   * @param roundoff the unit roundoff of the backend's floating-point reductions
+   * @return every rank's expected result
+   */
   public static Expected expected(Case c, long count, long[][] inputs, double roundoff) {
     int n = c.ranks();
     int perRank = Math.toIntExact(count);
@@ -572,6 +637,13 @@ public abstract class CollectiveCorrectnessSuite {
    * Checks one rank's result against the expected one: null when right, else what is wrong. (That every
    * rank's result is bitwise rank 0's where it must be, {@link #sameOnEveryRank}, is checked by the caller,
    * who has them all.)
+   *
+   * @param c the case
+   * @param count the per-rank element count
+   * @param expected the expected results
+   * @param rank the rank
+   * @param got what the rank received, as bit patterns
+   * @return null when right, else what is wrong, naming the case, count, rank and element
    */
   public static String checkRank(Case c, long count, Expected expected, int rank, long[] got) {
     String where = c + ", count " + count + ", rank " + rank;
@@ -632,8 +704,10 @@ public abstract class CollectiveCorrectnessSuite {
    * Builds and runs, on {@code comm}'s rank (every rank must call it), a plan of the collectives of issue
    * 17: step 0 reduces a and b (SUM, in place, root n-1: one coalesced call), gathers part into all
    * (root 0, out of place), scatters whole in place (root 0, U8), and exchanges x into y (AllToAll, F64);
-   * step 1 reduces (MAX, root 0, out of place) what step 0's AllToAll wrote into ymax. Returns "" when every
-   * result is right (the ranks but the root untouched), else what is wrong.
+   * step 1 reduces (MAX, root 0, out of place) what step 0's AllToAll wrote into ymax.
+   *
+   * @param comm this rank's communicator
+   * @return "" when every result is right (the ranks but the root untouched), else what is wrong
    */
   public static String runNewCollectivesPlanOnRank(Communicator comm) {
     int n = comm.size();
@@ -728,8 +802,12 @@ public abstract class CollectiveCorrectnessSuite {
   }
 
   /**
-   * Builds and runs the mixed plan on {@code comm}'s rank (every rank must call it); returns "" when its
-   * results are right, else what is wrong.
+   * Builds and runs the mixed plan on {@code comm}'s rank (every rank must call it): step 0's three
+   * AllReduce SUM fields (coalesced into one call), an in-place AllGather and an out-of-place ReduceScatter
+   * MAX; step 1's Broadcast of what step 0's AllReduce wrote; executed twice.
+   *
+   * @param comm this rank's communicator
+   * @return "" when its results are right, else what is wrong
    */
   public static String runPlanOnRank(Communicator comm) {
     {

@@ -1,9 +1,16 @@
-package dev.commplan.runtime;
+package dev.commplan.conformance;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
-import dev.commplan.runtime.CollectiveCorrectnessSuite.Case;
-import dev.commplan.runtime.CollectiveCorrectnessSuite.Expected;
+import dev.commplan.conformance.CollectiveCorrectnessSuite.Case;
+import dev.commplan.conformance.CollectiveCorrectnessSuite.Expected;
+import dev.commplan.runtime.CapturedPlan;
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.F32Buffer;
+import dev.commplan.runtime.Mesh;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import java.util.ArrayList;
@@ -11,17 +18,49 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.function.ToDoubleFunction;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DynamicNode;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
 
 /**
  * Every collective and point-to-point pattern over each axis of a mesh (and over each pair of axes of a
- * 3-D mesh), against the reference, for any backend: a rank calls {@link #runOnRank} with the world and
- * gets back what was wrong. Each group along an axis gets its own inputs (seeded by the group), so a
- * call that reached into another group's data, or ran over the whole world, shows. Then a plan over the
- * mesh ({@link #planOverAxes}) whose steps mix calls over different axes and the world, checked element by
- * element.
+ * 3-D mesh), against the reference, for any backend with splits: subclass it and name the backend ({@link
+ * #backend()}), and it runs every mesh of {@link #meshes} at each of {@link #meshWorldSizes()}. Each group
+ * along an axis gets its own inputs (seeded by the group), so a call that reached into another group's data,
+ * or ran over the whole world, shows. Then a plan over the mesh ({@link #planOverAxes}) whose steps mix calls
+ * over different axes and the world, checked element by element.
+ *
+ * <p>The per-rank logic is public and static: a rank calls {@link #runOnRank} with the world and gets back
+ * what was wrong, so that a backend whose ranks are processes runs it too ({@link ProcessConformance}).
  */
-public final class MeshSuite {
-  private MeshSuite() {}
+public abstract class MeshSuite extends BackendSuite {
+  /** For subclasses. */
+  protected MeshSuite() {}
+
+  /**
+   * {@return the world sizes whose meshes the suite runs} The default: those of {@link #worldSizes()} that
+   * have a mesh ({@link #meshes}: 4, 6, 8, ...).
+   */
+  protected int[] meshWorldSizes() {
+    return Arrays.stream(worldSizes()).filter(ranks -> !meshes(ranks).isEmpty()).toArray();
+  }
+
+  @TestFactory
+  Stream<DynamicNode> everyCollectiveAndTransferOverEachAxis() {
+    List<DynamicNode> tests = new ArrayList<>();
+    for (int ranks : meshWorldSizes()) {
+      for (Shape shape : meshes(ranks)) {
+        tests.add(DynamicTest.dynamicTest("mesh " + shape + " of " + ranks + " ranks", () -> {
+          List<String> failures = new ArrayList<>();
+          clusterOf(ranks).call(world -> runOnRank(world, shape, this::accumulationRoundoff)).forEach(failures::addAll);
+          assertEquals(List.of(), failures.subList(0, Math.min(20, failures.size())));
+        }));
+      }
+    }
+    return tests.stream();
+  }
 
   /** The data types the mesh cases cover: one float with tolerance, one exact float, one integer. */
   public static final DataType[] TYPES = {DataType.F32, DataType.BF16, DataType.I64};
@@ -29,7 +68,12 @@ public final class MeshSuite {
   /** Per-rank counts: one element, and an odd count so that slicing bugs show. */
   public static final long[] COUNTS = {1, 7};
 
-  /** A mesh shape: axis names and sizes, outermost first. */
+  /**
+   * A mesh shape: axis names and sizes, outermost first.
+   *
+   * @param names the axes' names
+   * @param sizes the axes' sizes, in the same order
+   */
   public record Shape(List<String> names, int[] sizes) {
     /** {@code [a=2, b=3]}. */
     @Override
@@ -41,7 +85,7 @@ public final class MeshSuite {
       return s.append(']').toString();
     }
 
-    /** The world size it lays out. */
+    /** {@return the world size it lays out} */
     public int ranks() {
       return Arrays.stream(sizes).reduce(1, (a, b) -> a * b);
     }
@@ -50,6 +94,9 @@ public final class MeshSuite {
   /**
    * The meshes of {@code ranks} ranks the suite covers: every 2-D factorization with both factors > 1,
    * in both axis orders, and for 8 ranks also 2×2×2.
+   *
+   * @param ranks the world size
+   * @return the meshes; none for a world size below 4 or prime
    */
   public static List<Shape> meshes(int ranks) {
     List<Shape> shapes = new ArrayList<>();
@@ -66,8 +113,12 @@ public final class MeshSuite {
 
   /**
    * Builds {@code shape} on {@code world}, runs every case over each of its groups, then the plan over the
-   * mesh; collective (every rank of {@code world} calls it). Returns this rank's failures, each naming the
-   * mesh, the axes, the case and the rank.
+   * mesh; collective (every rank of {@code world} calls it). The tolerance of floating-point reductions is
+   * the local backend's ({@link CollectiveReference#floatAccumulation}).
+   *
+   * @param world this rank's communicator of the world, of {@code shape.ranks()} ranks
+   * @param shape the mesh
+   * @return this rank's failures, each naming the mesh, the axes, the case and the rank
    */
   public static List<String> runOnRank(Communicator world, Shape shape) {
     return runOnRank(world, shape, CollectiveReference::floatAccumulation);
@@ -76,9 +127,14 @@ public final class MeshSuite {
   /**
    * {@link #runOnRank(Communicator, Shape)} with the reference's tolerance per type: {@code
    * CollectiveReference::typeAccumulation} for a backend that rounds 16-bit floats at every hop (MPI, NCCL).
+   *
+   * @param world this rank's communicator of the world, of {@code shape.ranks()} ranks
+   * @param shape the mesh
+   * @param accumulation the unit roundoff of the backend's floating-point reductions per type
+   * @return this rank's failures, each naming the mesh, the axes, the case and the rank
    */
   public static List<String> runOnRank(Communicator world, Shape shape,
-      java.util.function.ToDoubleFunction<DataType> accumulation) {
+      ToDoubleFunction<DataType> accumulation) {
     List<String> failures = new ArrayList<>();
     Mesh.Builder builder = Mesh.builder(world);
     for (int i = 0; i < shape.names().size(); i++) {
@@ -132,7 +188,7 @@ public final class MeshSuite {
   }
 
   private static void collectives(Communicator group, long salt, String where, List<String> failures,
-      java.util.function.ToDoubleFunction<DataType> accumulation) {
+      ToDoubleFunction<DataType> accumulation) {
     int n = group.size();
     for (Collective collective : CollectiveCorrectnessSuite.collectives()) {
       for (DataType type : TYPES) {
@@ -160,8 +216,10 @@ public final class MeshSuite {
    * the mesh: step 0 all-reduces {@code a} over the first axis and all-gathers {@code b} over the last
    * one into {@code bAll}, and passes {@code r} around a wrapped ring over the last axis; step 1
    * broadcasts {@code a} over the whole world from its last rank and reduce-scatters {@code c} over the
-   * first axis. Values are small integers in F32 (exact), so every element is compared exactly. Returns
-   * "" when right, else what is wrong.
+   * first axis. Values are small integers in F32 (exact), so every element is compared exactly.
+   *
+   * @param mesh this rank's mesh (every rank of its world calls it)
+   * @return "" when right, else what is wrong
    */
   public static String planOverAxes(Mesh mesh) {
     return planOverAxes(mesh, 0);
@@ -169,9 +227,14 @@ public final class MeshSuite {
 
   /**
    * {@link #planOverAxes(Mesh)}, executed once ({@code launches} 0), or captured ({@code Plan.capture}: on
-   * NCCL one CUDA graph over the world's and the axes' communicators) and launched {@code launches} times,
+   * NCCL one CUDA graph over the world's and the axes' communicators; elsewhere, by default, a recording
+   * whose launch enqueues the plan again) and launched {@code launches} times,
    * the inputs written from the host before each launch (they differ from launch to launch) and every
    * output checked after each.
+   *
+   * @param mesh this rank's mesh (every rank of its world calls it)
+   * @param launches 0 to execute once, else how many times to launch the captured plan
+   * @return "" when right, else what is wrong
    */
   public static String planOverAxes(Mesh mesh, int launches) {
     Communicator world = mesh.world();

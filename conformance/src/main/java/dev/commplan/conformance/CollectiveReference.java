@@ -1,6 +1,7 @@
-package dev.commplan.runtime;
+package dev.commplan.conformance;
 
 import dev.commplan.annotations.ReduceOp;
+import dev.commplan.runtime.DataType;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.math.MathContext;
@@ -13,7 +14,13 @@ import java.math.MathContext;
 public final class CollectiveReference {
   private CollectiveReference() {}
 
-  /** The integer value of {@code bits} in {@code type}: signed or unsigned as the type says. */
+  /**
+   * The integer value of {@code bits} in {@code type}: signed or unsigned as the type says.
+   *
+   * @param type an integer type
+   * @param bits a bit pattern of the type (its low bits)
+   * @return its value
+   */
   public static BigInteger integerValue(DataType type, long bits) {
     int width = 8 * type.byteSize();
     BigInteger unsigned = new BigInteger(Long.toUnsignedString(bits & TypedBits.mask(type)));
@@ -23,12 +30,26 @@ public final class CollectiveReference {
     return unsigned;
   }
 
-  /** {@code value} modulo 2^width, as the type's bit pattern (two's-complement wrapping). */
+  /**
+   * {@code value} modulo 2^width, as the type's bit pattern (two's-complement wrapping).
+   *
+   * @param type an integer type
+   * @param value any integer
+   * @return the bit pattern the type holds for it
+   */
   public static long wrap(DataType type, BigInteger value) {
     return value.longValue() & TypedBits.mask(type);
   }
 
-  /** NCCL's integer reduction of {@code inputs} (bit patterns, rank order), as a bit pattern of the type. */
+  /**
+   * The integer reduction of {@code inputs} as every backend computes it (NCCL's meaning: wrapping as the
+   * type does, AVG the wrapped sum divided, truncating toward zero), as a bit pattern of the type.
+   *
+   * @param type an integer type
+   * @param op the reduction
+   * @param inputs every rank's bit pattern, in rank order
+   * @return the result's bit pattern
+   */
   public static long reduceIntegers(DataType type, ReduceOp op, long[] inputs) {
     BigInteger result = integerValue(type, inputs[0]);
     for (int r = 1; r < inputs.length; r++) {
@@ -48,7 +69,13 @@ public final class CollectiveReference {
     return wrap(type, result);
   }
 
-  /** The exact real value of the floating-point reduction of {@code inputs} (values of the type). */
+  /**
+   * The exact real value of the floating-point reduction of {@code inputs} (values of the type).
+   *
+   * @param op the reduction
+   * @param inputs every rank's value, in rank order
+   * @return the exact result, rounded once to a double
+   */
   public static double exactFloat(ReduceOp op, double[] inputs) {
     if (op == ReduceOp.MAX || op == ReduceOp.MIN) {
       double result = inputs[0];
@@ -69,8 +96,11 @@ public final class CollectiveReference {
   }
 
   /**
-   * The unit roundoff of the local backend's accumulators: F16, BF16 and F32 accumulate in float
-   * (2^-24), F64 in double (2^-53).
+   * The unit roundoff of the local backend's accumulators: F16, BF16, the fp8 types and F32 accumulate in
+   * float (2^-24), F64 in double (2^-53).
+   *
+   * @param type a floating-point type
+   * @return the unit roundoff
    */
   public static double floatAccumulation(DataType type) {
     return type == DataType.F64 ? 0x1p-53 : 0x1p-24;
@@ -81,6 +111,9 @@ public final class CollectiveReference {
    * F8E5M2): what a backend
    * accumulates in when partial results travel between devices in the buffer's own type, as NCCL's ring
    * and tree algorithms do.
+   *
+   * @param type a floating-point type
+   * @return the unit roundoff
    */
   public static double typeAccumulation(DataType type) {
     return switch (type) {
@@ -108,6 +141,14 @@ public final class CollectiveReference {
    *       for F16, 2^-8·|e| for BF16, 2^-4·|e| for F8E4M3 and 2^-3·|e| for F8E5M2, plus the smallest
    *       subnormal of the type for results near zero.
    * </ul>
+   *
+   * @param type the floating-point type
+   * @param op the reduction
+   * @param inputs every rank's value
+   * @param exact the exact result ({@link #exactFloat})
+   * @param u the unit roundoff of the backend's accumulation ({@link #floatAccumulation}, {@link
+   *     #typeAccumulation})
+   * @return the largest distance from {@code exact} a right result may have
    */
   public static double tolerance(DataType type, ReduceOp op, double[] inputs, double exact, double u) {
     if (op == ReduceOp.MAX || op == ReduceOp.MIN) {

@@ -1,4 +1,4 @@
-package dev.commplan.runtime;
+package dev.commplan.conformance;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -9,29 +9,34 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.model.Collective;
-import dev.commplan.runtime.CollectiveCorrectnessSuite.Case;
-import dev.commplan.runtime.CollectiveCorrectnessSuite.Expected;
+import dev.commplan.conformance.CollectiveCorrectnessSuite.Case;
+import dev.commplan.conformance.CollectiveCorrectnessSuite.Expected;
+import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.BufferInFlightException;
+import dev.commplan.runtime.CapturedPlan;
+import dev.commplan.runtime.Cluster;
+import dev.commplan.runtime.Communicator;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.F32Buffer;
+import dev.commplan.runtime.I32Buffer;
+import dev.commplan.runtime.U8Buffer;
 import dev.commplan.runtime.plan.Plan;
 import dev.commplan.runtime.plan.PlanBuilder;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.ToDoubleFunction;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.DynamicContainer;
 import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
-import org.junit.jupiter.api.TestInstance;
 
 /**
- * Captured plans ({@code Plan.capture}, {@link CapturedPlan}) on any backend: subclass it with {@link
- * #cluster}, {@link #worldSizes} and {@link #expectsGraph} (the local backend's is {@code
- * LocalCapturedPlanTest}, NCCL's {@code NcclCapturedPlanGpuTest}).
+ * Captured plans ({@code Plan.capture}, {@link CapturedPlan}) on any backend: subclass it and name the
+ * backend ({@link #backend()}); a backend that records a plan once and replays it (NCCL: a CUDA graph) says
+ * so in {@link #expectsGraph}.
  *
  * <p>Correctness: every case of {@link CollectiveCorrectnessSuite}'s matrix (each collective × data type
  * × op or root × in and out of place) as a one-call plan, captured once and launched {@link #launches()}
@@ -45,53 +50,37 @@ import org.junit.jupiter.api.TestInstance;
  * launch once the communicator is closed, launch after a bound buffer was freed, another communicator's
  * stream; and the host-access guard across launches.
  *
- * <p>The per-rank logic of the matrix is static ({@link #launchCasesOnRank}) so that the MPI backend's
- * processes run it too.
+ * <p>The per-rank logic of the matrix is static ({@link #launchCasesOnRank}, {@link #launchMixedOnRank}) so
+ * that a backend whose ranks are processes runs it too ({@link ProcessConformance}).
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-public abstract class CapturedPlanSuite {
-  private final Map<Integer, Cluster> clusters = new HashMap<>();
+public abstract class CapturedPlanSuite extends BackendSuite {
+  /** For subclasses. */
+  protected CapturedPlanSuite() {}
 
-  /** A fresh cluster of {@code ranks} ranks on the backend under test. */
-  protected abstract Cluster cluster(int ranks);
-
-  /** The world sizes of the matrix. */
-  protected abstract int[] worldSizes();
-
-  /** Whether the backend captures CUDA graphs ({@link CapturedPlan#isGraph()}) at {@code ranks} ranks. */
-  protected abstract boolean expectsGraph(int ranks);
-
-  /** The unit roundoff of the backend's floating-point reductions (see {@link CollectiveCorrectnessSuite}). */
-  protected double accumulationRoundoff(DataType type) {
-    return CollectiveReference.floatAccumulation(type);
+  /**
+   * Whether the backend records a captured plan once and replays it ({@link CapturedPlan#isGraph()}: a CUDA
+   * graph on NCCL) at {@code ranks} ranks. The default: false, a backend whose {@code launch()} enqueues the
+   * plan's calls again ({@code CompiledSchedule.capture}'s default).
+   *
+   * @param ranks the world size
+   * @return what {@link CapturedPlan#isGraph()} must say
+   */
+  protected boolean expectsGraph(int ranks) {
+    return false;
   }
 
-  /** Launches per case of the matrix, each on fresh inputs. */
+  /** {@return the launches per case of the matrix, each on fresh inputs} */
   protected int launches() {
     return 4;
   }
 
-  /** Launches of the multi-step plan. */
+  /** {@return the launches of the multi-step plan} */
   protected int manyLaunches() {
     return 200;
   }
 
   /** Per-rank element count of the matrix's cases (odd, so that slicing bugs show). */
   public static final long COUNT = 37;
-
-  @AfterAll
-  void closeClusters() {
-    clusters.values().forEach(Cluster::close);
-    clusters.clear();
-  }
-
-  private Cluster clusterOf(int ranks) {
-    return clusters.computeIfAbsent(ranks, this::cluster);
-  }
-
-  private int smallest() {
-    return Arrays.stream(worldSizes()).min().orElseThrow();
-  }
 
   // ---------------------------------------------------------------- the matrix
 
@@ -115,7 +104,14 @@ public abstract class CapturedPlanSuite {
   /**
    * Every case in {@code cases} on {@code comm}'s rank (every rank calls it with the same cases): a plan of
    * the one collective, captured, launched {@code launches} times on fresh inputs, each launch checked.
-   * Returns what was wrong (empty when right).
+   *
+   * @param comm this rank's communicator
+   * @param cases the cases, each a plan of one call
+   * @param count the per-rank element count
+   * @param launches the launches of each case
+   * @param roundoff the unit roundoff of the backend's floating-point reductions per type
+   * @param expectsGraph what {@link CapturedPlan#isGraph()} must say
+   * @return what was wrong (empty when right)
    */
   public static List<String> launchCasesOnRank(Communicator comm, List<Case> cases, long count, int launches,
       ToDoubleFunction<DataType> roundoff, boolean expectsGraph) {
@@ -291,7 +287,11 @@ public abstract class CapturedPlanSuite {
    * The multi-step plan captured once and launched {@code launches} times on {@code comm}'s rank, fresh
    * inputs written from the host before each, each launch checked; every 10th round runs {@code execute}
    * instead, and every 10th + 5 the two steps with {@code executeStep}, so that the three ways
-   * interleave. Returns null when right.
+   * interleave.
+   *
+   * @param comm this rank's communicator
+   * @param launches the rounds
+   * @return null when right, else what is wrong
    */
   public static String launchMixedOnRank(Communicator comm, int launches) {
     int r = comm.rank();
@@ -342,7 +342,7 @@ public abstract class CapturedPlanSuite {
 
   @Test
   void captureRunsNothingAndLaunchRunsThePlan() {
-    clusterOf(smallest()).run(comm -> {
+    clusterOf(smallestWorld()).run(comm -> {
       try (Plan plan = allReducePlan(comm, null); CapturedPlan captured = plan.capture(comm.stream())) {
         F32Buffer x = (F32Buffer) plan.buffer(0);
         F32Buffer y = (F32Buffer) plan.buffer(1);
@@ -363,7 +363,7 @@ public abstract class CapturedPlanSuite {
 
   @Test
   void launchAfterCloseThrowsAndCloseIsIdempotent() {
-    clusterOf(smallest()).run(comm -> {
+    clusterOf(smallestWorld()).run(comm -> {
       try (Plan plan = allReducePlan(comm, null)) {
         CapturedPlan captured = plan.capture(comm.stream());
         captured.close();
@@ -384,7 +384,7 @@ public abstract class CapturedPlanSuite {
 
   @Test
   void closingThePlanClosesItsCapturedPlans() {
-    clusterOf(smallest()).run(comm -> {
+    clusterOf(smallestWorld()).run(comm -> {
       Plan plan = allReducePlan(comm, null);
       CapturedPlan first = plan.capture(comm.stream());
       CapturedPlan second = plan.capture(comm.stream());
@@ -403,7 +403,7 @@ public abstract class CapturedPlanSuite {
 
   @Test
   void aFreedBoundBufferMakesLaunchThrowNamingTheField() {
-    clusterOf(smallest()).run(comm -> {
+    clusterOf(smallestWorld()).run(comm -> {
       F32Buffer x = F32Buffer.allocate(comm, 8);
       try (Plan plan = allReducePlan(comm, x); CapturedPlan captured = plan.capture(comm.stream())) {
         x.fill(1f);
@@ -440,7 +440,7 @@ public abstract class CapturedPlanSuite {
 
   @Test
   void theHostAccessGuardWorksAcrossLaunches() {
-    clusterOf(smallest()).run(comm -> {
+    clusterOf(smallestWorld()).run(comm -> {
       try (Plan plan = allReducePlan(comm, null); CapturedPlan captured = plan.capture(comm.stream())) {
         F32Buffer x = (F32Buffer) plan.buffer(0);
         F32Buffer y = (F32Buffer) plan.buffer(1);

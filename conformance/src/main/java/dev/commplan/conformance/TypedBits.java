@@ -1,19 +1,44 @@
-package dev.commplan.runtime;
+package dev.commplan.conformance;
+
+import dev.commplan.runtime.BF16Buffer;
+import dev.commplan.runtime.Buffer;
+import dev.commplan.runtime.DataType;
+import dev.commplan.runtime.F16Buffer;
+import dev.commplan.runtime.F32Buffer;
+import dev.commplan.runtime.F64Buffer;
+import dev.commplan.runtime.F8E4M3Buffer;
+import dev.commplan.runtime.F8E5M2Buffer;
+import dev.commplan.runtime.I32Buffer;
+import dev.commplan.runtime.I64Buffer;
+import dev.commplan.runtime.I8Buffer;
+import dev.commplan.runtime.U32Buffer;
+import dev.commplan.runtime.U64Buffer;
+import dev.commplan.runtime.U8Buffer;
 
 /**
- * Test helper: every buffer's contents as bit patterns in a {@code long[]} (the low {@code 8 ×
+ * Every buffer's contents as bit patterns in a {@code long[]} (the low {@code 8 ×
  * byteSize} bits of each element), so that one piece of test code handles every data type and
  * "bitwise equal" is just array equality.
  */
 public final class TypedBits {
   private TypedBits() {}
 
-  /** The mask of the type's bits within a long. */
+  /**
+   * The mask of the type's bits within a long.
+   *
+   * @param type a data type
+   * @return {@code 8 × byteSize} low bits set
+   */
   public static long mask(DataType type) {
     return type.byteSize() == 8 ? -1L : (1L << (8 * type.byteSize())) - 1;
   }
 
-  /** Writes {@code bits} (one element each) to the whole of {@code buffer}. */
+  /**
+   * Writes {@code bits} (one element each) to the whole of {@code buffer}, from the host.
+   *
+   * @param buffer the buffer, of any type
+   * @param bits one bit pattern per element, in its low bits
+   */
   public static void write(Buffer buffer, long[] bits) {
     switch (buffer) {
       case F16Buffer b -> b.copyFromBits(shorts(bits));
@@ -43,7 +68,12 @@ public final class TypedBits {
     }
   }
 
-  /** Reads the whole of {@code buffer} as bit patterns. */
+  /**
+   * Reads the whole of {@code buffer} as bit patterns, from the host.
+   *
+   * @param buffer the buffer, of any type
+   * @return one bit pattern per element, in its low bits (zero-extended)
+   */
   public static long[] read(Buffer buffer) {
     long mask = mask(buffer.dataType());
     long[] out = new long[Math.toIntExact(buffer.length())];
@@ -74,7 +104,13 @@ public final class TypedBits {
     return out;
   }
 
-  /** The value of a floating-point type's bit pattern, exactly. */
+  /**
+   * The value of a floating-point type's bit pattern, exactly.
+   *
+   * @param type a floating-point type
+   * @param bits a bit pattern of the type
+   * @return its value
+   */
   public static double toDouble(DataType type, long bits) {
     return switch (type) {
       case F16 -> Float.float16ToFloat((short) bits);
@@ -87,7 +123,13 @@ public final class TypedBits {
     };
   }
 
-  /** The bit pattern of the value of {@code type} nearest {@code value} (via float for the 16- and 8-bit types). */
+  /**
+   * The bit pattern of the value of {@code type} nearest {@code value} (via float for the 16- and 8-bit types).
+   *
+   * @param type a floating-point type
+   * @param value any value
+   * @return the bit pattern, in the low bits
+   */
   public static long fromDouble(DataType type, double value) {
     return switch (type) {
       case F16 -> Float.floatToFloat16((float) value) & 0xFFFFL;
