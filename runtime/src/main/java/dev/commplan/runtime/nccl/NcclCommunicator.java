@@ -310,6 +310,11 @@ public final class NcclCommunicator extends AbstractCommunicator {
     return memory.wrap(address, bytes);
   }
 
+  /** How this rank's family shares its GPUs (NcclInterop's refusal of the legacy stream reads it). */
+  GpuSharing sharing() {
+    return ncclRank.family().sharing();
+  }
+
   NcclStream wrapStream(long cudaStream) {
     state.ensureUsable();
     return new NcclStream(this, ncclRank, eventPool, cudaStream, NcclStream.Kind.WRAPPED);

@@ -6,6 +6,7 @@ import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.DeviceMemory;
 import dev.commplan.runtime.nccl.memory.NcclMemory;
+import dev.commplan.runtime.nccl.sharing.GpuSharing;
 import java.util.Objects;
 
 /**
@@ -63,13 +64,28 @@ public final class NcclInterop {
    * A stream of {@code comm} over an external {@code cudaStream_t} of its device (0 is CUDA's legacy
    * default stream). Collectives enqueued on it run in that stream's order; never destroyed here.
    *
+   * <p>Not the legacy stream (0, or {@code cudaStreamLegacy}, 1) where other ranks of this process share
+   * {@code comm}'s GPU: CUDA has one legacy stream per context, that is per device of a process ("Stream
+   * synchronization behavior"), so those ranks would all enqueue on the same stream, where each rank's NCCL
+   * kernel waits for its peers' kernels queued behind it, forever.
+   *
    * @param comm an NCCL backend communicator
    * @param cudaStream the {@code cudaStream_t}, created on {@code comm}'s device (CUDA runs a stream's work
    *     on the device it was made for)
    * @return the wrapper, which the caller's code keeps the stream alive for
+   * @throws IllegalArgumentException for the legacy stream where ranks of this process share the GPU
    */
   public static Stream wrapStream(Communicator comm, long cudaStream) {
-    return nccl(comm).wrapStream(cudaStream);
+    NcclCommunicator nc = nccl(comm);
+    GpuSharing sharing = nc.sharing();
+    if ((cudaStream == 0 || cudaStream == 1) && sharing.oneContext() && sharing.ranksPerGpu() != 1) {
+      throw new IllegalArgumentException("NcclInterop.wrapStream: " + comm + " shares its GPU with other ranks of"
+          + " this process, and CUDA's legacy default stream (cudaStream_t " + cudaStream + ") is one per device of"
+          + " a process: their collectives on it would queue behind each other, each waiting forever for peers"
+          + " queued after it. Use the communicator's stream(), newStream(), or a stream of your own"
+          + " (cudaStreamCreateWithFlags)");
+    }
+    return nc.wrapStream(cudaStream);
   }
 
   /**

@@ -460,8 +460,9 @@ public abstract class AbstractCommunicator implements BackendCommunicator, Agree
   }
 
   /**
-   * Whether {@code stream} is being captured into a CUDA graph; asked only when an agreement check is due.
-   * The default: never (a backend without graphs).
+   * Whether {@code stream} is being captured (its work recorded for replay, the package's <em>capture</em>:
+   * a CUDA graph on NCCL); asked only when an agreement check is due. The default: never (a backend that
+   * records nothing).
    *
    * @param stream a stream of this communicator
    * @return whether work enqueued on it now is recorded instead of run
@@ -477,7 +478,8 @@ public abstract class AbstractCommunicator implements BackendCommunicator, Agree
   protected abstract void ensureUsable();
 
   /**
-   * Enqueues one checked direct collective: {@code count} is NCCL's count, {@code op} null for a
+   * Enqueues one checked direct collective: {@code count} is the call's count (the package's <em>count</em>,
+   * per rank as the collective is defined), {@code op} null for a
    * collective without one, {@code root} the root of a rooted collective, the peer (a rank of the
    * communicator) of a send or receive, and -1 otherwise. A send or receive passes its one buffer as both
    * {@code send} and {@code recv}. Called holding the gate.
@@ -485,7 +487,7 @@ public abstract class AbstractCommunicator implements BackendCommunicator, Agree
    * @param collective the collective; a send or receive included
    * @param send the send buffer (a send's or receive's one buffer)
    * @param recv the receive buffer (the same buffer for a send or receive)
-   * @param count NCCL's count for the call
+   * @param count the call's count, per rank as its collective is defined
    * @param op the reduction, or null
    * @param root the root, the peer of a send or receive, or -1
    * @param stream the stream to enqueue on, this communicator's

