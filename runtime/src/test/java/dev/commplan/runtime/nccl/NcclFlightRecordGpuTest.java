@@ -33,7 +33,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * more ({@code -Dcommplan.gpu.ranks=4}; several ranks on one GPU with NCCL 2.30 and the opt-in): what every rank
  * writes to {@code CommOptions.flightRecordDir()} when a rank fails, or on demand, and what the doctor, run as a
  * library, says of it; and the online lateness. Rank 3 is the one that never calls step 3, rank 2 the one that
- * sleeps, ranks 2 and 3 those that execute the plans in the other order.
+ * sleeps, ranks 2 and 3 those that execute the plans in the other order. Without a GPU it runs against the CPU
+ * model (gpu-model/README.md: {@code -Dgroups=gpu -Dcommplan.gpuModel=LIB -Dcommplan.gpu.ranks=4}, and with
+ * {@code -Dcommplan.gpuModel.devices=1 -Dcommplan.nccl.multiRankGpu=true} for 4 ranks on one device).
  */
 @NcclRanksGpuTest
 class NcclFlightRecordGpuTest {
@@ -82,7 +84,8 @@ class NcclFlightRecordGpuTest {
   /**
    * Rank 2 sleeps 50 ms before each of 16 collectives: the doctor, on the records dumped on demand, names it
    * slowest by at least 25 ms over the second slowest (a rank's wait here is its {@code synchronize()} after the
-   * collective: the others wait about 50 ms, rank 2 hardly at all), and so does {@code lateness()} online.
+   * collective, and, where ranks share a GPU, the fence they meet at before launching it: the others wait about
+   * 50 ms, rank 2 hardly at all), and so does {@code lateness()} online.
    */
   @ParameterizedTest(name = "{0} ranks")
   @MethodSource("ranks")

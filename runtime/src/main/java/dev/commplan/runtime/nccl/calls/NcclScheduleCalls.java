@@ -308,8 +308,9 @@ public final class NcclScheduleCalls {
     }
     int endStep = Math.min(toIndex, stepLabel.length);
     long s = checkUsable(stream);
+    long fenced = 0; // how long this rank waited at the fence: its first step's wait, for the flight record
     if (!capturing && fromIndex < endStep) {
-      rank.meetGroup(); // every rank runs these steps; after the fence none blocks before its last launch
+      fenced = rank.meetGroup(); // every rank runs these steps; after the fence none blocks before its last launch
     }
     for (int step = fromIndex; step < endStep; step++) {
       Failure failure = issueStep(step, s);
@@ -317,7 +318,7 @@ public final class NcclScheduleCalls {
         throw failure.thrown(state);
       }
       if (!capturing) {
-        events.record(stepLabel[step], s);
+        events.record(stepLabel[step], s, step == fromIndex ? fenced : 0);
       }
     }
   }

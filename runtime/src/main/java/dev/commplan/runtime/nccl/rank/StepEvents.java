@@ -23,8 +23,10 @@ import java.util.List;
  * FlightRecorder#OWN_STREAM} for the own, {@code stream 1}, ... in the order other streams are first seen; a
  * name is made once per stream). This rank's wait for its peers is what the host sees: when a {@code
  * synchronize()} returns having finished exactly one collective, its wait is from the synchronize's start (or
- * the collective's enqueue, if later) to its return; where it finished several, none is timed (the wait cannot
- * be split between them). Recording allocates nothing once a stream has its name.
+ * the collective's enqueue, if later) to its return, plus what the host waited for the peers at the fence
+ * before launching it, where ranks share the GPU (they meet there first, {@code NcclRank.meetGroup}); where it
+ * finished several, none is timed (the wait cannot be split between them). Recording allocates nothing once a
+ * stream has its name.
  */
 public final class StepEvents {
   /** The system property that turns the events on ({@value}, default false). */
@@ -39,6 +41,8 @@ public final class StepEvents {
   private final long[] slotStream;
   /** When each slot's operation was enqueued ({@code System.nanoTime()}), for its wait. */
   private final long[] slotEnqueued;
+  /** How long the host waited for the peers at the fence before each slot's operation (ranks sharing a GPU). */
+  private final long[] slotFenced;
   /** The one stream operations named so far, or -1 once they named two: a synchronize then finishes only its own. */
   private long onlyStream;
   /** The communicator's own {@code cudaStream_t}, and the other streams seen so far with their names in records. */
@@ -65,6 +69,7 @@ public final class StepEvents {
     this.slotHasEvent = new boolean[recorder.capacity()];
     this.slotStream = new long[recorder.capacity()];
     this.slotEnqueued = new long[recorder.capacity()];
+    this.slotFenced = new long[recorder.capacity()];
     try {
       for (int i = 0; i < slotEvents.length; i++) {
         slotEvents[i] = CheckedCuda.cudaEventCreateDisableTiming();
@@ -88,27 +93,38 @@ public final class StepEvents {
    * is left to a later {@link #markLast} (inside a user's group, the calls are launched at its end).
    */
   public void record(OperationLabel label, long cudaStream) {
+    record(label, cudaStream, 0);
+  }
+
+  /**
+   * {@link #record(OperationLabel, long)}, after this rank waited {@code fencedNanos} for its peers on the host
+   * before launching it (ranks sharing a GPU meet at a fence first: {@code NcclRank.meetGroup}), which counts in
+   * its wait.
+   */
+  public void record(OperationLabel label, long cudaStream, long fencedNanos) {
     long now = System.nanoTime();
-    recorded(recorder.enqueued(label, streamName(cudaStream), now), cudaStream, now);
+    recorded(recorder.enqueued(label, streamName(cudaStream), now), cudaStream, now, fencedNanos);
   }
 
   /**
    * Records a direct call by its arguments (nothing is allocated), as {@link #record} does.
    *
    * @param kind {@code COLLECTIVE}, {@code P2P}, or {@code CHECK} for the agreement check's own
+   * @param fencedNanos how long this rank waited for its peers at the fence before launching it, or 0
    */
   public void recordDirect(Collective collective, DataType type, ReduceOp op, long count, int rootOrPeer,
-      OperationLabel.Kind kind, long cudaStream) {
+      OperationLabel.Kind kind, long cudaStream, long fencedNanos) {
     long now = System.nanoTime();
     recorded(recorder.enqueuedDirect(collective, type, op, count, rootOrPeer, kind, null, streamName(cudaStream),
-        now), cudaStream, now);
+        now), cudaStream, now, fencedNanos);
   }
 
-  private void recorded(long seq, long cudaStream, long now) {
+  private void recorded(long seq, long cudaStream, long now, long fencedNanos) {
     int slot = recorder.slot(seq);
     slotHasEvent[slot] = false;
     slotStream[slot] = cudaStream;
     slotEnqueued[slot] = now;
+    slotFenced[slot] = fencedNanos;
     if (cudaStream != 0 && onlyStream != cudaStream) {
       onlyStream = onlyStream == 0 ? cudaStream : -1;
     }
@@ -174,7 +190,8 @@ public final class StepEvents {
       }
     }
     if (timed >= 0) {
-      recorder.waited(timed, now - Math.max(waitStart, slotEnqueued[recorder.slot(timed)]));
+      int slot = recorder.slot(timed);
+      recorder.waited(timed, slotFenced[slot] + now - Math.max(waitStart, slotEnqueued[slot]));
     }
     if (onlyStream != -1) {
       if (ownStream || onlyStream == cudaStream) {
