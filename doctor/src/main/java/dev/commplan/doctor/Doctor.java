@@ -45,8 +45,17 @@ public final class Doctor {
     System.exit(run(args, out, err));
   }
 
-  /** The command, without exiting: what it prints goes to {@code out} and {@code err}; returns the status. */
-  static int run(String[] args, PrintStream out, PrintStream err) {
+  /**
+   * The command, without exiting: for programs and tests that run the doctor as a library (the runtime's tests
+   * run it on the records their scenarios wrote).
+   *
+   * @param args {@code [--html OUT] [--late-ms MS] DIR}, as on the command line
+   * @param out where the report goes
+   * @param err where a line about unreadable input, or a bug, goes
+   * @return the exit status the command would have: 0 nothing wrong, 1 a problem found, 2 unreadable input or a
+   *     wrong command line, 3 a bug in the doctor
+   */
+  public static int run(String[] args, PrintStream out, PrintStream err) {
     try {
       return diagnose(args, out, err);
     } catch (BadInputException e) {

@@ -5,6 +5,7 @@ import dev.commplan.doctor.AlignedGroup.Status;
 import dev.commplan.doctor.FlightRecord.Kind;
 import dev.commplan.doctor.FlightRecord.Operation;
 import dev.commplan.doctor.FlightRecord.State;
+import dev.commplan.model.LatenessRule;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -14,7 +15,8 @@ import java.util.List;
  * {@code waitedNanos}: no clock is compared across ranks, so it holds across hosts whose clocks differ.
  *
  * <p>The rule, per collective k and rank r: {@code late(r, k) = max(0, min over peers p of (waited(p, k) -
- * waited(r, k)))}. At a collective every rank waits until the last one arrives, so a rank's wait is the last
+ * waited(r, k)))}, written once in {@link LatenessRule} (the model's source, compiled into this jar), which the
+ * runtime applies online too ({@code Communicator.lateness()}). At a collective every rank waits until the last one arrives, so a rank's wait is the last
  * arrival less its own arrival, plus whatever all share (moving the data). The difference of two ranks' waits
  * is then the difference of their arrivals, and the shared part cancels; the smallest such difference over
  * the peers is how long the group waited for r alone: the gap between r's arrival and the arrival before it,
@@ -53,19 +55,15 @@ final class Lateness {
     for (int m = 0; m < n; m++) {
       per.add(new ArrayList<>());
     }
+    long[] late = new long[n];
     for (long seq : group.keptSeqs()) {
       long[] waited = counted(group, seq);
       if (waited == null) {
         continue;
       }
+      LatenessRule.alone(waited, n, late); // the rule the runtime applies online too
       for (int r = 0; r < n; r++) {
-        long alone = Long.MAX_VALUE;
-        for (int p = 0; p < n; p++) {
-          if (p != r) {
-            alone = Math.min(alone, waited[p] - waited[r]);
-          }
-        }
-        per.get(r).add(new long[] {seq, Math.max(0, alone)});
+        per.get(r).add(new long[] {seq, late[r]});
       }
     }
     if (per.get(0).isEmpty()) {
@@ -74,7 +72,7 @@ final class Lateness {
     List<RankLateness> result = new ArrayList<>();
     for (int m = 0; m < n; m++) {
       long[] values = per.get(m).stream().mapToLong(v -> v[1]).sorted().toArray();
-      result.add(new RankLateness(group.worldRanks().get(m), values.length, median(values),
+      result.add(new RankLateness(group.worldRanks().get(m), values.length, LatenessRule.median(values, values.length),
           values[values.length - 1], List.copyOf(per.get(m))));
     }
     result.sort(Comparator.comparingLong(RankLateness::medianNanos).reversed()
@@ -105,11 +103,5 @@ final class Lateness {
       waited[m] = op.waitedNanos();
     }
     return waited;
-  }
-
-  /** The median of sorted values; the mean of the middle two for an even count. */
-  static long median(long[] sorted) {
-    int n = sorted.length;
-    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   }
 }

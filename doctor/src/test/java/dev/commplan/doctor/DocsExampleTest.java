@@ -42,6 +42,30 @@ class DocsExampleTest {
     assertEquals(4, blocks, "blocks marked doctor-output in docs/doctor.md");
   }
 
+  /**
+   * The worked example is a real run's: the block marked {@code <!-- doctor-output-example: NAME -->} is what the
+   * doctor prints on the files that run wrote ({@code docs/examples/NAME}), and the timeline image beside it is
+   * the page's SVG, cut out unchanged.
+   */
+  @Test
+  void theWorkedExampleIsWhatTheDoctorPrintsOnTheRunsFiles(@org.junit.jupiter.api.io.TempDir Path tmp)
+      throws Exception {
+    Pattern block = Pattern.compile("<!-- doctor-output-example: (\\S+) -->\n```\n"
+        + "\\$ java -jar doctor/target/commplan-doctor\\.jar --html (\\S+) (\\S+)\n(.*?)\\$ echo \\$\\?\n(\\d+)\n```",
+        Pattern.DOTALL);
+    Matcher m = block.matcher(Files.readString(DOCTOR_MD));
+    assertTrue(m.find(), "docs/doctor.md has the worked example's block");
+    assertEquals("docs/examples/" + m.group(1), m.group(3));
+    Path html = tmp.resolve("page.html");
+    Result r = Fixtures.doctor("--html", html.toString(), Path.of("..").resolve(m.group(3)).toString());
+    assertEquals(m.group(4), (r.out() + r.err()).replace(html.toString(), m.group(2)), "docs/doctor.md, worked example");
+    assertEquals(Integer.parseInt(m.group(5)), r.status(), "docs/doctor.md, worked example: exit status");
+    Matcher svg = Pattern.compile("<svg[^>]*class=\"timeline\".*?</svg>", Pattern.DOTALL).matcher(Files.readString(html));
+    assertTrue(svg.find(), "the page has a timeline");
+    String image = Files.readString(Path.of("..", "docs", "img", "doctor-example.svg"));
+    assertEquals(svg.group(), image.substring(image.indexOf("<svg")).strip(), "docs/img/doctor-example.svg is the page's");
+  }
+
   @Test
   void theFormatPagesExcerptIsAValidRecordCutFromTheExample() throws Exception {
     String page = Files.readString(FORMAT_MD);

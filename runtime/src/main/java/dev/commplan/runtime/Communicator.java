@@ -1,6 +1,8 @@
 package dev.commplan.runtime;
 
 import dev.commplan.annotations.ReduceOp;
+import java.nio.file.Path;
+import java.util.List;
 
 /**
  * One rank's view of a group of ranks that run collectives together (an {@code ncclComm_t} on the NCCL
@@ -187,6 +189,32 @@ public interface Communicator extends AutoCloseable {
 
   /** Closes the group opened by {@link #groupStart()} ({@code ncclGroupEnd}). */
   void groupEnd();
+
+  /**
+   * Writes this rank's flight record to {@code file} now: every group (communicator) this rank belongs to, the
+   * world first, each with its last operations (plan, step or bucket, fields, calls, state, times, and how long
+   * this rank waited for its peers where the backend can tell), in the JSON format of docs/flight-records.md,
+   * which the doctor reads ({@code java -jar commplan-doctor.jar DIR}, docs/doctor.md). For a run that is slow
+   * but not failing: call it on every rank, into one folder. The file is written whole or not at all ({@code
+   * FILE.tmp}, then a rename); its folder is made if needed. Any thread may call it; it enqueues nothing. Where
+   * the run should write them by itself when a rank fails, see {@link CommOptions#withFlightRecordDir}.
+   *
+   * @param file where the record goes; the doctor reads every {@code *.json} file of a folder
+   * @throws java.io.UncheckedIOException if it cannot be written
+   */
+  void dumpFlightRecord(Path file);
+
+  /**
+   * Which ranks this communicator waits for, estimated while the job runs (docs/reliability.md, "Lateness
+   * online"): each rank's {@link Lateness}, slowest first (by median, then worst, then rank); the first is the
+   * rank the others wait for most. The same list on every rank. The figures come with the agreement check's
+   * comparisons, which carry each rank's waits since the last (two longs a rank, nothing per call), so they cover
+   * the calls up to the last comparison a {@code synchronize()} has read; they are empty while none has, and
+   * where the agreement check is off ({@link CommOptions#agreementCheck()}) or the backend cannot time waits.
+   *
+   * @return every rank's lateness, slowest first, or an empty list
+   */
+  List<Lateness> lateness();
 
   /** {@return whether {@link #close()} has been called} */
   boolean isClosed();

@@ -7,6 +7,7 @@ import dev.commplan.runtime.Buffer;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.DataType;
 import dev.commplan.runtime.DisagreementException;
+import dev.commplan.runtime.Lateness;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.U64Buffer;
 import java.util.List;
@@ -125,6 +126,15 @@ public final class Agreement {
      * @param stream the stream of the unit
      */
     boolean isCapturing(Stream stream);
+
+    /**
+     * Adds to {@code countAndSum} how many of the communicator's collectives this rank timed its wait in (for its
+     * peers), and the sum of those waits in nanoseconds, since the communicator was made: what each window check
+     * carries for {@link Agreement#lateness()}. The default adds nothing (a backend that times no waits).
+     *
+     * @param countAndSum two longs, added to; allocate nothing here
+     */
+    default void addWaits(long[] countAndSum) {}
   }
 
   private final Exchange exchange;
@@ -137,6 +147,7 @@ public final class Agreement {
   private final CheckBuffers buffers;
   private final CallWindow window = new CallWindow(this);
   private final PairDigests pairs;
+  private final LatenessWindows lateness;
 
   /**
    * Set once a comparison found a difference here: the ranks were told, and their records no longer line up,
@@ -164,6 +175,7 @@ public final class Agreement {
     this.recordsCalls = recordsCalls;
     this.buffers = new CheckBuffers(exchange, rank, ranks);
     this.pairs = new PairDigests(this, ranks);
+    this.lateness = new LatenessWindows(ranks);
   }
 
   /**
@@ -338,6 +350,22 @@ public final class Agreement {
   /** {@link #compareUnchecked(int, IntFunction)} of the checks themselves: rank r's at index r. */
   static DisagreementException compareUnchecked(Agreement[] ranks) {
     return HostComparison.unchecked(ranks);
+  }
+
+  /**
+   * Which ranks this communicator waits for, from the waits its window checks carried ({@link LatenessWindows};
+   * docs/reliability.md, "Lateness online"): every rank's figures, slowest first; the same on every rank; empty
+   * before a synchronize has read a window check in which every rank timed a collective, and where the calls are
+   * not recorded (the check is off).
+   *
+   * @return every rank's lateness, slowest first, or an empty list
+   */
+  public List<Lateness> lateness() {
+    return lateness.snapshot();
+  }
+
+  LatenessWindows latenessWindows() {
+    return lateness;
   }
 
   int rank() {

@@ -14,9 +14,15 @@ import java.util.List;
  * compared with this rank's, and only where they differ are the records read, to name the first differing call
  * ({@link Disagreements}). Every rank reads the same headers and records, so every rank that finds it says the
  * same.
+ *
+ * <p>The header's last two longs are not compared: they carry this rank's timed collectives and the sum of its
+ * waits in them ({@link Agreement.Exchange#addWaits}), from which, where the ranks agree, every rank reckons
+ * which rank the others wait for ({@link LatenessWindows}).
  */
 final class WindowCheck extends CheckBuffers.Pooled {
-  static final int HEADER_LONGS = 4;
+  static final int HEADER_LONGS = 6;
+  /** The header's longs that the ranks must agree on; the rest carry this rank's waits. */
+  private static final int COMPARED_LONGS = 4;
   private static final int RECORD_LONGS = Agreement.MAX_INTERVAL * CallRecord.LONGS;
 
   private final int rank;
@@ -34,6 +40,8 @@ final class WindowCheck extends CheckBuffers.Pooled {
   /** The arrays above as memory segments, made once: {@code MemorySegment.ofArray} per copy would allocate. */
   private final MemorySegment mineSegment = MemorySegment.ofArray(mine);
   private final MemorySegment gatheredSegment;
+  /** This rank's timed collectives and the sum of its waits, read at each arm. */
+  private final long[] waits = new long[2];
   private Agreement agreement;
 
   WindowCheck(Agreement.Exchange exchange, int rank, int ranks) {
@@ -90,6 +98,11 @@ final class WindowCheck extends CheckBuffers.Pooled {
     mine[1] = CallRecord.digest(mine, HEADER_LONGS, HEADER_LONGS + words);
     mine[2] = windowLength;
     mine[3] = units - windowLength;
+    waits[0] = 0;
+    waits[1] = 0;
+    of.exchange().addWaits(waits);
+    mine[4] = waits[0];
+    mine[5] = waits[1];
     agreement = of;
     // the header and the window's records only: what follows them is sent (the all-gather's count is fixed, so
     // that ranks whose windows differ in length still pair) but compared by no one
@@ -110,14 +123,15 @@ final class WindowCheck extends CheckBuffers.Pooled {
           throw disagreement(of).of(rank);
         }
       }
+      of.latenessWindows().window(gathered, HEADER_LONGS, COMPARED_LONGS);
     } finally {
       of.release(this);
     }
   }
 
   private boolean sameHeader(int a, int b) {
-    return Arrays.equals(gathered, a * HEADER_LONGS, (a + 1) * HEADER_LONGS, gathered, b * HEADER_LONGS,
-        (b + 1) * HEADER_LONGS);
+    return Arrays.equals(gathered, a * HEADER_LONGS, a * HEADER_LONGS + COMPARED_LONGS, gathered, b * HEADER_LONGS,
+        b * HEADER_LONGS + COMPARED_LONGS);
   }
 
   /** Whether rank {@code r}'s gathered header is a check's (of other calls, perhaps), not a call of the user's. */

@@ -7,6 +7,7 @@ import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.RankFunction;
+import dev.commplan.runtime.spi.FlightJob;
 import dev.commplan.runtime.spi.RankSupervisor;
 import java.time.Duration;
 import java.util.List;
@@ -60,6 +61,8 @@ public final class LocalCluster implements Cluster {
   private final List<LocalCommunicator> family = new CopyOnWriteArrayList<>();
   /** The rank threads and the failure rules every backend shares; aborting means what {@link Control} says. */
   private final RankSupervisor supervisor;
+  /** The flight records of every rank: one job id for the cluster, and the folder they go to when a rank fails. */
+  private final FlightJob flightJob;
   private final Object state = new Object();
   private boolean closed; // guarded by state
   /** Allocation accounting, for leak tests: this cluster's blocks (and bytes) not yet freed. */
@@ -100,6 +103,7 @@ public final class LocalCluster implements Cluster {
     this.ranks = ranks;
     this.options = options;
     this.rendezvousTimeout = options.timeout();
+    this.flightJob = new FlightJob(FlightJob.newId("local"), "local", ranks, options.flightRecordDir());
     this.world = new LocalGroup(this, "world", IntStream.range(0, ranks).toArray(), rendezvousTimeout);
     groups.add(world);
     this.communicators = new LocalCommunicator[ranks];
@@ -111,6 +115,7 @@ public final class LocalCluster implements Cluster {
     // code of its own is interrupted.
     this.supervisor = new RankSupervisor("local", ranks, rendezvousTimeout);
     supervisor.control(new Control());
+    supervisor.flightRecords(flightJob);
   }
 
   /** What aborting means here: wake every collective, fail every stream, interrupt the stream workers. */
@@ -193,6 +198,11 @@ public final class LocalCluster implements Cluster {
   /** {@return the timeout ({@link CommOptions#timeout()})} */
   public Duration timeout() {
     return rendezvousTimeout;
+  }
+
+  /** The flight records of this cluster's ranks (one job: the cluster). */
+  FlightJob flightJob() {
+    return flightJob;
   }
 
   /** {@return the options the cluster was made with} */

@@ -6,6 +6,7 @@ import dev.commplan.runtime.DataType;
 import dev.commplan.model.Collective;
 import dev.commplan.runtime.spi.MetCalls;
 import dev.commplan.runtime.spi.OperationLabel;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -52,7 +53,8 @@ final class LocalCollective implements LocalStream.Work {
     this.sendOffset = sendOffset;
     this.recv = recv;
     this.recvOffset = recvOffset;
-    this.label = label != null ? label : OperationLabel.direct(describe());
+    this.label = label != null ? label
+        : OperationLabel.direct(OperationLabel.Call.of(collective, type, op, count, root, null, List.of()));
     this.met = new MetCalls.Call(comm, collective, type, op, root, count, this.label);
   }
 
@@ -74,7 +76,7 @@ final class LocalCollective implements LocalStream.Work {
           "rank " + comm.rank() + ": " + describe() + " (#" + sequence + ") cannot run: its "
               + (send.isClosed() ? "send" : "receive") + " buffer was freed after the call was enqueued");
     }
-    comm.group().rendezvous.perform(comm.rank(), sequence, this, stream);
+    stream.waited(comm.group().rendezvous.perform(comm.rank(), sequence, this, stream));
   }
 
   /** For messages: {@code all-reduce F32 SUM, count 16}. */

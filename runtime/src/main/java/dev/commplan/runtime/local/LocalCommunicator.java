@@ -14,6 +14,7 @@ import dev.commplan.runtime.plan.NonFiniteScan;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
 import dev.commplan.runtime.spi.AbstractCommunicator;
+import dev.commplan.runtime.spi.FlightGroup;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.OperationLabel;
 import dev.commplan.runtime.spi.StreamBase;
@@ -66,6 +67,12 @@ public final class LocalCommunicator extends AbstractCommunicator {
    * of the world for a plan's calls over this group), so that ranks meet in the order their hosts enqueued.
    */
   private final AtomicLong nextSequenceNumber = new AtomicLong();
+  /**
+   * This communicator's part of its rank's flight record: its streams' recorders, and the group's sequence of
+   * collectives and checks, which equals {@link #takeSequenceNumber}'s unless a plan of this communicator ran
+   * calls over another group (they meet there, with that group's number, and are recorded here).
+   */
+  private final FlightGroup flight;
 
   LocalCommunicator(LocalCluster cluster, LocalGroup group, int rank, int worldRank, LocalCommunicator parent) {
     super(cluster.options().agreementCheck());
@@ -74,6 +81,7 @@ public final class LocalCommunicator extends AbstractCommunicator {
     this.parent = parent;
     this.rank = rank;
     this.worldRank = worldRank;
+    this.flight = cluster.flightJob().log(worldRank).group(group.label, rank, group.size, group.worldRanks(), null);
     this.stream = new LocalStream(this, cluster.timeout(), 0);
   }
 
@@ -185,35 +193,32 @@ public final class LocalCommunicator extends AbstractCommunicator {
       stepStart[index++] = work.size();
       List<LocalMailboxes.Transfer> sends = new ArrayList<>();
       List<LocalMailboxes.Transfer> recvs = new ArrayList<>();
-      List<String> transferFields = new ArrayList<>();
+      List<OperationLabel.Call> transferCalls = new ArrayList<>();
       for (CollectiveCall call : step.calls()) {
         LocalCommunicator over = (LocalCommunicator) schedule.communicatorOf(call, this); // checked above
+        // The label is made here, once: timeouts and the flight record name the call without building text.
+        OperationLabel.Call described = OperationLabel.Call.of(call.collective(), call.dataType(), call.op(),
+            call.count(), call.collective().pointToPoint() ? call.peer() : call.root(), schedule.axisOf(call),
+            call.fields());
         if (call.collective().pointToPoint()) {
           if (call.peer() >= 0) { // a peer outside the ranks: nothing to do on this rank
-            LocalCollective unlabelled = over.transfer(call.collective(), call.dataType(), call.peer(), call.count(),
-                call.sendMemory(), call.sendByteOffset(), null);
             LocalCollective labelled = over.transfer(call.collective(), call.dataType(), call.peer(), call.count(),
                 call.sendMemory(), call.sendByteOffset(),
-                new OperationLabel(schedule.planName(), step.number(), step.bucket(), unlabelled.describe(),
-                    call.fields()));
+                OperationLabel.ofCalls(schedule.planName(), step.number(), step.bucket(), List.of(described)));
             (call.collective() == Collective.SEND ? sends : recvs)
                 .add(new LocalMailboxes.Transfer(labelled, call.peer()));
-            transferFields.addAll(call.fields());
+            transferCalls.add(described);
           }
           continue;
         }
-        LocalCollective unlabelled = new LocalCollective(over, call.collective(), call.dataType(), call.op(),
-            call.root(), call.count(), local(call.sendMemory()), call.sendByteOffset(), local(call.recvMemory()),
-            call.recvByteOffset());
-        // The label is made here, once: timeouts and the flight record name the call without building text.
-        OperationLabel label =
-            new OperationLabel(schedule.planName(), step.number(), step.bucket(), unlabelled.describe(), call.fields());
+        OperationLabel label = OperationLabel.ofCalls(schedule.planName(), step.number(), step.bucket(),
+            List.of(described));
         work.add(new LocalCollective(over, call.collective(), call.dataType(), call.op(), call.root(), call.count(),
-            unlabelled.send, unlabelled.sendOffset, unlabelled.recv, unlabelled.recvOffset, label));
+            local(call.sendMemory()), call.sendByteOffset(), local(call.recvMemory()), call.recvByteOffset(), label));
       }
       if (!sends.isEmpty() || !recvs.isEmpty()) { // the step's transfers, one group, after its collectives
-        work.add(new LocalTransfers(sends, recvs, new OperationLabel(schedule.planName(),
-            step.number(), step.bucket(), LocalTransfers.describe(sends, recvs), transferFields)));
+        work.add(new LocalTransfers(sends, recvs,
+            OperationLabel.ofCalls(schedule.planName(), step.number(), step.bucket(), transferCalls)));
       }
     }
     stepStart[index] = work.size();
@@ -298,8 +303,9 @@ public final class LocalCommunicator extends AbstractCommunicator {
   /** The agreement check's label for its own calls; null (the direct call's label) for the user's. */
   private OperationLabel checkLabel(Collective collective, DataType type, ReduceOp op, int root,
       long count) {
-    return issuingAgreementCheck() ? OperationLabel.agreementCheck(
-        LocalCollective.describe(collective, type, op, root, count)) : null;
+    return issuingAgreementCheck()
+        ? OperationLabel.agreementCheck(OperationLabel.Call.of(collective, type, op, count, root, null, List.of()))
+        : null;
   }
 
   /** Opens a group; groups nest. On this backend the group's calls run in order (see the class comment). */
@@ -322,8 +328,7 @@ public final class LocalCommunicator extends AbstractCommunicator {
       groupRecvs.clear();
       LocalStream on = groupStream;
       groupStream = null;
-      on.enqueue(new LocalTransfers(sends, recvs,
-          OperationLabel.direct(LocalTransfers.describe(sends, recvs) + " (one group)")));
+      on.enqueue(new LocalTransfers(sends, recvs, LocalTransfers.groupLabel(sends, recvs)));
     }
   }
 
@@ -358,6 +363,7 @@ public final class LocalCommunicator extends AbstractCommunicator {
       block.closeForOwner();
     }
     openBlocks.clear();
+    flight.close();
     if (parent != null) {
       parent.children.remove(this);
       cluster.left(this);
@@ -375,6 +381,12 @@ public final class LocalCommunicator extends AbstractCommunicator {
    */
   public FlightRecorder flightRecorder() {
     return stream.recorder;
+  }
+
+  /** {@inheritDoc} Here: made with the communicator, its streams' recorders in it; closed with it. */
+  @Override
+  protected FlightGroup flightGroup() {
+    return flight;
   }
 
   LocalCluster cluster() {

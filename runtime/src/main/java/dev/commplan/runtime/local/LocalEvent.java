@@ -31,7 +31,7 @@ final class LocalEvent extends EventBase {
 
   /** The item that makes {@code waiting}'s worker wait for this event (at most the timeout) before what follows. */
   LocalStream.Work waitItem(LocalStream waiting) {
-    OperationLabel label = OperationLabel.direct("wait for an event of " + origin + " (after its operation #"
+    OperationLabel label = OperationLabel.local("wait for an event of " + origin + " (after its operation #"
         + (target - 1) + ")");
     Duration timeout = waiting.communicator() instanceof LocalCommunicator c ? c.cluster().timeout() : Duration.ZERO;
     return new LocalStream.Work() {

@@ -35,6 +35,11 @@ final class LocalGroup {
     this.open = new AtomicInteger(size);
   }
 
+  /** {@return the world rank of each rank here, by rank here (a copy)} */
+  int[] worldRanks() {
+    return worldRanks.clone();
+  }
+
   /** One member closed; {@return whether it was the last} */
   boolean memberClosed() {
     return open.decrementAndGet() == 0;

@@ -51,6 +51,11 @@ final class LocalRendezvous {
     /** The stream each rank runs its call on (its communicator's own, or a plan's: the mesh's world's). */
     final LocalStream[] streams;
     final boolean[] hasFinished;
+    /**
+     * When the last rank arrived: each rank's wait for its peers is this less its own arrival, which its stream
+     * keeps ({@link LocalStream#arrivedNanos}), so that timing the wait allocates nothing here.
+     */
+    long lastArrival;
     int arrived;
     int finished;
     int left;
@@ -75,11 +80,16 @@ final class LocalRendezvous {
     this.timeout = timeout;
   }
 
-  /** Meets the other ranks for collective number {@code sequence}, runs this rank's share, meets them again. */
-  void perform(int rank, long sequence, LocalCollective call, LocalStream stream) {
+  /**
+   * Meets the other ranks for collective number {@code sequence}, runs this rank's share, meets them again;
+   * returns how long this rank waited for its peers: from its arrival to the last rank's (the flight record's
+   * {@code waitedNanos}, docs/flight-records.md).
+   */
+  long perform(int rank, long sequence, LocalCollective call, LocalStream stream) {
     Meeting meeting = arrive(rank, sequence, call, stream);
     LocalKernels.run(meeting.calls, rank, stream.scratch);
     finish(rank, meeting, call);
+    return meeting.lastArrival - stream.arrivedNanos;
   }
 
   /** Wakes every waiter with {@link RankAbortedException} caused by {@code cause}, now and from now on. */
@@ -104,8 +114,11 @@ final class LocalRendezvous {
       meeting.calls[rank] = call;
       meeting.met[rank] = call.met;
       meeting.streams[rank] = stream;
+      long now = System.nanoTime();
+      stream.arrivedNanos = now;
       meeting.arrived++;
       if (meeting.arrived == ranks) { // the agreement check decides whether the calls agree, and words it if not
+        meeting.lastArrival = now;
         meeting.mismatch = MetCalls.compareCollective(meeting.met, meeting.sequence);
         changed.signalAll();
       }

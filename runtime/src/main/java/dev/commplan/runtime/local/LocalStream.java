@@ -83,7 +83,7 @@ public final class LocalStream extends StreamBase {
     }
   }
 
-  private static final OperationLabel HOST_TASK = OperationLabel.direct("host task");
+  private static final OperationLabel HOST_TASK = OperationLabel.local("host task");
 
   private final LocalCommunicator comm;
   private final Thread worker;
@@ -112,11 +112,22 @@ public final class LocalStream extends StreamBase {
   /** The stream's number among its communicator's: 0 for its own, 1, 2, ... for those {@code newStream()} made. */
   private final int index;
 
+  /**
+   * How long this rank waited for its peers in the work the worker is running (a collective's arrival to the
+   * last rank's arrival, {@link LocalRendezvous}), or -1; written and read by the worker only.
+   */
+  private long waited = -1;
+  /**
+   * When the collective the worker runs arrived at its rendezvous ({@code System.nanoTime()}), for its wait;
+   * written by the worker there, holding the rendezvous' lock, and read by it.
+   */
+  long arrivedNanos;
+
   LocalStream(LocalCommunicator comm, Duration timeout, int index) {
     super(comm, timeout);
     this.comm = comm;
     this.index = index;
-    this.recorder = new FlightRecorder(comm.worldRank(), FlightRecorder.DEFAULT_CAPACITY);
+    this.recorder = comm.flightGroup().recorder("stream " + index);
     // device work: no access of its is refused by the host-access guard (StreamWorkerThread says why)
     this.worker = new StreamWorkerThread(this::workLoop, "commplan-local-stream-rank-" + comm.worldRank()
         + (index == 0 ? "" : "-" + index) + (comm.group().isWorld() ? "" : " (" + comm.group().label + ")"));
@@ -328,6 +339,7 @@ public final class LocalStream extends StreamBase {
       return;
     }
     comm.draining(this); // until its worker ends, an abort or the communicator's close still reaches it
+    comm.flightGroup().detach(recorder); // closed by its user: its operations leave the record
     lock.lock();
     try {
       draining = true;
@@ -516,14 +528,20 @@ public final class LocalStream extends StreamBase {
   /** Runs item {@code index} of the stream, recording it in the flight record; returns what it threw, or null. */
   private Throwable run(Work work, long sequence, long index) {
     recorder.started(index, System.nanoTime());
+    waited = -1;
     try {
       work.run(this, sequence);
     } catch (Throwable t) {
       recorder.failed(index, System.nanoTime());
       return t;
     }
-    recorder.finished(index, System.nanoTime());
+    recorder.finished(index, System.nanoTime(), waited);
     return null;
+  }
+
+  /** The work the worker runs waited {@code nanos} for its peers (its collective's rendezvous says so). */
+  void waited(long nanos) {
+    waited = nanos;
   }
 
   /**

@@ -47,6 +47,20 @@ final class LocalTransfers implements LocalStream.Work {
     }
   }
 
+  /**
+   * The label of a user's group of direct sends and receives, issued together at its {@code groupEnd()}: {@code
+   * send F32 to rank 1, count 16 + recv F32 from rank 3, count 16 (one group)}, with their calls.
+   */
+  static OperationLabel groupLabel(List<LocalMailboxes.Transfer> sends, List<LocalMailboxes.Transfer> recvs) {
+    List<OperationLabel.Call> calls = new java.util.ArrayList<>();
+    for (List<LocalMailboxes.Transfer> side : List.of(sends, recvs)) {
+      for (LocalMailboxes.Transfer t : side) {
+        calls.addAll(t.call.label.calls());
+      }
+    }
+    return new OperationLabel(null, -1, -1, describe(sends, recvs) + " (one group)", List.of(), calls);
+  }
+
   /** {@code send F32 to rank 1, count 16 + recv F32 from rank 3, count 16}: what the flight record calls it. */
   static String describe(List<LocalMailboxes.Transfer> sends, List<LocalMailboxes.Transfer> recvs) {
     StringBuilder s = new StringBuilder();

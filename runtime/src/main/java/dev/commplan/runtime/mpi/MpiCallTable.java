@@ -13,9 +13,12 @@ import dev.commplan.runtime.plan.CollectiveCall;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.plan.Step;
 import dev.commplan.runtime.DeviceMemory;
+import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.HostMemoryBlock;
+import dev.commplan.runtime.spi.OperationLabel;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -66,6 +69,10 @@ final class MpiCallTable {
   final String planName;
   /** What a direct-call table's call is, for messages ({@link #setDirect}): "direct call", "agreement check". */
   private String directLabel;
+  /** Whether a direct-call table's call is one of the agreement check's own ({@link #setDirect}). */
+  private boolean directCheck;
+  /** A plan table's steps as its flight record names them, made here once; null for a direct-call table. */
+  private OperationLabel[] stepLabel;
   private final MpiCommunicator comm;
   private final int[] stepStart; // calls of step s are [stepStart[s], stepStart[s + 1])
   private final int[] stepNumber;
@@ -132,6 +139,48 @@ final class MpiCallTable {
       }
     }
     stepStart[steps.size()] = i;
+    stepLabel = stepLabels();
+  }
+
+  /** Each step's label: the plan, step, bucket, and the calls this rank issues in it, each with its arguments. */
+  private OperationLabel[] stepLabels() {
+    OperationLabel[] labels = new OperationLabel[steps()];
+    for (int s = 0; s < labels.length; s++) {
+      List<OperationLabel.Call> calls = new ArrayList<>();
+      for (int i = stepStart[s]; i < stepStart[s + 1]; i++) {
+        @SuppressWarnings("unchecked") // set from CollectiveCall.fields(), a List<String>
+        List<String> callFields = (List<String>) fields[i];
+        calls.add(OperationLabel.Call.of(kind[i], dataType[i], reduceOp[i], count[i], root[i], axis[i], callFields));
+      }
+      labels[s] = OperationLabel.ofCalls(planName, stepNumber[s], stepBucket[s], calls);
+    }
+    return labels;
+  }
+
+  /**
+   * Records step {@code step}, just started at {@code nanos}, in {@code recorder}: a plan's by its label, a
+   * direct call by its arguments (nothing is allocated); returns its sequence number there.
+   */
+  long record(int step, FlightRecorder recorder, long nanos) {
+    long seq = planName == null
+        ? recorder.enqueuedDirect(kind[0], dataType[0], reduceOp[0], count[0], root[0], directKind(),
+            directLabel.equals(MpiDirectCalls.DIRECT) ? null : directLabel, recorder.stream(), nanos)
+        : recorder.enqueued(stepLabel[step], nanos);
+    recorder.started(seq, nanos); // MPI starts its non-blocking calls when they are issued
+    return seq;
+  }
+
+  /**
+   * What a direct-call table's call is to the other ranks' records: the agreement check's call, except the
+   * comparison a close makes, which only ranks that close meet (over the check's own communicator, {@link
+   * MpiCommPair}): a rank that closes while the others are still in their calls meets nobody there, so it takes
+   * no number in the group's sequence ({@code LOCAL}); a send or receive; or a collective.
+   */
+  private OperationLabel.Kind directKind() {
+    if (directCheck) {
+      return directLabel.startsWith(MpiFamily.CHECK_AT_CLOSE) ? OperationLabel.Kind.LOCAL : OperationLabel.Kind.CHECK;
+    }
+    return kind[0].pointToPoint() ? OperationLabel.Kind.P2P : OperationLabel.Kind.COLLECTIVE;
   }
 
   /**
@@ -203,6 +252,7 @@ final class MpiCallTable {
   void setDirect(Collective collective, Buffer sendBuffer, Buffer recvBuffer, long n, ReduceOp reduce, int rootOrPeer,
       String label, boolean check) {
     directLabel = label;
+    directCheck = check;
     set(0, 0, comm, "", collective, sendBuffer.dataType(), reduce, rootOrPeer, sendBuffer.memory(),
         sendBuffer.byteOffset(), recvBuffer.memory(), recvBuffer.byteOffset(), n, List.of());
     over[0] = comm.commHandle(check);

@@ -16,6 +16,7 @@ import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.spi.AbstractCommunicator;
 import dev.commplan.runtime.spi.BackendCommunicator;
+import dev.commplan.runtime.spi.FlightGroup;
 import dev.commplan.runtime.spi.StreamBase;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -25,6 +26,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.IntStream;
 
 /**
  * This process's rank of an MPI communicator (a duplicate of {@code MPI_COMM_WORLD}, with {@code
@@ -79,6 +81,8 @@ public final class MpiCommunicator extends AbstractCommunicator {
   private volatile RuntimeException failure;
   private int groupDepth;
   private final MpiDirectCalls direct = new MpiDirectCalls(this);
+  /** Its part of this rank's flight record: its streams' recorders and the group's sequence; closed with it. */
+  private final FlightGroup flight;
 
   private MpiCommunicator(MpiCommPair comms, int rank, int size, CommOptions options, MpiFamily family, String label,
       MpiCommunicator parent, int[] worldRanks) {
@@ -90,12 +94,14 @@ public final class MpiCommunicator extends AbstractCommunicator {
     this.size = size;
     this.timeout = timeout;
     this.timeoutNanos = timeout.toNanos();
-    this.stream = new MpiStream(this, timeout);
-    this.streams = new MpiStreams(stream);
     this.family = family;
     this.label = label;
     this.parent = parent;
     this.worldRanks = worldRanks;
+    this.flight = family.flightLog().group(label, rank, size,
+        worldRanks != null ? worldRanks : IntStream.range(0, size).toArray(), null);
+    this.stream = new MpiStream(this, timeout, 0);
+    this.streams = new MpiStreams(stream);
     family.join(this);
   }
 
@@ -111,7 +117,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
       int rank = value.get(JAVA_INT, 0);
       MpiRuntime.check("MPI_Comm_size", Mpi.MPI_Comm_size(comm, value.address()), "reading the size");
       int size = value.get(JAVA_INT, 0);
-      MpiFamily family = MpiFamily.open(comm, rank, size);
+      MpiFamily family = MpiFamily.open(comm, rank, size, options.flightRecordDir());
       MpiCommunicator c = new MpiCommunicator(MpiCommPair.of(comm, family, "world"), rank, size, options, family,
           "world", null, null);
       MpiRuntime.register(c);
@@ -187,6 +193,12 @@ public final class MpiCommunicator extends AbstractCommunicator {
 
   MpiFamily family() {
     return family;
+  }
+
+  /** {@inheritDoc} Here: made with the communicator, in its family's record; its streams' recorders in it. */
+  @Override
+  protected FlightGroup flightGroup() {
+    return flight;
   }
 
   /** {@inheritDoc} Memory of any communicator of this one's family: they are one process's host memory. */
@@ -311,6 +323,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
     }
     on.inFlight.add(table, step); // also after a failure: earlier calls of the step may be in flight
     if (failed >= 0) {
+      on.inFlight.lastFailed();
       MpiException e = MpiRuntime.error(table.function(failed), table.failedCode,
           "starting " + table.describe(failed) + " on " + rankText());
       MpiRuntime.LOCK.lock();
@@ -439,6 +452,7 @@ public final class MpiCommunicator extends AbstractCommunicator {
     error = firstOf(error, closeMadeStreams(null)); // a stream with requests still in flight stays in `streams`
     MpiRuntime.forget(this);
     family.leave(this);
+    flight.close();
     if (parent != null) {
       parent.children.remove(this);
     }

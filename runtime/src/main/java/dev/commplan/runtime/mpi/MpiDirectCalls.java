@@ -14,6 +14,8 @@ import java.util.Arrays;
  */
 final class MpiDirectCalls {
   private static final String CHECK = "agreement check";
+  /** What messages call a user's direct call. */
+  static final String DIRECT = "direct call";
 
   private final MpiCommunicator comm;
   private MpiCallTable[] free = new MpiCallTable[4]; // free[k], k < count, are not in flight
@@ -31,7 +33,7 @@ final class MpiDirectCalls {
     MpiCallTable table = count > 0 ? free[--count] : MpiCallTable.direct(comm);
     try {
       table.setDirect(collective, send, recv, n, op, root,
-          agreementCheck ? checkLabel : label != null ? label : "direct call", agreementCheck);
+          agreementCheck ? checkLabel : label != null ? label : DIRECT, agreementCheck);
       comm.run(table, 0, on);
     } finally {
       if (!table.inFlight(0)) {

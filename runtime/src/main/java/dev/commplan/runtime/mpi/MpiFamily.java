@@ -2,6 +2,9 @@ package dev.commplan.runtime.mpi;
 
 import dev.commplan.runtime.CommTimeoutException;
 import dev.commplan.runtime.RankAbortedException;
+import dev.commplan.runtime.spi.FlightJob;
+import dev.commplan.runtime.spi.FlightLog;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,6 +34,9 @@ import java.util.concurrent.locks.LockSupport;
  *       that another failed (a send that completed into a receive that was too short). A rank that has waited
  *       there a second says so ({@link MpiNotice#LEFT}): not a failure, but a rank that times out names it as
  *       the one that left its call.
+ *   <li>When the family fails on this rank (its own failure, or another rank's notice), this rank writes its
+ *       flight record ({@link FlightLog#writeOnFailure}), where the options give a folder: so every rank that
+ *       hears of a failure writes its file, those that were only waiting included.
  *   <li>A rank that times out ({@link #timedOut}) tells every rank, collects their answers for a moment,
  *       and names the ranks of its group that did not answer or are closing a communicator: at the world's
  *       close barrier, or in the comparison of the last calls that a close makes (over the agreement
@@ -54,16 +60,28 @@ final class MpiFamily {
   private boolean announcedLeft;
   private boolean atCloseBarrier; // this rank waits at the world's close barrier, or did
   private volatile int liveCalls; // written holding the lock; read without it
+  /** This rank's flight record: every communicator of the family; written when the family fails. */
+  private final FlightLog flightLog;
 
-  private MpiFamily(MpiNoticeChannel channel, int worldRank, int worldSize) {
+  private MpiFamily(MpiNoticeChannel channel, int worldRank, int worldSize, FlightJob job) {
     this.channel = channel;
     this.worldRank = worldRank;
     this.worldSize = worldSize;
+    this.flightLog = job.log(worldRank);
   }
 
-  /** A new family for the world communicator {@code world} (collective: duplicates it); holding the lock. */
-  static MpiFamily open(long world, int worldRank, int worldSize) {
-    return new MpiFamily(MpiNoticeChannel.open(world, worldRank, worldSize), worldRank, worldSize);
+  /**
+   * A new family for the world communicator {@code world} (collective: duplicates it, and shares the flight
+   * records' job id, {@link MpiFlightJob}); holding the lock.
+   */
+  static MpiFamily open(long world, int worldRank, int worldSize, Path flightRecordDir) {
+    FlightJob job = MpiFlightJob.share(world, worldRank, worldSize, flightRecordDir);
+    return new MpiFamily(MpiNoticeChannel.open(world, worldRank, worldSize), worldRank, worldSize, job);
+  }
+
+  /** {@return this rank's flight record, of which each communicator of the family is a group} */
+  FlightLog flightLog() {
+    return flightLog;
   }
 
   /** A call over a communicator of the family was started ({@link MpiCommHandle}). */
@@ -167,6 +185,8 @@ final class MpiFamily {
     for (MpiCommunicator member : members) {
       member.failedBy(failure);
     }
+    // every rank hears of the failure (its own, or another's notice) and writes its record, once
+    flightLog.writeOnFailure(failure.getMessage());
   }
 
   /**

@@ -4,6 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import dev.commplan.runtime.RankAbortedException;
 import dev.commplan.runtime.mpi.internal.Mpi;
+import dev.commplan.runtime.spi.FlightRecorder;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
@@ -14,16 +15,27 @@ import java.util.concurrent.locks.LockSupport;
  * start order; and the wait that completes them ({@link #complete}). The wait polls {@code MPI_Testall},
  * which is also what makes Open MPI progress, and between bursts of polls looks at the clock and at the
  * family's notices (another rank's failure ends the wait at once, see {@link MpiFamily}).
+ *
+ * <p>Each step is recorded in the stream's flight recorder when it starts (MPI starts a non-blocking call when
+ * it is issued), and finished there when a wait completes it, with how long this rank waited in it for its
+ * peers: what the host sees, from when the wait began (or the step started, if later) to when {@code
+ * MPI_Testall} said it was done. A step completed by a test that did not wait ({@link #testTo}: an event's
+ * {@code isDone()}) has no wait recorded. Recording allocates nothing.
  */
 final class MpiInFlight {
   /** Polls between two looks at the clock and the notices (a poll is a fraction of a microsecond). */
   private static final int POLL_BURST = 32;
 
   private final MpiCommunicator comm;
+  /** The stream's flight recorder. */
+  private final FlightRecorder recorder;
   private final MemorySegment flag = Arena.ofAuto().allocate(JAVA_INT);
   private final boolean yieldWhenIdle = MpiRuntime.yieldWhenIdle();
   private MpiCallTable[] tables = new MpiCallTable[8];
   private int[] steps = new int[8];
+  /** Each step's sequence number in the recorder, and when it started. */
+  private long[] recorded = new long[8];
+  private long[] startedAt = new long[8];
   private int count;
   /** How many steps were ever added, and how many of them have completed (in start order). */
   private long started;
@@ -37,8 +49,14 @@ final class MpiInFlight {
   private MpiNotice putOff;
   private long putOffAt;
 
-  MpiInFlight(MpiCommunicator comm) {
+  MpiInFlight(MpiCommunicator comm, FlightRecorder recorder) {
     this.comm = comm;
+    this.recorder = recorder;
+  }
+
+  /** {@return the stream's flight recorder} */
+  FlightRecorder recorder() {
+    return recorder;
   }
 
   boolean isEmpty() {
@@ -49,11 +67,21 @@ final class MpiInFlight {
     if (count == tables.length) {
       tables = Arrays.copyOf(tables, count * 2);
       steps = Arrays.copyOf(steps, count * 2);
+      recorded = Arrays.copyOf(recorded, count * 2);
+      startedAt = Arrays.copyOf(startedAt, count * 2);
     }
+    long now = System.nanoTime();
     tables[count] = table;
     steps[count] = step;
+    startedAt[count] = now;
+    recorded[count] = table.record(step, recorder, now);
     count++;
     started++;
+  }
+
+  /** The step just added could not be started: its record says it failed. */
+  void lastFailed() {
+    recorder.failed(recorded[count - 1], System.nanoTime());
   }
 
   /** {@return how many steps were ever added: an event of the stream stands for those} */
@@ -161,6 +189,7 @@ final class MpiInFlight {
     long start = System.nanoTime();
     lookForNotices(tables[0], steps[0], "waiting for ", start);
     long deadline = start + waitNanos;
+    long since = start; // this rank waits from here for the first step, and from each completion for the next
     long flagAddress = flag.address();
     MpiFamily family = comm.family();
     while (finished < target) {
@@ -190,6 +219,7 @@ final class MpiInFlight {
           MpiRuntime.LOCK.unlock();
         }
         if (done != 0) {
+          since = recordWait(since);
           break;
         }
         long now = System.nanoTime();
@@ -236,6 +266,7 @@ final class MpiInFlight {
       } finally {
         MpiRuntime.LOCK.unlock();
       }
+      recorder.finished(recorded[0], System.nanoTime()); // done when tested; how long the rank waited is not known
       removeFirst();
       table.finish(step);
       comm.completed(table);
@@ -243,10 +274,21 @@ final class MpiInFlight {
     return true;
   }
 
+  /**
+   * The first step in flight just completed: records it finished, with how long this rank waited in it, from
+   * {@code since} or from its start, whichever is later; returns the time now, where the next step's wait begins.
+   */
+  private long recordWait(long since) {
+    long now = System.nanoTime();
+    recorder.finished(recorded[0], now, now - Math.max(since, startedAt[0]));
+    return now;
+  }
+
   /** The first step in flight failed with {@code rc}: it is dropped and the family fails (the MPI lock held). */
   private MpiException failed(MpiCallTable table, int step, int rc) {
     MpiException e = MpiCallFailures.of(table, comm, step, rc, comm.rankText());
     table.abandon(step);
+    recorder.failed(recorded[0], System.nanoTime());
     removeFirst();
     comm.family().fail(comm, MpiNotice.FAILED, e);
     return e;
@@ -255,6 +297,8 @@ final class MpiInFlight {
   private void removeFirst() {
     System.arraycopy(tables, 1, tables, 0, count - 1);
     System.arraycopy(steps, 1, steps, 0, count - 1);
+    System.arraycopy(recorded, 1, recorded, 0, count - 1);
+    System.arraycopy(startedAt, 1, startedAt, 0, count - 1);
     count--;
     finished++;
     tables[count] = null;

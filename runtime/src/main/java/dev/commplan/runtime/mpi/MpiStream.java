@@ -23,10 +23,14 @@ final class MpiStream extends StreamBase {
   private MpiEvent[] waits = new MpiEvent[4];
   private int waitCount;
 
-  MpiStream(MpiCommunicator owner, Duration timeout) {
+  /** Its number among its communicator's streams: 0 for the own, 1, 2, ... for those {@code newStream()} made. */
+  private final int index;
+
+  MpiStream(MpiCommunicator owner, Duration timeout, int index) {
     super(owner, timeout);
     this.owner = owner;
-    this.inFlight = new MpiInFlight(owner);
+    this.index = index;
+    this.inFlight = new MpiInFlight(owner, owner.flightGroup().recorder("stream " + index));
   }
 
   /**
@@ -77,6 +81,7 @@ final class MpiStream extends StreamBase {
   @Override
   protected void closeStream() {
     owner.closing(this);
+    owner.flightGroup().detach(inFlight.recorder()); // closed by its user: its operations leave the record
   }
 
   /**
@@ -91,6 +96,6 @@ final class MpiStream extends StreamBase {
 
   @Override
   public String toString() {
-    return "MpiStream[" + owner.rankText() + (this == owner.stream() ? "" : ", made by newStream()") + "]";
+    return "MpiStream[" + owner.rankText() + (index == 0 ? "" : ", stream " + index + ", made by newStream()") + "]";
   }
 }

@@ -17,6 +17,8 @@ import java.util.Objects;
 final class MpiStreams {
   /** Replaced, never changed, so that the waits walk it without allocating (an iterator would). */
   private volatile MpiStream[] all;
+  /** How many streams {@code newStream()} made: the next one's number. */
+  private int made;
 
   MpiStreams(MpiStream own) {
     all = new MpiStream[] {own};
@@ -24,7 +26,7 @@ final class MpiStreams {
 
   /** A new stream of {@code own}'s communicator, kept here until it is closed. */
   synchronized MpiStream open(Duration timeout) {
-    MpiStream s = new MpiStream((MpiCommunicator) all[0].communicator(), timeout);
+    MpiStream s = new MpiStream((MpiCommunicator) all[0].communicator(), timeout, ++made);
     MpiStream[] more = Arrays.copyOf(all, all.length + 1);
     more[all.length] = s;
     all = more;

@@ -15,6 +15,7 @@ import dev.commplan.runtime.nccl.binding.CheckedNccl;
 import dev.commplan.runtime.nccl.binding.NcclEnvironment;
 import dev.commplan.runtime.nccl.sharing.GpuSharing;
 import dev.commplan.runtime.nccl.sharing.GpuSharingRules;
+import dev.commplan.runtime.spi.FlightJob;
 
 /**
  * The NCCL backend's entry points. The backend binds {@code libnccl.so.2} and {@code libcudart.so.13}
@@ -148,7 +149,10 @@ public final class NcclBackend {
       throw GpuSharingRules.explainInitFailure(e, version);
     }
     try {
-      return new NcclCommunicator(comm, version, options, sharing);
+      // The flight records' job id: the launcher's, or "nccl", with a digest of the unique id every rank shares
+      FlightJob job = new FlightJob(FlightJob.sharedId("nccl", System.getenv(), uniqueId), "nccl", size,
+          options.flightRecordDir());
+      return new NcclCommunicator(comm, version, options, sharing, job);
     } catch (RuntimeException e) {
       CheckedNccl.ncclCommAbortQuietly(comm);
       throw e;

@@ -12,6 +12,7 @@ import dev.commplan.runtime.nccl.binding.NcclEnvironment;
 import dev.commplan.runtime.nccl.rank.NcclFamily;
 import dev.commplan.runtime.nccl.sharing.GpuSharing;
 import dev.commplan.runtime.nccl.sharing.GpuSharingRules;
+import dev.commplan.runtime.spi.FlightJob;
 import dev.commplan.runtime.spi.RankSupervisor;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -98,10 +99,13 @@ final class NcclCluster implements Cluster {
       throw GpuSharingRules.explainInitFailure(e, version);
     }
     NcclCluster cluster = new NcclCluster(ranks, Math.min(ranks, devices), sharing);
+    // The flight records: one job for the cluster; every rank writes its file when a run fails
+    FlightJob job = new FlightJob(FlightJob.newId("nccl"), "nccl", ranks, options.flightRecordDir());
+    cluster.supervisor.flightRecords(job);
     try {
       List<Future<NcclCommunicator>> made = cluster.supervisor.submitToEachRank(rank -> {
         CheckedCuda.cudaSetDevice(deviceOf[rank]); // this thread's device from now on
-        return new NcclCommunicator(handles[rank], version, options, sharing);
+        return new NcclCommunicator(handles[rank], version, options, sharing, job);
       });
       for (int r = 0; r < ranks; r++) {
         cluster.comms[r] = get(made.get(r));

@@ -33,12 +33,15 @@ import dev.commplan.runtime.nccl.streams.NcclEvents;
 import dev.commplan.runtime.nccl.streams.NcclStream;
 import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.Schedule;
+import dev.commplan.runtime.spi.FlightGroup;
+import dev.commplan.runtime.spi.FlightJob;
 import dev.commplan.runtime.spi.FlightRecorder;
 import dev.commplan.runtime.spi.StreamBase;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.IntStream;
 
 /**
  * One rank of an NCCL communicator ({@code ncclComm_t}) on one GPU, with its own non-blocking CUDA
@@ -95,13 +98,20 @@ public final class NcclCommunicator extends AbstractCommunicator {
   private final NcclDirectCalls direct;
   /** The communicator this one was split from, or null; it forgets this one when this one closes. */
   private volatile NcclCommunicator parent;
+  /**
+   * Its part of this rank's flight record ({@link NcclFamily#flightLog()}): one recorder over all of its streams
+   * ({@link StepEvents}); closed with it. A split's members are named by its lineage, the same on every rank of
+   * this process, so the records of a cluster of this process list them; in other processes they are not known.
+   */
+  private final FlightGroup flight;
 
   /**
    * Wraps an initialized {@code ncclComm_t} of a world whose GPUs are shared as {@code sharing} says: reads
    * its rank, size and device, creates its streams and the flight recorder's events.
    */
-  NcclCommunicator(long comm, NcclVersion version, CommOptions options, GpuSharing sharing) {
-    this(comm, version, options, "world", new NcclFamily(sharing), SharedContextFences.Lineage.world());
+  NcclCommunicator(long comm, NcclVersion version, CommOptions options, GpuSharing sharing, FlightJob job) {
+    this(comm, version, options, "world", new NcclFamily(sharing, job.log(Seat.of(comm).rank())),
+        SharedContextFences.Lineage.world());
   }
 
   /**
@@ -122,10 +132,14 @@ public final class NcclCommunicator extends AbstractCommunicator {
     long s = CheckedCuda.cudaStreamCreateNonBlocking();
     long copies = 0;
     StepEvents made;
+    boolean world = "world".equals(lineage.toString());
+    this.flight = family.flightLog().group(label, rank, size, world ? IntStream.range(0, size).toArray() : null,
+        lineage.toString());
     try {
       copies = CheckedCuda.cudaStreamCreateNonBlocking();
-      made = new StepEvents(rank);
+      made = new StepEvents(flight.recorder(FlightRecorder.OWN_STREAM), s);
     } catch (RuntimeException e) {
+      flight.close();
       CheckedCuda.cudaStreamDestroyQuietly(s);
       if (copies != 0) {
         CheckedCuda.cudaStreamDestroyQuietly(copies);
@@ -158,6 +172,12 @@ public final class NcclCommunicator extends AbstractCommunicator {
    */
   public FlightRecorder flightRecorder() {
     return ncclRank.events().recorder();
+  }
+
+  /** {@inheritDoc} Here: made with the communicator, in its family's record; its recorder over all its streams. */
+  @Override
+  protected FlightGroup flightGroup() {
+    return flight;
   }
 
   @Override
@@ -465,6 +485,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
       from.meetGroup(); // sharing a GPU: no rank goes on while NCCL may still free this split's memory
     }
     ncclRank.family().leave(state);
+    flight.close();
     if (parent != null) {
       parent.children.remove(this);
     }

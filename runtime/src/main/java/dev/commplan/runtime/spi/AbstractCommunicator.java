@@ -9,6 +9,7 @@ import dev.commplan.runtime.CommOptions;
 import dev.commplan.runtime.Communicator;
 import dev.commplan.runtime.ConcurrentUseException;
 import dev.commplan.runtime.DisagreementException;
+import dev.commplan.runtime.Lateness;
 import dev.commplan.runtime.Stream;
 import dev.commplan.runtime.agreement.Agreement;
 import dev.commplan.runtime.guard.CallGate;
@@ -16,6 +17,7 @@ import dev.commplan.runtime.plan.CompiledSchedule;
 import dev.commplan.runtime.plan.Schedule;
 import dev.commplan.runtime.rules.CallRules;
 import dev.commplan.runtime.rules.StreamOrder;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.function.Predicate;
 
@@ -69,6 +71,8 @@ public abstract class AbstractCommunicator implements BackendCommunicator, Agree
   private final Predicate<Stream> capturing = this::isCapturing;
   private final CallGate gate = new CallGate((holder, holderDoing, caller, callerDoing) ->
       ConcurrentUseException.of(this, holder, holderDoing, caller, callerDoing));
+  /** The record {@link #dumpFlightRecord} writes for a backend that keeps none ({@link #flightGroup()}); made on first use. */
+  private volatile FlightGroup standalone;
 
   /**
    * For subclasses: a communicator with its gate open and no call in progress, and the agreement check's
@@ -336,6 +340,54 @@ public abstract class AbstractCommunicator implements BackendCommunicator, Agree
   @Override
   public final Object agreementCheck() {
     return agreement();
+  }
+
+  /**
+   * {@inheritDoc} Here: the record of this rank's {@link #flightGroup()} ({@link FlightLog#write}); a backend
+   * that keeps none writes this communicator's group without operations.
+   */
+  @Override
+  public final void dumpFlightRecord(Path file) {
+    FlightGroup group = flightGroup();
+    if (group == null) {
+      group = standalone();
+    }
+    group.log().write(file, "on demand");
+  }
+
+  private FlightGroup standalone() {
+    FlightGroup g = standalone;
+    if (g == null) {
+      synchronized (this) {
+        if (standalone == null) {
+          int[] members = "world".equals(groupLabel()) ? java.util.stream.IntStream.range(0, size()).toArray() : null;
+          FlightLog log = new FlightJob(FlightJob.newId(backendName()), backendName(), size(), null).log(rank());
+          standalone = log.group(groupLabel(), rank(), size(), members, groupLabel());
+        }
+        g = standalone;
+      }
+    }
+    return g;
+  }
+
+  /**
+   * {@inheritDoc} Here: from this communicator's agreement check ({@link Agreement#lateness()}), whose window
+   * checks carry each rank's waits as its flight recorders timed them ({@link FlightGroup#addWaits}).
+   */
+  @Override
+  public final List<Lateness> lateness() {
+    return agreement().lateness();
+  }
+
+  /**
+   * This communicator's part of its rank's flight record ({@link FlightLog#group}), whose recorders its streams
+   * record into, or null for a backend that keeps none. {@link #dumpFlightRecord} writes its log, and the
+   * agreement check reads the waits its recorders timed ({@link Communicator#lateness()}).
+   *
+   * @return the group, or null
+   */
+  protected FlightGroup flightGroup() {
+    return null;
   }
 
   /** {@inheritDoc} Here: through this communicator's agreement check ({@link Agreement#compareMeshes}). */

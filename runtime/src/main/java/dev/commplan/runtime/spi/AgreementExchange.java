@@ -111,4 +111,13 @@ final class AgreementExchange implements Agreement.Exchange {
   public boolean isCapturing(Stream stream) {
     return comm.isCapturing(stream);
   }
+
+  /** {@inheritDoc} Here: what the communicator's flight recorders timed ({@link FlightGroup#addWaits}). */
+  @Override
+  public void addWaits(long[] countAndSum) {
+    FlightGroup group = comm.flightGroup();
+    if (group != null) {
+      group.addWaits(countAndSum);
+    }
+  }
 }

@@ -38,6 +38,10 @@ import java.util.function.IntPredicate;
  * <p>While a task runs, the calling thread watches: about every millisecond it calls {@link
  * RankControl#watch} (the NCCL backend times host calls that block on peers there). One task at a time.
  *
+ * <p>A failed run has every rank write its flight record first, where the backend gave the cluster's records
+ * ({@link #flightRecords}) and they have a folder: each with the failure that rank saw, or, for a rank whose
+ * task returned, what stopped the run (docs/flight-records.md).
+ *
  * <p>The supervisor applies these rules; its parts keep the rest: the ranks' threads ({@code RankThreads}),
  * one run's futures and failures ({@code RankRun}), and whether the cluster may run and how its last run was
  * aborted ({@code ClusterState}).
@@ -93,6 +97,8 @@ public final class RankSupervisor implements AutoCloseable {
   private final ClusterState state = new ClusterState();
   /** The current run, for an abort to know which ranks are still running; null between runs. */
   private volatile RankRun<?> current;
+  /** The ranks' flight records, written when a run fails; null where the backend keeps none. */
+  private volatile FlightJob flightJob;
 
   /**
    * Starts one daemon platform thread per rank, so that an abort can interrupt every rank from the first run
@@ -120,6 +126,16 @@ public final class RankSupervisor implements AutoCloseable {
    */
   public void control(RankControl control) {
     state.control(control);
+  }
+
+  /**
+   * The ranks' flight records: every rank writes its own to the job's folder when a run fails ({@link
+   * FlightJob#writeOnFailure}), before the run throws.
+   *
+   * @param job the cluster's records
+   */
+  public void flightRecords(FlightJob job) {
+    this.flightJob = job;
   }
 
   /** {@return the number of ranks} */
@@ -246,6 +262,7 @@ public final class RankSupervisor implements AutoCloseable {
       refuseRuns("rank " + first + " failed (" + run.failure(first).getMessage() + ")");
     }
     Throwable cause = run.failure(first);
+    writeFlightRecords(run::failure, "rank " + first + " failed: " + cause.getMessage());
     CommPlanException failure = new CommPlanException("rank " + first + " of " + ranks + " failed: " + cause, cause);
     RankWhereabouts whereabouts = state.whereabouts();
     for (int rank : run.failureOrder()) {
@@ -261,7 +278,22 @@ public final class RankSupervisor implements AutoCloseable {
   private void compareLastCalls(RankControl c) {
     DisagreementException e = Agreement.compareUnchecked(ranks, c::communicator);
     if (e != null) {
+      writeFlightRecords(r -> e, e.getMessage());
       throw new CommPlanException("every rank of the " + name + " cluster returned, but " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Every rank writes its flight record, where there is a folder for them: with the failure {@code failureOf} gives
+   * for it, or, for a rank that did not fail itself, that {@code stoppedBy} stopped the run.
+   */
+  private void writeFlightRecords(java.util.function.IntFunction<Throwable> failureOf, String stoppedBy) {
+    FlightJob job = flightJob;
+    if (job != null) {
+      job.writeOnFailure(r -> {
+        Throwable own = failureOf.apply(r);
+        return own != null ? String.valueOf(own.getMessage()) : "rank " + r + " was stopped because " + stoppedBy;
+      });
     }
   }
 

@@ -137,7 +137,7 @@ class LocalAgreementCheckTest {
       List<FlightRecorder.Entry> entries = cluster.communicator(0).flightRecorder().snapshot();
       List<String> labels = entries.stream().map(e -> e.label().toString()).toList();
       assertTrue(labels.contains("all-reduce F32 SUM, count 8 (called directly)"), labels.toString());
-      assertTrue(labels.contains("agreement check: all-gather U64, count 4"), labels.toString());
+      assertTrue(labels.contains("agreement check: all-gather U64, count 6"), labels.toString());
       // the records of the longest window: four longs a call
       assertTrue(labels.contains("agreement check: all-gather U64, count " + 4 * dev.commplan.runtime.agreement.Agreement
           .MAX_INTERVAL), labels.toString());
@@ -192,7 +192,7 @@ class LocalAgreementCheckTest {
           List<String> onTp = labels(tp);
           String call = "all-reduce F32 SUM, count 8 (called directly)";
           List<String> expectedTail = new ArrayList<>(List.of(
-              "agreement check: all-gather U64, count 4",
+              "agreement check: all-gather U64, count 6",
               "agreement check: all-gather U64, count " + 4 * dev.commplan.runtime.agreement.Agreement.MAX_INTERVAL));
           expectedTail.addAll(Collections.nCopies(70 - 63, call));
           assertEquals(expectedTail, onTp.subList(onTp.size() - expectedTail.size(), onTp.size()),

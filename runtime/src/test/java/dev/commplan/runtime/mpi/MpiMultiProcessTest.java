@@ -78,7 +78,7 @@ class MpiMultiProcessTest {
     // while its send (or the agreement check's message after it) is still completing when the notice comes
     assertTrue(Pattern.compile("rank 0: truncated-recv: caught RankAbortedException( at close)?: rank 0: (close\\(\\) of"
         + " world|waiting for direct call: send I32 to rank 1, count 8|waiting for agreement check: send U64 to rank 1,"
-        + " count 7|waiting for agreement check at close\\(\\) of world: all-gather U64, count 4) abandoned because"
+        + " count 7|waiting for agreement check at close\\(\\) of world: all-gather U64, count 6) abandoned because"
         + " rank 1 of world failed: rank 1: MPI_Testall failed").matcher(run.output()).find(), run.toString());
     // Open MPI's libnbc reports this one in the call's status (MPI_ERR_TRUNCATE) or, depending on when it finds
     // it, as its own error -1 from MPI_Testall after printing the truncation; the message says which

@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.management.ThreadMXBean;
+import dev.commplan.annotations.ReduceOp;
+import dev.commplan.model.Collective;
+import dev.commplan.runtime.DataType;
 import java.lang.management.ManagementFactory;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -110,6 +113,40 @@ class FlightRecorderTest {
     }
     long after = threads.getThreadAllocatedBytes(id);
     assertTrue(after - before < 1024, "recording 10,000 operations allocated " + (after - before) + " bytes");
+  }
+
+  /**
+   * What the backends do per call with the records on disk on: a recorder of a group (each sequenced operation
+   * takes the group's next number), a plan step by its label with its wait, a direct call by its arguments, and
+   * NCCL's question whether a wait covered one collective. Nothing is allocated, the folder set or not: the
+   * folder is read only when a rank fails.
+   */
+  @Test
+  void recordingInAGroupAllocatesNothing(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+    OperationLabel step = OperationLabel.ofCalls("p.Plan", 0, -1, List.of(OperationLabel.Call.of(
+        Collective.ALL_REDUCE, DataType.F32, ReduceOp.SUM, 8, -1, null, List.of("a"))));
+    FlightGroup group = new FlightJob("job", "local", 1, dir).log(0).group("world", 0, 1, new int[] {0}, null);
+    FlightRecorder r = group.recorder(FlightRecorder.OWN_STREAM);
+    ThreadMXBean threads = (ThreadMXBean) ManagementFactory.getThreadMXBean();
+    long id = Thread.currentThread().threadId();
+    long allocated = 0;
+    for (int round = 0; round < 3; round++) { // the first rounds warm up the JIT
+      long before = threads.getThreadAllocatedBytes(id);
+      for (int i = 0; i < 10_000; i++) {
+        long s = r.enqueued(step, i);
+        r.started(s, i);
+        boolean one = r.pendingCollective(s);
+        r.finished(s, i + 1, one ? 5 : -1);
+        long d = r.enqueuedDirect(Collective.ALL_REDUCE, DataType.F32, ReduceOp.SUM, 16, -1,
+            OperationLabel.Kind.COLLECTIVE, null, FlightRecorder.OWN_STREAM, i);
+        r.finished(d, i + 1);
+        r.waited(d, 3);
+      }
+      allocated = threads.getThreadAllocatedBytes(id) - before;
+    }
+    long bytes = allocated;
+    assertTrue(bytes < 1024, () -> "recording 20,000 operations in a group allocated " + bytes + " bytes");
+    assertEquals(60_000, group.nextSeq(), "every sequenced operation took the group's next number");
   }
 
   @Test

@@ -60,8 +60,9 @@ public final class NcclDirectCalls {
     int ncclOp = op == null ? 0 : NcclEnums.op(op);
     OperationLabel label = (agreementCheck ? CHECK_LABELS : LABELS).get(collective);
     long handle = rank.comm();
+    long fenced = 0; // how long this rank waited at the fence, for the flight record
     if (groupDepth == 0 && !collective.pointToPoint()) {
-      rank.meetGroup(); // every rank of the group makes this launch: no kernel before all are enqueued
+      fenced = rank.meetGroup(); // every rank of the group makes this launch: no kernel before all are enqueued
     }
     state.watchdog().enter(label);
     int rc;
@@ -78,7 +79,9 @@ public final class NcclDirectCalls {
           : collective.ncclFunction() + " (missing; as " + SendRecvStandIns.path(collective) + ")", rc);
     }
     lastStream = s;
-    events.record(label, groupDepth == 0 ? s : 0);
+    events.recordDirect(collective, send.dataType(), op, count, root, agreementCheck ? OperationLabel.Kind.CHECK
+        : collective.pointToPoint() ? OperationLabel.Kind.P2P : OperationLabel.Kind.COLLECTIVE, groupDepth == 0 ? s : 0,
+        fenced);
   }
 
   /** Gather, Scatter or AllToAll as sends and receives in one group; the first failing code, or 0. */

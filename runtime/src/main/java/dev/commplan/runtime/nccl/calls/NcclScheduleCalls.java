@@ -283,28 +283,19 @@ public final class NcclScheduleCalls {
     return nm;
   }
 
-  /** {@code plan p.X, step 0, all-reduce over tp F32 SUM, count 16 + all-gather F32, count 4, fields [a, b]}. */
+  /**
+   * {@code plan p.X, step 0, all-reduce over tp F32 SUM, count 16 + all-gather F32, count 4, fields [a, b]}: the
+   * step's calls, each with its arguments, its axis and fields ({@link OperationLabel#ofCalls}), so that the flight
+   * record on disk lines it up with the other ranks'.
+   */
   private static OperationLabel label(String planName, Schedule schedule, Step step) {
-    List<String> calls = new ArrayList<>();
-    List<String> fields = new ArrayList<>();
+    List<OperationLabel.Call> calls = new ArrayList<>();
     for (CollectiveCall call : step.calls()) {
       String axis = schedule.axisOf(call);
-      StringBuilder c = new StringBuilder(call.collective().label()).append(axis.isEmpty() ? "" : " over " + axis)
-          .append(' ').append(call.dataType());
-      if (call.op() != null) {
-        c.append(' ').append(call.op());
-      }
-      if (call.collective().hasRoot()) {
-        c.append(" root ").append(call.root());
-      }
-      if (call.collective().pointToPoint()) {
-        c.append(call.collective() == Collective.SEND ? " to " : " from ")
-            .append(call.peer() < 0 ? "no one" : "rank " + call.peer());
-      }
-      calls.add(c.append(", count ").append(call.count()).toString());
-      fields.addAll(call.fields());
+      calls.add(OperationLabel.Call.of(call.collective(), call.dataType(), call.op(), call.count(),
+          call.collective().pointToPoint() ? call.peer() : call.root(), axis.isEmpty() ? null : axis, call.fields()));
     }
-    return new OperationLabel(planName, step.number(), step.bucket(), String.join(" + ", calls), fields);
+    return OperationLabel.ofCalls(planName, step.number(), step.bucket(), calls);
   }
 
   /**
@@ -317,8 +308,9 @@ public final class NcclScheduleCalls {
     }
     int endStep = Math.min(toIndex, stepLabel.length);
     long s = checkUsable(stream);
+    long fenced = 0; // how long this rank waited at the fence: its first step's wait, for the flight record
     if (!capturing && fromIndex < endStep) {
-      rank.meetGroup(); // every rank runs these steps; after the fence none blocks before its last launch
+      fenced = rank.meetGroup(); // every rank runs these steps; after the fence none blocks before its last launch
     }
     for (int step = fromIndex; step < endStep; step++) {
       Failure failure = issueStep(step, s);
@@ -326,7 +318,7 @@ public final class NcclScheduleCalls {
         throw failure.thrown(state);
       }
       if (!capturing) {
-        events.record(stepLabel[step], s);
+        events.record(stepLabel[step], s, step == fromIndex ? fenced : 0);
       }
     }
   }

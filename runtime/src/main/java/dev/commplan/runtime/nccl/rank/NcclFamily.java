@@ -1,6 +1,8 @@
 package dev.commplan.runtime.nccl.rank;
 
 import dev.commplan.runtime.nccl.sharing.GpuSharing;
+import dev.commplan.runtime.spi.FlightJob;
+import dev.commplan.runtime.spi.FlightLog;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -26,6 +28,11 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * every member to watch ({@link #members()}). Other
  * ranks learn of the failure as they learn of any: in a cluster of this process, from the task that
  * throws it ({@code RankSupervisor}); in other processes, from their timeout.
+ *
+ * <p>The family holds this rank's flight record ({@link #flightLog()}), of which each member is a group; when the
+ * family fails, the rank writes it to the options' folder, if any ({@link FlightLog#writeOnFailure}), once. In a
+ * cluster of this process the supervisor has every other rank write its own too (those whose task returned
+ * included); in other processes every rank writes when its own family fails, at its timeout at the latest.
  */
 public final class NcclFamily {
   /** What the family needs of a member; {@link NcclRankState} in the backend, fakes in tests. */
@@ -60,15 +67,31 @@ public final class NcclFamily {
   private final Object lock = new Object();
   private volatile Failure failure; // guarded by lock for writes; set once
   private final GpuSharing sharing;
+  private final FlightLog flightLog;
 
   /** A family of a world with one rank per GPU. */
   public NcclFamily() {
     this(GpuSharing.ONE_RANK_PER_GPU);
   }
 
-  /** A family of a world whose GPUs are shared as {@code sharing} says. */
+  /** A family of a world whose GPUs are shared as {@code sharing} says, its flight record written nowhere. */
   public NcclFamily(GpuSharing sharing) {
+    this(sharing, new FlightJob(FlightJob.newId("nccl"), "nccl", 1, null).log(0));
+  }
+
+  /**
+   * A family of a world whose GPUs are shared as {@code sharing} says.
+   *
+   * @param flightLog this rank's flight record, written when the family fails (where its job has a folder)
+   */
+  public NcclFamily(GpuSharing sharing, FlightLog flightLog) {
     this.sharing = Objects.requireNonNull(sharing, "sharing");
+    this.flightLog = Objects.requireNonNull(flightLog, "flightLog");
+  }
+
+  /** {@return this rank's flight record: each member of the family is a group of it} */
+  public FlightLog flightLog() {
+    return flightLog;
   }
 
   /** {@return how many ranks share this rank's GPU, and the CTA limit its communicators are made with} */
@@ -114,6 +137,7 @@ public final class NcclFamily {
         m.abortWithFamily(first);
       }
     }
+    flightLog.writeOnFailure(first.toString()); // once; nothing where the options name no folder
     return first;
   }
 

@@ -127,11 +127,20 @@ public final class NcclRank {
     CheckedCuda.cudaSetDevice(device);
   }
 
-  /** Where ranks share this process's GPU, waits for the group's other ranks ({@link SharedContextFences}). */
-  public void meetGroup() {
-    if (groupFence != null) {
-      groupFence.pass(timeout, state::toldToStop);
+  /**
+   * Where ranks share this process's GPU, waits for the group's other ranks ({@link SharedContextFences}).
+   *
+   * @return how long it waited there, in nanoseconds: the part of this rank's wait for its peers that the host
+   *     spends before it launches (the flight record adds it to the collective's, {@link StepEvents}); 0 where
+   *     ranks do not share the GPU (the clock is not read then)
+   */
+  public long meetGroup() {
+    if (groupFence == null) {
+      return 0;
     }
+    long start = System.nanoTime();
+    groupFence.pass(timeout, state::toldToStop);
+    return System.nanoTime() - start;
   }
 
   /** Its communicator is being released: it meets its group no more. */

@@ -211,8 +211,9 @@ public final class NcclRankState implements NcclFamily.Member {
    *     that names no stream (one of a user's group, a graph launch) has finished too
    */
   public void awaitStream(long cudaStream, Duration limit, Object where, boolean ownStream) {
+    long start = System.nanoTime();
     await(cudaStream, false, limit, where, "synchronize() of ");
-    events.finishedOn(cudaStream, ownStream);
+    events.finishedOn(cudaStream, ownStream, start);
   }
 
   /**
