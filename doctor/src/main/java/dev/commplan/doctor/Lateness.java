@@ -5,7 +5,7 @@ import dev.commplan.doctor.AlignedGroup.Status;
 import dev.commplan.doctor.FlightRecord.Kind;
 import dev.commplan.doctor.FlightRecord.Operation;
 import dev.commplan.doctor.FlightRecord.State;
-import dev.commplan.model.LatenessRule;
+import dev.commplan.doctor.internal.LatenessRule;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -15,9 +15,10 @@ import java.util.List;
  * {@code waitedNanos}: no clock is compared across ranks, so it holds across hosts whose clocks differ.
  *
  * <p>The rule, per collective k and rank r: {@code late(r, k) = max(0, min over peers p of (waited(p, k) -
- * waited(r, k)))}, written once in {@link LatenessRule} (the model's source, compiled into this jar), which the
- * runtime applies online too ({@code Communicator.lateness()}). At a collective every rank waits until the last one arrives, so a rank's wait is the last
- * arrival less its own arrival, plus whatever all share (moving the data). The difference of two ranks' waits
+ * waited(r, k)))}, written once in the model's {@code dev.commplan.model.LatenessRule} (its source copied into
+ * this jar's internal package at build), which the runtime applies online too ({@code Communicator.lateness()}).
+ * At a collective every rank waits until the last one arrives, so a rank's wait is the last arrival less its
+ * own arrival, plus whatever all share (moving the data). The difference of two ranks' waits
  * is then the difference of their arrivals, and the shared part cancels; the smallest such difference over
  * the peers is how long the group waited for r alone: the gap between r's arrival and the arrival before it,
  * when r came last, and 0 when it did not. Two late ranks arriving together are both 0 by this rule, since
