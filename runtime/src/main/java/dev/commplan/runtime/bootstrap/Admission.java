@@ -3,6 +3,7 @@ package dev.commplan.runtime.bootstrap;
 import dev.commplan.runtime.launch.LaunchEnvironment;
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -125,8 +126,9 @@ final class Admission {
   }
 
   /** A joined rank's connection has ended: a late hello claiming it is not a second process. */
-  void left(int rank) {
+  synchronized void left(int rank) {
     left.add(rank);
+    notifyAll(); // a late hello for this rank may be waiting in admit to learn it
   }
 
   /** Stops listening (the port is free when it returns) and closes the connections in their handshake; idempotent. */
@@ -198,7 +200,7 @@ final class Admission {
     Exception failure = null;
     try {
       Link link = ServerHandshake.run(socket, late ? deadline : Math.min(joinDeadline, deadline), size, auth);
-      admit(link, socket);
+      admit(link, socket, deadline);
     } catch (IOException | RuntimeException e) {
       failure = e;
     } finally {
@@ -213,11 +215,20 @@ final class Admission {
     }
   }
 
-  /** Admits an authenticated rank (WELCOME), or says why not. */
-  private synchronized void admit(Link link, Socket socket) throws IOException {
+  /**
+   * Admits an authenticated rank (WELCOME), or says why not. A late hello for a joined rank whose connection
+   * still looks open waits, for up to half of what is left of its handshake, for that connection's reader to
+   * see it end: a rank that closes this rendezvous and joins the next one on the port sends its FIN before
+   * this hello, so the old connection has ended and only its reader may not have run yet. A second process
+   * claiming the rank still hears so within its handshake.
+   */
+  private synchronized void admit(Link link, Socket socket, long handshakeDeadline) throws IOException {
     int r = link.peer;
     if (done && joinedAt == null) {
       throw new FrameException("the join is over");
+    }
+    if (done && joined.containsKey(r)) {
+      awaitLeft(r, System.nanoTime() + (handshakeDeadline - System.nanoTime()) / 2);
     }
     if (joined.containsKey(r)) {
       if (done && left.contains(r)) {
@@ -235,6 +246,19 @@ final class Admission {
     pending.remove(socket);
     joined.put(r, link);
     notifyAll();
+  }
+
+  /** Waits (releasing this monitor while it waits) until rank {@code r} has left or {@code until} passes. */
+  private void awaitLeft(int r, long until) throws IOException {
+    try {
+      for (long wait = until - System.nanoTime(); !left.contains(r) && !closed && wait > 0;
+          wait = until - System.nanoTime()) {
+        wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(wait)));
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException("interrupted while rank " + r + "'s earlier connection was checked");
+    }
   }
 
   /** A late hello for a rank whose process has left: not answered, so that it retries. */
