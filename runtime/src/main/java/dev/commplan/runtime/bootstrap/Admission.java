@@ -13,11 +13,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -53,7 +53,7 @@ final class Admission {
   private final Map<Integer, Link> joined = new TreeMap<>(); // guarded by this
   private final List<Socket> pending = new ArrayList<>(); // guarded by this: connections in their handshake
   private final AtomicLong rejected = new AtomicLong();
-  private final Set<Integer> left = ConcurrentHashMap.newKeySet(); // joined ranks whose connection ended
+  private final Set<Integer> left = new HashSet<>(); // guarded by this: joined ranks whose connection ended
   private Thread acceptor;
   private volatile boolean done; // the join is over
   private volatile Instant joinedAt; // when every rank had joined; null while joining, or if the join failed
@@ -150,6 +150,7 @@ final class Admission {
       for (Socket p : pending) {
         closeQuietly(p);
       }
+      notifyAll(); // a late hello waiting in admit for a rank to leave stops waiting
     }
     rejections.summary();
   }
